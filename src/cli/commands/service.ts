@@ -1,0 +1,39 @@
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { loadConfigFile } from '../../config/load.js';
+import { createServiceApp } from '../../service/app.js';
+import { type CliCommand, UsageError } from '../command.js';
+import { waitForStopSignal } from '../signals.js';
+
+export const command: CliCommand = {
+  name: 'service',
+  summary: 'run the Koa service (OAuth 2.1 authorization server and MCP endpoint)',
+  usage: 'portcullis service --config FILE --port PORT [--host HOST]',
+  async run(args) {
+    const { values } = parseArgs({
+      args: [...args],
+      options: {
+        config: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string', default: '127.0.0.1' },
+      },
+    });
+    if (!values.config) throw new UsageError('--config is required');
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new UsageError(`--port must be a port number, got "${values.port}"`);
+    await loadConfigFile(values.config);
+    const app = createServiceApp();
+    const server = app.listen(port, values.host);
+    await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+    console.log(`service listening on ${values.host}:${(server.address() as AddressInfo).port}`);
+    await waitForStopSignal();
+    // Envoy keeps connections alive: finish what is in flight, then close the rest.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const force = setTimeout(() => server.closeAllConnections(), 5000);
+    await closed;
+    clearTimeout(force);
+    return 0;
+  },
+};

@@ -1,0 +1,140 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export interface ChildSpec {
+  /** Shown before each of its log lines and in every message about it. */
+  readonly name: string;
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly cwd?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Resolves when the child is ready to serve; rejects with a reason otherwise. */
+  readonly ready: (signal: AbortSignal) => Promise<void>;
+}
+
+export interface ChildExit {
+  readonly name: string;
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+type LineSink = (line: string) => void;
+
+/**
+ * Starts named child processes, prefixes their output, waits for readiness, notices when one dies, and stops them
+ * all. Children get their own process group so a stop reaches whatever they started too.
+ */
+export class Supervisor {
+  private readonly children = new Map<string, ChildProcess>();
+  private stopping = false;
+  private readonly exitListeners: ((exit: ChildExit) => void)[] = [];
+
+  constructor(private readonly out: LineSink = (line) => process.stdout.write(`${line}\n`)) {}
+
+  /** Called when a child exits while the supervisor is not stopping. */
+  onUnexpectedExit(listener: (exit: ChildExit) => void): void {
+    this.exitListeners.push(listener);
+  }
+
+  async start(spec: ChildSpec, readyTimeoutMs = 30_000): Promise<void> {
+    const child = spawn(spec.command, [...spec.args], {
+      cwd: spec.cwd,
+      env: spec.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    this.children.set(spec.name, child);
+    const pad = spec.name.padEnd(8);
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream) createInterface({ input: stream }).on('line', (line) => this.out(`${pad} | ${line}`));
+    }
+    const exited = new Promise<ChildExit>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ name: spec.name, code, signal }));
+      child.once('error', (error) => {
+        this.out(`${pad} | cannot start ${spec.command}: ${error.message}`);
+        resolve({ name: spec.name, code: 127, signal: null });
+      });
+    });
+    void exited.then((exit) => {
+      this.children.delete(spec.name);
+      if (!this.stopping) for (const listener of this.exitListeners) listener(exit);
+    });
+
+    const abort = new AbortController();
+    const timeout = setTimeout(() => abort.abort(), readyTimeoutMs);
+    try {
+      await Promise.race([
+        spec.ready(abort.signal),
+        exited.then((exit) => {
+          throw new Error(`${spec.name} exited before it was ready (${describeExit(exit)})`);
+        }),
+        new Promise<never>((_, reject) =>
+          abort.signal.addEventListener('abort', () =>
+            reject(new Error(`${spec.name} was not ready within ${readyTimeoutMs / 1000} s`)),
+          ),
+        ),
+      ]);
+    } finally {
+      clearTimeout(timeout);
+      abort.abort();
+    }
+  }
+
+  running(): string[] {
+    return [...this.children.keys()];
+  }
+
+  /** SIGTERM to every child (newest first), SIGKILL to any still alive after `graceMs`. */
+  async stopAll(graceMs = 10_000): Promise<void> {
+    this.stopping = true;
+    const children = [...this.children.entries()].reverse();
+    await Promise.all(children.map(([, child]) => stopChild(child, graceMs)));
+    this.children.clear();
+  }
+}
+
+export function describeExit(exit: ChildExit): string {
+  return exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+}
+
+async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  signalGroup(child, 'SIGTERM');
+  const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), graceMs);
+  await gone;
+  clearTimeout(timer);
+  // Whatever the child left in its group goes too.
+  signalGroup(child, 'SIGKILL');
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Polls until `probe` resolves true, every `intervalMs`, until the signal aborts. */
+export async function pollUntil(
+  probe: () => Promise<boolean>,
+  signal: AbortSignal,
+  intervalMs = 100,
+): Promise<void> {
+  while (!signal.aborted) {
+    if (await probe().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** A readiness probe: the URL answers 2xx (and, when given, a body containing `expected`). */
+export function httpReady(url: string, expected?: string): (signal: AbortSignal) => Promise<void> {
+  return (signal) =>
+    pollUntil(async () => {
+      const response = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      const body = await response.text();
+      return response.ok && (expected === undefined || body.includes(expected));
+    }, signal);
+}

@@ -1,0 +1,144 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { isNode, LineCounter, parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { type GatewayConfig, gatewayConfigSchema } from './schema.js';
+
+/** One problem in a configuration file, located as precisely as the YAML allows. */
+export interface ConfigProblem {
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  /** The key path, e.g. `apis[0].serviceUrl`. */
+  readonly path: string;
+  readonly message: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: readonly ConfigProblem[]) {
+    super(problems.map(formatProblem).join('\n'));
+  }
+}
+
+export function formatProblem(problem: ConfigProblem): string {
+  const where = problem.path ? `${problem.path}: ` : '';
+  return `${problem.file}:${problem.line}:${problem.column}: ${where}${problem.message}`;
+}
+
+export interface LoadedConfig {
+  readonly file: string;
+  /** The folder relative paths in the file are resolved against. */
+  readonly directory: string;
+  readonly config: GatewayConfig;
+}
+
+export async function loadConfigFile(file: string): Promise<LoadedConfig> {
+  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new ConfigError([
+      {
+        file,
+        line: 1,
+        column: 1,
+        path: '',
+        message: `cannot read the file (${error.code ?? error.message})`,
+      },
+    ]);
+  });
+  return { file, directory: path.dirname(path.resolve(file)), config: parseConfig(text, file) };
+}
+
+/** Parses and validates configuration text; throws ConfigError listing every problem found. */
+export function parseConfig(text: string, file: string): GatewayConfig {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (document.errors.length > 0) {
+    throw new ConfigError(
+      document.errors.map((error) => {
+        const position = lineCounter.linePos(error.pos[0]);
+        return {
+          file,
+          line: position.line,
+          column: position.col,
+          path: '',
+          message: error.message.split('\n')[0]!,
+        };
+      }),
+    );
+  }
+  const result = gatewayConfigSchema.safeParse(document.toJS() ?? {}, { reportInput: true });
+  if (result.success) return result.data;
+  throw new ConfigError(
+    result.error.issues.map((issue) => {
+      const keys = issuePath(issue);
+      const { line, column } = locate(document, lineCounter, keys);
+      return { file, line, column, path: formatPath(keys), message: issueMessage(issue) };
+    }),
+  );
+}
+
+function issuePath(issue: z.core.$ZodIssue): (string | number)[] {
+  const keys = issue.path.filter((key): key is string | number => typeof key !== 'symbol');
+  // Point an unknown key at the key itself, not at the object that holds it.
+  if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) keys.push(issue.keys[0]!);
+  return keys;
+}
+
+function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') {
+    return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+  }
+  const found = issue.input;
+  const shown =
+    found === undefined || (typeof found === 'object' && found !== null)
+      ? ''
+      : `, got ${JSON.stringify(found)}`;
+  return `${issue.message}${shown}`;
+}
+
+function formatPath(keys: readonly (string | number)[]): string {
+  return keys
+    .map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`))
+    .join('');
+}
+
+/** The closest YAML node that exists along the path: a missing key is reported where its parent is. */
+function locate(
+  document: ReturnType<typeof parseDocument>,
+  lineCounter: LineCounter,
+  keys: readonly (string | number)[],
+): { line: number; column: number } {
+  for (let length = keys.length; length >= 0; length--) {
+    const prefix = keys.slice(0, length);
+    const node = length === 0 ? document.contents : document.getIn(prefix, true);
+    // For a key that exists we prefer the key's own position over its value's.
+    const keyNode = length > 0 ? findKeyNode(document, prefix) : undefined;
+    const target = keyNode ?? node;
+    if (isNode(target) && target.range) {
+      const position = lineCounter.linePos(target.range[0]);
+      return { line: position.line, column: position.col };
+    }
+  }
+  return { line: 1, column: 1 };
+}
+
+function findKeyNode(
+  document: ReturnType<typeof parseDocument>,
+  keys: readonly (string | number)[],
+): unknown {
+  const parent = keys.length === 1 ? document.contents : document.getIn(keys.slice(0, -1), true);
+  const last = keys[keys.length - 1];
+  if (
+    parent &&
+    typeof parent === 'object' &&
+    'items' in parent &&
+    Array.isArray(parent.items) &&
+    typeof last === 'string'
+  ) {
+    for (const pair of parent.items as { key?: unknown }[]) {
+      const key = pair.key;
+      if (isNode(key) && 'value' in key && (key as { value: unknown }).value === last) return key;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+
+/**
+ * The gateway configuration file. Every object is strict: an unknown key is an error naming its path, because a
+ * misspelt key silently ignored is a setting the user thinks they have and do not.
+ */
+
+const port = z.number().int().min(0).max(65535);
+
+/** Port 0 means "any free port", chosen at start; only sensible for the loopback-only parts and in tests. */
+const listener = (host: string, portNumber: number) =>
+  z
+    .object({
+      host: z.string().min(1).default(host),
+      port: port.default(portNumber),
+    })
+    .strict()
+    .default({ host, port: portNumber });
+
+const httpMethod = z.enum(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']);
+
+const backendUrl = z
+  .string()
+  .url()
+  .refine((value) => /^https?:\/\//.test(value), { message: 'must be an http:// or https:// URL' });
+
+const urlSuffix = z.string().regex(/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, {
+  message: 'must be path segments without leading or trailing "/", e.g. "courses" or "v1/courses"',
+});
+
+export const operationSchema = z
+  .object({
+    id: z.string().min(1).optional(),
+    method: httpMethod,
+    urlTemplate: z.string().startsWith('/', { message: 'must start with "/"' }),
+    displayName: z.string().optional(),
+  })
+  .strict();
+
+export const apiSchema = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9_-]+$/, { message: 'must be letters, digits, "-" or "_"' }),
+    name: z.string().min(1).optional(),
+    urlSuffix,
+    serviceUrl: backendUrl,
+    /** Host names the API answers on; every host when absent. */
+    hostnames: z.array(z.string().min(1)).min(1).optional(),
+    operations: z.array(operationSchema).default([]),
+  })
+  .strict();
+
+/** A process `up` starts and stops with the gateway, such as the example's sample backend. */
+export const companionProcessSchema = z
+  .object({
+    name: z.string().regex(/^[a-z0-9-]+$/, { message: 'must be lower-case letters, digits and "-"' }),
+    command: z.array(z.string().min(1)).min(1),
+    cwd: z.string().optional(),
+    env: z.record(z.string(), z.string()).default({}),
+    /** `up` waits until this URL answers 2xx before it reports the gateway ready. */
+    readyUrl: z.string().url().optional(),
+  })
+  .strict();
+
+export const gatewayConfigSchema = z
+  .object({
+    gateway: z
+      .object({
+        http: listener('0.0.0.0', 8080),
+      })
+      .strict()
+      .default({ http: { host: '0.0.0.0', port: 8080 } }),
+    admin: listener('127.0.0.1', 9901),
+    engine: z
+      .object({
+        host: z.string().default('127.0.0.1'),
+        /** Ports of the engine processes; 0 picks a free one. One entry per process, Envoy balances across them. */
+        ports: z.array(port).min(1).default([0]),
+        /** Envoy's per-message deadline for an engine answer. */
+        messageTimeoutMs: z.number().int().min(1).max(60_000).default(500),
+        metricsPort: port.optional(),
+      })
+      .strict()
+      .default({ host: '127.0.0.1', ports: [0], messageTimeoutMs: 500 }),
+    service: listener('127.0.0.1', 0),
+    envoy: z
+      .object({
+        logLevel: z
+          .enum(['trace', 'debug', 'info', 'warning', 'error', 'critical', 'off'])
+          .default('warning'),
+        concurrency: z.number().int().min(1).max(64).default(2),
+      })
+      .strict()
+      .default({ logLevel: 'warning', concurrency: 2 }),
+    apis: z.array(apiSchema).default([]),
+    processes: z.array(companionProcessSchema).default([]),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    const seenIds = new Map<string, number>();
+    const seenSuffixes = new Map<string, number>();
+    config.apis.forEach((api, index) => {
+      const previousId = seenIds.get(api.id);
+      if (previousId !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['apis', index, 'id'],
+          message: `duplicate API id "${api.id}" (also apis[${previousId}])`,
+        });
+      }
+      seenIds.set(api.id, index);
+      const hosts = (api.hostnames ?? ['*']).join(',');
+      const key = `${hosts}/${api.urlSuffix}`;
+      const previousSuffix = seenSuffixes.get(key);
+      if (previousSuffix !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['apis', index, 'urlSuffix'],
+          message: `URL suffix "${api.urlSuffix}" is already used by apis[${previousSuffix}] on the same hosts`,
+        });
+      }
+      seenSuffixes.set(key, index);
+    });
+  });
+
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+export type ApiConfig = z.infer<typeof apiSchema>;
+export type OperationConfig = z.infer<typeof operationSchema>;
+export type CompanionProcessConfig = z.infer<typeof companionProcessSchema>;

@@ -1,0 +1,63 @@
+import type { AttributeValue, HeaderChange, HeaderFields } from './headers.js';
+
+/**
+ * What the engine does with one HTTP exchange, phase by phase, in terms that hide the protobuf messages. The stream
+ * state machine (stream.ts) calls these in protocol order and turns each result into the matching
+ * ProcessingResponse. A phase the exchange did not ask for is never called.
+ */
+export interface Exchange {
+  requestHeaders(head: MessageHead): PhaseResult | Promise<PhaseResult>;
+  requestBody?(body: Buffer, endOfStream: boolean): PhaseResult | Promise<PhaseResult>;
+  requestTrailers?(trailers: HeaderFields): TrailersResult | Promise<TrailersResult>;
+  responseHeaders?(head: MessageHead): PhaseResult | Promise<PhaseResult>;
+  responseBody?(body: Buffer, endOfStream: boolean): PhaseResult | Promise<PhaseResult>;
+  responseTrailers?(trailers: HeaderFields): TrailersResult | Promise<TrailersResult>;
+  /** The stream ended: `complete` after the last phase, `cancelled` when Envoy reset it (client gone, timeout). */
+  end?(outcome: 'complete' | 'cancelled'): void;
+}
+
+export type ExchangeFactory = () => Exchange;
+
+export interface MessageHead {
+  readonly headers: HeaderFields;
+  readonly endOfStream: boolean;
+  /** Attributes Envoy sent with the first message of this direction (e.g. `source.address`). */
+  readonly attributes: ReadonlyMap<string, AttributeValue>;
+}
+
+/** Which later phases this exchange needs; sent to Envoy as `mode_override` from a headers phase. */
+export interface PhaseRequests {
+  readonly requestBody?: boolean;
+  readonly responseHeaders?: boolean;
+  readonly responseBody?: boolean;
+}
+
+export type PhaseResult = ContinueResult | RespondResult;
+
+export interface ContinueResult {
+  readonly action: 'continue';
+  readonly headers?: readonly HeaderChange[];
+  readonly removeHeaders?: readonly string[];
+  /** Replaces the message body (only honoured in a body phase, or a headers phase that asked for no body). */
+  readonly body?: Buffer;
+  /** Re-select the route after header changes (`:path`, the backend-selection header). */
+  readonly clearRouteCache?: boolean;
+  readonly next?: PhaseRequests;
+}
+
+/** End the exchange now with this response; nothing reaches (or comes back from) the backend. */
+export interface RespondResult {
+  readonly action: 'respond';
+  readonly status: number;
+  readonly headers?: readonly HeaderChange[];
+  readonly body?: Buffer | string;
+  /** Goes to Envoy's %RESPONSE_CODE_DETAILS%; never shown to the client. */
+  readonly details?: string;
+}
+
+export interface TrailersResult {
+  readonly headers?: readonly HeaderChange[];
+  readonly removeHeaders?: readonly string[];
+}
+
+export const continueUnchanged: ContinueResult = Object.freeze({ action: 'continue' });

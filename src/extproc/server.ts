@@ -1,0 +1,89 @@
+import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
+import { HealthImplementation } from 'grpc-health-check';
+import type { ExchangeFactory } from './exchange.js';
+import type { ProcessingRequest, ProcessingResponse } from './messages.js';
+import { ExternalProcessorService, externalProcessorServiceName } from './proto.js';
+import { ExtProcStream, type StreamObserver } from './stream.js';
+
+export interface ExtProcServerOptions {
+  /** Makes the per-request handler; called once per gRPC stream (= one HTTP exchange). */
+  readonly exchanges: ExchangeFactory;
+  readonly observer?: Partial<StreamObserver>;
+  /** Largest message accepted (a buffered body travels as one message). */
+  readonly maxMessageBytes?: number;
+}
+
+export interface ListeningExtProcServer {
+  /** The bound port (useful when asked for port 0). */
+  readonly port: number;
+  /** Streams currently open. */
+  activeStreams(): number;
+  /**
+   * Stops taking new streams, reports NOT_SERVING to health checks, lets open streams finish for up to `graceMs`,
+   * then cancels whatever is left.
+   */
+  shutdown(graceMs?: number): Promise<void>;
+}
+
+/**
+ * The gRPC server Envoy's ext_proc filter talks to, plus the standard gRPC health service (overall status and
+ * `envoy.service.ext_proc.v3.ExternalProcessor`).
+ */
+export async function startExtProcServer(
+  options: ExtProcServerOptions,
+  address: { host: string; port: number },
+): Promise<ListeningExtProcServer> {
+  const server = new Server({
+    // Channelz keeps per-call bookkeeping we never read; it costs on the hot path.
+    'grpc.enable_channelz': 0,
+    'grpc.max_receive_message_length': options.maxMessageBytes ?? 16 * 1024 * 1024,
+  });
+  const health = new HealthImplementation({ '': 'SERVING', [externalProcessorServiceName]: 'SERVING' });
+  health.addToServer(server);
+
+  const observer: StreamObserver = {
+    onHandlerError: options.observer?.onHandlerError ?? (() => {}),
+    onProtocolError: options.observer?.onProtocolError ?? (() => {}),
+  };
+  let open = 0;
+  server.addService(ExternalProcessorService.service, {
+    Process(call: ServerDuplexStream<ProcessingRequest, ProcessingResponse>) {
+      open++;
+      let counted = true;
+      const release = () => {
+        if (counted) open--;
+        counted = false;
+      };
+      call.on('close', release);
+      call.on('finish', release);
+      call.on('cancelled', release);
+      call.on('error', release);
+      new ExtProcStream(call, options.exchanges, observer);
+    },
+  });
+
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${address.host}:${address.port}`, ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    );
+  });
+
+  return {
+    port,
+    activeStreams: () => open,
+    async shutdown(graceMs = 5000) {
+      health.setStatus('', 'NOT_SERVING');
+      health.setStatus(externalProcessorServiceName, 'NOT_SERVING');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}

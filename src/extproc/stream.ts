@@ -1,0 +1,228 @@
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { Exchange, ExchangeFactory, PhaseRequests, PhaseResult, TrailersResult } from './exchange.js';
+import { attributeValues, headerFieldsFromMap, headerMutation } from './headers.js';
+import type {
+  CommonResponse,
+  HttpBody,
+  HttpHeaders,
+  HttpTrailers,
+  ProcessingMode,
+  ProcessingRequest,
+  ProcessingResponse,
+  RequestKind,
+} from './messages.js';
+
+/**
+ * Where one ext_proc stream (= one HTTP exchange) stands. Envoy sends the phases in this order and skips those the
+ * processing mode leaves out; a message that cannot follow the current state is a protocol violation.
+ */
+export type StreamState =
+  /** Nothing received yet. A response phase may come first when the request phase was skipped for the route. */
+  | 'idle'
+  /** Request headers answered; the request body (buffered) or trailers may follow, or the response. */
+  | 'request_headers'
+  /** Request body answered; more body chunks (streamed) or trailers may follow, or the response. */
+  | 'request_body'
+  /** Request trailers answered; only the response can follow. */
+  | 'request_trailers'
+  /** Response headers answered; response body or trailers may follow. */
+  | 'response_headers'
+  /** Response body answered; more chunks or trailers may follow. */
+  | 'response_body'
+  /** Response trailers answered: the exchange is complete. */
+  | 'response_trailers'
+  /** An immediate response was sent, or the stream ended or failed: nothing more is read or written. */
+  | 'closed';
+
+/** The transition table: which message kinds may arrive in each state. */
+const allowedNext: Readonly<Record<StreamState, readonly RequestKind[]>> = {
+  idle: ['request_headers', 'response_headers'],
+  request_headers: ['request_body', 'request_trailers', 'response_headers'],
+  request_body: ['request_body', 'request_trailers', 'response_headers'],
+  request_trailers: ['response_headers'],
+  response_headers: ['response_body', 'response_trailers'],
+  response_body: ['response_body', 'response_trailers'],
+  response_trailers: [],
+  closed: [],
+};
+
+export interface StreamObserver {
+  /** A phase handler threw; the client got a 500. */
+  onHandlerError(error: unknown, phase: RequestKind): void;
+  onProtocolError(message: string): void;
+}
+
+type Duplex = ServerDuplexStream<ProcessingRequest, ProcessingResponse>;
+
+/**
+ * Drives one Exchange over one gRPC stream. Messages are handled strictly one after another (a later message waits
+ * for the earlier one's answer) because Envoy expects exactly one response per request message, in order.
+ */
+export class ExtProcStream {
+  private state: StreamState = 'idle';
+  private queue: Promise<void> = Promise.resolve();
+  private readonly exchange: Exchange;
+
+  constructor(
+    private readonly call: Duplex,
+    factory: ExchangeFactory,
+    private readonly observer: StreamObserver,
+  ) {
+    this.exchange = factory();
+    call.on('data', (message: ProcessingRequest) => {
+      this.queue = this.queue.then(() => this.receive(message));
+    });
+    call.on('end', () => this.finish('complete'));
+    // Envoy half-closes and then resets the stream when the HTTP request ends: a cancel is the normal goodbye.
+    call.on('cancelled', () => this.finish('cancelled'));
+    call.on('error', () => this.finish('cancelled'));
+  }
+
+  get currentState(): StreamState {
+    return this.state;
+  }
+
+  /** A method rather than a comparison so TypeScript does not narrow `state` across an await. */
+  private closed(): boolean {
+    return this.state === 'closed' || this.call.cancelled;
+  }
+
+  /**
+   * Envoy half-closes ('end') once it needs nothing more, then resets the stream ('cancelled'); a reset without a
+   * half-close means the HTTP exchange was abandoned (client gone, timeout). Pending answers are let through first.
+   */
+  private finish(outcome: 'complete' | 'cancelled'): void {
+    this.queue = this.queue.then(() => {
+      if (this.state === 'closed') return;
+      this.state = 'closed';
+      this.exchange.end?.(outcome);
+      if (outcome === 'complete' && this.call.writable) this.call.end();
+    });
+  }
+
+  private async receive(message: ProcessingRequest): Promise<void> {
+    if (this.state === 'closed') return;
+    const kind = message.request;
+    if (!kind || !allowedNext[this.state].includes(kind)) {
+      this.fail(`ext_proc message "${kind ?? 'none'}" cannot follow state "${this.state}"`);
+      return;
+    }
+    // Observability mode: Envoy ignores answers, so we only watch.
+    const answer = !message.observability_mode;
+    try {
+      const response = await this.dispatch(kind, message);
+      if (this.closed()) return;
+      if (response.immediate_response) {
+        if (answer) this.call.write(response);
+        this.state = 'closed';
+        this.exchange.end?.('complete');
+        this.call.end();
+        return;
+      }
+      this.state = kind;
+      if (answer) this.call.write(response);
+    } catch (error) {
+      if (this.closed()) return;
+      this.observer.onHandlerError(error, kind);
+      if (answer) {
+        this.call.write({
+          immediate_response: {
+            status: { code: 500 },
+            headers: headerMutation([{ name: 'content-type', value: 'application/json' }]),
+            body: Buffer.from('{"statusCode":500,"message":"Internal server error"}'),
+            details: 'portcullis_engine_error',
+          },
+        });
+      }
+      this.state = 'closed';
+      this.exchange.end?.('complete');
+      this.call.end();
+    }
+  }
+
+  private fail(message: string): void {
+    this.observer.onProtocolError(message);
+    this.state = 'closed';
+    this.exchange.end?.('cancelled');
+    this.call.destroy(Object.assign(new Error(message), { code: GrpcStatus.INVALID_ARGUMENT }));
+  }
+
+  private async dispatch(kind: RequestKind, message: ProcessingRequest): Promise<ProcessingResponse> {
+    const exchange = this.exchange;
+    switch (kind) {
+      case 'request_headers':
+        return headersResponse(kind, await exchange.requestHeaders(head(message.request_headers, message)));
+      case 'response_headers': {
+        const result = exchange.responseHeaders
+          ? await exchange.responseHeaders(head(message.response_headers, message))
+          : { action: 'continue' as const };
+        return headersResponse(kind, result);
+      }
+      case 'request_body':
+      case 'response_body': {
+        const body = message[kind] as HttpBody;
+        const handler = kind === 'request_body' ? exchange.requestBody : exchange.responseBody;
+        const result = handler
+          ? await handler.call(exchange, body.body ?? Buffer.alloc(0), body.end_of_stream === true)
+          : { action: 'continue' as const };
+        return phaseResponse(kind, result);
+      }
+      case 'request_trailers':
+      case 'response_trailers': {
+        const trailers = headerFieldsFromMap((message[kind] as HttpTrailers).trailers);
+        const handler = kind === 'request_trailers' ? exchange.requestTrailers : exchange.responseTrailers;
+        const result: TrailersResult = handler ? await handler.call(exchange, trailers) : {};
+        const mutation = headerMutation(result.headers ?? [], result.removeHeaders ?? []);
+        return { [kind]: mutation ? { header_mutation: mutation } : {} };
+      }
+    }
+  }
+}
+
+function head(headers: HttpHeaders | undefined, message: ProcessingRequest) {
+  return {
+    headers: headerFieldsFromMap(headers?.headers),
+    endOfStream: headers?.end_of_stream === true,
+    attributes: attributeValues(message.attributes),
+  };
+}
+
+function headersResponse(
+  kind: 'request_headers' | 'response_headers',
+  result: PhaseResult,
+): ProcessingResponse {
+  const response = phaseResponse(kind, result);
+  if (result.action === 'continue' && result.next) response.mode_override = modeOverride(result.next);
+  return response;
+}
+
+function phaseResponse(kind: RequestKind, result: PhaseResult): ProcessingResponse {
+  if (result.action === 'respond') {
+    const body = typeof result.body === 'string' ? Buffer.from(result.body) : result.body;
+    return {
+      immediate_response: {
+        status: { code: result.status },
+        ...(result.headers?.length ? { headers: headerMutation(result.headers) } : {}),
+        ...(body ? { body } : {}),
+        ...(result.details ? { details: result.details } : {}),
+      },
+    };
+  }
+  const common: CommonResponse = {};
+  const mutation = headerMutation(result.headers ?? [], result.removeHeaders ?? []);
+  if (mutation) common.header_mutation = mutation;
+  if (result.body) common.body_mutation = { body: result.body };
+  // Envoy ignores clear_route_cache without a header mutation (and counts it), so only send it with one.
+  if (result.clearRouteCache && mutation) common.clear_route_cache = true;
+  return { [kind]: { response: common } };
+}
+
+/** Header modes left DEFAULT mean "no change" (Envoy ≥ 1.34); body modes are always stated. */
+function modeOverride(next: PhaseRequests): ProcessingMode {
+  return {
+    response_header_mode: next.responseHeaders || next.responseBody ? 'SEND' : 'SKIP',
+    request_body_mode: next.requestBody ? 'BUFFERED' : 'NONE',
+    response_body_mode: next.responseBody ? 'BUFFERED' : 'NONE',
+  };
+}

@@ -1,0 +1,29 @@
+import Koa from 'koa';
+
+export interface ServiceAppOptions {
+  /** Further middleware mounted after the built-in routes (the OAuth server, the MCP endpoint). */
+  readonly middleware?: readonly Koa.Middleware[];
+}
+
+/**
+ * The Koa process behind Envoy: health, then the mounted parts. Errors are answered with a safe body; the detail
+ * goes to the log.
+ */
+export function createServiceApp(options: ServiceAppOptions = {}): Koa {
+  const app = new Koa({ proxy: true });
+  app.silent = true;
+  app.on('error', (error: unknown) => {
+    console.error(
+      `service error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+  });
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/healthz' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
+      ctx.body = { status: 'ok' };
+      return;
+    }
+    await next();
+  });
+  for (const middleware of options.middleware ?? []) app.use(middleware);
+  return app;
+}
