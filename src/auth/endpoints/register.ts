@@ -1,0 +1,131 @@
+import type { Context } from 'koa';
+import { readJsonObject } from '../body.js';
+import { validateClientMetadata } from '../clients.js';
+import { digest, randomToken, safeEqual } from '../crypto.js';
+import { OAuthError } from '../errors.js';
+import { allowCors, noStore, sendJson, sendOAuthError } from '../http.js';
+import type { ServerContext } from '../server-context.js';
+import type { ClientRecord } from '../stores/types.js';
+
+/**
+ * RFC 7591 dynamic registration and RFC 7592 management. Secrets and registration access tokens are
+ * returned once and stored only as digests; nothing secret is logged.
+ */
+export function registrationEndpoint(server: ServerContext) {
+  return async (ctx: Context) => {
+    allowCors(ctx, 'POST');
+    noStore(ctx);
+    try {
+      await limitRegistrations(server, ctx.ip);
+      const metadata = validateClientMetadata(await readJsonObject(ctx.req), server.options.scopes);
+      const now = server.options.clock();
+      const clientId = randomToken(16);
+      const secret = metadata.token_endpoint_auth_method === 'none' ? undefined : randomToken(32);
+      const registrationToken = randomToken(32);
+      const client: ClientRecord = {
+        clientId,
+        ...(secret ? { secretDigest: digest(secret) } : {}),
+        registrationTokenDigest: digest(registrationToken),
+        issuedAt: now,
+        secretExpiresAt: 0,
+        metadata,
+      };
+      await server.stores.clients.put(client);
+      server.options.logger.info('client registered', {
+        client_id: clientId,
+        method: metadata.token_endpoint_auth_method,
+        address: ctx.ip,
+      });
+      sendJson(ctx, 201, {
+        ...clientResponse(server, client),
+        ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
+        registration_access_token: registrationToken,
+      });
+    } catch (err) {
+      sendOAuthError(ctx, err, server.options.logger);
+    }
+  };
+}
+
+async function limitRegistrations(server: ServerContext, address: string): Promise<void> {
+  const { registrationsPerAddress, registrationWindowSeconds } = server.options.limits;
+  const { count, resetAt } = await server.stores.counters.increment(
+    `register:${address}`,
+    registrationWindowSeconds,
+  );
+  if (count > registrationsPerAddress) {
+    throw new OAuthError('temporarily_unavailable', 'too many registrations from this address; retry later', {
+      headers: { 'Retry-After': String(Math.max(1, resetAt - server.options.clock())) },
+    });
+  }
+}
+
+function clientResponse(server: ServerContext, client: ClientRecord): Record<string, unknown> {
+  return {
+    client_id: client.clientId,
+    client_id_issued_at: client.issuedAt,
+    ...client.metadata,
+    registration_client_uri: `${server.options.endpoints.registration}/${encodeURIComponent(client.clientId)}`,
+  };
+}
+
+/** RFC 7592 read (GET), update (PUT) and delete (DELETE) at `{registration_endpoint}/{client_id}`. */
+export function registrationManagementEndpoint(server: ServerContext) {
+  return async (ctx: Context, clientId: string) => {
+    allowCors(ctx, 'GET, PUT, DELETE');
+    noStore(ctx);
+    try {
+      const client = await authenticateRegistration(server, ctx, clientId);
+      if (ctx.method === 'GET') {
+        sendJson(ctx, 200, clientResponse(server, client));
+      } else if (ctx.method === 'PUT') {
+        const body = await readJsonObject(ctx.req);
+        if (body.client_id !== client.clientId) {
+          throw new OAuthError(
+            'invalid_client_metadata',
+            'client_id in the body must equal the client being updated',
+          );
+        }
+        if (
+          body.client_secret !== undefined &&
+          !safeEqual(digest(String(body.client_secret)), client.secretDigest ?? '')
+        ) {
+          throw new OAuthError('invalid_client_metadata', 'client_secret does not match the current secret');
+        }
+        const metadata = validateClientMetadata(body, server.options.scopes);
+        if (
+          (metadata.token_endpoint_auth_method === 'none') !==
+          (client.metadata.token_endpoint_auth_method === 'none')
+        ) {
+          throw new OAuthError(
+            'invalid_client_metadata',
+            'a client cannot switch between public and confidential',
+          );
+        }
+        const updated = { ...client, metadata };
+        await server.stores.clients.put(updated);
+        sendJson(ctx, 200, clientResponse(server, updated));
+      } else {
+        await server.stores.clients.delete(client.clientId);
+        ctx.status = 204;
+      }
+    } catch (err) {
+      sendOAuthError(ctx, err, server.options.logger);
+    }
+  };
+}
+
+async function authenticateRegistration(
+  server: ServerContext,
+  ctx: Context,
+  clientId: string,
+): Promise<ClientRecord> {
+  const challenge = { 'WWW-Authenticate': 'Bearer error="invalid_token"' };
+  const m = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i.exec(ctx.get('Authorization'));
+  const client = await server.stores.clients.get(clientId);
+  // Unknown client and wrong token look the same (RFC 7592 §2: 401, no existence oracle).
+  if (!m || !client || !safeEqual(digest(m[1]!), client.registrationTokenDigest ?? '')) {
+    throw new OAuthError('invalid_token', 'the registration access token is invalid', { headers: challenge });
+  }
+  return client;
+}

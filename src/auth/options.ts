@@ -1,0 +1,249 @@
+import type { JWK } from 'jose';
+import { parsePasswordHash } from './crypto.js';
+import type { AuthStores } from './stores/types.js';
+
+export type SigningAlgorithm = 'ES256' | 'RS256' | 'EdDSA';
+
+export interface AuthUser {
+  username: string;
+  /** `scrypt$N$r$p$salt$key`, as produced by hashPassword(). */
+  passwordHash: string;
+  name?: string;
+}
+
+export interface AuthLogger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface AuthServerOptions {
+  /** {auth_url}: the issuer; token, registration, revocation, introspection and JWKS endpoints live here. */
+  issuer: string;
+  /** {base_url}: the authorization endpoint (with the login and consent pages) and the MCP host. */
+  baseUrl: string;
+  /** RFC 8707 resources tokens may be issued for; the first is the default audience. Default `${baseUrl}/v1/mcp`. */
+  resource?: string[];
+  /** Scope names are `read:<product>-work` and `write:<product>-work`. */
+  products: string[];
+  users: AuthUser[];
+  accessTokenTtlSeconds?: number;
+  refreshTokenTtlSeconds?: number;
+  codeTtlSeconds?: number;
+  /** Lifetime of a login session cookie. */
+  sessionTtlSeconds?: number;
+  /** Default true (the spec lists plain); when false, `plain` is refused and no longer advertised. */
+  allowPlainPkce?: boolean;
+  /**
+   * Private JWKs (with `kid` and `alg`); the first signs, all are published. When omitted, a current and a
+   * next key of `algorithm` (default ES256) are generated at start.
+   */
+  signingKeys?: { algorithm?: SigningAlgorithm; keys?: JWK[] };
+  /** Secure cookies; default true. False only for plain-http development. */
+  cookieSecure?: boolean;
+  /** Abuse limits; every window is in seconds. */
+  limits?: Partial<AuthLimits>;
+  /** Injected stores; in-memory by default. */
+  stores?: AuthStores;
+  /** Epoch seconds; injected by tests to move time. */
+  clock?: () => number;
+  logger?: AuthLogger;
+  /** client_id put in service tokens minted by mintServiceToken(). Default `portcullis-mcp`. */
+  serviceClientId?: string;
+}
+
+export interface AuthLimits {
+  loginFailuresPerAccount: number;
+  loginFailuresPerAddress: number;
+  loginWindowSeconds: number;
+  registrationsPerAddress: number;
+  registrationWindowSeconds: number;
+  clientAuthFailures: number;
+  clientAuthWindowSeconds: number;
+}
+
+const DEFAULT_LIMITS: AuthLimits = {
+  loginFailuresPerAccount: 5,
+  loginFailuresPerAddress: 20,
+  loginWindowSeconds: 15 * 60,
+  registrationsPerAddress: 20,
+  registrationWindowSeconds: 60 * 60,
+  clientAuthFailures: 10,
+  clientAuthWindowSeconds: 5 * 60,
+};
+
+/** Options after validation: every default applied, every URL derived once. */
+export interface ResolvedOptions {
+  issuer: string;
+  baseUrl: string;
+  resources: string[];
+  scopes: string[];
+  users: Map<string, AuthUser>;
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  codeTtl: number;
+  sessionTtl: number;
+  interactionTtl: number;
+  allowPlainPkce: boolean;
+  cookieSecure: boolean;
+  limits: AuthLimits;
+  clock: () => number;
+  logger: AuthLogger;
+  serviceClientId: string;
+  endpoints: {
+    authorization: string;
+    login: string;
+    consent: string;
+    token: string;
+    registration: string;
+    introspection: string;
+    jwks: string;
+  };
+  /** Paths at which the RFC 8414 document is served. */
+  metadataPaths: string[];
+}
+
+const KNOWN_KEYS = new Set([
+  'issuer',
+  'baseUrl',
+  'resource',
+  'products',
+  'users',
+  'accessTokenTtlSeconds',
+  'refreshTokenTtlSeconds',
+  'codeTtlSeconds',
+  'sessionTtlSeconds',
+  'allowPlainPkce',
+  'signingKeys',
+  'cookieSecure',
+  'limits',
+  'stores',
+  'clock',
+  'logger',
+  'serviceClientId',
+]);
+
+const PRODUCT_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
+
+function fail(path: string, message: string): never {
+  throw new TypeError(`auth options: ${path} ${message}`);
+}
+
+/** A server URL: absolute, https (or http on a loopback host for development), no query or fragment, no trailing slash. */
+function serverUrl(path: string, value: unknown): string {
+  if (typeof value !== 'string') fail(path, `must be a URL string, got ${typeof value}`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    fail(path, `must be an absolute URL, got "${value}"`);
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    fail(path, `must use https (http is allowed only on a loopback host), got "${value}"`);
+  }
+  if (url.search || url.hash || value.includes('#'))
+    fail(path, `must not have a query or fragment, got "${value}"`);
+  return value.replace(/\/+$/, '');
+}
+
+export function isLoopbackHost(hostname: string): boolean {
+  return (
+    hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
+  );
+}
+
+function positiveInt(path: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    fail(path, `must be a positive integer, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
+  for (const key of Object.keys(options)) if (!KNOWN_KEYS.has(key)) fail(key, 'is not a known option');
+  const issuer = serverUrl('issuer', options.issuer);
+  const baseUrl = serverUrl('baseUrl', options.baseUrl);
+  // Stored without a trailing slash; requests are compared after dropping one (clients differ on it, see
+  // mcp-auth.md §6 #2), and tokens carry the configured form.
+  const resources = (options.resource ?? [`${baseUrl}/v1/mcp`]).map((r, i) => serverUrl(`resource[${i}]`, r));
+  if (resources.length === 0) fail('resource', 'must list at least one resource');
+
+  if (!Array.isArray(options.products) || options.products.length === 0)
+    fail('products', 'must be a non-empty array');
+  const scopes: string[] = [];
+  options.products.forEach((product, i) => {
+    if (typeof product !== 'string' || !PRODUCT_NAME.test(product)) {
+      fail(
+        `products[${i}]`,
+        `must be a product name of letters, digits, ".", "_" or "-", got ${JSON.stringify(product)}`,
+      );
+    }
+    scopes.push(`read:${product}-work`, `write:${product}-work`);
+  });
+
+  if (!Array.isArray(options.users)) fail('users', 'must be an array');
+  const users = new Map<string, AuthUser>();
+  options.users.forEach((user, i) => {
+    if (typeof user?.username !== 'string' || user.username === '')
+      fail(`users[${i}].username`, 'must be a non-empty string');
+    if (users.has(user.username)) fail(`users[${i}].username`, `repeats "${user.username}"`);
+    try {
+      parsePasswordHash(user.passwordHash);
+    } catch (err) {
+      fail(`users[${i}].passwordHash`, (err as Error).message);
+    }
+    users.set(user.username, user);
+  });
+
+  const accessTokenTtl = positiveInt('accessTokenTtlSeconds', options.accessTokenTtlSeconds, 3600);
+  const codeTtl = positiveInt('codeTtlSeconds', options.codeTtlSeconds, 60);
+  if (codeTtl > 600) fail('codeTtlSeconds', `must be at most 600 (OAuth 2.1 §4.1.2), got ${codeTtl}`);
+
+  const limits = { ...DEFAULT_LIMITS };
+  for (const [key, value] of Object.entries(options.limits ?? {})) {
+    if (!(key in DEFAULT_LIMITS)) fail(`limits.${key}`, 'is not a known limit');
+    limits[key as keyof AuthLimits] = positiveInt(`limits.${key}`, value, 0);
+  }
+
+  const issuerPath = new URL(issuer).pathname.replace(/\/$/, '');
+  const metadataPaths = [
+    ...new Set([
+      `/.well-known/oauth-authorization-server${issuerPath}`,
+      '/.well-known/oauth-authorization-server',
+    ]),
+  ];
+  const noop = () => {};
+  return {
+    issuer,
+    baseUrl,
+    resources,
+    scopes,
+    users,
+    accessTokenTtl,
+    refreshTokenTtl: positiveInt('refreshTokenTtlSeconds', options.refreshTokenTtlSeconds, 30 * 24 * 3600),
+    codeTtl,
+    sessionTtl: positiveInt('sessionTtlSeconds', options.sessionTtlSeconds, 8 * 3600),
+    interactionTtl: 15 * 60,
+    allowPlainPkce: options.allowPlainPkce ?? true,
+    cookieSecure: options.cookieSecure ?? true,
+    limits,
+    clock: options.clock ?? (() => Math.floor(Date.now() / 1000)),
+    logger: options.logger ?? {
+      info: noop,
+      warn: noop,
+      error: (m, f) => console.error(`auth: ${m}`, f ?? ''),
+    },
+    serviceClientId: options.serviceClientId ?? 'portcullis-mcp',
+    endpoints: {
+      authorization: `${baseUrl}/v1/authorize`,
+      login: `${baseUrl}/v1/authorize/login`,
+      consent: `${baseUrl}/v1/authorize/consent`,
+      token: `${issuer}/v1/token`,
+      registration: `${issuer}/v1/register`,
+      introspection: `${issuer}/v1/introspect`,
+      jwks: `${issuer}/v1/jwks`,
+    },
+    metadataPaths,
+  };
+}

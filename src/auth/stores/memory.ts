@@ -1,0 +1,199 @@
+import type {
+  AccessTokenDenylist,
+  AuthorizationCodeRecord,
+  AuthStores,
+  ClientRecord,
+  ClientStore,
+  CounterStore,
+  ExpiringStore,
+  GrantRecord,
+  GrantStore,
+  OneTimeStore,
+  RefreshTokenRecord,
+} from './types.js';
+
+type Clock = () => number;
+
+/**
+ * In-process stores. Expiry is checked against the injected clock on every read (so tests can move time),
+ * and a sweep every minute frees what expired. Records are copied in and out so callers can never mutate
+ * stored state without going through an operation, exactly as with a remote store.
+ */
+class ExpiringMap<T> {
+  readonly #entries = new Map<string, { value: T; expiresAt: number }>();
+  constructor(private readonly now: Clock) {}
+
+  get(key: string): T | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= this.now()) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  set(key: string, value: T, expiresAt: number): void {
+    this.#entries.set(key, { value, expiresAt });
+  }
+
+  delete(key: string): boolean {
+    return this.#entries.delete(key);
+  }
+
+  sweep(): void {
+    const now = this.now();
+    for (const [key, entry] of this.#entries) if (entry.expiresAt <= now) this.#entries.delete(key);
+  }
+}
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+class MemoryClientStore implements ClientStore {
+  readonly #clients = new Map<string, ClientRecord>();
+  async get(clientId: string) {
+    const client = this.#clients.get(clientId);
+    return client && copy(client);
+  }
+  async put(client: ClientRecord) {
+    this.#clients.set(client.clientId, copy(client));
+  }
+  async delete(clientId: string) {
+    return this.#clients.delete(clientId);
+  }
+}
+
+class MemoryOneTimeStore<T extends { id: string; expiresAt: number; consumed: boolean }>
+  implements OneTimeStore<T>
+{
+  constructor(readonly map: ExpiringMap<T>) {}
+  async put(record: T) {
+    this.map.set(record.id, copy(record), record.expiresAt);
+  }
+  async find(id: string) {
+    const record = this.map.get(id);
+    return record && copy(record);
+  }
+  async consume(id: string) {
+    const record = this.map.get(id);
+    if (!record || record.consumed) return false;
+    record.consumed = true;
+    return true;
+  }
+  async delete(id: string) {
+    this.map.delete(id);
+  }
+}
+
+interface StoredGrant {
+  grant: GrantRecord;
+  accessTokens: Map<string, number>;
+}
+
+class MemoryGrantStore implements GrantStore {
+  constructor(
+    readonly map: ExpiringMap<StoredGrant>,
+    private readonly now: Clock,
+  ) {}
+  async put(grant: GrantRecord) {
+    this.map.set(grant.id, { grant: copy(grant), accessTokens: new Map() }, grant.expiresAt);
+  }
+  async get(grantId: string) {
+    const stored = this.map.get(grantId);
+    return stored && copy(stored.grant);
+  }
+  async addAccessToken(grantId: string, jti: string, expiresAt: number) {
+    const stored = this.map.get(grantId);
+    if (!stored || stored.grant.revoked) return false;
+    const now = this.now();
+    for (const [id, exp] of stored.accessTokens) if (exp <= now) stored.accessTokens.delete(id);
+    stored.accessTokens.set(jti, expiresAt);
+    return true;
+  }
+  async revoke(grantId: string) {
+    const stored = this.map.get(grantId);
+    if (!stored) return [];
+    stored.grant.revoked = true;
+    const now = this.now();
+    const live = [...stored.accessTokens]
+      .filter(([, exp]) => exp > now)
+      .map(([jti, expiresAt]) => ({ jti, expiresAt }));
+    stored.accessTokens.clear();
+    return live;
+  }
+}
+
+class MemoryDenylist implements AccessTokenDenylist {
+  constructor(readonly map: ExpiringMap<true>) {}
+  async add(jti: string, expiresAt: number) {
+    this.map.set(jti, true, expiresAt);
+  }
+  async has(jti: string) {
+    return this.map.get(jti) === true;
+  }
+}
+
+class MemoryExpiringStore<T> implements ExpiringStore<T> {
+  constructor(readonly map: ExpiringMap<T>) {}
+  async get(key: string) {
+    const value = this.map.get(key);
+    return value === undefined ? undefined : copy(value);
+  }
+  async set(key: string, value: T, expiresAt: number) {
+    this.map.set(key, copy(value), expiresAt);
+  }
+  async delete(key: string) {
+    return this.map.delete(key);
+  }
+}
+
+class MemoryCounterStore implements CounterStore {
+  constructor(
+    readonly map: ExpiringMap<{ count: number; resetAt: number }>,
+    private readonly now: Clock,
+  ) {}
+  async increment(key: string, windowSeconds: number) {
+    let entry = this.map.get(key);
+    if (!entry) {
+      entry = { count: 0, resetAt: this.now() + windowSeconds };
+      this.map.set(key, entry, entry.resetAt);
+    }
+    entry.count += 1;
+    return { ...entry };
+  }
+  async get(key: string) {
+    const entry = this.map.get(key);
+    return entry && { ...entry };
+  }
+  async reset(key: string) {
+    this.map.delete(key);
+  }
+}
+
+/** Creates the in-process store set; `now` returns epoch seconds. */
+export function createMemoryStores(now: Clock = () => Math.floor(Date.now() / 1000)): AuthStores {
+  const maps: ExpiringMap<unknown>[] = [];
+  const map = <T>() => {
+    const m = new ExpiringMap<T>(now);
+    maps.push(m as ExpiringMap<unknown>);
+    return m;
+  };
+  const sweeper = setInterval(() => {
+    for (const m of maps) m.sweep();
+  }, 60_000);
+  sweeper.unref();
+  return {
+    clients: new MemoryClientStore(),
+    codes: new MemoryOneTimeStore(map<AuthorizationCodeRecord>()),
+    refreshTokens: new MemoryOneTimeStore(map<RefreshTokenRecord>()),
+    grants: new MemoryGrantStore(map<StoredGrant>(), now),
+    denylist: new MemoryDenylist(map<true>()),
+    sessions: new MemoryExpiringStore(map()),
+    interactions: new MemoryExpiringStore(map()),
+    consents: new MemoryExpiringStore(map()),
+    counters: new MemoryCounterStore(map(), now),
+    async close() {
+      clearInterval(sweeper);
+    },
+  };
+}
