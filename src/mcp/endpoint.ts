@@ -1,0 +1,122 @@
+import type Koa from 'koa';
+import { locateResource } from './auth/resource-metadata.js';
+import { mcpKoaMiddleware } from './koa.js';
+import { methodTable } from './methods/index.js';
+import { Dispatcher } from './protocol/dispatcher.js';
+import type { MethodContext } from './protocol/method.js';
+import { ToolRegistry } from './tools/registry.js';
+import { SessionStore, type SessionStoreOptions } from './transport/sessions.js';
+import { type ResponseMode, StreamableHttpTransport } from './transport/streamable-http.js';
+import type { AccessTokenVerifier, GatewayCaller, ServerInfo, ToolCatalog } from './types.js';
+
+export interface McpEndpointOptions {
+  /** Exactly the endpoint URL clients use, e.g. `https://host/v1/mcp`: the PRM `resource` and token audience. */
+  readonly resourceUrl: string;
+  /** The authorization server's issuer, string-identical to its metadata's `issuer`. */
+  readonly issuer: string;
+  readonly verifier: AccessTokenVerifier;
+  readonly catalog: ToolCatalog;
+  readonly caller: GatewayCaller;
+  /** Browser origins allowed besides the endpoint's own; any other `Origin` is 403. */
+  readonly allowedOrigins?: readonly string[];
+  /** When set, requests whose `Host` is not listed are 403 (DNS-rebinding protection for local use). */
+  readonly allowedHosts?: readonly string[];
+  readonly serverInfo: ServerInfo;
+  readonly instructions?: string;
+  /** Answer POSTs as SSE when the client accepts both (default `json`). */
+  readonly responseMode?: ResponseMode;
+  /** Tools per `tools/list` page (default 100). */
+  readonly pageSize?: number;
+  /** Largest POST body accepted (default 4 MiB). */
+  readonly maxBodyBytes?: number;
+  readonly sessions?: SessionStoreOptions;
+  readonly keepAliveMs?: number;
+  readonly log?: (message: string, error?: unknown) => void;
+}
+
+export interface McpEndpoint {
+  readonly middleware: Koa.Middleware;
+  /** Live counts, for metrics and tests. */
+  stats(): { readonly sessions: number; readonly openStreams: number; readonly tools: number };
+  /** Ends open streams and stops listening to the catalog. */
+  close(): void;
+}
+
+function checkOptions(o: McpEndpointOptions): void {
+  if (typeof o.issuer !== 'string' || o.issuer === '')
+    throw new TypeError('createMcpEndpoint: issuer is required');
+  const pageSize = o.pageSize ?? 100;
+  if (!Number.isInteger(pageSize) || pageSize < 1) {
+    throw new TypeError(`createMcpEndpoint: pageSize must be a positive integer, got ${o.pageSize}`);
+  }
+  for (const origin of o.allowedOrigins ?? []) {
+    if (new URL(origin).origin !== origin) {
+      throw new TypeError(
+        `createMcpEndpoint: allowedOrigins entries must be bare origins, got ${JSON.stringify(origin)}`,
+      );
+    }
+  }
+}
+
+/** Composes the MCP endpoint: tools from the catalog, JSON-RPC methods, Streamable HTTP, and the Koa adapter. */
+export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
+  checkOptions(options);
+  const location = locateResource(options.resourceUrl);
+  const log = options.log ?? ((message: string, error?: unknown) => console.error(message, error ?? ''));
+  const tools = new ToolRegistry(options.catalog, { warn: (m) => log(m) });
+  const sessions = new SessionStore(options.sessions);
+  const dispatcher = new Dispatcher(methodTable);
+  const pageSize = options.pageSize ?? 100;
+
+  const context = (
+    revision: MethodContext['revision'],
+    subject: MethodContext['subject'],
+    session: MethodContext['session'],
+  ): MethodContext => ({
+    revision,
+    subject,
+    session,
+    tools,
+    caller: options.caller,
+    serverInfo: options.serverInfo,
+    instructions: options.instructions,
+    pageSize,
+    log,
+  });
+
+  const transport = new StreamableHttpTransport({
+    dispatcher,
+    sessions,
+    context,
+    responseMode: options.responseMode,
+    keepAliveMs: options.keepAliveMs,
+  });
+  const stopBroadcast = tools.onChange(() => transport.broadcastToolListChanged());
+
+  const middleware = mcpKoaMiddleware({
+    location,
+    issuer: options.issuer,
+    verifier: options.verifier,
+    transport,
+    tools,
+    allowedOrigins: options.allowedOrigins ?? [],
+    allowedHosts: options.allowedHosts,
+    maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
+    resourceName: options.serverInfo.title ?? options.serverInfo.name,
+    log,
+  });
+
+  return {
+    middleware,
+    stats: () => ({
+      sessions: sessions.size,
+      openStreams: [...sessions.withStreams()].length,
+      tools: tools.entries().length,
+    }),
+    close() {
+      stopBroadcast();
+      tools.close();
+      sessions.clear();
+    },
+  };
+}

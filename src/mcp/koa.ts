@@ -1,0 +1,256 @@
+import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import type Koa from 'koa';
+import { authenticate } from './auth/bearer.js';
+import { bearerChallenge } from './auth/challenge.js';
+import {
+  protectedResourceMetadata,
+  type ResourceLocation,
+  WELL_KNOWN_PRM,
+} from './auth/resource-metadata.js';
+import type { ToolRegistry } from './tools/registry.js';
+import { ErrorCodes, errorReply, type HttpReply, type HttpRequestView, jsonReply } from './transport/http.js';
+import type { StreamableHttpTransport } from './transport/streamable-http.js';
+import type { AccessTokenVerifier } from './types.js';
+
+export interface KoaAdapterOptions {
+  readonly location: ResourceLocation;
+  readonly issuer: string;
+  readonly verifier: AccessTokenVerifier;
+  readonly transport: StreamableHttpTransport;
+  readonly tools: ToolRegistry;
+  /** Browser origins allowed to call the endpoint besides the endpoint's own origin. */
+  readonly allowedOrigins: readonly string[];
+  /** When set, the `Host` header must be one of these (DNS-rebinding protection for local deployments). */
+  readonly allowedHosts?: readonly string[];
+  readonly maxBodyBytes: number;
+  readonly resourceName?: string;
+  readonly log: (message: string, error?: unknown) => void;
+}
+
+const EXPOSED = 'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version';
+const ALLOWED_HEADERS =
+  'Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID';
+
+/** The checks every request to the endpoint passes, in order. Each returns a reply to stop, or nothing. */
+type Check = (
+  ctx: Koa.Context,
+  state: RequestState,
+) => HttpReply | undefined | Promise<HttpReply | undefined>;
+
+interface RequestState {
+  cors: Record<string, string>;
+  subject?: import('./types.js').Subject;
+}
+
+function writeReply(ctx: Koa.Context, reply: HttpReply, extraHeaders: Record<string, string>): void {
+  // Koa would add a text body to an empty 202 and buffer nothing for SSE; the transport's replies are exact,
+  // so they are written to the Node response directly.
+  ctx.status = reply.status;
+  ctx.respond = false;
+  const res: ServerResponse = ctx.res;
+  const headers = { ...extraHeaders, ...reply.headers };
+  if (typeof reply.body === 'string') headers['content-length'] = String(Buffer.byteLength(reply.body));
+  res.writeHead(reply.status, headers);
+  if (reply.body === undefined) {
+    res.end();
+  } else if (typeof reply.body === 'string') {
+    res.end(reply.body);
+  } else {
+    const stream: Readable = reply.body;
+    ctx.req.socket.setTimeout(0);
+    ctx.req.socket.setNoDelay(true);
+    res.flushHeaders();
+    stream.pipe(res);
+    res.on('close', () => reply.onClientClose?.());
+  }
+}
+
+async function readBody(ctx: Koa.Context, limit: number): Promise<Buffer | 'too-large'> {
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > limit) return 'too-large';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return 'too-large';
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+function view(ctx: Koa.Context, body: Buffer | undefined): HttpRequestView {
+  return {
+    method: ctx.method,
+    header: (name) => {
+      const value = ctx.req.headers[name];
+      return Array.isArray(value) ? value.join(', ') : value;
+    },
+    body,
+  };
+}
+
+/**
+ * The Koa side of the endpoint: serves RFC 9728 metadata, answers CORS preflights, checks Host/Origin and the
+ * bearer token, then hands the request to the transport. Paths it does not own go to `next`.
+ */
+export function mcpKoaMiddleware(o: KoaAdapterOptions): Koa.Middleware {
+  const ownOrigin = new URL(o.location.resource).origin;
+  const origins = new Set([ownOrigin, ...o.allowedOrigins]);
+  const hosts = o.allowedHosts ? new Set(o.allowedHosts.map((h) => h.toLowerCase())) : undefined;
+
+  const unauthorized = (tokenSent: boolean): HttpReply => {
+    const description = tokenSent
+      ? 'The access token is invalid, expired, revoked or not for this resource'
+      : undefined;
+    const challenge = bearerChallenge({
+      error: tokenSent ? 'invalid_token' : undefined,
+      errorDescription: description,
+      scope: o.tools.scopesSupported(),
+      resourceMetadata: o.location.metadataUrl,
+    });
+    const body = tokenSent
+      ? { error: 'invalid_token', error_description: description }
+      : { error: 'unauthorized', error_description: 'A bearer access token is required' };
+    return jsonReply(401, body, { 'www-authenticate': challenge, 'cache-control': 'no-store' });
+  };
+
+  const checks: readonly [string, Check][] = [
+    [
+      'host',
+      (ctx) => {
+        if (!hosts || hosts.has((ctx.get('host') || '').toLowerCase())) return undefined;
+        return errorReply(
+          403,
+          ErrorCodes.Transport,
+          `Forbidden: Host ${JSON.stringify(ctx.get('host'))} is not allowed`,
+        );
+      },
+    ],
+    [
+      'origin',
+      (ctx, state) => {
+        const origin = ctx.get('origin');
+        if (!origin) return undefined;
+        if (!origins.has(origin)) {
+          return errorReply(
+            403,
+            ErrorCodes.Transport,
+            `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`,
+          );
+        }
+        state.cors = {
+          'access-control-allow-origin': origin,
+          vary: 'Origin',
+          'access-control-expose-headers': EXPOSED,
+        };
+        return undefined;
+      },
+    ],
+    [
+      'preflight',
+      (ctx) => {
+        if (ctx.method !== 'OPTIONS') return undefined;
+        return {
+          status: 204,
+          headers: {
+            'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
+            'access-control-allow-headers': ALLOWED_HEADERS,
+            'access-control-max-age': '600',
+          },
+        };
+      },
+    ],
+    [
+      'bearer token',
+      async (ctx, state) => {
+        const auth = await authenticate(
+          ctx.get('authorization') || undefined,
+          o.verifier,
+          o.location.resource,
+        );
+        if (auth.ok) {
+          state.subject = auth.subject;
+          return undefined;
+        }
+        if (auth.tokenSent) o.log(`mcp: 401 invalid_token: ${auth.reason}`);
+        return unauthorized(auth.tokenSent);
+      },
+    ],
+  ];
+
+  const endpoint = async (ctx: Koa.Context) => {
+    const state: RequestState = { cors: {} };
+    for (const [, check] of checks) {
+      const refusal = await check(ctx, state);
+      if (refusal) return writeReply(ctx, refusal, state.cors);
+    }
+    let body: Buffer | undefined;
+    if (ctx.method === 'POST') {
+      const read = await readBody(ctx, o.maxBodyBytes);
+      if (read === 'too-large') {
+        ctx.set('connection', 'close');
+        return writeReply(
+          ctx,
+          errorReply(413, ErrorCodes.Transport, `Payload Too Large: the limit is ${o.maxBodyBytes} bytes`),
+          state.cors,
+        );
+      }
+      body = read;
+    }
+    const reply = await o.transport.handle(view(ctx, body), state.subject!);
+    if (reply.insufficientScopes) {
+      // Ask for what is missing plus what the token already has, so a client that replaces (rather than
+      // adds to) its scope on step-up keeps its other tools.
+      const granted = state.subject!.scopes.filter((s) => o.tools.scopesSupported().includes(s));
+      const challenge = bearerChallenge({
+        error: 'insufficient_scope',
+        errorDescription: `This call requires scope ${reply.insufficientScopes.join(' ')}`,
+        scope: [...new Set([...granted, ...reply.insufficientScopes])],
+        resourceMetadata: o.location.metadataUrl,
+      });
+      return writeReply(
+        ctx,
+        { ...reply, headers: { ...reply.headers, 'www-authenticate': challenge } },
+        state.cors,
+      );
+    }
+    return writeReply(ctx, reply, state.cors);
+  };
+
+  const metadata = (ctx: Koa.Context) => {
+    const cors = { 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED };
+    if (ctx.method === 'OPTIONS') {
+      return writeReply(
+        ctx,
+        {
+          status: 204,
+          headers: {
+            'access-control-allow-methods': 'GET, OPTIONS',
+            'access-control-allow-headers': ALLOWED_HEADERS,
+          },
+        },
+        cors,
+      );
+    }
+    const known = ctx.path === WELL_KNOWN_PRM || ctx.path === o.location.metadataPath;
+    if (!known) return writeReply(ctx, jsonReply(404, { error: 'not_found' }), cors);
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      return writeReply(
+        ctx,
+        jsonReply(405, { error: 'method_not_allowed' }, { allow: 'GET, HEAD, OPTIONS' }),
+        cors,
+      );
+    }
+    const doc = protectedResourceMetadata(o.location, o.issuer, o.tools.scopesSupported(), o.resourceName);
+    const reply = jsonReply(200, doc, { 'cache-control': 'public, max-age=60' });
+    return writeReply(ctx, ctx.method === 'HEAD' ? { ...reply, body: undefined } : reply, cors);
+  };
+
+  return async (ctx, next) => {
+    const path = ctx.path;
+    if (path === o.location.path || path === `${o.location.path}/`) return endpoint(ctx);
+    if (path === WELL_KNOWN_PRM || path.startsWith(`${WELL_KNOWN_PRM}/`)) return metadata(ctx);
+    return next();
+  };
+}

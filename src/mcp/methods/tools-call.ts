@@ -1,0 +1,75 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type Params } from '../protocol/jsonrpc.js';
+import type { McpMethod, MethodContext } from '../protocol/method.js';
+import { isGranted, type ToolEntry } from '../tools/registry.js';
+import { buildToolCallRequest } from '../tools/request.js';
+import { toToolResult } from '../tools/result.js';
+
+function readName(params: Params): string {
+  if (typeof params.name !== 'string')
+    throw new McpError(ErrorCode.InvalidParams, 'tools/call: "name" must be a string');
+  return params.name;
+}
+
+function readArguments(params: Params): Record<string, unknown> {
+  const args = params.arguments ?? {};
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    throw new McpError(ErrorCode.InvalidParams, 'tools/call: "arguments" must be an object');
+  }
+  return args as Record<string, unknown>;
+}
+
+function unknownTool(name: string): McpError {
+  return new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+}
+
+function toolError(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+async function call(
+  entry: ToolEntry,
+  args: Record<string, unknown>,
+  ctx: MethodContext,
+): Promise<CallToolResult> {
+  const request = buildToolCallRequest(entry.operation.urlTemplate, entry.bindings, args);
+  try {
+    const response = await ctx.caller.call(entry.operation, request, ctx.subject);
+    return toToolResult(response, ctx.revision, entry.name);
+  } catch (err) {
+    ctx.log(`mcp: tools/call ${entry.name}: gateway call failed`, err);
+    return toolError(
+      `The gateway could not complete ${entry.operation.method.toUpperCase()} ${request.path}.`,
+    );
+  }
+}
+
+/**
+ * Validates the arguments against the tool's input schema, sends the request through the gateway and returns
+ * the HTTP result. Invalid arguments are a tool error from 2025-11-25 on (so the model can correct itself) and
+ * JSON-RPC -32602 before that.
+ */
+export const toolsCall: McpMethod = {
+  name: 'tools/call',
+  kind: 'request',
+  eras: ['session', 'stateless'],
+  missingScopes(params, ctx) {
+    const entry = typeof params.name === 'string' ? ctx.tools.find(params.name) : undefined;
+    if (!entry || isGranted(entry, ctx.subject.scopes)) return [];
+    return [entry.grantingScopes[0]!];
+  },
+  async handle(params, ctx): Promise<CallToolResult> {
+    const name = readName(params);
+    const args = readArguments(params);
+    const entry = ctx.tools.find(name);
+    // The transport refuses ungranted calls with 403 first; this keeps the handler safe on its own.
+    if (!entry || !isGranted(entry, ctx.subject.scopes)) throw unknownTool(name);
+    const problems = entry.validate(args);
+    if (problems.length > 0) {
+      const message = `Invalid arguments for tool ${name}: ${problems.join('; ')}`;
+      if (ctx.revision.inputValidationIsToolError) return toolError(message);
+      throw new McpError(ErrorCode.InvalidParams, message, { errors: problems });
+    }
+    return call(entry, args, ctx);
+  },
+};

@@ -1,0 +1,47 @@
+import type { ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
+import type { McpMethod } from '../protocol/method.js';
+import { isGranted, toolDefinition } from '../tools/registry.js';
+
+/**
+ * The cursor is the name of the last tool on the previous page (tools are sorted by name), so paging stays
+ * correct when the catalog changes between pages: nothing is repeated, at worst a new tool is seen late.
+ */
+export function encodeCursor(lastName: string): string {
+  return Buffer.from(lastName, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: unknown): string | undefined {
+  if (cursor === undefined) return undefined;
+  if (typeof cursor !== 'string' || !/^[A-Za-z0-9_-]+$/.test(cursor)) {
+    throw new McpError(ErrorCode.InvalidParams, 'tools/list: invalid cursor');
+  }
+  const name = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(name))
+    throw new McpError(ErrorCode.InvalidParams, 'tools/list: invalid cursor');
+  return name;
+}
+
+/** Lists only the tools the token's scopes grant (a tool outside them is not shown at all). */
+export const toolsList: McpMethod = {
+  name: 'tools/list',
+  kind: 'request',
+  eras: ['session', 'stateless'],
+  handle(params, ctx): ListToolsResult {
+    const after = decodeCursor(params.cursor);
+    const tools = [];
+    let more = false;
+    for (const entry of ctx.tools.entries()) {
+      if (after !== undefined && entry.name <= after) continue;
+      if (!isGranted(entry, ctx.subject.scopes)) continue;
+      if (tools.length === ctx.pageSize) {
+        more = true;
+        break;
+      }
+      tools.push(toolDefinition(entry, ctx.revision));
+    }
+    const result: ListToolsResult = { tools };
+    if (more) result.nextCursor = encodeCursor(tools[tools.length - 1]!.name);
+    return result;
+  },
+};

@@ -1,0 +1,43 @@
+import type { ToolRegistry } from '../tools/registry.js';
+import type { GatewayCaller, ServerInfo, Subject } from '../types.js';
+import type { Params } from './jsonrpc.js';
+import type { Revision } from './revisions.js';
+
+/** What a method may touch of the session it runs in (none in the stateless revision). */
+export interface SessionView {
+  readonly id: string;
+  initialized: boolean;
+}
+
+/** Everything a method handler sees: no HTTP, no Koa. */
+export interface MethodContext {
+  readonly revision: Revision;
+  readonly subject: Subject;
+  readonly session: SessionView | undefined;
+  readonly tools: ToolRegistry;
+  readonly caller: GatewayCaller;
+  readonly serverInfo: ServerInfo;
+  readonly instructions: string | undefined;
+  /** How many tools one `tools/list` page holds. */
+  readonly pageSize: number;
+  readonly log: (message: string, error?: unknown) => void;
+}
+
+/** Which protocol era a method belongs to: `initialize`-based sessions or the stateless 2026 revision. */
+export type Era = 'session' | 'stateless';
+
+/**
+ * One MCP method: the file name is the method name (`tools/call` → `methods/tools-call.ts`). A request's
+ * handler returns its result or throws `McpError`; a notification's return value is ignored.
+ */
+export interface McpMethod {
+  readonly name: string;
+  readonly kind: 'request' | 'notification';
+  readonly eras: readonly Era[];
+  /**
+   * Scopes the token lacks for this call, checked before any method runs so the HTTP layer can answer
+   * 403 `insufficient_scope` (the client then steps up). Empty when the call is allowed.
+   */
+  missingScopes?(params: Params, ctx: MethodContext): readonly string[];
+  handle(params: Params, ctx: MethodContext): unknown;
+}
