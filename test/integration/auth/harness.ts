@@ -206,7 +206,7 @@ export async function authorize(
     } else break;
     // follow the post-login 303 to our own consent page
     const next = response.headers.get('location');
-    if ((response.status === 303 || response.status === 302) && next?.startsWith(server.url)) {
+    if ((response.status === 303 || response.status === 302) && next && new URL(next).origin === server.url) {
       response = await browser.fetch(next);
     }
   }
