@@ -193,3 +193,68 @@ export async function startApp(
     },
   };
 }
+
+export interface PostOptions {
+  token?: string;
+  session?: string;
+  version?: string;
+  accept?: string | null;
+  contentType?: string;
+  headers?: Record<string, string>;
+  method?: string;
+}
+
+/** Raw HTTP to the endpoint, so statuses, headers and bodies can be asserted exactly. */
+export async function send(url: string, body: unknown, o: PostOptions = {}): Promise<Response> {
+  const headers: Record<string, string> = { ...o.headers };
+  if (o.accept !== null) headers.accept = o.accept ?? 'application/json, text/event-stream';
+  if (o.token) headers.authorization = `Bearer ${o.token}`;
+  if (o.session) headers['mcp-session-id'] = o.session;
+  if (o.version) headers['mcp-protocol-version'] = o.version;
+  const method = o.method ?? 'POST';
+  if (method === 'POST') headers['content-type'] = o.contentType ?? 'application/json';
+  return fetch(url, {
+    method,
+    headers,
+    body: method === 'POST' ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined,
+  });
+}
+
+export function initializeMessage(protocolVersion = '2025-11-25', id: number | string = 1) {
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  };
+}
+
+/** Initializes a session at `revision` and sends `notifications/initialized`; returns the session id. */
+export async function openSession(url: string, token: string, revision = '2025-11-25'): Promise<string> {
+  const res = await send(url, initializeMessage(revision), { token });
+  if (res.status !== 200) throw new Error(`initialize: ${res.status} ${await res.text()}`);
+  const session = res.headers.get('mcp-session-id')!;
+  await res.arrayBuffer();
+  const ack = await send(
+    url,
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { token, session, version: revision },
+  );
+  if (ack.status !== 202) throw new Error(`initialized: ${ack.status}`);
+  return session;
+}
+
+/** Parses a complete SSE body into its `message` events' JSON payloads. */
+export function sseMessages(text: string): unknown[] {
+  return text
+    .split('\n\n')
+    .filter((block) => block.includes('event: message'))
+    .map((block) =>
+      JSON.parse(
+        block
+          .split('\n')
+          .find((l) => l.startsWith('data: '))!
+          .slice(6),
+      ),
+    );
+}
