@@ -1,0 +1,87 @@
+/**
+ * Elements of the API Management reference that Portcullis knows by name but does not run. A document that
+ * uses one is rejected with `"<name>" is not implemented yet` (or the Azure service it needs), never silently
+ * ignored. When an element is implemented it moves to its own file and leaves this table.
+ */
+import type { DeclaredElement } from '../element.js';
+import type { Scope, Section } from '../schema.js';
+
+const I: Section = 'inbound';
+const B: Section = 'backend';
+const O: Section = 'outbound';
+const E: Section = 'on-error';
+const ALL: Scope[] = ['global', 'workspace', 'product', 'api', 'operation'];
+const GPAO: Scope[] = ['global', 'product', 'api', 'operation'];
+
+const todo = (name: string, sections: Section[], scopes: Scope[]): DeclaredElement => ({
+  name,
+  sections,
+  scopes,
+  unavailable: 'not-implemented',
+});
+const azure = (name: string, sections: Section[], scopes: Scope[], service: string): DeclaredElement => ({
+  name,
+  sections,
+  scopes,
+  unavailable: { azure: service },
+});
+
+export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
+  // Rate limiting and quotas
+  todo('rate-limit', [I], ['product', 'api', 'operation']),
+  todo('rate-limit-by-key', [I], ALL),
+  todo('quota', [I], ['product']),
+  todo('quota-by-key', [I], ALL),
+  todo('limit-concurrency', [I, B, O, E], ALL),
+  todo('llm-token-limit', [I], ALL),
+  todo('azure-openai-token-limit', [I], ALL),
+  // Authentication and access restriction
+  azure('validate-azure-ad-token', [I], GPAO, 'Entra ID'),
+  todo('validate-client-certificate', [I], ALL),
+  todo('authentication-basic', [I], GPAO),
+  todo('authentication-certificate', [I], ALL),
+  azure('authentication-managed-identity', [I], GPAO, 'managed identity'),
+  azure('get-authorization-context', [I], GPAO, 'API Management credential manager'),
+  // Content validation
+  todo('validate-content', [I, O, E], GPAO),
+  todo('validate-parameters', [I], ALL),
+  todo('validate-headers', [O, E], ALL),
+  todo('validate-status-code', [O, E], GPAO),
+  todo('validate-odata-request', [I], ['global', 'workspace', 'product', 'api']),
+  todo('validate-graphql-request', [I], ['global', 'workspace', 'product', 'api']),
+  azure('llm-content-safety', [I], ALL, 'AI Content Safety'),
+  // Routing
+  todo('proxy', [I], GPAO),
+  // Caching
+  todo('cache-lookup-value', [I, B, O, E], ALL),
+  todo('cache-store-value', [I, B, O, E], ALL),
+  todo('cache-remove-value', [I, B, O, E], ALL),
+  azure('llm-semantic-cache-lookup', [I], GPAO, 'OpenAI embeddings'),
+  azure('azure-openai-semantic-cache-lookup', [I], GPAO, 'OpenAI embeddings'),
+  azure('llm-semantic-cache-store', [O], GPAO, 'OpenAI embeddings'),
+  azure('azure-openai-semantic-cache-store', [O], GPAO, 'OpenAI embeddings'),
+  // Transformation
+  todo('redirect-content-urls', [I, O], ALL),
+  todo('xsl-transform', [I, O], GPAO),
+  // Cross-domain
+  todo('jsonp', [O], ALL),
+  todo('cross-domain', [I], ['global']),
+  // Integration
+  todo('send-request', [I, B, O, E], ALL),
+  todo('send-one-way-request', [I, B, O, E], ALL),
+  azure('log-to-eventhub', [I, B, O, E], GPAO, 'Event Hubs'),
+  azure('send-service-bus-message', [I, O, E], GPAO, 'Service Bus'),
+  todo('publish-to-dapr', [I, B, O, E], ALL),
+  todo('invoke-dapr-binding', [I, B, O, E], ALL),
+  // Logging
+  todo('emit-metric', [I, B, O, E], ALL),
+  azure('llm-emit-token-metric', [I], ALL, 'Application Insights'),
+  azure('azure-openai-emit-token-metric', [I], ALL, 'Application Insights'),
+  // Flow
+  todo('wait', [I, B, O], ALL),
+  // GraphQL resolvers
+  todo('http-data-source', [], []),
+  todo('sql-data-source', [], []),
+  todo('cosmosdb-data-source', [], []),
+  todo('publish-event', [], []),
+];

@@ -1,0 +1,72 @@
+import type { ElementDefinition } from '../element.js';
+import { sequence } from '../node.js';
+import { ALL_SCOPES, ALL_SECTIONS, bool, int, POLICIES } from '../schema.js';
+
+/**
+ * Runs its statements once, then again while the condition holds, up to `count` retries, waiting as API
+ * Management does (fixed, linear or exponential). When it wraps forward-request the backend call itself is
+ * Envoy's, so the settings are recorded on the run for the transport to retry the upstream call.
+ */
+export const retry: ElementDefinition = {
+  name: 'retry',
+  summary: 'Retries its child policies while a condition holds.',
+  sections: ALL_SECTIONS,
+  scopes: ALL_SCOPES,
+  attributes: {
+    condition: bool({ required: true }),
+    count: int({ required: true, min: 1, max: 50 }),
+    interval: int({ required: true, min: 0 }),
+    'max-interval': int({ min: 0 }),
+    delta: int({ min: 0 }),
+    'first-fast-retry': bool({ default: false }),
+  },
+  content: POLICIES,
+  compile(node) {
+    const condition = node.bool('condition')!;
+    const count = node.int('count')!;
+    const interval = node.int('interval')!;
+    const maxInterval = node.int('max-interval');
+    const delta = node.int('delta');
+    const firstFast = node.bool('first-fast-retry')!;
+    const body = sequence(node.statements);
+    const wrapsForward = node.xml.children.some((c) => c.kind === 'element' && c.name === 'forward-request');
+    return async (run) => {
+      if (wrapsForward) {
+        const flow = await body(run);
+        run.retry = {
+          count: count(run),
+          intervalSeconds: interval(run),
+          maxIntervalSeconds: maxInterval?.(run),
+          deltaSeconds: delta?.(run),
+          firstFastRetry: firstFast(run),
+          condition,
+        };
+        return flow;
+      }
+      const max = count(run);
+      let flow = await body(run);
+      for (let attempt = 1; attempt <= max && flow === 'next' && condition(run); attempt++) {
+        const fast = attempt === 1 && firstFast(run);
+        if (!fast)
+          await run.services.clock.sleep(waitMs(attempt, interval(run), maxInterval?.(run), delta?.(run)));
+        flow = await body(run);
+      }
+      return flow;
+    };
+  },
+};
+
+/** API Management's schedule: interval only = fixed; + delta = linear; + max-interval = exponential. */
+export function waitMs(
+  attempt: number,
+  interval: number,
+  maxInterval: number | undefined,
+  delta: number | undefined,
+): number {
+  let seconds = interval;
+  if (delta !== undefined && maxInterval === undefined) seconds = interval + (attempt - 1) * delta;
+  if (delta !== undefined && maxInterval !== undefined) {
+    seconds = Math.min(maxInterval, interval + (2 ** attempt - 1) * delta);
+  }
+  return seconds * 1000;
+}

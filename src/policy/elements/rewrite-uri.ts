@@ -1,0 +1,61 @@
+import { QueryCollection } from '../../expr/index.js';
+import type { ElementDefinition } from '../element.js';
+import { bool, EMPTY, GPAO, str } from '../schema.js';
+
+const PARAM = /\{([^{}]+)\}/g;
+
+/** Query parameter names an operation's URL template binds (`/get?a={b}` → a): those are "matched". */
+function templateQueryNames(urlTemplate: string): Set<string> {
+  const q = urlTemplate.indexOf('?');
+  const names = new Set<string>();
+  if (q < 0) return names;
+  for (const part of urlTemplate.slice(q + 1).split('&')) {
+    const name = part.split('=')[0];
+    if (name) names.add(decodeURIComponent(name));
+  }
+  return names;
+}
+
+/**
+ * Rewrites the path (relative to the backend base URL) and query of the request from a template whose
+ * `{param}`s come from the operation's matched parameters; unmatched query parameters of the original request
+ * are kept unless copy-unmatched-params is false.
+ */
+export const rewriteUri: ElementDefinition = {
+  name: 'rewrite-uri',
+  summary: 'Rewrites the backend path and query from a template with {param}s.',
+  sections: ['inbound'],
+  scopes: GPAO,
+  attributes: {
+    template: str({ required: true }),
+    'copy-unmatched-params': bool({ default: true }),
+  },
+  content: EMPTY,
+  compile(node) {
+    const template = node.string('template')!;
+    const copyUnmatched = node.bool('copy-unmatched-params')!;
+    return (run) => {
+      const request = run.context.request;
+      const filled = template(run).replace(PARAM, (_, name: string) => {
+        const matched = request.matchedParameters.get(name) ?? request.url.query.get(name)?.[0];
+        return matched === undefined ? '' : encodeURIComponent(matched);
+      });
+      const q = filled.indexOf('?');
+      const rawPath = q < 0 ? filled : filled.slice(0, q);
+      const query = new QueryCollection();
+      if (q >= 0) {
+        for (const [k, v] of new URLSearchParams(filled.slice(q + 1))) query.append(k, v);
+      }
+      if (copyUnmatched(run)) {
+        const matched = templateQueryNames(run.context.operation.urlTemplate);
+        for (const [name, values] of request.url.query.entries()) {
+          if (!matched.has(name) && !query.has(name)) query.set(name, values);
+        }
+      }
+      const path = decodeURI(rawPath);
+      request.url.path = path.startsWith('/') ? path : `/${path}`;
+      request.url.query = query;
+      return 'next';
+    };
+  },
+};

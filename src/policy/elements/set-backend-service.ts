@@ -1,0 +1,79 @@
+import type { ElementDefinition } from '../element.js';
+import { PolicyError } from '../runtime.js';
+import { ALL_SCOPES, EMPTY, str } from '../schema.js';
+
+const SERVICE_FABRIC = [
+  'sf-resolve-condition',
+  'sf-service-instance-name',
+  'sf-partition-key',
+  'sf-listener-name',
+  'sf-replica-type',
+];
+const DAPR = ['dapr-app-id', 'dapr-method', 'dapr-namespace'];
+
+/** Chooses the backend: a base URL, or a named backend of the gateway configuration. */
+export const setBackendService: ElementDefinition = {
+  name: 'set-backend-service',
+  summary: 'Routes the request to another backend (base-url or backend-id).',
+  sections: ['inbound', 'backend'],
+  scopes: ALL_SCOPES,
+  attributes: {
+    'base-url': str(),
+    'backend-id': str(),
+    ...Object.fromEntries([...SERVICE_FABRIC, ...DAPR].map((a) => [a, str()])),
+  },
+  content: EMPTY,
+  compile(node, c) {
+    if (SERVICE_FABRIC.some((a) => node.has(a))) {
+      c.error(
+        node,
+        'not-supported',
+        'set-backend-service with sf-* attributes is not supported: needs Azure Service Fabric',
+      );
+    }
+    if (DAPR.some((a) => node.has(a))) {
+      c.error(
+        node,
+        'not-supported',
+        'set-backend-service with dapr-* attributes is not supported: needs a Dapr sidecar',
+      );
+    }
+    const baseUrl = node.string('base-url');
+    const backendId = node.string('backend-id');
+    if ((baseUrl === undefined) === (backendId === undefined)) {
+      c.error(node, 'attribute', 'set-backend-service needs exactly one of base-url and backend-id');
+    }
+    const literalUrl = node.literal('base-url');
+    if (typeof literalUrl === 'string' && !URL.canParse(literalUrl)) {
+      c.error(
+        node,
+        'attribute',
+        `set-backend-service/@base-url must be an absolute URL, got "${literalUrl}"`,
+      );
+    }
+    if (baseUrl !== undefined) {
+      return (run) => {
+        const url = baseUrl(run);
+        if (!URL.canParse(url))
+          throw new TypeError(`set-backend-service/@base-url must be an absolute URL, got "${url}"`);
+        run.backend = { baseUrl: url, backendId: undefined };
+        return 'next';
+      };
+    }
+    const id = backendId ?? (() => '');
+    return (run) => {
+      const name = id(run);
+      const backend = run.services.backends.get(name);
+      if (backend === undefined) {
+        throw new PolicyError(
+          'BackendNotFound',
+          `Backend with id '${name}' could not be found.`,
+          500,
+          'Internal server error',
+        );
+      }
+      run.backend = { baseUrl: backend.url, backendId: backend.id };
+      return 'next';
+    };
+  },
+};

@@ -1,0 +1,169 @@
+import { Liquid, type Template } from 'liquidjs';
+import { type PolicyContext, toDotNetString } from '../../expr/index.js';
+import type { ElementDefinition } from '../element.js';
+import { bodyText, messageOf, replaceBody } from '../message.js';
+import type { RunContext } from '../runtime.js';
+import { ALL_SCOPES, bool, oneOf } from '../schema.js';
+
+/**
+ * Liquid in API Management's "C# mode": PascalCase filter names alias Liquid's own. Templates are parsed once
+ * at load time; rendering is synchronous and has no file system.
+ */
+const liquid = new Liquid({ strictFilters: false, strictVariables: false, ownPropertyOnly: true });
+const FILTER_ALIASES: Readonly<Record<string, string>> = {
+  Abs: 'abs',
+  Append: 'append',
+  AtLeast: 'at_least',
+  AtMost: 'at_most',
+  Capitalize: 'capitalize',
+  Compact: 'compact',
+  Date: 'date',
+  Default: 'default',
+  DividedBy: 'divided_by',
+  Downcase: 'downcase',
+  Escape: 'escape',
+  First: 'first',
+  H: 'escape',
+  Join: 'join',
+  Last: 'last',
+  Lstrip: 'lstrip',
+  Map: 'map',
+  Minus: 'minus',
+  Modulo: 'modulo',
+  NewlineToBr: 'newline_to_br',
+  Plus: 'plus',
+  Prepend: 'prepend',
+  Remove: 'remove',
+  RemoveFirst: 'remove_first',
+  Replace: 'replace',
+  ReplaceFirst: 'replace_first',
+  Round: 'round',
+  Rstrip: 'rstrip',
+  Size: 'size',
+  Slice: 'slice',
+  Sort: 'sort',
+  Split: 'split',
+  Strip: 'strip',
+  StripHtml: 'strip_html',
+  StripNewlines: 'strip_newlines',
+  Times: 'times',
+  Truncate: 'truncate',
+  TruncateWords: 'truncatewords',
+  Uniq: 'uniq',
+  Upcase: 'upcase',
+  UrlDecode: 'url_decode',
+  UrlEncode: 'url_encode',
+};
+for (const [alias, builtin] of Object.entries(FILTER_ALIASES)) {
+  const impl = liquid.filters[builtin];
+  if (impl !== undefined) liquid.registerFilter(alias, impl);
+}
+
+const JSON_TYPE = /^(application|text)\/([\w.+-]*\+)?json\b/i;
+
+/** The object a Liquid template sees as `context` (a plain snapshot, PascalCase as in API Management). */
+function liquidContext(ctx: PolicyContext): Record<string, unknown> {
+  const headers = (h: { entries(): Iterable<[string, string[]]> }): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const [k, v] of h.entries()) out[k] = v.join(',');
+    return out;
+  };
+  const url = (u: PolicyContext['request']['url']) => ({
+    Scheme: u.scheme,
+    Host: u.host,
+    Port: u.port,
+    Path: u.path,
+    QueryString: u.queryString,
+    Query: Object.fromEntries([...u.query.entries()].map(([k, v]) => [k, v.join(',')])),
+    ToString: u.toString(),
+  });
+  const variables: Record<string, unknown> = {};
+  for (const [k, v] of ctx.variables.entries()) variables[k] = toLiquidValue(v);
+  return {
+    Request: {
+      Method: ctx.request.method,
+      Url: url(ctx.request.url),
+      OriginalUrl: url(ctx.request.originalUrl),
+      IpAddress: ctx.request.ipAddress,
+      Headers: headers(ctx.request.headers),
+      MatchedParameters: Object.fromEntries(ctx.request.matchedParameters),
+      HasBody: ctx.request.body !== null,
+    },
+    Response:
+      ctx.response === null
+        ? {}
+        : { StatusCode: ctx.response.statusCode, Headers: headers(ctx.response.headers) },
+    Variables: variables,
+    Api: { Id: ctx.api.id, Name: ctx.api.name, Path: ctx.api.path },
+    Operation: { Id: ctx.operation.id, Name: ctx.operation.name, Method: ctx.operation.method },
+    RequestId: toDotNetString(ctx.requestId),
+  };
+}
+
+function toLiquidValue(v: unknown): unknown {
+  if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
+  // JObject/JArray and other runtime values: go through their JSON text so Liquid sees plain data.
+  const text = toDotNetString(v);
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Replaces the body with a literal, an expression's value or a rendered Liquid template. */
+export const setBody: ElementDefinition = {
+  name: 'set-body',
+  summary: 'Replaces the message body (literal, expression or Liquid template).',
+  // The reference lists inbound/backend/outbound; real policies also use it in on-error (the overview allows it).
+  sections: ['inbound', 'backend', 'outbound', 'on-error'],
+  scopes: ALL_SCOPES,
+  attributes: {
+    template: oneOf(['liquid', 'none'], { expression: false }),
+    'xsi-nil': oneOf(['blank', 'null'], { default: 'blank', expression: false }),
+    'parse-date': bool({ default: true, expression: false }),
+  },
+  content: { kind: 'text', expression: true, preserveWhitespace: true },
+  body: 'write',
+  compile(node, c) {
+    const target = c.target;
+    if (node.literal('template') === 'liquid') {
+      if (node.content?.kind === 'expression') {
+        c.error(node, 'children', 'set-body with template="liquid" takes a template, got an expression');
+        return () => 'next';
+      }
+      const source = node.content === undefined ? '' : String(node.content.value);
+      let template: Template[];
+      try {
+        template = liquid.parse(source);
+      } catch (err) {
+        c.error(node, 'children', `invalid Liquid template: ${(err as Error).message.split('\n')[0]}`);
+        return () => 'next';
+      }
+      return (run) => {
+        replaceBody(run, target, liquid.renderSync(template, liquidScope(run, target)) as string);
+        return 'next';
+      };
+    }
+    const value = node.text() ?? (() => '');
+    return (run) => {
+      replaceBody(run, target, value(run));
+      return 'next';
+    };
+  },
+};
+
+function liquidScope(run: RunContext, target: Parameters<typeof messageOf>[1]): Record<string, unknown> {
+  const scope: Record<string, unknown> = { context: liquidContext(run.context) };
+  // `body` is bound only for JSON content, as in API Management (XML bodies are not mapped here).
+  const message = messageOf(run, target === 'pending-response' ? 'request' : target);
+  const type = message.headers.getJoined('Content-Type') ?? '';
+  if (JSON_TYPE.test(type)) {
+    try {
+      scope.body = JSON.parse(bodyText(message));
+    } catch {
+      scope.body = undefined;
+    }
+  }
+  return scope;
+}

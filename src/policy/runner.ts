@@ -1,0 +1,357 @@
+/**
+ * Runs a compiled pipeline for one request, without knowing the transport. The transport (the ext_proc engine)
+ * describes the request, calls `onRequest` (inbound then backend), forwards or answers as told, then gives the
+ * backend's answer to `onResponse` (outbound). Any failure stops its section and runs on-error with
+ * context.LastError set; without on-error handling the client gets API Management's default status and a safe
+ * body, and the internals go to the logger only.
+ *
+ * States: created → request (inbound, backend) → [forwarded → response (outbound)] → done; `error` (on-error)
+ * can follow any of them once.
+ */
+import {
+  ApiInfo,
+  ExpressionError,
+  HeaderCollection,
+  LastErrorInfo,
+  OperationInfo,
+  PolicyContext,
+  ProductInfo,
+  RequestModel,
+  ResponseModel,
+  SubscriptionInfo,
+  UrlModel,
+  UserInfo,
+} from '../expr/index.js';
+import { reasonPhrase } from './message.js';
+import type { Pipeline } from './pipeline.js';
+import {
+  type BackendSelection,
+  type ForwardSettings,
+  PolicyError,
+  type RetrySettings,
+  RunContext,
+  StatementFailure,
+} from './runtime.js';
+import type { Section } from './schema.js';
+import type { PolicyServices } from './services.js';
+
+export type HeaderInit = Iterable<readonly [string, string | readonly string[]]>;
+
+/** A plain description of the request as the transport received it. */
+export interface RequestDescription {
+  readonly method: string;
+  /**
+   * Absolute URL whose path is relative to the API (the API's URL suffix removed), e.g.
+   * `https://gw.example.com/api/Course?courseID=7`. The backend URL is the backend base URL + this path + query.
+   */
+  readonly url: string;
+  readonly headers: HeaderInit;
+  readonly clientIp: string;
+  /** Present only when the pipeline needs the request body (pipeline.needs.requestBody). */
+  readonly body?: Buffer | null;
+  readonly matchedParameters?: Readonly<Record<string, string>>;
+  readonly api?: Partial<ApiInfo>;
+  readonly operation?: Partial<OperationInfo>;
+  readonly product?: Partial<ProductInfo> | null;
+  readonly subscription?: Partial<SubscriptionInfo> | null;
+  readonly user?: Partial<UserInfo> | null;
+  readonly requestId?: string;
+  readonly tracing?: boolean;
+}
+
+/** The response the client gets (immediate, or the backend's after outbound). */
+export interface FinalResponse {
+  readonly status: number;
+  readonly reason: string;
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body: Buffer;
+  /** True when a policy replaced the body (the transport must send `body` instead of the backend's). */
+  readonly bodyChanged: boolean;
+}
+
+/** What to send to the backend after inbound and backend ran. */
+export interface ForwardedRequest {
+  readonly method: string;
+  /** Path relative to the backend base URL, with the query string. */
+  readonly pathAndQuery: string;
+  readonly headers: readonly (readonly [string, string])[];
+  /** The request body when a policy changed it (or consumed it: then empty). */
+  readonly body: Buffer | undefined;
+  readonly bodyChanged: boolean;
+  readonly backend: BackendSelection;
+  readonly forward: ForwardSettings;
+  readonly retry: RetrySettings | undefined;
+}
+
+export type RequestOutcome =
+  | { readonly kind: 'forward'; readonly request: ForwardedRequest }
+  | { readonly kind: 'respond'; readonly response: FinalResponse };
+
+export interface BackendResponse {
+  readonly status: number;
+  readonly reason?: string;
+  readonly headers: HeaderInit;
+  /** Present only when the pipeline needs the response body. */
+  readonly body?: Buffer | null;
+}
+
+/**
+ * Headers whose values may contain commas or are dates: API Management sends one header line per value for
+ * these and joins all others with a comma.
+ */
+const MULTI_LINE = new Set([
+  'user-agent',
+  'www-authenticate',
+  'proxy-authenticate',
+  'cookie',
+  'set-cookie',
+  'warning',
+  'date',
+  'expires',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'retry-after',
+]);
+
+export function serializeHeaders(headers: HeaderCollection): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [name, values] of headers.entries()) {
+    if (MULTI_LINE.has(name.toLowerCase())) for (const v of values) out.push([name, v]);
+    else out.push([name, values.join(',')]);
+  }
+  return out;
+}
+
+/** created → request → forwarded → response → done (see the file comment). */
+type RunState = 'created' | 'request' | 'forwarded' | 'response' | 'done';
+
+export class PipelineRun {
+  readonly run: RunContext;
+  #state: RunState = 'created';
+  #lastErrorStatus = 500;
+
+  constructor(
+    private readonly pipeline: Pipeline,
+    request: RequestDescription,
+    private readonly services: PolicyServices,
+  ) {
+    const model = new RequestModel({
+      method: request.method.toUpperCase(),
+      url: UrlModel.parse(request.url),
+      headers: new HeaderCollection(request.headers),
+      body: request.body ?? null,
+      ipAddress: request.clientIp,
+      matchedParameters: { ...request.matchedParameters },
+    });
+    const context = new PolicyContext({
+      request: model,
+      api: new ApiInfo(request.api),
+      operation: new OperationInfo(request.operation),
+      product: request.product ? new ProductInfo(request.product) : null,
+      subscription: request.subscription ? new SubscriptionInfo(request.subscription) : null,
+      user: request.user ? new UserInfo(request.user) : null,
+      ...(request.requestId === undefined ? {} : { requestId: request.requestId }),
+      timestamp: new Date(services.clock.now()),
+      tracing: request.tracing ?? false,
+      onTrace: (message) =>
+        services.trace.write({
+          requestId: String(context.requestId),
+          source: 'context.Trace',
+          severity: 'verbose',
+          message,
+          metadata: [],
+        }),
+      now: () => services.clock.now(),
+    });
+    this.run = new RunContext(context, services);
+  }
+
+  get context(): PolicyContext {
+    return this.run.context;
+  }
+
+  /** Runs inbound and backend. */
+  async onRequest(): Promise<RequestOutcome> {
+    this.#advance('created', 'request');
+    for (const section of ['inbound', 'backend'] as const) {
+      const flow = await this.#section(section);
+      if (flow === 'error') return { kind: 'respond', response: await this.#onError() };
+      if (flow === 'respond') return { kind: 'respond', response: this.#final(true) };
+    }
+    if (this.run.forward === undefined) {
+      // No forward-request: API Management skips the backend and runs outbound on an empty 200.
+      this.#state = 'forwarded';
+      return { kind: 'respond', response: await this.onResponse({ status: 200, headers: [] }) };
+    }
+    this.#state = 'forwarded';
+    const request = this.run.context.request;
+    const consumed = request.body?.consumed === true;
+    const bodyChanged = this.run.requestBodyChanged || consumed;
+    return {
+      kind: 'forward',
+      request: {
+        method: request.method,
+        pathAndQuery: encodeURI(request.url.path) + request.url.queryString,
+        headers: serializeHeaders(request.headers),
+        body: bodyChanged
+          ? consumed
+            ? Buffer.alloc(0)
+            : (request.body?.bytes ?? Buffer.alloc(0))
+          : undefined,
+        bodyChanged,
+        backend: this.run.backend,
+        forward: this.run.forward,
+        retry: this.run.retry,
+      },
+    };
+  }
+
+  /** Runs outbound on the backend's answer. */
+  async onResponse(response: BackendResponse): Promise<FinalResponse> {
+    this.#advance('forwarded', 'response');
+    this.run.context.response = new ResponseModel({
+      statusCode: response.status,
+      statusReason: response.reason ?? reasonPhrase(response.status),
+      headers: new HeaderCollection(response.headers),
+      body: response.body ?? null,
+    });
+    if (
+      this.run.forward?.failOnErrorStatusCode === true &&
+      response.status >= 400 &&
+      response.status <= 599
+    ) {
+      this.#setLastError({
+        source: 'forward-request',
+        reason: 'BackendError',
+        message: `Backend responded with status code ${response.status}`,
+        section: 'backend',
+      });
+      this.#lastErrorStatus = response.status;
+      return this.#onError();
+    }
+    const flow = await this.#section('outbound');
+    if (flow === 'error') return this.#onError();
+    return this.#final(this.run.responseBodyChanged);
+  }
+
+  /** The backend could not be reached or timed out (as the transport observed): runs on-error. */
+  async onBackendFailure(
+    reason: 'BackendConnectionFailure' | 'Timeout',
+    message: string,
+  ): Promise<FinalResponse> {
+    this.#advance('forwarded', 'response');
+    this.#setLastError({ source: 'forward-request', reason, message, section: 'backend' });
+    this.#lastErrorStatus = reason === 'Timeout' ? 504 : 502;
+    return this.#onError();
+  }
+
+  #advance(from: RunState, to: RunState): void {
+    if (this.#state !== from)
+      throw new TypeError(`pipeline run is in state ${this.#state}, expected ${from}`);
+    this.#state = to;
+  }
+
+  async #section(section: Section): Promise<'next' | 'respond' | 'error'> {
+    this.run.section = section;
+    try {
+      return await this.pipeline.sections[section](this.run);
+    } catch (err) {
+      this.#recordFailure(err, section);
+      return 'error';
+    }
+  }
+
+  #recordFailure(err: unknown, section: Section): void {
+    const site = err instanceof StatementFailure ? err.site : undefined;
+    const cause = err instanceof StatementFailure ? err.cause : err;
+    let reason: string;
+    let message: string;
+    if (cause instanceof PolicyError) {
+      reason = cause.reason;
+      message = cause.message;
+      this.#lastErrorStatus = cause.status;
+      this.#refusal = cause;
+    } else if (
+      cause instanceof ExpressionError ||
+      cause instanceof TypeError ||
+      cause instanceof RangeError
+    ) {
+      // Expression failures and invalid values an expression produced: API Management's evaluation failure.
+      reason = 'ExpressionValueEvaluationFailure';
+      message = cause instanceof ExpressionError ? cause.reason : cause.message;
+      this.#lastErrorStatus = 500;
+    } else {
+      reason = 'InternalError';
+      message = 'An internal error occurred while processing the request.';
+      this.#lastErrorStatus = 500;
+      this.services.logger.error('policy statement failed', {
+        requestId: String(this.run.context.requestId),
+        element: site?.element,
+        path: site?.path,
+        error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause),
+      });
+    }
+    this.#setLastError({
+      source: site?.element ?? section,
+      reason,
+      message,
+      section,
+      scope: site?.scope ?? '',
+      path: site?.path ?? '',
+      policyId: site?.policyId ?? '',
+    });
+  }
+
+  #refusal: PolicyError | undefined;
+
+  #setLastError(init: Partial<LastErrorInfo>): void {
+    this.run.context.lastError = new LastErrorInfo(init);
+  }
+
+  /** Builds API Management's default error response, then lets on-error change it. */
+  async #onError(): Promise<FinalResponse> {
+    const status = this.#lastErrorStatus;
+    const refusal = this.#refusal;
+    const message =
+      refusal?.clientMessage ?? (status >= 500 ? 'Internal server error' : reasonPhrase(status));
+    const headers = new HeaderCollection([['Content-Type', 'application/json; charset=utf-8']]);
+    for (const [name, value] of refusal?.headers ?? []) headers.append(name, value);
+    this.run.context.response = new ResponseModel({
+      statusCode: status,
+      statusReason: reasonPhrase(status),
+      headers,
+      body: JSON.stringify({ statusCode: status, message }),
+    });
+    this.run.responseBodyChanged = true;
+    this.run.section = 'on-error';
+    try {
+      await this.pipeline.sections['on-error'](this.run);
+    } catch (err) {
+      // A failing on-error section does not run again; the client gets a plain 500 and the log the details.
+      this.services.logger.error('on-error section failed', {
+        requestId: String(this.run.context.requestId),
+        error: err instanceof Error ? err.message : String(err),
+      });
+      this.run.context.response = new ResponseModel({
+        statusCode: 500,
+        statusReason: reasonPhrase(500),
+        headers: new HeaderCollection([['Content-Type', 'application/json; charset=utf-8']]),
+        body: JSON.stringify({ statusCode: 500, message: 'Internal server error' }),
+      });
+    }
+    return this.#final(true);
+  }
+
+  #final(bodyChanged: boolean): FinalResponse {
+    this.#state = 'done';
+    const response = this.run.context.response ?? new ResponseModel({ statusCode: 200, statusReason: 'OK' });
+    return {
+      status: response.statusCode,
+      reason: response.statusReason,
+      headers: serializeHeaders(response.headers),
+      body: response.body?.bytes ?? Buffer.alloc(0),
+      bodyChanged,
+    };
+  }
+}

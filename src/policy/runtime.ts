@@ -1,0 +1,108 @@
+/**
+ * What compiled statements receive per request, and how they end: `next` to go on, `respond` to stop the
+ * pipeline and answer with `context.response` (return-response, mock-response, a cache hit, a CORS preflight).
+ * A refusal is thrown as PolicyError and sends the pipeline to on-error.
+ */
+import type { PolicyContext, RequestModel, ResponseModel } from '../expr/index.js';
+import type { Scope, Section } from './schema.js';
+import type { PolicyServices } from './services.js';
+
+export type Flow = 'next' | 'respond';
+
+export type Statement = (run: RunContext) => Flow | Promise<Flow>;
+
+/** How the backend is called, recorded by forward-request for the transport. */
+export interface ForwardSettings {
+  /** Whole-request timeout in milliseconds. */
+  readonly timeoutMs: number;
+  readonly continueTimeoutMs: number | undefined;
+  readonly httpVersion: '1' | '2or1' | '2';
+  readonly followRedirects: boolean;
+  readonly bufferRequestBody: boolean;
+  readonly bufferResponse: boolean;
+  readonly failOnErrorStatusCode: boolean;
+}
+
+/** Retries around forward-request, recorded for the transport (Envoy retries the upstream call). */
+export interface RetrySettings {
+  readonly count: number;
+  readonly intervalSeconds: number;
+  readonly maxIntervalSeconds: number | undefined;
+  readonly deltaSeconds: number | undefined;
+  readonly firstFastRetry: boolean;
+  /** Evaluated by the transport against the context after each backend answer. */
+  readonly condition: (run: RunContext) => boolean;
+}
+
+/** Where the request goes: set-backend-service picks a URL or a named backend. */
+export interface BackendSelection {
+  readonly baseUrl: string | undefined;
+  readonly backendId: string | undefined;
+}
+
+/** A refusal or failure with API Management's reason; the runner turns it into context.LastError. */
+export class PolicyError extends Error {
+  override readonly name = 'PolicyError';
+  constructor(
+    /** LastError.Reason, e.g. `TokenExpired`. */
+    readonly reason: string,
+    /** LastError.Message; shown to the client only through an on-error section that echoes it. */
+    message: string,
+    /** Response status when no on-error section changes it. */
+    readonly status: number,
+    /** The body message of API Management's default error response for this refusal. */
+    readonly clientMessage: string = message,
+    /** Headers API Management adds to the default error response (e.g. WWW-Authenticate). */
+    readonly headers: readonly (readonly [string, string])[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** The state of one request as it moves through the pipeline. */
+export class RunContext {
+  section: Section = 'inbound';
+  /** Set by forward-request in the backend section; undefined means the backend is not called. */
+  forward: ForwardSettings | undefined;
+  retry: RetrySettings | undefined;
+  backend: BackendSelection;
+  /** The key cache-lookup computed, used by cache-store in outbound; undefined when lookup did not run. */
+  cacheKey: string | undefined;
+  /** Downstream Cache-Control that cache-lookup asked for, applied to the response by cache-store. */
+  downstreamCacheControl: string | undefined;
+  /** Set when the request body was replaced, so the transport knows to send the new one. */
+  requestBodyChanged = false;
+  responseBodyChanged = false;
+  /** The response return-response is building (its set-status/set-header/set-body children act on it). */
+  pendingResponse: ResponseModel | undefined;
+  /** The request send-request is building. */
+  pendingRequest: RequestModel | undefined;
+
+  constructor(
+    readonly context: PolicyContext,
+    readonly services: PolicyServices,
+  ) {
+    this.backend = { baseUrl: undefined, backendId: undefined };
+  }
+}
+
+/** Where a statement sits, for LastError and for counters. */
+export interface StatementSite {
+  readonly element: string;
+  readonly scope: Scope;
+  readonly section: Section;
+  /** LastError.Path, e.g. `choose[3]\when[2]\set-header[1]`. */
+  readonly path: string;
+  readonly policyId: string;
+}
+
+/** An error annotated with the statement where it happened (the innermost one wins). */
+export class StatementFailure extends Error {
+  override readonly name = 'StatementFailure';
+  constructor(
+    override readonly cause: unknown,
+    readonly site: StatementSite,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * What the policy runner needs from the outside world, injected so `src/policy` stays transport-free and
+ * testable: caches, named backends, an HTTP client (openid-config/JWKS, send-request), a clock, a logger, a
+ * trace sink and counters. The engine wires real implementations (src/state, src/catalog); tests use fakes.
+ */
+
+/** A response kept by cache-store and served by cache-lookup. */
+export interface CachedResponse {
+  readonly status: number;
+  readonly reason: string;
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body: Buffer;
+}
+
+export interface ResponseCache {
+  get(key: string): Promise<CachedResponse | undefined>;
+  set(key: string, value: CachedResponse, ttlSeconds: number): Promise<void>;
+}
+
+/** cache-lookup-value / cache-store-value / cache-remove-value. Values are expression runtime values. */
+export interface ValueCache {
+  get(key: string): Promise<unknown>;
+  set(key: string, value: unknown, ttlSeconds: number): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+/** A named backend (`set-backend-service backend-id`). */
+export interface BackendInfo {
+  readonly id: string;
+  readonly url: string;
+}
+
+export interface BackendLookup {
+  get(id: string): BackendInfo | undefined;
+}
+
+export interface HttpRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body?: Buffer;
+  readonly timeoutMs: number;
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly reason: string;
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body: Buffer;
+}
+
+/** Rejects on connection failure or timeout (an Error whose `code` is 'TIMEOUT' for a timeout). */
+export type HttpFetcher = (request: HttpRequest) => Promise<HttpResponse>;
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Waits (retry intervals); tests pass a fake that returns at once. */
+  sleep(ms: number): Promise<void>;
+}
+
+export interface Logger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export type TraceSeverity = 'verbose' | 'information' | 'error';
+
+export interface TraceEntry {
+  readonly requestId: string;
+  readonly source: string;
+  readonly severity: TraceSeverity;
+  readonly message: string;
+  readonly metadata: readonly (readonly [string, string])[];
+}
+
+export interface TraceSink {
+  write(entry: TraceEntry): void;
+}
+
+export type CounterOutcome = 'allowed' | 'refused' | 'failed';
+
+/** Per-element counts; the engine exports them as Prometheus metrics. */
+export interface PolicyCounters {
+  count(element: string, outcome: CounterOutcome, reason?: string): void;
+}
+
+export interface PolicyServices {
+  readonly responseCache: ResponseCache;
+  readonly valueCache: ValueCache;
+  readonly backends: BackendLookup;
+  readonly fetch: HttpFetcher;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly trace: TraceSink;
+  readonly counters: PolicyCounters;
+}
