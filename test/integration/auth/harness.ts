@@ -24,7 +24,11 @@ export interface TestServer {
 }
 
 /** Starts a Koa app with only the AS middleware on a free loopback port. */
-export async function startServer(overrides: Partial<AuthServerOptions> = {}): Promise<TestServer> {
+export async function startServer(
+  overrides: Partial<AuthServerOptions> = {},
+  /** Puts the issuer under a path of the same origin, e.g. `/tenant1`. */
+  issuerPath = '',
+): Promise<TestServer> {
   const app = new Koa();
   let offset = 0;
   let as: AuthorizationServer | undefined;
@@ -33,7 +37,7 @@ export async function startServer(overrides: Partial<AuthServerOptions> = {}): P
   await new Promise<void>((resolve) => http.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   as = await createAuthorizationServer({
-    issuer: url,
+    issuer: `${url}${issuerPath}`,
     baseUrl: url,
     products: ['courses', 'grades'],
     users: [{ username: USER.username, passwordHash: await passwordHash, name: USER.name }],
@@ -43,7 +47,7 @@ export async function startServer(overrides: Partial<AuthServerOptions> = {}): P
   });
   return {
     url,
-    issuer: overrides.issuer ?? url,
+    issuer: overrides.issuer ?? `${url}${issuerPath}`,
     resource: `${overrides.baseUrl ?? url}/v1/mcp`,
     as,
     advance(seconds) {
