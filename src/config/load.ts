@@ -89,6 +89,7 @@ function issueMessage(issue: z.core.$ZodIssue): string {
     return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
   }
   const found = issue.input;
+  if (issue.code === 'invalid_type' && found === undefined) return 'is required';
   const shown =
     found === undefined || (typeof found === 'object' && found !== null)
       ? ''

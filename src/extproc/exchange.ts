@@ -12,8 +12,11 @@ export interface Exchange {
   responseHeaders?(head: MessageHead): PhaseResult | Promise<PhaseResult>;
   responseBody?(body: Buffer, endOfStream: boolean): PhaseResult | Promise<PhaseResult>;
   responseTrailers?(trailers: HeaderFields): TrailersResult | Promise<TrailersResult>;
-  /** The stream ended: `complete` after the last phase, `cancelled` when Envoy reset it (client gone, timeout). */
-  end?(outcome: 'complete' | 'cancelled'): void;
+  /**
+   * The stream is over: release what the exchange holds. Envoy half-closes and resets the stream the same way
+   * whether the HTTP exchange finished or the client went away, so this does not say which.
+   */
+  end?(): void;
 }
 
 export type ExchangeFactory = () => Exchange;

@@ -73,10 +73,10 @@ export class ExtProcStream {
     call.on('data', (message: ProcessingRequest) => {
       this.queue = this.queue.then(() => this.receive(message));
     });
-    call.on('end', () => this.finish('complete'));
-    // Envoy half-closes and then resets the stream when the HTTP request ends: a cancel is the normal goodbye.
-    call.on('cancelled', () => this.finish('cancelled'));
-    call.on('error', () => this.finish('cancelled'));
+    // Envoy half-closes and then resets the stream when the HTTP exchange ends: a cancel is the normal goodbye.
+    call.on('end', () => this.finish());
+    call.on('cancelled', () => this.finish());
+    call.on('error', () => this.finish());
   }
 
   get currentState(): StreamState {
@@ -88,16 +88,13 @@ export class ExtProcStream {
     return this.state === 'closed' || this.call.cancelled;
   }
 
-  /**
-   * Envoy half-closes ('end') once it needs nothing more, then resets the stream ('cancelled'); a reset without a
-   * half-close means the HTTP exchange was abandoned (client gone, timeout). Pending answers are let through first.
-   */
-  private finish(outcome: 'complete' | 'cancelled'): void {
+  /** The stream is over (half-closed, reset or failed). Answers still being computed are let through first. */
+  private finish(): void {
     this.queue = this.queue.then(() => {
       if (this.state === 'closed') return;
       this.state = 'closed';
-      this.exchange.end?.(outcome);
-      if (outcome === 'complete' && this.call.writable) this.call.end();
+      this.exchange.end?.();
+      if (!this.call.cancelled && this.call.writable) this.call.end();
     });
   }
 
@@ -116,7 +113,7 @@ export class ExtProcStream {
       if (response.immediate_response) {
         if (answer) this.call.write(response);
         this.state = 'closed';
-        this.exchange.end?.('complete');
+        this.exchange.end?.();
         this.call.end();
         return;
       }
@@ -136,7 +133,7 @@ export class ExtProcStream {
         });
       }
       this.state = 'closed';
-      this.exchange.end?.('complete');
+      this.exchange.end?.();
       this.call.end();
     }
   }
@@ -144,8 +141,9 @@ export class ExtProcStream {
   private fail(message: string): void {
     this.observer.onProtocolError(message);
     this.state = 'closed';
-    this.exchange.end?.('cancelled');
-    this.call.destroy(Object.assign(new Error(message), { code: GrpcStatus.INVALID_ARGUMENT }));
+    this.exchange.end?.();
+    // grpc-js turns an 'error' event on a server stream into the call's final status.
+    this.call.emit('error', Object.assign(new Error(message), { code: GrpcStatus.INVALID_ARGUMENT, details: message }));
   }
 
   private async dispatch(kind: RequestKind, message: ProcessingRequest): Promise<ProcessingResponse> {

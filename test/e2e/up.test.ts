@@ -1,0 +1,148 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/config/plan.js';
+import { descendantsOf, isAlive } from '../helpers/processes.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const cli = path.join(root, 'bin', 'portcullis.js');
+const exampleDir = path.join(root, 'examples', 'courses');
+
+interface UpRun {
+  readonly child: ChildProcess;
+  output(): string;
+  /** Resolves when the output contains `text`; rejects if the process exits first or after `timeoutMs`. */
+  waitFor(text: string, timeoutMs?: number): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+const runs: UpRun[] = [];
+
+afterEach(() => {
+  for (const run of runs.splice(0)) if (run.child.exitCode === null) run.child.kill('SIGKILL');
+});
+
+function up(configFile: string, env: NodeJS.ProcessEnv = process.env): UpRun {
+  const child = spawn(process.execPath, [cli, 'up', '--config', configFile], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listeners: (() => void)[] = [];
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const listener of listeners) listener();
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const run: UpRun = {
+    child,
+    output: () => output,
+    exited,
+    waitFor(text, timeoutMs = 45_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => output.includes(text) && resolve();
+        listeners.push(check);
+        check();
+        const timer = setTimeout(
+          () => reject(new Error(`no "${text}" within ${timeoutMs} ms:\n${output}`)),
+          timeoutMs,
+        );
+        void exited.then((code) => {
+          clearTimeout(timer);
+          if (!output.includes(text)) reject(new Error(`exited ${code} before "${text}":\n${output}`));
+        });
+      });
+    },
+  };
+  runs.push(run);
+  return run;
+}
+
+/** The example's configuration on free ports, so the suite never collides with a running gateway. */
+async function exampleConfig(
+  extraProcesses = '',
+): Promise<{ file: string; gatewayPort: number; backendPort: number }> {
+  const [gatewayPort, adminPort, backendPort] = [await freePort(), await freePort(), await freePort()];
+  const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-e2e-'));
+  const file = path.join(directory, 'gateway.yaml');
+  await writeFile(
+    file,
+    `gateway: { http: { host: 127.0.0.1, port: ${gatewayPort} } }
+admin: { port: ${adminPort} }
+apis:
+  - id: courses
+    urlSuffix: courses
+    serviceUrl: http://127.0.0.1:${backendPort}
+processes:
+  - name: courses
+    command: [node, --import, tsx, backend.ts]
+    cwd: ${exampleDir}
+    env: { PORT: "${backendPort}" }
+    readyUrl: http://127.0.0.1:${backendPort}/healthz
+${extraProcesses}`,
+  );
+  return { file, gatewayPort, backendPort };
+}
+
+describe('portcullis up', () => {
+  it('brings the example up, serves the Course API through Envoy and the engine, and stops cleanly on SIGINT', async () => {
+    const { file, gatewayPort } = await exampleConfig();
+    const run = up(file);
+    await run.waitFor('Press Ctrl-C to stop.');
+    expect(run.output()).toContain(`http://127.0.0.1:${gatewayPort}/courses/`);
+
+    const response = await fetch(`http://127.0.0.1:${gatewayPort}/courses/api/Course`);
+    expect(response.status).toBe(200);
+    const courses = (await response.json()) as { id: number; title: string }[];
+    expect(courses.map((course) => course.title)).toEqual(['Networks', 'Compilers', 'Distributed Systems']);
+    expect(response.headers.get('x-backend-saw-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+
+    const children = descendantsOf(run.child.pid!);
+    expect(children.length).toBeGreaterThanOrEqual(4);
+    for (const name of ['courses ', 'engine ', 'service ', 'envoy '])
+      expect(run.output()).toContain(`${name}`);
+
+    run.child.kill('SIGINT');
+    expect(await run.exited).toBe(0);
+    expect(children.filter(isAlive)).toEqual([]);
+    await expect(fetch(`http://127.0.0.1:${gatewayPort}/courses/api/Course`)).rejects.toThrow();
+  });
+
+  it('says which child died and exits non-zero, stopping the others', async () => {
+    const { file } = await exampleConfig(`  - name: fragile
+    command: [node, -e, "setTimeout(() => process.exit(3), 1500)"]
+`);
+    const run = up(file);
+    const exitCode = await run.exited;
+    expect(exitCode).toBe(1);
+    expect(run.output()).toMatch(
+      /fragile stopped unexpectedly \(exit code 3\)|fragile exited before it was ready \(exit code 3\)/,
+    );
+  });
+
+  it('explains how to install Envoy when it cannot be found', async () => {
+    const { file } = await exampleConfig();
+    const run = up(file, { ...process.env, ENVOY_BIN: '/nonexistent/envoy' });
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain(
+      'ENVOY_BIN is set to "/nonexistent/envoy", which is not an executable file.',
+    );
+  });
+
+  it('refuses a configuration with errors, naming file, line and column', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-e2e-'));
+    const file = path.join(directory, 'gateway.yaml');
+    await writeFile(
+      file,
+      'apis:\n  - id: x\n    urlSuffix: x\n    serviceUrl: http://127.0.0.1:1\n    colour: red\n',
+    );
+    const run = up(file);
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain(`${file}:5:5: apis[0].colour: unknown key "colour"`);
+  });
+});

@@ -1,0 +1,117 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { findEnvoy } from '../../../envoy/binary.js';
+import { type BootstrapPlan, buildBootstrap } from '../../../envoy/bootstrap.js';
+import { bootstrapYaml } from '../../../src/config/envoy.js';
+import { parseConfig } from '../../../src/config/load.js';
+import { planRuntime } from '../../../src/config/plan.js';
+
+const run = promisify(execFile);
+
+async function envoyValidates(yaml: string): Promise<string> {
+  const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-validate-'));
+  const file = path.join(directory, 'envoy.yaml');
+  await writeFile(file, yaml);
+  const { stdout, stderr } = await run(findEnvoy(), [
+    '--mode',
+    'validate',
+    '-c',
+    file,
+    '--disable-hot-restart',
+    '-l',
+    'error',
+  ]);
+  return stdout + stderr;
+}
+
+const plan: BootstrapPlan = {
+  gateway: { host: '0.0.0.0', port: 8080 },
+  admin: { host: '127.0.0.1', port: 9901 },
+  engine: {
+    endpoints: [
+      { host: '127.0.0.1', port: 50051 },
+      { host: '127.0.0.1', port: 50052 },
+    ],
+    messageTimeoutMs: 500,
+  },
+  service: { host: '127.0.0.1', port: 3000 },
+  apis: [
+    { id: 'courses', urlSuffix: 'courses', serviceUrl: 'http://127.0.0.1:8081' },
+    {
+      id: 'remote',
+      urlSuffix: 'v1/remote',
+      serviceUrl: 'https://api.example.com/base/',
+      hostnames: ['api.example.org'],
+    },
+  ],
+};
+
+describe('the generated Envoy bootstrap', () => {
+  it('is accepted by the real Envoy (--mode validate), for plain, TLS and host-bound APIs', async () => {
+    expect(await envoyValidates(bootstrapYaml({ ...plan, config: parseConfig('', 'x') }))).toContain('OK');
+  });
+
+  it('is accepted for the bundled example as `portcullis envoy-config` prints it', async () => {
+    const config = parseConfig(
+      await import('node:fs/promises').then((fs) => fs.readFile('examples/courses/gateway.yaml', 'utf8')),
+      'gateway.yaml',
+    );
+    expect(await envoyValidates(bootstrapYaml(await planRuntime(config)))).toContain('OK');
+  });
+
+  it('fails closed, asks only for request headers by default and lets the engine override per request', () => {
+    const bootstrap = buildBootstrap(plan) as any;
+    const hcm = bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+    const extProc = hcm.http_filters[0].typed_config;
+    expect(extProc.failure_mode_allow).toBe(false);
+    expect(extProc.allow_mode_override).toBe(true);
+    expect(extProc.message_timeout).toBe('0.5s');
+    expect(extProc.processing_mode).toMatchObject({
+      request_header_mode: 'SEND',
+      response_header_mode: 'SKIP',
+      request_body_mode: 'NONE',
+      response_body_mode: 'NONE',
+    });
+    expect(hcm.http_filters.map((filter: { name: string }) => filter.name)).toEqual([
+      'envoy.filters.http.ext_proc',
+      'envoy.filters.http.router',
+    ]);
+  });
+
+  it('lists every engine process as an endpoint of the engine cluster, over HTTP/2', () => {
+    const bootstrap = buildBootstrap(plan) as any;
+    const engine = bootstrap.static_resources.clusters.find(
+      (cluster: { name: string }) => cluster.name === 'portcullis_engine',
+    );
+    const ports = engine.load_assignment.endpoints[0].lb_endpoints.map(
+      (entry: any) => entry.endpoint.address.socket_address.port_value,
+    );
+    expect(ports).toEqual([50051, 50052]);
+    expect(
+      engine.typed_extension_protocol_options['envoy.extensions.upstreams.http.v3.HttpProtocolOptions']
+        .explicit_http_config,
+    ).toHaveProperty('http2_protocol_options');
+  });
+
+  it('routes the service paths to the Koa service on every host, ahead of the APIs', () => {
+    const bootstrap = buildBootstrap(plan) as any;
+    const hosts =
+      bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config
+        .virtual_hosts;
+    expect(hosts.map((host: any) => host.domains)).toEqual([['*'], ['api.example.org', 'api.example.org:*']]);
+    for (const host of hosts) {
+      const serviceRoutes = host.routes.filter((route: any) => route.route?.cluster === 'portcullis_service');
+      const matched = serviceRoutes.map(
+        (route: any) => route.match.path_separated_prefix ?? route.match.prefix,
+      );
+      expect(matched).toEqual(
+        expect.arrayContaining(['/v1/mcp', '/v1/authorize', '/v1/token', '/v1/register', '/.well-known/']),
+      );
+      expect(host.routes.at(-1).direct_response.status).toBe(404);
+    }
+  });
+});

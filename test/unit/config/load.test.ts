@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, formatProblem, parseConfig } from '../../../src/config/load.js';
+
+function problems(text: string): string[] {
+  try {
+    parseConfig(text, 'gateway.yaml');
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems.map(formatProblem);
+    throw error;
+  }
+  return [];
+}
+
+describe('gateway configuration', () => {
+  it('fills defaults for an empty file', () => {
+    const config = parseConfig('', 'gateway.yaml');
+    expect(config.gateway.http).toEqual({ host: '0.0.0.0', port: 8080 });
+    expect(config.admin).toEqual({ host: '127.0.0.1', port: 9901 });
+    expect(config.engine).toEqual({ host: '127.0.0.1', ports: [0], messageTimeoutMs: 500 });
+    expect(config.apis).toEqual([]);
+  });
+
+  it('reads an API with operations', () => {
+    const config = parseConfig(
+      'apis:\n  - id: courses\n    urlSuffix: courses\n    serviceUrl: http://127.0.0.1:8081\n    operations:\n      - { method: GET, urlTemplate: "/api/Course/{id}" }\n',
+      'gateway.yaml',
+    );
+    expect(config.apis[0]).toMatchObject({
+      id: 'courses',
+      urlSuffix: 'courses',
+      operations: [{ method: 'GET', urlTemplate: '/api/Course/{id}' }],
+    });
+  });
+
+  it('names file, line, column and key path of an unknown key', () => {
+    expect(problems('gateway:\n  http:\n    prot: 80\n')).toEqual([
+      'gateway.yaml:3:5: gateway.http.prot: unknown key "prot"',
+    ]);
+  });
+
+  it('rejects an unknown top-level key', () => {
+    expect(problems('apiz: []\n')).toEqual(['gateway.yaml:1:1: apiz: unknown key "apiz"']);
+  });
+
+  it('reports every problem with what was found', () => {
+    expect(
+      problems(
+        'gateway:\n  http:\n    port: 99999\napis:\n  - id: a\n    urlSuffix: /bad\n    serviceUrl: ftp://x\n',
+      ),
+    ).toEqual([
+      'gateway.yaml:3:5: gateway.http.port: Too big: expected number to be <=65535, got 99999',
+      'gateway.yaml:6:5: apis[0].urlSuffix: must be path segments without leading or trailing "/", e.g. "courses" or "v1/courses", got "/bad"',
+      'gateway.yaml:7:5: apis[0].serviceUrl: must be an http:// or https:// URL, got "ftp://x"',
+    ]);
+  });
+
+  it('points a missing required key at the object that lacks it', () => {
+    expect(problems('apis:\n  - id: a\n    urlSuffix: a\n')).toEqual([
+      'gateway.yaml:2:5: apis[0].serviceUrl: is required',
+    ]);
+  });
+
+  it('rejects duplicate API ids and suffixes', () => {
+    const text =
+      'apis:\n  - { id: a, urlSuffix: x, serviceUrl: "http://h" }\n  - { id: a, urlSuffix: x, serviceUrl: "http://h" }\n';
+    expect(problems(text)).toEqual([
+      'gateway.yaml:3:7: apis[1].id: duplicate API id "a" (also apis[0])',
+      'gateway.yaml:3:14: apis[1].urlSuffix: URL suffix "x" is already used by apis[0] on the same hosts',
+    ]);
+  });
+
+  it('reports YAML syntax errors with their position', () => {
+    expect(problems('apis: [\n')[0]).toMatch(/^gateway\.yaml:2:1: /);
+  });
+
+  it('rejects a duplicate key', () => {
+    expect(problems('admin: { port: 1 }\nadmin: { port: 2 }\n')[0]).toMatch(
+      /^gateway\.yaml:2:1: .*[Mm]ap keys must be unique/,
+    );
+  });
+});

@@ -1,0 +1,226 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Exchange, ExchangeFactory } from '../../../src/extproc/exchange.js';
+import { type ListeningExtProcServer, startExtProcServer } from '../../../src/extproc/server.js';
+import { connectFakeEnvoy, type FakeEnvoyStream, headerMap } from '../../helpers/extproc-client.js';
+
+let server: ListeningExtProcServer | undefined;
+let envoy: FakeEnvoyStream | undefined;
+
+async function serve(exchanges: ExchangeFactory, errors: string[] = []) {
+  server = await startExtProcServer(
+    {
+      exchanges,
+      observer: {
+        onHandlerError: (error, phase) => errors.push(`${phase}: ${(error as Error).message}`),
+        onProtocolError: (message) => errors.push(message),
+      },
+    },
+    { host: '127.0.0.1', port: 0 },
+  );
+  envoy = connectFakeEnvoy(server.port);
+  return envoy;
+}
+
+afterEach(async () => {
+  envoy?.close();
+  await server?.shutdown(100);
+  envoy = undefined;
+  server = undefined;
+});
+
+const requestHeaders = (headers: Record<string, string>, endOfStream = true) => ({
+  request_headers: { headers: headerMap(headers), end_of_stream: endOfStream },
+});
+
+describe('ext_proc stream state machine', () => {
+  it('hands the exchange decoded raw_value headers and attributes, and answers with raw_value mutations', async () => {
+    let seen: { path?: string; source?: unknown } = {};
+    const stream = await serve(() => ({
+      requestHeaders(head) {
+        seen = { path: head.headers.get(':path')?.[0], source: head.attributes.get('source.address') };
+        return {
+          action: 'continue',
+          headers: [
+            { name: 'x-added', value: 'yes' },
+            { name: 'x-multi', value: 'b', append: true },
+          ],
+          removeHeaders: ['x-secret'],
+          clearRouteCache: true,
+        };
+      },
+    }));
+    const answer = await stream.exchange({
+      ...requestHeaders({ ':path': '/a?b=1', ':method': 'GET' }),
+      attributes: {
+        'envoy.filters.http.ext_proc': { fields: { 'source.address': { stringValue: '10.0.0.1:555' } } },
+      },
+    });
+    expect(seen).toEqual({ path: '/a?b=1', source: '10.0.0.1:555' });
+    const mutation = answer.request_headers!.response!.header_mutation!;
+    expect(
+      mutation.set_headers!.map((h) => [
+        h.header.key,
+        Buffer.from(h.header.raw_value).toString(),
+        h.append?.value ?? null,
+      ]),
+    ).toEqual([
+      ['x-added', 'yes', null],
+      ['x-multi', 'b', true],
+    ]);
+    expect((mutation.set_headers![0]!.header as { value?: string }).value ?? '').toBe('');
+    expect(mutation.remove_headers).toEqual(['x-secret']);
+    expect(answer.request_headers!.response!.clear_route_cache).toBe(true);
+  });
+
+  it('sends mode_override for the phases the exchange asks for', async () => {
+    const stream = await serve(() => ({
+      requestHeaders: () => ({ action: 'continue', next: { requestBody: true, responseBody: true } }),
+    }));
+    const answer = await stream.exchange(requestHeaders({ ':path': '/' }, false));
+    expect(answer.mode_override).toEqual({
+      response_header_mode: 'SEND',
+      request_body_mode: 'BUFFERED',
+      response_body_mode: 'BUFFERED',
+    });
+  });
+
+  it('does not clear the route cache without a header mutation (Envoy would ignore it)', async () => {
+    const stream = await serve(() => ({
+      requestHeaders: () => ({ action: 'continue', clearRouteCache: true }),
+    }));
+    const answer = await stream.exchange(requestHeaders({ ':path': '/' }));
+    expect(answer.request_headers!.response!.clear_route_cache).toBeUndefined();
+  });
+
+  it('walks every phase in order and replaces a body', async () => {
+    const calls: string[] = [];
+    const saw = <T>(call: string, result: T): T => {
+      calls.push(call);
+      return result;
+    };
+    const exchange: Exchange = {
+      requestHeaders: () => saw('request_headers', { action: 'continue' }),
+      requestBody: (body, eos) =>
+        saw(`request_body:${body}:${eos}`, { action: 'continue', body: Buffer.from('new') }),
+      requestTrailers: (trailers) => saw(`request_trailers:${trailers.get('x-t')}`, {}),
+      responseHeaders: (head) =>
+        saw(`response_headers:${head.headers.get(':status')}`, { action: 'continue' }),
+      responseBody: (body) => saw(`response_body:${body}`, { action: 'continue' }),
+      responseTrailers: () => saw('response_trailers', { headers: [{ name: 'x-tr', value: '1' }] }),
+      end: () => calls.push('end'),
+    };
+    const stream = await serve(() => exchange);
+    await stream.exchange(requestHeaders({ ':path': '/' }, false));
+    const body = await stream.exchange({ request_body: { body: Buffer.from('old'), end_of_stream: true } });
+    expect(Buffer.from(body.request_body!.response!.body_mutation!.body!).toString()).toBe('new');
+    await stream.exchange({ request_trailers: { trailers: headerMap({ 'x-t': 'v' }) } });
+    await stream.exchange({ response_headers: { headers: headerMap({ ':status': '200' }) } });
+    await stream.exchange({ response_body: { body: Buffer.from('resp'), end_of_stream: true } });
+    const trailers = await stream.exchange({ response_trailers: { trailers: headerMap({}) } });
+    expect(trailers.response_trailers!.header_mutation!.set_headers![0]!.header.key).toBe('x-tr');
+    stream.finish();
+    await stream.closed;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(calls).toEqual([
+      'request_headers',
+      'request_body:old:true',
+      'request_trailers:v',
+      'response_headers:200',
+      'response_body:resp',
+      'response_trailers',
+      'end',
+    ]);
+  });
+
+  it('turns a respond result into an immediate response and closes the stream', async () => {
+    const stream = await serve(() => ({
+      requestHeaders: () => ({
+        action: 'respond',
+        status: 429,
+        headers: [{ name: 'retry-after', value: '7' }],
+        body: 'slow down',
+        details: 'rate_limited',
+      }),
+    }));
+    const answer = await stream.exchange(requestHeaders({ ':path': '/' }));
+    expect(answer.immediate_response!.status).toEqual({ code: 429 });
+    expect(Buffer.from(answer.immediate_response!.body!).toString()).toBe('slow down');
+    expect(answer.immediate_response!.details).toBe('rate_limited');
+    expect(answer.immediate_response!.headers!.set_headers![0]!.header.key).toBe('retry-after');
+    expect(await stream.closed).toBeUndefined();
+  });
+
+  it('answers 500 with a safe body when a handler throws, and reports the error', async () => {
+    const errors: string[] = [];
+    const stream = await serve(
+      () => ({
+        requestHeaders: () => {
+          throw new Error('secret internal detail');
+        },
+      }),
+      errors,
+    );
+    const answer = await stream.exchange(requestHeaders({ ':path': '/' }));
+    expect(answer.immediate_response!.status).toEqual({ code: 500 });
+    const body = Buffer.from(answer.immediate_response!.body!).toString();
+    expect(body).not.toContain('secret');
+    expect(JSON.parse(body)).toEqual({ statusCode: 500, message: 'Internal server error' });
+    expect(errors).toEqual(['request_headers: secret internal detail']);
+  });
+
+  it('rejects a message that cannot follow the current state with INVALID_ARGUMENT', async () => {
+    const errors: string[] = [];
+    const stream = await serve(() => ({ requestHeaders: () => ({ action: 'continue' }) }), errors);
+    await stream.exchange(requestHeaders({ ':path': '/' }));
+    await stream.exchange({ response_headers: { headers: headerMap({ ':status': '200' }) } });
+    stream.send({ request_body: { body: Buffer.from('late'), end_of_stream: true } });
+    const error = await stream.closed;
+    expect(error?.code).toBe(3);
+    expect(errors).toEqual(['ext_proc message "request_body" cannot follow state "response_headers"']);
+  });
+
+  it('answers messages strictly in order even when an earlier handler is slower', async () => {
+    const stream = await serve(() => ({
+      requestHeaders: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return { action: 'continue', headers: [{ name: 'x-first', value: '1' }] };
+      },
+      requestBody: () => ({ action: 'continue', body: Buffer.from('second') }),
+    }));
+    stream.send(requestHeaders({ ':path': '/' }, false));
+    stream.send({ request_body: { body: Buffer.from('x'), end_of_stream: true } });
+    const first = await stream.next();
+    const second = await stream.next();
+    expect(first.request_headers).toBeDefined();
+    expect(second.request_body).toBeDefined();
+  });
+
+  it('does not answer in observability mode', async () => {
+    const stream = await serve(() => ({ requestHeaders: () => ({ action: 'continue' }) }));
+    stream.send({ ...requestHeaders({ ':path': '/' }), observability_mode: true });
+    await expect(stream.next(200)).rejects.toThrow('no answer');
+  });
+
+  it('tells the exchange once that the stream is over when Envoy resets it mid-request', async () => {
+    let ends = 0;
+    const stream = await serve(() => ({
+      requestHeaders: () => ({ action: 'continue' }),
+      end: () => ends++,
+    }));
+    await stream.exchange(requestHeaders({ ':path': '/' }, false));
+    expect(ends).toBe(0);
+    stream.reset();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(ends).toBe(1);
+  });
+
+  it('drains open streams on shutdown and then refuses new ones', async () => {
+    const stream = await serve(() => ({ requestHeaders: () => ({ action: 'continue' }) }));
+    await stream.exchange(requestHeaders({ ':path': '/' }, false));
+    expect(server!.activeStreams()).toBe(1);
+    const shutdown = server!.shutdown(2000);
+    stream.finish();
+    await shutdown;
+    expect(server!.activeStreams()).toBe(0);
+  });
+});
