@@ -26,8 +26,8 @@ export interface TestServer {
 /** Starts a Koa app with only the AS middleware on a free loopback port. */
 export async function startServer(
   overrides: Partial<AuthServerOptions> = {},
-  /** Puts the issuer under a path of the same origin, e.g. `/tenant1`. */
-  issuerPath = '',
+  /** Where the issuer lives relative to the base URL: under a path (`/tenant1`) and/or on another host name. */
+  layout: { issuerPath?: string; issuerHost?: string } = {},
 ): Promise<TestServer> {
   const app = new Koa();
   let offset = 0;
@@ -35,9 +35,11 @@ export async function startServer(
   app.use(async (ctx, next) => (as ? as.middleware(ctx, next) : next()));
   const http = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => http.once('listening', () => resolve()));
-  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  const port = (http.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  const issuer = `http://${layout.issuerHost ?? '127.0.0.1'}:${port}${layout.issuerPath ?? ''}`;
   as = await createAuthorizationServer({
-    issuer: `${url}${issuerPath}`,
+    issuer,
     baseUrl: url,
     products: ['courses', 'grades'],
     users: [{ username: USER.username, passwordHash: await passwordHash, name: USER.name }],
@@ -47,7 +49,7 @@ export async function startServer(
   });
   return {
     url,
-    issuer: overrides.issuer ?? `${url}${issuerPath}`,
+    issuer: overrides.issuer ?? issuer,
     resource: `${overrides.baseUrl ?? url}/v1/mcp`,
     as,
     advance(seconds) {

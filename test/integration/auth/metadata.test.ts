@@ -177,7 +177,7 @@ describe('metadata tells the truth', () => {
 describe('issuer with a path', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startServer({}, '/tenant1');
+    server = await startServer({}, { issuerPath: '/tenant1' });
   });
   afterAll(() => server.close());
 
@@ -190,5 +190,30 @@ describe('issuer with a path', () => {
     const pub = await register(as, 'none');
     const { tokens } = await obtainTokens(server, as, pub);
     expect(tokens.access_token).toBeTruthy();
+  });
+});
+
+describe('issuer and base URL on different hosts', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({}, { issuerHost: 'localhost' });
+  });
+  afterAll(() => server.close());
+
+  it('puts token, registration and JWKS on the issuer host and the authorization pages on the base host', async () => {
+    const as = await discover(server);
+    expect(as.issuer).toBe(server.issuer);
+    expect(new URL(as.token_endpoint!).hostname).toBe('localhost');
+    expect(new URL(as.registration_endpoint!).hostname).toBe('localhost');
+    expect(new URL(as.authorization_endpoint!).hostname).toBe('127.0.0.1');
+    const atBase = await fetch(`${server.url}/.well-known/oauth-authorization-server`);
+    expect(((await atBase.json()) as { issuer: string }).issuer).toBe(server.issuer);
+    const pub = await register(as, 'none');
+    const { tokens } = await obtainTokens(server, as, pub);
+    await expect(
+      server.as.verifyAccessToken(tokens.access_token, { audience: server.resource }),
+    ).resolves.toMatchObject({
+      iss: server.issuer,
+    });
   });
 });
