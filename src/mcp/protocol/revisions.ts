@@ -78,7 +78,3 @@ export const defaultRevision = byId.get('2025-03-26')!;
 export function findRevision(id: string): Revision | undefined {
   return byId.get(id);
 }
-
-export function supportedRevisionIds(): string[] {
-  return table.map((r) => r.id);
-}

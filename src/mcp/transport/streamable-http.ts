@@ -12,7 +12,7 @@ import {
   findRevision,
   latestSessionRevision,
   type Revision,
-  supportedRevisionIds,
+  sessionRevisions,
 } from '../protocol/revisions.js';
 import type { Subject } from '../types.js';
 import {
@@ -70,7 +70,14 @@ export class StreamableHttpTransport {
     const versionHeader = request.header(VERSION_HEADER);
     const stateless = versionHeader ? findRevision(versionHeader) : undefined;
     if (stateless?.stateless) {
-      if (!this.#o.stateless || request.method !== 'POST') {
+      if (!this.#o.stateless) {
+        // Not served: answer with the modern error a dual-era client recognises, naming what we do speak,
+        // so it falls back to `initialize` instead of guessing (2026-07-28 versioning, backward compatibility).
+        return errorReply(400, ErrorCode.UnsupportedProtocolVersion, 'Unsupported protocol version', {
+          data: { supported: sessionRevisions, requested: stateless.id },
+        });
+      }
+      if (request.method !== 'POST') {
         return errorReply(405, ErrorCodes.Transport, `Method not allowed: ${request.method}`, {
           headers: { allow: 'POST' },
         });
@@ -89,6 +96,11 @@ export class StreamableHttpTransport {
           headers: { allow: ALLOW },
         });
     }
+  }
+
+  /** The revisions this endpoint serves: the session-based ones, plus 2026-07-28 when a handler is given. */
+  #served(): readonly string[] {
+    return this.#o.stateless ? [...sessionRevisions, '2026-07-28'] : sessionRevisions;
   }
 
   /** Tells every session with an open GET stream that the tool list changed. */
@@ -253,7 +265,7 @@ export class StreamableHttpTransport {
           ErrorCodes.Transport,
           `Bad Request: unsupported MCP-Protocol-Version: ${version}`,
           {
-            data: { supported: supportedRevisionIds(), requested: version },
+            data: { supported: this.#served(), requested: version },
           },
         ),
       };

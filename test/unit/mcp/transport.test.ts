@@ -181,8 +181,33 @@ describe('requests in a session', () => {
         code: -32000,
         message: 'Bad Request: unsupported MCP-Protocol-Version: 2099-01-01',
         data: {
-          supported: ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'],
+          supported: ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'],
           requested: '2099-01-01',
+        },
+      },
+    });
+  });
+
+  it('the stateless 2026-07-28 revision is not served: 400 -32022 naming the revisions that are', async () => {
+    const res = await send(
+      app.url,
+      {
+        ...ping(),
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+      },
+      { token: alice, version: '2026-07-28', headers: { 'mcp-method': 'tools/list' } },
+    );
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32022,
+        message: 'Unsupported protocol version',
+        data: {
+          supported: ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'],
+          requested: '2026-07-28',
         },
       },
     });
