@@ -77,7 +77,6 @@ export interface AccessTokenClaims {
   readonly sub?: string;
   readonly client_id?: string;
   readonly scope?: string | readonly string[];
-  readonly [claim: string]: unknown;
 }
 
 /**
