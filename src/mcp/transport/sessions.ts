@@ -18,6 +18,15 @@ export interface SessionStoreOptions {
   readonly maxSessions?: number;
   /** A session unused for this long is forgotten; its client then gets 404 and initializes again. */
   readonly idleTimeoutMs?: number;
+  /**
+   * Sessions one user+client may hold; the oldest goes first. Keeps one caller from evicting everyone else's
+   * sessions out of the shared LRU by initializing in a loop.
+   */
+  readonly maxSessionsPerSubject?: number;
+}
+
+function ownerKey(sub: string, clientId: string): string {
+  return JSON.stringify([sub, clientId]);
 }
 
 /**
@@ -26,14 +35,28 @@ export interface SessionStoreOptions {
  */
 export class SessionStore {
   readonly #cache: LRUCache<string, Session>;
+  /** Session ids per owner, oldest first. */
+  readonly #byOwner = new Map<string, string[]>();
+  readonly #perOwner: number;
 
   constructor(options: SessionStoreOptions = {}) {
+    this.#perOwner = options.maxSessionsPerSubject ?? 100;
     this.#cache = new LRUCache<string, Session>({
       max: options.maxSessions ?? 10_000,
       ttl: options.idleTimeoutMs ?? 60 * 60 * 1000,
       updateAgeOnGet: true,
-      dispose: (session) => session.stream?.close(),
+      dispose: (session) => {
+        session.stream?.close();
+        this.#forget(session);
+      },
     });
+  }
+
+  #forget(session: Session): void {
+    const key = ownerKey(session.sub, session.clientId);
+    const ids = this.#byOwner.get(key)?.filter((id) => id !== session.id) ?? [];
+    if (ids.length > 0) this.#byOwner.set(key, ids);
+    else this.#byOwner.delete(key);
   }
 
   create(revision: Revision, subject: Subject): Session {
@@ -47,6 +70,11 @@ export class SessionStore {
       initialized: false,
       stream: undefined,
     };
+    const key = ownerKey(subject.sub, subject.clientId);
+    const owned = this.#byOwner.get(key) ?? [];
+    while (owned.length >= this.#perOwner) this.#cache.delete(owned.shift()!);
+    owned.push(id);
+    this.#byOwner.set(key, owned);
     this.#cache.set(id, session);
     return session;
   }
