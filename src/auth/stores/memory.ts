@@ -16,8 +16,9 @@ type Clock = () => number;
 
 /**
  * In-process stores. Expiry is checked against the injected clock on every read (so tests can move time),
- * and a sweep every minute frees what expired. Records are copied in and out so callers can never mutate
- * stored state without going through an operation, exactly as with a remote store.
+ * and a sweep every minute frees what expired. Records are deep-frozen copies taken on write, so callers can
+ * never mutate stored state without going through an operation (exactly as with a remote store), and reads
+ * on the hot path return the stored object without copying.
  */
 class ExpiringMap<T> {
   readonly #entries = new Map<string, { value: T; expiresAt: number }>();
@@ -47,13 +48,22 @@ class ExpiringMap<T> {
   }
 }
 
-const copy = <T>(value: T): T => structuredClone(value);
+function copy<T>(value: T): T {
+  return deepFreeze(structuredClone(value));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
 
 class MemoryClientStore implements ClientStore {
   readonly #clients = new Map<string, ClientRecord>();
   async get(clientId: string) {
-    const client = this.#clients.get(clientId);
-    return client && copy(client);
+    return this.#clients.get(clientId);
   }
   async put(client: ClientRecord) {
     this.#clients.set(client.clientId, copy(client));
@@ -71,13 +81,12 @@ class MemoryOneTimeStore<T extends { id: string; expiresAt: number; consumed: bo
     this.map.set(record.id, copy(record), record.expiresAt);
   }
   async find(id: string) {
-    const record = this.map.get(id);
-    return record && copy(record);
+    return this.map.get(id);
   }
   async consume(id: string) {
     const record = this.map.get(id);
     if (!record || record.consumed) return false;
-    record.consumed = true;
+    this.map.set(id, Object.freeze({ ...record, consumed: true }), record.expiresAt);
     return true;
   }
   async delete(id: string) {
@@ -87,6 +96,7 @@ class MemoryOneTimeStore<T extends { id: string; expiresAt: number; consumed: bo
 
 interface StoredGrant {
   grant: GrantRecord;
+  revoked: boolean;
   accessTokens: Map<string, number>;
 }
 
@@ -96,15 +106,22 @@ class MemoryGrantStore implements GrantStore {
     private readonly now: Clock,
   ) {}
   async put(grant: GrantRecord) {
-    this.map.set(grant.id, { grant: copy(grant), accessTokens: new Map() }, grant.expiresAt);
+    this.map.set(
+      grant.id,
+      { grant: copy(grant), revoked: grant.revoked, accessTokens: new Map() },
+      grant.expiresAt,
+    );
   }
   async get(grantId: string) {
     const stored = this.map.get(grantId);
-    return stored && copy(stored.grant);
+    if (!stored) return undefined;
+    return stored.revoked === stored.grant.revoked
+      ? stored.grant
+      : Object.freeze({ ...stored.grant, revoked: stored.revoked });
   }
   async addAccessToken(grantId: string, jti: string, expiresAt: number) {
     const stored = this.map.get(grantId);
-    if (!stored || stored.grant.revoked) return false;
+    if (!stored || stored.revoked) return false;
     const now = this.now();
     for (const [id, exp] of stored.accessTokens) if (exp <= now) stored.accessTokens.delete(id);
     stored.accessTokens.set(jti, expiresAt);
@@ -113,7 +130,7 @@ class MemoryGrantStore implements GrantStore {
   async revoke(grantId: string) {
     const stored = this.map.get(grantId);
     if (!stored) return [];
-    stored.grant.revoked = true;
+    stored.revoked = true;
     const now = this.now();
     const live = [...stored.accessTokens]
       .filter(([, exp]) => exp > now)
@@ -136,8 +153,7 @@ class MemoryDenylist implements AccessTokenDenylist {
 class MemoryExpiringStore<T> implements ExpiringStore<T> {
   constructor(readonly map: ExpiringMap<T>) {}
   async get(key: string) {
-    const value = this.map.get(key);
-    return value === undefined ? undefined : copy(value);
+    return this.map.get(key);
   }
   async set(key: string, value: T, expiresAt: number) {
     this.map.set(key, copy(value), expiresAt);

@@ -124,11 +124,15 @@ describe('memory stores', () => {
     await stores.close();
   });
 
-  it('returns copies so callers cannot mutate stored records', async () => {
+  it('hands out frozen records so callers cannot mutate stored state', async () => {
     const stores = createMemoryStores(() => 0);
-    await stores.sessions.set('s', { id: 's', expiresAt: 10 }, 10);
+    const input = { id: 's', expiresAt: 10 };
+    await stores.sessions.set('s', input, 10);
+    (input as { sub?: string }).sub = 'mallory'; // the caller's object is not the stored one
     const session = (await stores.sessions.get('s'))!;
-    session.sub = 'mallory';
+    expect(() => {
+      (session as { sub?: string }).sub = 'mallory';
+    }).toThrow(TypeError);
     expect((await stores.sessions.get('s'))!.sub).toBeUndefined();
     await stores.close();
   });
