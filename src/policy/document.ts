@@ -38,6 +38,7 @@ export interface PolicyDocument {
 export interface StatementNeeds {
   requestBody: boolean;
   responseBody: boolean;
+  responseHeaders: boolean;
 }
 
 export type SectionItem =
@@ -144,7 +145,7 @@ const SECTION_NAMES: readonly string[] = SECTIONS;
 
 class DocumentCompiler {
   readonly diagnostics: PolicyDiagnostic[];
-  private needs: StatementNeeds = { requestBody: false, responseBody: false };
+  private needs: StatementNeeds = { requestBody: false, responseBody: false, responseHeaders: false };
 
   constructor(
     private readonly doc: PolicyDocument,
@@ -207,7 +208,7 @@ class DocumentCompiler {
         items.push({ kind: 'base' });
         continue;
       }
-      this.needs = { requestBody: false, responseBody: false };
+      this.needs = { requestBody: false, responseBody: false, responseHeaders: false };
       const run = this.compileElement(
         child,
         section,
@@ -322,6 +323,7 @@ class DocumentCompiler {
       }
       once.add(el.name);
     }
+    if (def.touchesResponse === true) this.needs.responseHeaders = true;
     if (def.body !== undefined && (target === 'request' || target === 'response')) {
       if (target === 'request') this.needs.requestBody = true;
       else this.needs.responseBody = true;

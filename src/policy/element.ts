@@ -33,6 +33,8 @@ export interface ElementDefinition {
   readonly content: ContentSpec;
   /** The element reads or replaces the body of its section's message (so the engine must buffer it). */
   readonly body?: 'read' | 'write' | 'read-write';
+  /** The element changes the response even when placed in inbound (so the engine must see response headers). */
+  readonly touchesResponse?: boolean;
   /** At most once per section (cors, cache-lookup …). */
   readonly oncePerSection?: boolean;
   compile(node: PolicyNode, c: CompileContext): Statement;

@@ -81,6 +81,7 @@ export function buildPipeline(docs: ScopeDocuments): Pipeline {
   const elements = {} as Record<Section, string[]>;
   let requestBody = false;
   let responseBody = false;
+  let responseHeaders = false;
   for (const section of SECTIONS) {
     const items = resolve(chain.length - 1, section);
     const statements: Statement[] = [];
@@ -91,12 +92,13 @@ export function buildPipeline(docs: ScopeDocuments): Pipeline {
       elements[section].push(item.element);
       requestBody ||= item.needs.requestBody;
       responseBody ||= item.needs.responseBody;
+      responseHeaders ||= item.needs.responseHeaders;
     }
     sections[section] = sequence(statements);
   }
   const needs: PipelineNeeds = {
     requestBody,
-    responseHeaders: elements.outbound.length > 0 || responseBody,
+    responseHeaders: responseHeaders || elements.outbound.length > 0 || responseBody,
     responseBody,
   };
   return Object.freeze({ sections: Object.freeze(sections), elements: Object.freeze(elements), needs });

@@ -346,6 +346,7 @@ export class PipelineRun {
   #final(bodyChanged: boolean): FinalResponse {
     this.#state = 'done';
     const response = this.run.context.response ?? new ResponseModel({ statusCode: 200, statusReason: 'OK' });
+    for (const [name, value] of this.run.responseHeaderAdditions) response.headers.set(name, value);
     return {
       status: response.statusCode,
       reason: response.statusReason,

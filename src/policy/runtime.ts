@@ -73,6 +73,8 @@ export class RunContext {
   /** Set when the request body was replaced, so the transport knows to send the new one. */
   requestBodyChanged = false;
   responseBodyChanged = false;
+  /** Headers added to whatever response the client gets (cors on an actual cross-origin request). */
+  readonly responseHeaderAdditions: [string, string][] = [];
   /** The response return-response is building (its set-status/set-header/set-body children act on it). */
   pendingResponse: ResponseModel | undefined;
   /** The request send-request is building. */

@@ -3,10 +3,17 @@
  * only declares. `base` is structural (handled by the loader's scope stitching) and so has no entry here.
  */
 import type { DeclaredElement, ElementDefinition } from '../element.js';
+import { cacheLookup } from './cache-lookup.js';
+import { cacheStore } from './cache-store.js';
+import { checkHeader } from './check-header.js';
 import { choose } from './choose.js';
+import { cors } from './cors.js';
 import { DECLARED_ELEMENTS } from './declared.js';
+import { findAndReplace } from './find-and-replace.js';
 import { forwardRequest } from './forward-request.js';
 import { includeFragment } from './include-fragment.js';
+import { ipFilter } from './ip-filter.js';
+import { jsonToXmlElement } from './json-to-xml.js';
 import { mockResponse } from './mock-response.js';
 import { retry } from './retry.js';
 import { returnResponse } from './return-response.js';
@@ -19,6 +26,8 @@ import { setQueryParameter } from './set-query-parameter.js';
 import { setStatus } from './set-status.js';
 import { setVariable } from './set-variable.js';
 import { trace } from './trace.js';
+import { validateJwt } from './validate-jwt.js';
+import { xmlToJsonElement } from './xml-to-json.js';
 
 export const ELEMENT_LIST: readonly ElementDefinition[] = [
   setVariable,
@@ -36,6 +45,15 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   trace,
   forwardRequest,
   retry,
+  checkHeader,
+  ipFilter,
+  cors,
+  findAndReplace,
+  jsonToXmlElement,
+  xmlToJsonElement,
+  validateJwt,
+  cacheLookup,
+  cacheStore,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));

@@ -1,0 +1,57 @@
+import type { ElementDefinition } from '../element.js';
+import { ALL_SCOPES, bool, EMPTY, int } from '../schema.js';
+
+/** Response headers that describe one connection or one exchange, never stored. */
+const NOT_STORED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'set-cookie', 'date', 'age']);
+
+/**
+ * Stores the response under the key cache-lookup computed. Only cacheable responses are stored: a GET that
+ * cache-lookup looked up, status 200 (any status with cache-response="true"), and no `no-store` or `private`
+ * directive from the backend.
+ */
+export const cacheStore: ElementDefinition = {
+  name: 'cache-store',
+  summary: 'Stores the response in the cache for the given duration.',
+  sections: ['outbound'],
+  scopes: ALL_SCOPES,
+  attributes: { duration: int({ required: true, min: 0 }), 'cache-response': bool() },
+  content: EMPTY,
+  body: 'read',
+  oncePerSection: true,
+  compile(node) {
+    const duration = node.int('duration')!;
+    const cacheResponse = node.bool('cache-response');
+    return async (run): Promise<'next'> => {
+      const key = run.cacheKey;
+      const response = run.context.response;
+      if (key === undefined || response === null) return 'next';
+      const seconds = duration(run);
+      if (run.downstreamCacheControl !== undefined) {
+        const [mode, ...rest] = run.downstreamCacheControl.split(', ');
+        response.headers.set('Cache-Control', [`${mode}, max-age=${seconds}`, ...rest].join(', '));
+      }
+      const anyStatus = cacheResponse?.(run) === true;
+      if (!anyStatus && response.statusCode !== 200) return 'next';
+      const directives = (response.headers.getJoined('Cache-Control') ?? '').toLowerCase();
+      if (run.downstreamCacheControl === undefined && /\b(no-store|private)\b/.test(directives))
+        return 'next';
+      if (seconds <= 0) return 'next';
+      const headers: [string, string][] = [];
+      for (const [name, values] of response.headers.entries()) {
+        if (NOT_STORED.has(name.toLowerCase())) continue;
+        for (const v of values) headers.push([name, v]);
+      }
+      await run.services.responseCache.set(
+        key,
+        {
+          status: response.statusCode,
+          reason: response.statusReason,
+          headers,
+          body: Buffer.from(response.body?.bytes ?? Buffer.alloc(0)),
+        },
+        seconds,
+      );
+      return 'next';
+    };
+  },
+};

@@ -1,0 +1,42 @@
+import type { ElementDefinition } from '../element.js';
+import { PolicyError } from '../runtime.js';
+import { bool, elements, GPAO, int, str, text } from '../schema.js';
+
+/** Refuses a request whose header is missing or holds none of the allowed values. */
+export const checkHeader: ElementDefinition = {
+  name: 'check-header',
+  summary: 'Requires a request header, optionally with one of the listed values.',
+  sections: ['inbound'],
+  scopes: GPAO,
+  attributes: {
+    name: str({ required: true }),
+    'failed-check-httpcode': int({ required: true, min: 100, max: 599 }),
+    'failed-check-error-message': str({ required: true }),
+    'ignore-case': bool({ required: true }),
+  },
+  content: elements({ name: 'value', content: text(true) }),
+  compile(node) {
+    const name = node.string('name')!;
+    const status = node.int('failed-check-httpcode')!;
+    const message = node.string('failed-check-error-message')!;
+    const ignoreCase = node.bool('ignore-case')!;
+    const allowed = node.childrenNamed('value').map((v) => v.text() ?? (() => ''));
+    return (run) => {
+      const headerName = name(run);
+      const values = run.context.request.headers.get(headerName);
+      if (values === undefined) {
+        const m = message(run);
+        throw new PolicyError('HeaderNotFound', m, status(run), m);
+      }
+      if (allowed.length === 0) return 'next';
+      const fold = ignoreCase(run);
+      const norm = (s: string) => (fold ? s.toLowerCase() : s);
+      const accepted = new Set(allowed.map((v) => norm(v(run))));
+      // A header sent as a comma-separated list counts each of its values.
+      const sent = values.flatMap((v) => v.split(',')).map((v) => norm(v.trim()));
+      if (sent.some((v) => accepted.has(v)) || values.some((v) => accepted.has(norm(v)))) return 'next';
+      const m = message(run);
+      throw new PolicyError('HeaderValueNotAllowed', m, status(run), m);
+    };
+  },
+};

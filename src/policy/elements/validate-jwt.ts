@@ -1,0 +1,408 @@
+import {
+  type CompactVerifyGetKey,
+  compactVerify,
+  createLocalJWKSet,
+  decodeProtectedHeader,
+  type JSONWebKeySet,
+  type JWK,
+} from 'jose';
+import { parseJwt } from '../../expr/index.js';
+import type { ElementDefinition } from '../element.js';
+import type { Getter, PolicyNode } from '../node.js';
+import { PolicyError, type RunContext } from '../runtime.js';
+import { ALL_SCOPES, bool, elements, int, oneOf, str, text } from '../schema.js';
+
+/** Algorithms API Management accepts; `none` is handled separately (require-signed-tokens). */
+const ALGORITHMS = [
+  'HS256',
+  'HS384',
+  'HS512',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+];
+/** OpenID configurations are re-read hourly, and at most every 5 minutes on an unknown `kid`. */
+const CONFIG_TTL_MS = 60 * 60 * 1000;
+const REFRESH_MIN_MS = 5 * 60 * 1000;
+
+class Refusal {
+  constructor(
+    readonly reason: string,
+    readonly message: string,
+  ) {}
+}
+
+interface OpenIdEntry {
+  issuer: string | undefined;
+  keys: CompactVerifyGetKey;
+  fetchedAt: number;
+}
+
+/** Fetches and caches openid-config documents and their JWKS through the injected fetcher. */
+class OpenIdConfigs {
+  readonly #cache = new Map<string, OpenIdEntry>();
+
+  async get(run: RunContext, url: string, forceRefresh: boolean): Promise<OpenIdEntry> {
+    const now = run.services.clock.now();
+    const cached = this.#cache.get(url);
+    if (cached !== undefined) {
+      const age = now - cached.fetchedAt;
+      if (age < CONFIG_TTL_MS && !(forceRefresh && age >= REFRESH_MIN_MS)) return cached;
+    }
+    try {
+      const config = await getJson(run, url);
+      const jwksUri = (config as { jwks_uri?: unknown }).jwks_uri;
+      if (typeof jwksUri !== 'string') throw new Error('the OpenID configuration has no jwks_uri');
+      const jwks = (await getJson(run, jwksUri)) as JSONWebKeySet;
+      if (!Array.isArray(jwks.keys)) throw new Error('the JWKS document has no keys');
+      const issuer = (config as { issuer?: unknown }).issuer;
+      const entry: OpenIdEntry = {
+        issuer: typeof issuer === 'string' ? issuer : undefined,
+        keys: createLocalJWKSet(jwks),
+        fetchedAt: now,
+      };
+      this.#cache.set(url, entry);
+      return entry;
+    } catch (err) {
+      run.services.logger.warn('validate-jwt: openid-config unavailable', {
+        url,
+        error: (err as Error).message,
+      });
+      if (cached !== undefined) return cached;
+      throw new Refusal(
+        'TokenSignatureKeyNotFound',
+        'JWT signature validation failed: signing keys unavailable.',
+      );
+    }
+  }
+}
+
+async function getJson(run: RunContext, url: string): Promise<unknown> {
+  const response = await run.services.fetch({
+    method: 'GET',
+    url,
+    headers: [['Accept', 'application/json']],
+    timeoutMs: 10_000,
+  });
+  if (response.status !== 200) throw new Error(`GET ${url} answered ${response.status}`);
+  return JSON.parse(response.body.toString('utf8'));
+}
+
+function base64ToBase64Url(b64: string): string {
+  return b64.trim().replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** Static keys of <issuer-signing-keys>: base64 symmetric secrets or RSA modulus/exponent. */
+function staticKeys(node: PolicyNode | undefined, c: Parameters<ElementDefinition['compile']>[1]): JWK[] {
+  const keys: JWK[] = [];
+  for (const key of node?.childrenNamed('key') ?? []) {
+    const kid = key.literal('id');
+    const n = key.literal('n');
+    const e = key.literal('e');
+    if (key.has('certificate-id')) {
+      c.error(
+        key,
+        'not-supported',
+        'issuer-signing-keys/key/@certificate-id is not supported: needs the API Management certificate store',
+      );
+      continue;
+    }
+    const base: JWK = typeof kid === 'string' ? { kid } : {};
+    if (typeof n === 'string' && typeof e === 'string') {
+      keys.push({ ...base, kty: 'RSA', n: base64ToBase64Url(n), e: base64ToBase64Url(e) });
+      continue;
+    }
+    const secret = key.content?.kind === 'literal' ? String(key.content.value).trim() : '';
+    if (secret === '' || !/^[A-Za-z0-9+/=_-]+$/.test(secret)) {
+      c.error(
+        key,
+        'children',
+        `issuer-signing-keys/key must hold a base64 key or have n and e, got "${secret.slice(0, 20)}"`,
+      );
+      continue;
+    }
+    keys.push({ ...base, kty: 'oct', k: base64ToBase64Url(secret) });
+  }
+  return keys;
+}
+
+/** Tries one key set; undefined when it has no key for this token (so the next set is tried). */
+async function verifyWith(token: string, keys: CompactVerifyGetKey): Promise<Uint8Array | undefined> {
+  try {
+    return (await compactVerify(token, keys, { algorithms: ALGORITHMS })).payload;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'ERR_JWKS_NO_MATCHING_KEY') return undefined;
+    if (code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS') {
+      // jose hands back the candidates: try each (no kid in the token and several keys of the right type).
+      for await (const key of err as AsyncIterable<Parameters<typeof compactVerify>[1]>) {
+        try {
+          return (await compactVerify(token, key as never, { algorithms: ALGORITHMS })).payload;
+        } catch {
+          // try the next candidate
+        }
+      }
+      throw new Refusal('TokenSignatureInvalid', 'JWT signature validation failed.');
+    }
+    if (code === 'ERR_JOSE_ALG_NOT_ALLOWED')
+      throw new Refusal('TokenSignatureInvalid', 'JWT algorithm is not allowed.');
+    throw new Refusal('TokenSignatureInvalid', 'JWT signature validation failed.');
+  }
+}
+
+interface ClaimRule {
+  readonly name: string;
+  readonly match: Getter<string>;
+  readonly separator: Getter<string> | undefined;
+  readonly values: readonly Getter<string>[];
+}
+
+function claimValues(value: unknown, separator: string | undefined): string[] {
+  const list = Array.isArray(value) ? value : [value];
+  return list.flatMap((v) => {
+    const s = typeof v === 'string' ? v : JSON.stringify(v);
+    return separator ? s.split(separator).map((x) => x.trim()) : [s];
+  });
+}
+
+/** Validates a JWT (signature, lifetime, audience, issuer, required claims) with jose. */
+export const validateJwt: ElementDefinition = {
+  name: 'validate-jwt',
+  summary: 'Validates a JSON Web Token from a header, query parameter or expression.',
+  sections: ['inbound'],
+  scopes: ALL_SCOPES,
+  attributes: {
+    'header-name': str(),
+    'query-parameter-name': str(),
+    'token-value': str(),
+    'failed-validation-httpcode': int({ default: 401, min: 100, max: 599 }),
+    'failed-validation-error-message': str(),
+    'require-expiration-time': bool({ default: true }),
+    'require-scheme': str(),
+    'require-signed-tokens': bool({ default: true }),
+    'clock-skew': int({ default: 0, min: 0 }),
+    'output-token-variable-name': str({ expression: false }),
+  },
+  content: elements(
+    { name: 'openid-config', attributes: { url: str({ required: true }), 'validate-connectivity': bool() } },
+    {
+      name: 'issuer-signing-keys',
+      max: 1,
+      content: elements({
+        name: 'key',
+        attributes: {
+          id: str({ expression: false }),
+          'certificate-id': str({ expression: false }),
+          n: str({ expression: false }),
+          e: str({ expression: false }),
+        },
+        content: text(false),
+      }),
+    },
+    {
+      name: 'decryption-keys',
+      max: 1,
+      content: elements({
+        name: 'key',
+        attributes: { 'certificate-id': str({ expression: false }) },
+        content: text(false),
+      }),
+    },
+    { name: 'audiences', max: 1, content: elements({ name: 'audience', content: text(true, true) }) },
+    { name: 'issuers', max: 1, content: elements({ name: 'issuer', content: text(true, true) }) },
+    {
+      name: 'required-claims',
+      max: 1,
+      content: elements({
+        name: 'claim',
+        attributes: {
+          name: str({ required: true, expression: false }),
+          match: oneOf(['all', 'any'], { default: 'all' }),
+          separator: str(),
+        },
+        content: elements({ name: 'value', content: text(true) }),
+      }),
+    },
+  ),
+  compile(node, c) {
+    const sources = ['header-name', 'query-parameter-name', 'token-value'].filter((a) => node.has(a));
+    if (sources.length !== 1) {
+      c.error(
+        node,
+        'attribute',
+        `validate-jwt needs exactly one of header-name, query-parameter-name and token-value, got ${sources.length}`,
+      );
+    }
+    if (node.child('decryption-keys') !== undefined) {
+      c.error(
+        node,
+        'not-supported',
+        'validate-jwt/decryption-keys is not supported yet: encrypted tokens are "not implemented yet"',
+      );
+    }
+    const headerName = node.string('header-name');
+    const queryName = node.string('query-parameter-name');
+    const tokenValue = node.string('token-value');
+    const status = node.int('failed-validation-httpcode')!;
+    const errorMessage = node.string('failed-validation-error-message');
+    const requireExp = node.bool('require-expiration-time')!;
+    const requireScheme = node.string('require-scheme');
+    const requireSigned = node.bool('require-signed-tokens')!;
+    const clockSkew = node.int('clock-skew')!;
+    const outputVariable = node.literal('output-token-variable-name');
+    const openIdUrls = node.childrenNamed('openid-config').map((o) => o.string('url')!);
+    const keys = staticKeys(node.child('issuer-signing-keys'), c);
+    const staticSet = keys.length > 0 ? createLocalJWKSet({ keys }) : undefined;
+    const audiences =
+      node
+        .child('audiences')
+        ?.childrenNamed('audience')
+        .map((a) => a.text()!) ?? [];
+    const issuers =
+      node
+        .child('issuers')
+        ?.childrenNamed('issuer')
+        .map((i) => i.text()!) ?? [];
+    const claims: ClaimRule[] = (node.child('required-claims')?.childrenNamed('claim') ?? []).map(
+      (claim) => ({
+        name: String(claim.literal('name')),
+        match: claim.string('match')!,
+        separator: claim.string('separator'),
+        values: claim.childrenNamed('value').map((v) => v.text() ?? (() => '')),
+      }),
+    );
+    const configs = new OpenIdConfigs();
+
+    const extract = (run: RunContext): string | undefined => {
+      const request = run.context.request;
+      if (tokenValue !== undefined) return tokenValue(run).trim() || undefined;
+      if (queryName !== undefined) return request.url.query.get(queryName(run))?.[0]?.trim() || undefined;
+      const name = headerName!(run);
+      const raw = request.headers.getJoined(name)?.trim();
+      if (!raw) return undefined;
+      if (name.toLowerCase() !== 'authorization') return raw;
+      const space = raw.indexOf(' ');
+      const scheme = space < 0 ? '' : raw.slice(0, space);
+      if (requireScheme !== undefined && scheme.toLowerCase() !== requireScheme(run).toLowerCase()) {
+        throw new Refusal(
+          'TokenNotPresent',
+          `JWT not present: the ${name} header does not use the ${requireScheme(run)} scheme.`,
+        );
+      }
+      return space < 0 ? raw : raw.slice(space + 1).trim() || undefined;
+    };
+
+    const verify = async (run: RunContext, token: string): Promise<Record<string, unknown>> => {
+      let header: { alg?: string };
+      try {
+        header = decodeProtectedHeader(token);
+      } catch {
+        throw new Refusal('JwtInvalid', 'JWT is not well formed.');
+      }
+      if (token.split('.').length !== 3) throw new Refusal('JwtInvalid', 'JWT is not well formed.');
+      let payload: Uint8Array | undefined;
+      const openIds: OpenIdEntry[] = [];
+      if (header.alg === 'none') {
+        if (requireSigned(run)) throw new Refusal('TokenSignatureInvalid', 'JWT is not signed.');
+        payload = Buffer.from(token.split('.')[1]!, 'base64url');
+      } else {
+        if (staticSet !== undefined) payload = await verifyWith(token, staticSet);
+        for (const url of openIdUrls) {
+          if (payload !== undefined) break;
+          const entry = await configs.get(run, url(run), false);
+          openIds.push(entry);
+          payload = await verifyWith(token, entry.keys);
+          if (payload === undefined) {
+            // Unknown kid: the provider may have rotated its keys.
+            const fresh = await configs.get(run, url(run), true);
+            if (fresh !== entry) {
+              openIds[openIds.length - 1] = fresh;
+              payload = await verifyWith(token, fresh.keys);
+            }
+          }
+        }
+        if (payload === undefined)
+          throw new Refusal(
+            'TokenSignatureKeyNotFound',
+            'JWT signature validation failed: no signing key matches the token.',
+          );
+      }
+      if (openIds.length === 0 && openIdUrls.length > 0 && header.alg !== 'none') {
+        for (const url of openIdUrls) openIds.push(await configs.get(run, url(run), false));
+      }
+      let claimsSet: Record<string, unknown>;
+      try {
+        claimsSet = JSON.parse(Buffer.from(payload).toString('utf8')) as Record<string, unknown>;
+      } catch {
+        throw new Refusal('JwtInvalid', 'JWT payload is not a JSON object.');
+      }
+      if (claimsSet === null || typeof claimsSet !== 'object' || Array.isArray(claimsSet)) {
+        throw new Refusal('JwtInvalid', 'JWT payload is not a JSON object.');
+      }
+      const now = run.services.clock.now() / 1000;
+      const skew = clockSkew(run);
+      const exp = claimsSet.exp;
+      if (exp === undefined) {
+        if (requireExp(run)) throw new Refusal('TokenExpired', 'JWT has no expiration time.');
+      } else if (typeof exp !== 'number' || now > exp + skew) {
+        throw new Refusal('TokenExpired', 'JWT has expired.');
+      }
+      const nbf = claimsSet.nbf;
+      if (typeof nbf === 'number' && now + skew < nbf)
+        throw new Refusal('JwtInvalid', 'JWT is not valid yet.');
+      if (audiences.length > 0) {
+        const allowed = new Set(audiences.map((a) => a(run).trim()));
+        const aud = claimsSet.aud;
+        const sent = Array.isArray(aud) ? aud : aud === undefined ? [] : [aud];
+        if (!sent.some((a) => typeof a === 'string' && allowed.has(a))) {
+          throw new Refusal('TokenAudienceNotAllowed', 'JWT audience is not allowed.');
+        }
+      }
+      const issuerList = [...issuers.map((i) => i(run).trim()), ...openIds.map((o) => o.issuer)].filter(
+        (i): i is string => i !== undefined && i !== '',
+      );
+      if (issuerList.length > 0 && !issuerList.includes(String(claimsSet.iss))) {
+        throw new Refusal('TokenIssuerNotAllowed', 'JWT issuer is not allowed.');
+      }
+      for (const rule of claims) {
+        if (!(rule.name in claimsSet))
+          throw new Refusal('TokenClaimNotFound', `JWT is missing the required claim "${rule.name}".`);
+        if (rule.values.length === 0) continue;
+        const present = new Set(claimValues(claimsSet[rule.name], rule.separator?.(run)));
+        const wanted = rule.values.map((v) => v(run).trim());
+        const ok =
+          rule.match(run) === 'any'
+            ? wanted.some((w) => present.has(w))
+            : wanted.every((w) => present.has(w));
+        if (!ok)
+          throw new Refusal(
+            'TokenClaimValueNotAllowed',
+            `JWT claim "${rule.name}" has a value that is not allowed.`,
+          );
+      }
+      return claimsSet;
+    };
+
+    return async (run): Promise<'next'> => {
+      try {
+        const token = extract(run);
+        if (token === undefined) throw new Refusal('TokenNotPresent', 'JWT not present.');
+        await verify(run, token);
+        if (typeof outputVariable === 'string') run.context.variables.set(outputVariable, parseJwt(token));
+        return 'next';
+      } catch (err) {
+        if (!(err instanceof Refusal)) throw err;
+        const code = status(run);
+        const clientMessage =
+          errorMessage?.(run) ?? (err.reason === 'TokenNotPresent' ? 'JWT not present.' : 'Invalid JWT.');
+        throw new PolicyError(err.reason, err.message, code, clientMessage);
+      }
+    };
+  },
+};

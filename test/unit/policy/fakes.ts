@@ -1,0 +1,162 @@
+/** Fake services and helpers for policy unit tests: in-memory, deterministic, inspectable. */
+import { compilePolicyDocument, readPolicyDocument } from '../../../src/policy/document.js';
+import { buildPipeline, type Pipeline, type ScopeDocuments } from '../../../src/policy/pipeline.js';
+import { type FinalResponse, PipelineRun, type RequestDescription } from '../../../src/policy/runner.js';
+import type { Scope } from '../../../src/policy/schema.js';
+import type {
+  BackendInfo,
+  CachedResponse,
+  CounterOutcome,
+  HttpRequest,
+  HttpResponse,
+  PolicyServices,
+  TraceEntry,
+} from '../../../src/policy/services.js';
+import type { NamedValue } from '../../../src/policy/source.js';
+
+export interface FakeServices extends PolicyServices {
+  readonly traces: TraceEntry[];
+  readonly logs: { level: string; message: string; fields?: Record<string, unknown> }[];
+  readonly counts: { element: string; outcome: CounterOutcome; reason?: string }[];
+  readonly fetched: HttpRequest[];
+  readonly sleeps: number[];
+  readonly responses: Map<string, { value: CachedResponse; ttl: number }>;
+  readonly values: Map<string, { value: unknown; ttl: number }>;
+  now: number;
+  route(url: string, response: Partial<HttpResponse> & { body?: Buffer | string }): void;
+}
+
+export function fakeServices(backends: Record<string, string> = {}): FakeServices {
+  const routes = new Map<string, HttpResponse>();
+  const services: FakeServices = {
+    traces: [],
+    logs: [],
+    counts: [],
+    fetched: [],
+    sleeps: [],
+    responses: new Map(),
+    values: new Map(),
+    now: Date.UTC(2025, 0, 1),
+    route(url, response) {
+      routes.set(url, {
+        status: response.status ?? 200,
+        reason: response.reason ?? 'OK',
+        headers: response.headers ?? [],
+        body:
+          typeof response.body === 'string' ? Buffer.from(response.body) : (response.body ?? Buffer.alloc(0)),
+      });
+    },
+    responseCache: {
+      async get(key) {
+        return services.responses.get(key)?.value;
+      },
+      async set(key, value, ttl) {
+        services.responses.set(key, { value, ttl });
+      },
+    },
+    valueCache: {
+      async get(key) {
+        return services.values.get(key)?.value;
+      },
+      async set(key, value, ttl) {
+        services.values.set(key, { value, ttl });
+      },
+      async delete(key) {
+        services.values.delete(key);
+      },
+    },
+    backends: {
+      get(id): BackendInfo | undefined {
+        const url = backends[id];
+        return url === undefined ? undefined : { id, url };
+      },
+    },
+    async fetch(request) {
+      services.fetched.push(request);
+      const r = routes.get(request.url);
+      if (r === undefined)
+        throw Object.assign(new Error(`connect ECONNREFUSED ${request.url}`), { code: 'ECONNREFUSED' });
+      return r;
+    },
+    clock: {
+      now: () => services.now,
+      async sleep(ms) {
+        services.sleeps.push(ms);
+      },
+    },
+    logger: {
+      debug: (message, fields) =>
+        services.logs.push({ level: 'debug', message, ...(fields ? { fields } : {}) }),
+      info: (message, fields) =>
+        services.logs.push({ level: 'info', message, ...(fields ? { fields } : {}) }),
+      warn: (message, fields) =>
+        services.logs.push({ level: 'warn', message, ...(fields ? { fields } : {}) }),
+      error: (message, fields) =>
+        services.logs.push({ level: 'error', message, ...(fields ? { fields } : {}) }),
+    },
+    trace: { write: (entry) => services.traces.push(entry) },
+    counters: {
+      count: (element, outcome, reason) =>
+        services.counts.push({ element, outcome, ...(reason === undefined ? {} : { reason }) }),
+    },
+  };
+  return services;
+}
+
+export function compileAt(
+  xml: string,
+  scope: Scope = 'operation',
+  namedValues: Record<string, string | NamedValue> = {},
+) {
+  const nv = new Map(
+    Object.entries(namedValues).map(([k, v]) => [k, typeof v === 'string' ? { value: v } : v] as const),
+  );
+  return compilePolicyDocument(readPolicyDocument(xml, { file: `${scope}.xml`, namedValues: nv }), { scope });
+}
+
+/** A pipeline from an operation-scope document over the default global policy (forward-request). */
+export function pipelineOf(xml: string, more: Omit<ScopeDocuments, 'operation'> = {}): Pipeline {
+  return buildPipeline({ ...more, operation: compileAt(xml) });
+}
+
+/** Wraps statements in `<policies>`: `sections({ inbound: '…' })`; absent sections inherit with <base/>. */
+export function policies(
+  sections: Partial<Record<'inbound' | 'backend' | 'outbound' | 'on-error', string>>,
+): string {
+  const body = (['inbound', 'backend', 'outbound', 'on-error'] as const)
+    .map((s) => `<${s}>${sections[s] ?? '<base />'}</${s}>`)
+    .join('\n');
+  return `<policies>\n${body}\n</policies>`;
+}
+
+export function request(init: Partial<RequestDescription> = {}): RequestDescription {
+  return {
+    method: 'GET',
+    url: 'https://gw.example.com/api/Course',
+    headers: [],
+    clientIp: '203.0.113.7',
+    ...init,
+  };
+}
+
+/** Runs inbound+backend; when forwarded, answers with `backend` and runs outbound. */
+export async function runAll(
+  pipeline: Pipeline,
+  req: RequestDescription,
+  services: PolicyServices,
+  backend: { status?: number; headers?: [string, string][]; body?: string } = {},
+): Promise<{ run: PipelineRun; forwarded: boolean; response: FinalResponse }> {
+  const run = new PipelineRun(pipeline, req, services);
+  const outcome = await run.onRequest();
+  if (outcome.kind === 'respond') return { run, forwarded: false, response: outcome.response };
+  const response = await run.onResponse({
+    status: backend.status ?? 200,
+    headers: backend.headers ?? [],
+    body: Buffer.from(backend.body ?? ''),
+  });
+  return { run, forwarded: true, response };
+}
+
+export function header(response: FinalResponse, name: string): string[] {
+  return response.headers.filter(([n]) => n.toLowerCase() === name.toLowerCase()).map(([, v]) => v);
+}
