@@ -52,6 +52,19 @@ export function buildBootstrap(plan: BootstrapPlan): Record<string, unknown> {
   return {
     node: { id: 'portcullis', cluster: 'portcullis' },
     admin: { address: socketAddress(plan.admin) },
+    layered_runtime: {
+      layers: [
+        {
+          name: 'portcullis',
+          static_layer: {
+            // Close each ext_proc stream with a half-close and let the engine finish it with OK, instead of a
+            // half-close followed by RST_STREAM: under load a flood of resets costs both sides and trips Node's
+            // HTTP/2 reset-flood protection, which drops the whole connection and fails every stream on it.
+            'envoy.reloadable_features.ext_proc_graceful_grpc_close': true,
+          },
+        },
+      ],
+    },
     // Keep the overload manager quiet about the missing downstream connection limit, and bound it.
     overload_manager: {
       resource_monitors: [

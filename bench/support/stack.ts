@@ -1,0 +1,91 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { checkEngineHealth } from '../../src/extproc/health-client.js';
+
+export const root = fileURLToPath(new URL('../..', import.meta.url));
+
+const children: ChildProcess[] = [];
+
+/** Starts a child process that lives until the benchmark ends (its output is dropped unless it fails). */
+export function spawnChild(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): ChildProcess {
+  const child = spawn(command, [...args], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  return child;
+}
+
+export function stopChildren(): void {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+}
+
+process.on('exit', stopChildren);
+
+export async function waitFor(
+  probe: () => Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await probe().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${what} was not ready within ${timeoutMs / 1000} s`);
+}
+
+export const httpOk = (url: string) => async () => (await fetch(url)).ok;
+
+/** One engine process, as `portcullis up` runs it. */
+export async function startEngineProcess(port: number): Promise<void> {
+  spawnChild(process.execPath, [path.join(root, 'bin', 'portcullis.js'), 'engine', '--port', String(port)]);
+  await waitFor(() => checkEngineHealth('127.0.0.1', port), `engine on ${port}`);
+}
+
+/** A backend answering every request with the same small JSON body. */
+export async function startStaticBackend(port: number): Promise<void> {
+  spawnChild(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'bench', 'support', 'static-backend.ts')],
+    {
+      ...process.env,
+      PORT: String(port),
+    },
+  );
+  await waitFor(httpOk(`http://127.0.0.1:${port}/`), `backend on ${port}`);
+}
+
+export interface LoadResult {
+  readonly requestsPerSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly errors: number;
+  readonly non2xx: number;
+}
+
+/** Drives `url` with autocannon: a short warm-up, then the measured run. */
+export async function load(
+  url: string,
+  options: { seconds?: number; connections?: number; headers?: Record<string, string> } = {},
+): Promise<LoadResult> {
+  const base = { url, connections: options.connections ?? 32, pipelining: 1, headers: options.headers };
+  await autocannon({ ...base, duration: 1 });
+  const result = await autocannon({ ...base, duration: options.seconds ?? 8 });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+export function formatLoad(label: string, result: LoadResult): string {
+  const problems =
+    result.errors || result.non2xx ? `  (errors ${result.errors}, non-2xx ${result.non2xx})` : '';
+  return `${label.padEnd(34)} ${Math.round(result.requestsPerSecond).toLocaleString('en-US').padStart(8)} req/s   p50 ${String(result.p50).padStart(4)} ms   p99 ${String(result.p99).padStart(4)} ms${problems}`;
+}
