@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { authConfigSchema, mcpConfigSchema } from './service-schema.js';
 
 /**
  * The gateway configuration file. Every object is strict: an unknown key is an error naming its path, because a
@@ -28,12 +29,33 @@ const urlSuffix = z.string().regex(/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, {
   message: 'must be path segments without leading or trailing "/", e.g. "courses" or "v1/courses"',
 });
 
+/**
+ * A policy document: a path to an XML file (relative to the configuration file) or the XML itself, inline.
+ * Inline XML is recognised by its leading `<`.
+ */
+const policySource = z.string().min(1);
+
+const parameterSchema = z
+  .object({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    required: z.boolean().default(false),
+    type: z.enum(['string', 'integer', 'number', 'boolean']).default('string'),
+  })
+  .strict();
+
 export const operationSchema = z
   .object({
     id: z.string().min(1).optional(),
     method: httpMethod,
     urlTemplate: z.string().startsWith('/', { message: 'must start with "/"' }),
     displayName: z.string().optional(),
+    description: z.string().optional(),
+    queryParameters: z.array(parameterSchema).default([]),
+    headerParameters: z.array(parameterSchema).default([]),
+    /** JSON Schema of the request body, when the operation takes one. */
+    requestBody: z.record(z.string(), z.unknown()).optional(),
+    policy: policySource.optional(),
   })
   .strict();
 
@@ -46,8 +68,38 @@ export const apiSchema = z
     /** Host names the API answers on; every host when absent. */
     hostnames: z.array(z.string().min(1)).min(1).optional(),
     operations: z.array(operationSchema).default([]),
+    policy: policySource.optional(),
   })
   .strict();
+
+export const productSchema = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9_-]+$/, { message: 'must be letters, digits, "-" or "_"' }),
+    name: z.string().min(1).optional(),
+    /** Ids of the APIs in this product. */
+    apis: z.array(z.string().min(1)).default([]),
+    policy: policySource.optional(),
+  })
+  .strict();
+
+/** A backend that `set-backend-service backend-id="…"` can name. */
+export const backendSchema = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9_-]+$/, { message: 'must be letters, digits, "-" or "_"' }),
+    url: backendUrl,
+  })
+  .strict();
+
+const namedValueSchema = z.union([
+  z.string(),
+  z
+    .object({
+      value: z.string(),
+      /** A secret value is never logged nor shown in an error. */
+      secret: z.boolean().default(false),
+    })
+    .strict(),
+]);
 
 /** A process `up` starts and stops with the gateway, such as the example's sample backend. */
 export const companionProcessSchema = z
@@ -92,6 +144,15 @@ export const gatewayConfigSchema = z
       .strict()
       .default({ logLevel: 'warning', concurrency: 2 }),
     apis: z.array(apiSchema).default([]),
+    products: z.array(productSchema).default([]),
+    backends: z.array(backendSchema).default([]),
+    namedValues: z.record(z.string().regex(/^[A-Za-z0-9._-]+$/), namedValueSchema).default({}),
+    /** The global-scope policy (API Management's "All APIs"). */
+    policy: policySource.optional(),
+    /** Policy fragments by id, for `<include-fragment fragment-id="…"/>`. */
+    fragments: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), policySource).default({}),
+    auth: authConfigSchema.optional(),
+    mcp: mcpConfigSchema.optional(),
     processes: z.array(companionProcessSchema).default([]),
   })
   .strict()
@@ -120,9 +181,22 @@ export const gatewayConfigSchema = z
       }
       seenSuffixes.set(key, index);
     });
+    config.products.forEach((product, index) => {
+      product.apis.forEach((apiId, apiIndex) => {
+        if (!seenIds.has(apiId)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['products', index, 'apis', apiIndex],
+            message: `no API with id "${apiId}" (known: ${[...seenIds.keys()].join(', ') || 'none'})`,
+          });
+        }
+      });
+    });
   });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
 export type ApiConfig = z.infer<typeof apiSchema>;
 export type OperationConfig = z.infer<typeof operationSchema>;
 export type CompanionProcessConfig = z.infer<typeof companionProcessSchema>;
+export type ProductConfig = z.infer<typeof productSchema>;
+export type BackendConfig = z.infer<typeof backendSchema>;
