@@ -9,6 +9,7 @@ import { allowCors } from './http.js';
 import { KeyRing } from './keys.js';
 import { type AuthServerOptions, resolveOptions } from './options.js';
 import type { ServerContext } from './server-context.js';
+import { FileClientStore, loadSigningKeys, saveSigningKeys } from './stores/file.js';
 import { createMemoryStores } from './stores/memory.js';
 import { type AccessTokenClaims, AccessTokens } from './tokens.js';
 
@@ -53,7 +54,9 @@ type Handler = (ctx: Context) => Promise<void>;
 export async function createAuthorizationServer(input: AuthServerOptions): Promise<AuthorizationServer> {
   const options = resolveOptions(input);
   const stores = input.stores ?? createMemoryStores(options.clock);
-  const keys = await KeyRing.create(input.signingKeys);
+  if (input.dataDir !== undefined && input.stores === undefined)
+    stores.clients = await FileClientStore.open(input.dataDir);
+  const keys = await openKeyRing(input);
   const tokens = new AccessTokens(options, keys, stores.denylist);
   const server: ServerContext = {
     options,
@@ -122,9 +125,24 @@ export async function createAuthorizationServer(input: AuthServerOptions): Promi
       return token;
     },
     metadata: () => buildMetadata(server),
-    rotateSigningKey: () => keys.rotate(options.clock()),
+    async rotateSigningKey() {
+      await keys.rotate(options.clock());
+      if (input.dataDir !== undefined && !input.signingKeys?.keys)
+        await saveSigningKeys(input.dataDir, keys.privateJwks());
+    },
     close: () => stores.close(),
   };
+}
+
+/** Configured keys win; otherwise keys persisted in the data directory; otherwise generated (and persisted). */
+async function openKeyRing(input: AuthServerOptions): Promise<KeyRing> {
+  if (input.signingKeys?.keys?.length || input.dataDir === undefined)
+    return KeyRing.create(input.signingKeys);
+  const saved = await loadSigningKeys(input.dataDir);
+  if (saved?.length) return KeyRing.create({ ...input.signingKeys, keys: saved });
+  const ring = await KeyRing.create(input.signingKeys);
+  await saveSigningKeys(input.dataDir, ring.privateJwks());
+  return ring;
 }
 
 function preflight(ctx: Context, methods: string): void {

@@ -8,6 +8,8 @@ interface RingKey {
   kid: string;
   alg: SigningAlgorithm;
   privateKey: SigningKey;
+  /** Kept only to persist generated keys into the data directory. */
+  privateJwk: JWK;
   publicJwk: JWK;
   /** Set when the key stops signing: it is still published until every token it signed has expired. */
   retiredAt?: number;
@@ -52,6 +54,11 @@ export class KeyRing {
     return this.#keys[0]!;
   }
 
+  /** Signing keys (current first), for persisting generated keys; retired keys are left out. */
+  privateJwks(): JWK[] {
+    return this.#keys.filter((k) => k.retiredAt === undefined).map((k) => k.privateJwk);
+  }
+
   /** Public keys for the JWKS document. */
   publicJwks(now: number, retention: number): { keys: JWK[] } {
     const kept = this.#keys.filter((k) => k.retiredAt === undefined || k.retiredAt + retention > now);
@@ -75,7 +82,13 @@ async function generateRingKey(alg: SigningAlgorithm): Promise<RingKey> {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
   const kid = randomToken(12);
   const publicJwk = { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' };
-  return { kid, alg, privateKey, publicJwk };
+  return {
+    kid,
+    alg,
+    privateKey,
+    publicJwk,
+    privateJwk: { ...(await exportJWK(privateKey)), kid, alg, use: 'sig' },
+  };
 }
 
 async function importRingKey(jwk: JWK, index: number, fallback: SigningAlgorithm): Promise<RingKey> {
@@ -87,5 +100,5 @@ async function importRingKey(jwk: JWK, index: number, fallback: SigningAlgorithm
   if (!jwk.d) throw new TypeError(`auth options: signingKeys.keys[${index}] must be a private key`);
   const privateKey = (await importJWK(jwk, alg)) as SigningKey;
   const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, oth: _oth, ...pub } = jwk;
-  return { kid: jwk.kid, alg, privateKey, publicJwk: { ...pub, alg, use: 'sig' } };
+  return { kid: jwk.kid, alg, privateKey, publicJwk: { ...pub, alg, use: 'sig' }, privateJwk: jwk };
 }

@@ -45,6 +45,11 @@ export interface AuthServerOptions {
   limits?: Partial<AuthLimits>;
   /** Injected stores; in-memory by default. */
   stores?: AuthStores;
+  /**
+   * A directory for durable single-machine state: registered clients and generated signing keys survive a
+   * restart. Ignored for clients when `stores` is given; keys from `signingKeys.keys` are never written.
+   */
+  dataDir?: string;
   /** Epoch seconds; injected by tests to move time. */
   clock?: () => number;
   logger?: AuthLogger;
@@ -118,6 +123,7 @@ const KNOWN_KEYS = new Set([
   'cookieSecure',
   'limits',
   'stores',
+  'dataDir',
   'clock',
   'logger',
   'serviceClientId',
