@@ -1,0 +1,415 @@
+/** System.String (instance and static members) and StringComparison / StringSplitOptions / StringComparer. */
+
+import { toDotNetStringRt } from '../runtime/convert.js';
+import {
+  argError,
+  CsException,
+  checkSize,
+  checkString,
+  defineType,
+  enumerate,
+  invalidCast,
+  type Method,
+  prop,
+  type Rt,
+  setPrimitiveTypes,
+  typeName,
+} from '../runtime/core.js';
+import { CsEnum, makeEnum } from '../runtime/enum.js';
+import { CsChar } from '../runtime/values.js';
+import { defineEnumType } from './enums.js';
+import { compositeFormat, enumValue, hashString, int, paramsArray, str } from './helpers.js';
+
+export const StringComparison = makeEnum('StringComparison', {
+  CurrentCulture: 0,
+  CurrentCultureIgnoreCase: 1,
+  InvariantCulture: 2,
+  InvariantCultureIgnoreCase: 3,
+  Ordinal: 4,
+  OrdinalIgnoreCase: 5,
+});
+defineEnumType(StringComparison, 'System');
+
+export const StringSplitOptions = makeEnum('StringSplitOptions', {
+  None: 0,
+  RemoveEmptyEntries: 1,
+  TrimEntries: 2,
+});
+defineEnumType(StringSplitOptions, 'System');
+
+const collator = new Intl.Collator('en', { sensitivity: 'variant' });
+const collatorIgnoreCase = new Intl.Collator('en', { sensitivity: 'accent' });
+
+/** Compares two strings under a StringComparison value (culture comparisons use an invariant-like collator). */
+export function compareStrings(a: string, b: string, comparison: number): number {
+  switch (comparison) {
+    case 4:
+      return a < b ? -1 : a > b ? 1 : 0;
+    case 5: {
+      const x = a.toUpperCase();
+      const y = b.toUpperCase();
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+    case 1:
+    case 3:
+      return Math.sign(collatorIgnoreCase.compare(a, b));
+    default:
+      return Math.sign(collator.compare(a, b));
+  }
+}
+
+const ignoresCase = (comparison: number): boolean => comparison % 2 === 1;
+
+function comparisonArg(v: unknown, fallback = 4): number {
+  if (v === undefined) return fallback;
+  const c = enumValue(v, 'StringComparison');
+  if (c !== null) return c;
+  if (typeof v === 'boolean') return v ? 5 : 4; // (…, bool ignoreCase) overloads
+  throw argError(`expected a StringComparison, got '${typeName(v)}'`);
+}
+
+const fold = (s: string, comparison: number): string => (ignoresCase(comparison) ? s.toUpperCase() : s);
+
+function textArg(v: unknown, what: string): string {
+  if (v instanceof CsChar) return String.fromCharCode(v.code);
+  return str(v, what);
+}
+
+function checkRange(cond: boolean, param: string): void {
+  if (!cond) {
+    throw new CsException(
+      'ArgumentOutOfRangeException',
+      `Index and length must refer to a location within the string. (Parameter '${param}')`,
+    );
+  }
+}
+
+function charSet(args: unknown[]): Set<number> | null {
+  if (args.length === 0) return null;
+  const list = args.length === 1 && Array.isArray(args[0]) ? (args[0] as unknown[]) : args;
+  return new Set(list.map((c) => (c instanceof CsChar ? c.code : textArg(c, 'trimChars').charCodeAt(0))));
+}
+
+const isWs = (c: number): boolean => /\s/u.test(String.fromCharCode(c));
+
+function trim(s: string, set: Set<number> | null, start: boolean, end: boolean): string {
+  let i = 0;
+  let j = s.length;
+  const hit = (c: number): boolean => (set ? set.has(c) : isWs(c));
+  if (start) while (i < j && hit(s.charCodeAt(i))) i++;
+  if (end) while (j > i && hit(s.charCodeAt(j - 1))) j--;
+  return s.slice(i, j);
+}
+
+function split(rt: Rt, s: string, args: unknown[]): string[] {
+  let separators: string[] = [];
+  let count = Number.MAX_SAFE_INTEGER;
+  let options = 0;
+  const rest: unknown[] = [];
+  for (const a of args) {
+    const o = enumValue(a, 'StringSplitOptions');
+    if (o !== null) options = o;
+    else rest.push(a);
+  }
+  if (rest.length >= 2 && typeof rest[rest.length - 1] === 'number') count = rest.pop() as number;
+  for (const a of rest) {
+    if (Array.isArray(a)) separators.push(...a.map((x) => textArg(x, 'separator')));
+    else if (a !== null) separators.push(textArg(a, 'separator'));
+  }
+  separators = separators.filter((x) => x !== '');
+  const parts: string[] = [];
+  if (separators.length === 0) {
+    // No separator: split on white space.
+    let cur = '';
+    for (const ch of s) {
+      if (/\s/u.test(ch)) {
+        parts.push(cur);
+        cur = '';
+      } else cur += ch;
+    }
+    parts.push(cur);
+  } else {
+    let start = 0;
+    let i = 0;
+    while (i <= s.length) {
+      if (parts.length === count - 1) break;
+      const sep = i < s.length ? separators.find((x) => s.startsWith(x, i)) : undefined;
+      if (sep !== undefined) {
+        parts.push(s.slice(start, i));
+        i += sep.length;
+        start = i;
+      } else {
+        i++;
+      }
+    }
+    parts.push(s.slice(start));
+  }
+  let out = parts;
+  if (options & 2) out = out.map((p) => p.trim());
+  if (options & 1) out = out.filter((p) => p !== '');
+  if (count === 0) out = [];
+  checkSize(rt, out.length);
+  return out;
+}
+
+function indexOf(s: string, args: unknown[], last: boolean): number {
+  const needle = textArg(args[0], 'value');
+  let start: number | undefined;
+  let count: number | undefined;
+  let comparison = 4;
+  for (const a of args.slice(1)) {
+    if (a instanceof CsEnum) comparison = comparisonArg(a);
+    else if (start === undefined) start = int(a);
+    else count = int(a);
+  }
+  const h = fold(s, comparison);
+  const n = fold(needle, comparison);
+  if (!last) {
+    const from = start ?? 0;
+    checkRange(from >= 0 && from <= s.length, 'startIndex');
+    const idx = h.indexOf(n, from);
+    if (count !== undefined && idx >= 0 && idx + n.length > from + count) return -1;
+    return idx;
+  }
+  const from = start ?? s.length - 1;
+  return h.lastIndexOf(n, from - n.length + 1 < 0 ? 0 : from - n.length + 1 + (n.length ? 0 : 1));
+}
+
+function pad(rt: Rt, s: string, args: unknown[], left: boolean): string {
+  const width = int(args[0], 'totalWidth');
+  if (width < 0)
+    throw new CsException(
+      'ArgumentOutOfRangeException',
+      "Non-negative number required. (Parameter 'totalWidth')",
+    );
+  const ch = args[1] === undefined ? ' ' : textArg(args[1], 'paddingChar');
+  if (width > rt.limits.maxStringLength) checkString(rt, ' '.repeat(rt.limits.maxStringLength + 1));
+  return left ? s.padStart(width, ch) : s.padEnd(width, ch);
+}
+
+function replace(rt: Rt, s: string, args: unknown[]): string {
+  const oldValue = textArg(args[0], 'oldValue');
+  if (oldValue === '') throw argError("String cannot be of zero length. (Parameter 'oldValue')");
+  const newValue = args[1] === null ? '' : textArg(args[1], 'newValue');
+  const comparison = args.length > 2 ? comparisonArg(args[args.length - 1]) : 4;
+  if (!ignoresCase(comparison)) {
+    // Estimate the result size before building it, so `"a".Replace("a", big)` in a loop cannot allocate wildly.
+    const hits = s.split(oldValue).length - 1;
+    if (s.length + hits * (newValue.length - oldValue.length) > rt.limits.maxStringLength) {
+      checkString(rt, ' '.repeat(rt.limits.maxStringLength + 1));
+    }
+    return s.split(oldValue).join(newValue);
+  }
+  const h = s.toUpperCase();
+  const n = oldValue.toUpperCase();
+  let out = '';
+  let i = 0;
+  for (;;) {
+    const j = h.indexOf(n, i);
+    if (j < 0) break;
+    out += s.slice(i, j) + newValue;
+    i = j + oldValue.length;
+    checkString(rt, out);
+  }
+  return checkString(rt, out + s.slice(i));
+}
+
+function stringArg(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  return typeof v === 'string' ? v : toDotNetStringRtSafe(v);
+}
+let toStr: (v: unknown) => string = (v) => String(v);
+const toDotNetStringRtSafe = (v: unknown): string => toStr(v);
+
+const methods: Record<string, Method> = {
+  ToString: (_rt, self: string) => self,
+  Equals: (_rt, self: string, args) => {
+    if (typeof args[0] !== 'string') return false;
+    const c = comparisonArg(args[1]);
+    return fold(self, c) === fold(args[0], c);
+  },
+  GetHashCode: (_rt, self: string) => hashString(self),
+  CompareTo: (_rt, self: string, args) => (args[0] === null ? 1 : compareStrings(self, str(args[0]), 0)),
+  Contains: (_rt, self: string, args) => {
+    const c = comparisonArg(args[1]);
+    return fold(self, c).includes(fold(textArg(args[0], 'value'), c));
+  },
+  StartsWith: (_rt, self: string, args) => {
+    const c = comparisonArg(args[1]);
+    return fold(self, c).startsWith(fold(textArg(args[0], 'value'), c));
+  },
+  EndsWith: (_rt, self: string, args) => {
+    const c = comparisonArg(args[1]);
+    return fold(self, c).endsWith(fold(textArg(args[0], 'value'), c));
+  },
+  IndexOf: (_rt, self: string, args) => indexOf(self, args, false),
+  LastIndexOf: (_rt, self: string, args) => indexOf(self, args, true),
+  IndexOfAny: (_rt, self: string, args) => {
+    const set = charSet([args[0]])!;
+    for (let i = args[1] === undefined ? 0 : int(args[1]); i < self.length; i++)
+      if (set.has(self.charCodeAt(i))) return i;
+    return -1;
+  },
+  Substring: (_rt, self: string, args) => {
+    const start = int(args[0], 'startIndex');
+    checkRange(start >= 0 && start <= self.length, 'startIndex');
+    if (args.length === 1) return self.slice(start);
+    const len = int(args[1], 'length');
+    checkRange(len >= 0 && start + len <= self.length, 'length');
+    return self.slice(start, start + len);
+  },
+  Replace: (rt, self: string, args) => replace(rt, self, args),
+  Remove: (_rt, self: string, args) => {
+    const start = int(args[0]);
+    checkRange(start >= 0 && start <= self.length, 'startIndex');
+    if (args.length === 1) return self.slice(0, start);
+    const count = int(args[1]);
+    checkRange(count >= 0 && start + count <= self.length, 'count');
+    return self.slice(0, start) + self.slice(start + count);
+  },
+  Insert: (rt, self: string, args) => {
+    const start = int(args[0]);
+    checkRange(start >= 0 && start <= self.length, 'startIndex');
+    return checkString(rt, self.slice(0, start) + str(args[1]) + self.slice(start));
+  },
+  Trim: (_rt, self: string, args) => trim(self, charSet(args), true, true),
+  TrimStart: (_rt, self: string, args) => trim(self, charSet(args), true, false),
+  TrimEnd: (_rt, self: string, args) => trim(self, charSet(args), false, true),
+  ToUpper: (_rt, self: string) => self.toUpperCase(),
+  ToLower: (_rt, self: string) => self.toLowerCase(),
+  ToUpperInvariant: (_rt, self: string) => self.toUpperCase(),
+  ToLowerInvariant: (_rt, self: string) => self.toLowerCase(),
+  Split: (rt, self: string, args) => split(rt, self, args),
+  PadLeft: (rt, self: string, args) => pad(rt, self, args, true),
+  PadRight: (rt, self: string, args) => pad(rt, self, args, false),
+  ToCharArray: (_rt, self: string) =>
+    Array.from({ length: self.length }, (_, i) => new CsChar(self.charCodeAt(i))),
+  Normalize: (_rt, self: string) => self.normalize('NFC'),
+  Clone: (_rt, self: string) => self,
+};
+
+const staticMethods: Record<string, Method> = {
+  IsNullOrEmpty: (_rt, _s, args) => args[0] === null || args[0] === undefined || args[0] === '',
+  IsNullOrWhiteSpace: (_rt, _s, args) =>
+    args[0] === null || args[0] === undefined || (typeof args[0] === 'string' && args[0].trim() === ''),
+  Format: (rt, _s, args) => {
+    // string.Format(IFormatProvider, format, args…) — the provider is ignored (invariant culture).
+    const first = typeof args[0] === 'string' ? 0 : 1;
+    return compositeFormat(rt, str(args[first], 'format'), paramsArray(args, first + 1));
+  },
+  Join: (rt, _s, args) => {
+    const sep = args[0] === null ? '' : textArg(args[0], 'separator');
+    const items =
+      args.length === 2 && args[1] !== null && typeof args[1] === 'object'
+        ? [...enumerate(args[1])]
+        : args.slice(1);
+    return checkString(rt, items.map((x) => toDotNetStringRt(rt, x)).join(sep));
+  },
+  Concat: (rt, _s, args) => {
+    const items =
+      args.length === 1 && args[0] !== null && typeof args[0] === 'object' ? [...enumerate(args[0])] : args;
+    return checkString(rt, items.map((x) => toDotNetStringRt(rt, x)).join(''));
+  },
+  Compare: (_rt, _s, args) => {
+    const a = args[0];
+    const b = args[1];
+    if (a === null || b === null) return a === b ? 0 : a === null ? -1 : 1;
+    return compareStrings(str(a), str(b), args.length > 2 ? comparisonArg(args[2], 0) : 0);
+  },
+  CompareOrdinal: (_rt, _s, args) => {
+    const a = args[0];
+    const b = args[1];
+    if (a === null || b === null) return a === b ? 0 : a === null ? -1 : 1;
+    return compareStrings(str(a), str(b), 4);
+  },
+  Equals: (_rt, _s, args) => {
+    const a = args[0];
+    const b = args[1];
+    if (a === null || b === null) return a === b;
+    if (typeof a !== 'string' || typeof b !== 'string') return false;
+    const c = comparisonArg(args[2]);
+    return fold(a, c) === fold(b, c);
+  },
+};
+
+export const StringType = defineType({
+  name: 'String',
+  namespace: 'System',
+  aliases: ['string'],
+  test: (v) => typeof v === 'string',
+  convert: (v, explicit) => {
+    if (typeof v === 'string') return v;
+    if (explicit && jstring) {
+      const r = jstring(v);
+      if (r !== undefined) return r;
+    }
+    throw invalidCast(typeName(v), 'System.String');
+  },
+  props: { Length: prop((self: string) => self.length) },
+  methods,
+  indexer: {
+    get: (_rt, self: string, args) => {
+      const i = int(args[0]);
+      if (i < 0 || i >= self.length) {
+        throw new CsException('IndexOutOfRangeException', 'Index was outside the bounds of the array.');
+      }
+      return new CsChar(self.charCodeAt(i));
+    },
+  },
+  staticProps: { Empty: prop(() => '') },
+  staticMethods,
+  construct: (rt, args) => {
+    if (args.length === 2 && args[0] instanceof CsChar) {
+      const n = int(args[1]);
+      if (n > rt.limits.maxStringLength) checkString(rt, ' '.repeat(rt.limits.maxStringLength + 1));
+      return String.fromCharCode(args[0].code).repeat(n);
+    }
+    if (Array.isArray(args[0])) return (args[0] as CsChar[]).map((c) => String.fromCharCode(c.code)).join('');
+    throw argError('new string(…) takes (char, int) or (char[])');
+  },
+  enumerate: (self: string) => Array.from({ length: self.length }, (_, i) => new CsChar(self.charCodeAt(i))),
+});
+
+setPrimitiveTypes({ string: StringType });
+
+// (string)jtoken is supplied by json.ts.
+let jstring: ((v: unknown) => string | null | undefined) | null = null;
+export function setJStringHook(h: (v: unknown) => string | null | undefined): void {
+  jstring = h;
+}
+
+export function setStringifier(f: (v: unknown) => string): void {
+  toStr = f;
+}
+void stringArg;
+
+export const StringComparerType = defineType({
+  name: 'StringComparer',
+  namespace: 'System',
+  staticProps: {
+    Ordinal: prop(() => new CsComparer(4)),
+    OrdinalIgnoreCase: prop(() => new CsComparer(5)),
+    InvariantCulture: prop(() => new CsComparer(2)),
+    InvariantCultureIgnoreCase: prop(() => new CsComparer(3)),
+    CurrentCulture: prop(() => new CsComparer(0)),
+    CurrentCultureIgnoreCase: prop(() => new CsComparer(1)),
+  },
+  methods: {
+    Equals: (_rt, self: CsComparer, args) =>
+      args.length === 2 ? self.key(args[0]) === self.key(args[1]) : self === args[0],
+    Compare: (_rt, self: CsComparer, args) => compareStrings(str(args[0]), str(args[1]), self.comparison),
+  },
+});
+
+/** A StringComparer passed to Dictionary/HashSet/OrderBy/Distinct constructors and methods. */
+export class CsComparer {
+  constructor(readonly comparison: number) {}
+  key(v: unknown): unknown {
+    return typeof v === 'string' && ignoresCase(this.comparison) ? v.toUpperCase() : v;
+  }
+}
+StringComparerType.test; // keep the table referenced
+
+import { registerClass } from '../runtime/core.js';
+
+registerClass(CsComparer, StringComparerType);

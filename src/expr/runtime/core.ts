@@ -1,0 +1,278 @@
+/**
+ * The type system behind member access. Every value an expression can touch has a TypeInfo listing, in Maps built
+ * from explicit tables, exactly the members API Management exposes. Nothing is looked up on JavaScript objects by
+ * name: a member that is not in a table does not exist, so `__proto__`, `constructor` and `prototype` cannot be
+ * reached whatever the expression does.
+ */
+import type { PolicyContext } from '../context.js';
+import type { ExpressionLimits } from '../limits.js';
+
+/** Per-evaluation state threaded through every closure. */
+export interface Rt {
+  readonly ctx: PolicyContext;
+  readonly limits: ExpressionLimits;
+  steps: number;
+}
+
+/** A .NET exception raised while evaluating; C# `catch` can see it. */
+export class CsException extends Error {
+  /** Offset in the expression source of the node that raised it (set by the compiler as it propagates). */
+  offset: number | undefined;
+  constructor(
+    readonly type: string,
+    message: string,
+    readonly inner: CsException | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/** A resource limit was exceeded. Deliberately not a CsException: `catch (Exception)` must not swallow it. */
+export class LimitError extends Error {
+  offset: number | undefined;
+}
+
+export const nullRef = (what: string): CsException =>
+  new CsException(
+    'NullReferenceException',
+    `Object reference not set to an instance of an object (${what} is null)`,
+  );
+export const invalidCast = (from: string, to: string): CsException =>
+  new CsException('InvalidCastException', `Unable to cast object of type '${from}' to type '${to}'`);
+export const argError = (message: string, type = 'ArgumentException'): CsException =>
+  new CsException(type, message);
+export const formatError = (message: string): CsException => new CsException('FormatException', message);
+
+export function step(rt: Rt, n = 1): void {
+  rt.steps += n;
+  if (rt.steps > rt.limits.maxSteps) {
+    throw new LimitError(`evaluation exceeded the limit of ${rt.limits.maxSteps} steps`);
+  }
+}
+
+export function checkString(rt: Rt, s: string): string {
+  if (s.length > rt.limits.maxStringLength) {
+    throw new LimitError(
+      `a string of ${s.length} characters exceeds the limit of ${rt.limits.maxStringLength}`,
+    );
+  }
+  return s;
+}
+
+export function checkSize(rt: Rt, n: number): void {
+  if (n > rt.limits.maxCollectionSize) {
+    throw new LimitError(`a collection of ${n} elements exceeds the limit of ${rt.limits.maxCollectionSize}`);
+  }
+}
+
+/** A resolved type reference: `List<string>`, `string[]`, `int?`. */
+export interface CsType {
+  readonly info: TypeInfo;
+  readonly args: readonly CsType[];
+  readonly arrayRank: number;
+  readonly nullable: boolean;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: tables declare the receiver type each member expects; dispatch guarantees it.
+export type Method = (rt: Rt, self: any, args: unknown[], typeArgs: readonly CsType[]) => unknown;
+// biome-ignore lint/suspicious/noExplicitAny: see Method.
+type Self = any;
+export interface Property {
+  get(rt: Rt, self: Self): unknown;
+  set?(rt: Rt, self: Self, value: unknown): void;
+}
+export interface Indexer {
+  get(rt: Rt, self: Self, args: unknown[]): unknown;
+  set?(rt: Rt, self: Self, args: unknown[], value: unknown): void;
+}
+/** A runtime class whose instances have a given .NET type. */
+export type Ctor = abstract new (...args: never[]) => unknown;
+
+export interface TypeSpec {
+  /** The C# name used in messages and in GetType().Name. */
+  name: string;
+  /** Names this type can be written as in expressions (beyond `name`): 'string', 'System.String', … */
+  aliases?: string[];
+  /** Namespace for ToString() of objects without their own ToString. */
+  namespace?: string;
+  base?: TypeInfo;
+  props?: Record<string, Property>;
+  methods?: Record<string, Method>;
+  staticProps?: Record<string, Property>;
+  staticMethods?: Record<string, Method>;
+  indexer?: Indexer;
+  /** `new T(args)`; absent = not constructible from expressions. */
+  construct?: (rt: Rt, args: unknown[], typeArgs: readonly CsType[]) => unknown;
+  /** Collection initializer `new T { a, { k, v } }`. */
+  addItem?: (rt: Rt, self: Self, args: unknown[]) => void;
+  /** `x is T` for this type. */
+  test?: (v: unknown) => boolean;
+  /** `(T)x` (explicit) or assignment to a T-typed local (implicit); absent = identity when `test` passes. */
+  convert?: (v: unknown, explicit: boolean, type: CsType) => unknown;
+  /** default(T) */
+  defaultValue?: unknown;
+  /** IEnumerable: makes LINQ (Enumerable) extension methods and foreach available. */
+  enumerate?: (self: Self) => Iterable<unknown>;
+  /** Runtime classes whose instances have this type. */
+  classes?: Ctor[];
+}
+
+export interface TypeInfo {
+  readonly name: string;
+  readonly fullName: string;
+  readonly base: TypeInfo | undefined;
+  readonly props: ReadonlyMap<string, Property>;
+  readonly methods: ReadonlyMap<string, Method>;
+  readonly staticProps: ReadonlyMap<string, Property>;
+  readonly staticMethods: ReadonlyMap<string, Method>;
+  readonly indexer: Indexer | undefined;
+  readonly construct: TypeSpec['construct'];
+  readonly addItem: TypeSpec['addItem'];
+  readonly test: (v: unknown) => boolean;
+  readonly convert: TypeSpec['convert'];
+  readonly defaultValue: unknown;
+  readonly enumerate: TypeSpec['enumerate'];
+}
+
+const toMap = <T>(o: Record<string, T> | undefined): Map<string, T> => {
+  const m = new Map<string, T>();
+  if (o) for (const k of Object.keys(o)) m.set(k, o[k]!);
+  return m;
+};
+
+/** Every type by every name it can be written as. */
+export const TYPES_BY_NAME = new Map<string, TypeInfo>();
+const TYPES_BY_CLASS = new Map<unknown, TypeInfo>();
+/** Every member name of every table: the compiler rejects any other name at compile time. */
+export const KNOWN_MEMBERS = new Set<string>();
+
+export function defineType(spec: TypeSpec): TypeInfo {
+  const classes = spec.classes ?? [];
+  const info: TypeInfo = {
+    name: spec.name,
+    fullName: spec.namespace ? `${spec.namespace}.${spec.name}` : spec.name,
+    base: spec.base,
+    props: toMap(spec.props),
+    methods: toMap(spec.methods),
+    staticProps: toMap(spec.staticProps),
+    staticMethods: toMap(spec.staticMethods),
+    indexer: spec.indexer,
+    construct: spec.construct,
+    addItem: spec.addItem,
+    test: spec.test ?? ((v) => v !== null && classes.some((c) => v instanceof c)),
+    convert: spec.convert,
+    defaultValue: spec.defaultValue ?? null,
+    enumerate: spec.enumerate ?? spec.base?.enumerate,
+  };
+  for (const m of [info.props, info.methods, info.staticProps, info.staticMethods]) {
+    for (const k of m.keys()) KNOWN_MEMBERS.add(k);
+  }
+  for (const n of [spec.name, info.fullName, ...(spec.aliases ?? [])]) TYPES_BY_NAME.set(n, info);
+  for (const c of classes) TYPES_BY_CLASS.set(c, info);
+  return info;
+}
+
+/** Late binding for types whose classes are defined in other files (avoids import cycles). */
+export function registerClass(c: Ctor, info: TypeInfo): void {
+  TYPES_BY_CLASS.set(c, info);
+}
+
+let primitiveTypes: {
+  string: TypeInfo;
+  int: TypeInfo;
+  bool: TypeInfo;
+  long: TypeInfo;
+  delegate: TypeInfo;
+  object: TypeInfo;
+} | null = null;
+
+export function setPrimitiveTypes(p: Partial<NonNullable<typeof primitiveTypes>>): void {
+  primitiveTypes = { ...primitiveTypes!, ...p };
+}
+
+export function objectType(): TypeInfo {
+  return primitiveTypes!.object;
+}
+
+/** The TypeInfo of a non-null runtime value. */
+export function typeOf(v: unknown): TypeInfo {
+  switch (typeof v) {
+    case 'string':
+      return primitiveTypes!.string;
+    case 'number':
+      return primitiveTypes!.int;
+    case 'boolean':
+      return primitiveTypes!.bool;
+    case 'bigint':
+      return primitiveTypes!.long;
+    case 'function':
+      return primitiveTypes!.delegate;
+    case 'object': {
+      if (v === null) break;
+      const t = TYPES_BY_CLASS.get((v as object).constructor);
+      if (t) return t;
+      break;
+    }
+    default:
+      break;
+  }
+  if (v === null || v === undefined) throw nullRef('value');
+  // A JavaScript value without a type table must never reach an expression; treat it as opaque.
+  return primitiveTypes!.object;
+}
+
+export function typeName(v: unknown): string {
+  return v === null || v === undefined ? 'null' : typeOf(v).fullName;
+}
+
+export function findProperty(t: TypeInfo, name: string): Property | undefined {
+  for (let c: TypeInfo | undefined = t; c; c = c.base) {
+    const p = c.props.get(name);
+    if (p) return p;
+  }
+  return objectType().props.get(name);
+}
+
+let extensionMethods: ReadonlyMap<string, Method> = new Map();
+let enumerableExtensions: ReadonlyMap<string, Method> = new Map();
+
+/** Extension methods on every value (none in practice) and on IEnumerable (LINQ). */
+export function setExtensions(
+  all: ReadonlyMap<string, Method>,
+  enumerable: ReadonlyMap<string, Method>,
+): void {
+  extensionMethods = all;
+  enumerableExtensions = enumerable;
+  for (const k of [...all.keys(), ...enumerable.keys()]) KNOWN_MEMBERS.add(k);
+}
+
+export function findMethod(t: TypeInfo, name: string): Method | undefined {
+  for (let c: TypeInfo | undefined = t; c; c = c.base) {
+    const m = c.methods.get(name);
+    if (m) return m;
+  }
+  const o = objectType().methods.get(name);
+  if (o) return o;
+  if (t.enumerate) {
+    const e = enumerableExtensions.get(name);
+    if (e) return e;
+  }
+  return extensionMethods.get(name);
+}
+
+export function findIndexer(t: TypeInfo): Indexer | undefined {
+  for (let c: TypeInfo | undefined = t; c; c = c.base) if (c.indexer) return c.indexer;
+  return undefined;
+}
+
+export function enumerate(v: unknown): Iterable<unknown> {
+  if (v === null || v === undefined) throw nullRef('the collection');
+  const t = typeOf(v);
+  if (!t.enumerate) throw invalidCast(t.fullName, 'System.Collections.IEnumerable');
+  return t.enumerate(v);
+}
+
+/** A readable property helper for tables. */
+export const prop = (get: (self: Self, rt: Rt) => unknown): Property => ({
+  get: (rt, self) => get(self, rt),
+});
