@@ -395,6 +395,8 @@ class DocumentCompiler {
     target: MessageTarget,
   ): PolicyNode {
     const attributes = new Map<string, ValueSource>();
+    // An attribute that is present but wrong is reported once, not also as missing.
+    const present = new Set(el.attributes.map((a) => a.name));
     for (const a of el.attributes) {
       if (a.name === 'id') {
         attributes.set('id', { kind: 'literal', value: a.value, text: a.value });
@@ -413,7 +415,7 @@ class DocumentCompiler {
     }
     for (const [name, spec] of Object.entries(specs)) {
       if (attributes.has(name)) continue;
-      if (spec.required === true) {
+      if (spec.required === true && !present.has(name)) {
         this.report(
           el.offset,
           path,
@@ -435,6 +437,12 @@ class DocumentCompiler {
         }
         break;
       case 'text': {
+        if (content.markup === true && elementChildren(el).length > 0) {
+          // A body written as XML: the markup between the tags is the text, exactly as written.
+          const raw = this.doc.source.text.slice(el.contentStart, el.contentEnd);
+          text = { kind: 'literal', value: raw, text: raw };
+          break;
+        }
         for (const c of elementChildren(el)) {
           this.report(c.offset, path, 'children', `<${el.name}> holds text only, got <${c.name}>`);
         }
@@ -456,6 +464,13 @@ class DocumentCompiler {
         break;
       case 'elements': {
         if (content.text !== true) this.rejectText(el, path);
+        else {
+          const t = textChild(el);
+          if (t !== undefined && t.value.trim() !== '') {
+            const v = isExpression(t.value) ? t.value : t.value.trim();
+            text = this.value(v, t.offset, { kind: 'string', expression: true }, `${el.name} text`, path);
+          }
+        }
         children = this.buildChildren(el, content.elements, section, path, errorPath, target);
         break;
       }

@@ -43,6 +43,8 @@ export type ContentSpec =
       readonly required?: boolean;
       /** Keep leading/trailing whitespace of literal text (bodies); other text is trimmed. */
       readonly preserveWhitespace?: boolean;
+      /** Child elements are part of the text (a literal XML body or a Liquid template producing XML). */
+      readonly markup?: boolean;
     }
   /** Policy statements allowed in the enclosing section (choose/when, retry, limit-concurrency …). */
   | { readonly kind: 'policies' }

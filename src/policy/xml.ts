@@ -80,7 +80,10 @@ export function parseXml(source: PolicySource): XmlElement {
 
   parser.on('error', (err) => {
     // saxes reports "file:line:col: message"; we position it ourselves from the parser's offset.
-    failure ??= new XmlError(Math.max(0, parser.position - 1), err.message.replace(/^[^:]*:\d+:\d+: /, ''));
+    failure ??= new XmlError(
+      Math.max(0, parser.position - 1),
+      err.message.replace(/^(?:[^:\n]*:)?\d+:\d+: /, ''),
+    );
   });
   parser.on('doctype', () => {
     failure ??= new XmlError(

@@ -123,7 +123,7 @@ export const setBody: ElementDefinition = {
     'xsi-nil': oneOf(['blank', 'null'], { default: 'blank', expression: false }),
     'parse-date': bool({ default: true, expression: false }),
   },
-  content: { kind: 'text', expression: true, preserveWhitespace: true },
+  content: { kind: 'text', expression: true, preserveWhitespace: true, markup: true },
   body: 'write',
   compile(node, c) {
     const target = c.target;
