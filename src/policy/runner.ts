@@ -232,7 +232,8 @@ export class PipelineRun {
     }
     const flow = await this.#section('outbound');
     if (flow === 'error') return this.#onError();
-    return this.#final(this.run.responseBodyChanged);
+    // return-response in outbound replaces the whole response.
+    return this.#final(flow === 'respond' || this.run.responseBodyChanged);
   }
 
   /** The backend could not be reached or timed out (as the transport observed): runs on-error. */
