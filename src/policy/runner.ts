@@ -236,6 +236,24 @@ export class PipelineRun {
     return this.#final(flow === 'respond' || this.run.responseBodyChanged);
   }
 
+  /**
+   * The request matched the API but none of its operations: API Management answers 404 "Resource not found"
+   * through on-error with reason OperationNotFound. Run this on the API's pipeline (no operation scope).
+   */
+  async onOperationNotFound(): Promise<FinalResponse> {
+    this.#advance('created', 'request');
+    const refusal = new PolicyError(
+      'OperationNotFound',
+      'Unable to match incoming request to an operation.',
+      404,
+      'Resource not found',
+    );
+    this.#refusal = refusal;
+    this.#lastErrorStatus = refusal.status;
+    this.#setLastError({ source: 'configuration', reason: refusal.reason, message: refusal.message, section: 'inbound' });
+    return this.#onError();
+  }
+
   /** The backend could not be reached or timed out (as the transport observed): runs on-error. */
   async onBackendFailure(
     reason: 'BackendConnectionFailure' | 'Timeout',
