@@ -1,0 +1,639 @@
+/** Guid, Math, Random (including .NET's seeded sequence), Regex with a ReDoS guard, hashing and HMAC. */
+import { createHash, createHmac, randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { asNumber, compare, numRank } from '../runtime/convert.js';
+import {
+  argError,
+  CsException,
+  checkSize,
+  defineType,
+  formatError,
+  type Method,
+  prop,
+  type Rt,
+} from '../runtime/core.js';
+import { CsEnum, makeEnum } from '../runtime/enum.js';
+import { CsDecimal, CsDouble, CsGuid } from '../runtime/values.js';
+import { defineEnumType, MidpointRounding } from './enums.js';
+import { hashString, int, optStr, setOut, str } from './helpers.js';
+import { roundHalfEven } from './primitives.js';
+import { bytes, EncodingType } from './text.js';
+
+// ---- Guid ----
+
+const GUID_RE =
+  /^[{(]?([0-9a-fA-F]{8})-?([0-9a-fA-F]{4})-?([0-9a-fA-F]{4})-?([0-9a-fA-F]{4})-?([0-9a-fA-F]{12})[})]?$/;
+
+function parseGuid(s: string): CsGuid {
+  const m = GUID_RE.exec(s.trim());
+  if (!m) throw formatError(`Unrecognized Guid format.`);
+  return new CsGuid(`${m[1]}-${m[2]}-${m[3]}-${m[4]}-${m[5]}`.toLowerCase());
+}
+
+export const GuidType = defineType({
+  name: 'Guid',
+  namespace: 'System',
+  classes: [CsGuid],
+  defaultValue: new CsGuid('00000000-0000-0000-0000-000000000000'),
+  construct: (_rt, args) =>
+    args.length ? parseGuid(str(args[0])) : new CsGuid('00000000-0000-0000-0000-000000000000'),
+  methods: {
+    ToString: (_rt, g: CsGuid, args) => {
+      const f = args.length ? (optStr(args[0]) ?? 'D') : 'D';
+      switch (f) {
+        case 'D':
+        case 'd':
+        case '':
+          return g.value;
+        case 'N':
+        case 'n':
+          return g.value.replace(/-/g, '');
+        case 'B':
+        case 'b':
+          return `{${g.value}}`;
+        case 'P':
+        case 'p':
+          return `(${g.value})`;
+        default:
+          throw formatError('Format string can be only "D", "d", "N", "n", "P", "p", "B", "b", "X" or "x".');
+      }
+    },
+    GetHashCode: (_rt, g: CsGuid) => hashString(g.value),
+    ToByteArray: (_rt, g: CsGuid) => {
+      const h = g.value.replace(/-/g, '');
+      const b = Buffer.from(h, 'hex');
+      // .NET stores the first three groups little-endian.
+      return Buffer.concat([
+        b.subarray(0, 4).reverse(),
+        b.subarray(4, 6).reverse(),
+        b.subarray(6, 8).reverse(),
+        b.subarray(8),
+      ]);
+    },
+  },
+  staticProps: { Empty: prop(() => new CsGuid('00000000-0000-0000-0000-000000000000')) },
+  staticMethods: {
+    NewGuid: () => new CsGuid(randomUUID()),
+    Parse: (_rt, _s, args) => parseGuid(str(args[0], 'input')),
+    TryParse: (_rt, _s, args) => {
+      try {
+        setOut(args[1], parseGuid(str(args[0])));
+        return true;
+      } catch {
+        setOut(args[1], new CsGuid('00000000-0000-0000-0000-000000000000'));
+        return false;
+      }
+    },
+  },
+});
+
+// ---- Math ----
+
+/** Re-wraps a JS number in the representation of the operands (Math.Abs(int) is int, Math.Abs(double) double). */
+function like(sample: unknown, v: number): unknown {
+  if (typeof sample === 'number') return v;
+  if (typeof sample === 'bigint') return BigInt(v);
+  if (sample instanceof CsDecimal) return new CsDecimal(v);
+  return new CsDouble(v);
+}
+
+const d1 =
+  (f: (x: number) => number): Method =>
+  (_rt, _s, args) =>
+    new CsDouble(f(asNumber(args[0])));
+
+function round(args: unknown[]): unknown {
+  const v = asNumber(args[0]);
+  let digits = 0;
+  let mode = 0;
+  for (const a of args.slice(1)) {
+    if (a instanceof CsEnum) mode = a.value;
+    else digits = int(a);
+  }
+  const f = 10 ** digits;
+  let r: number;
+  if (mode === MidpointRounding.members.AwayFromZero)
+    r = (Math.sign(v) * Math.round(Math.abs(v) * f + 1e-9 * 0)) / f;
+  else if (mode === MidpointRounding.members.ToZero) r = Math.trunc(v * f) / f;
+  else r = roundHalfEven(v, digits);
+  return args[0] instanceof CsDecimal ? new CsDecimal(r) : new CsDouble(r);
+}
+
+export const MathType = defineType({
+  name: 'Math',
+  namespace: 'System',
+  staticProps: { PI: prop(() => new CsDouble(Math.PI)), E: prop(() => new CsDouble(Math.E)) },
+  staticMethods: {
+    Abs: (_rt, _s, args) => {
+      const v = args[0];
+      if (v === -2147483648)
+        throw new CsException(
+          'OverflowException',
+          'Negating the minimum value of a twos complement number is invalid.',
+        );
+      if (typeof v === 'bigint') return v < 0n ? -v : v;
+      return like(v, Math.abs(asNumber(v)));
+    },
+    Max: (_rt, _s, args) => {
+      const [a, b] = args;
+      const r = numRank(a) >= numRank(b) ? a : b;
+      return compare(a, b) >= 0 ? like(r, asNumber(a)) : like(r, asNumber(b));
+    },
+    Min: (_rt, _s, args) => {
+      const [a, b] = args;
+      const r = numRank(a) >= numRank(b) ? a : b;
+      return compare(a, b) <= 0 ? like(r, asNumber(a)) : like(r, asNumber(b));
+    },
+    Floor: (_rt, _s, args) =>
+      like(args[0] instanceof CsDecimal ? args[0] : new CsDouble(0), Math.floor(asNumber(args[0]))),
+    Ceiling: (_rt, _s, args) =>
+      like(args[0] instanceof CsDecimal ? args[0] : new CsDouble(0), Math.ceil(asNumber(args[0]))),
+    Truncate: (_rt, _s, args) =>
+      like(args[0] instanceof CsDecimal ? args[0] : new CsDouble(0), Math.trunc(asNumber(args[0]))),
+    Round: (_rt, _s, args) => round(args),
+    Sign: (_rt, _s, args) => Math.sign(asNumber(args[0])),
+    Pow: (_rt, _s, args) => new CsDouble(asNumber(args[0]) ** asNumber(args[1])),
+    Sqrt: d1(Math.sqrt),
+    Log: (_rt, _s, args) =>
+      new CsDouble(
+        args.length > 1
+          ? Math.log(asNumber(args[0])) / Math.log(asNumber(args[1]))
+          : Math.log(asNumber(args[0])),
+      ),
+    Log10: d1(Math.log10),
+    Log2: d1(Math.log2),
+    Exp: d1(Math.exp),
+    Sin: d1(Math.sin),
+    Cos: d1(Math.cos),
+    Tan: d1(Math.tan),
+    Atan: d1(Math.atan),
+    Atan2: (_rt, _s, args) => new CsDouble(Math.atan2(asNumber(args[0]), asNumber(args[1]))),
+    Clamp: (_rt, _s, args) => {
+      const [v, lo, hi] = args;
+      return compare(v, lo) < 0 ? lo : compare(v, hi) > 0 ? hi : v;
+    },
+  },
+});
+
+// ---- Random ----
+
+/**
+ * System.Random. Unseeded instances use the platform CSPRNG. Seeded instances reproduce .NET's legacy subtractive
+ * generator (Knuth), so `new Random(42).Next(100)` gives the same numbers as in API Management.
+ */
+export class CsRandom {
+  private seedArray: number[] | null = null;
+  private inext = 0;
+  private inextp = 21;
+  constructor(seed: number | null) {
+    if (seed === null) return;
+    const MBIG = 2147483647;
+    const sa = new Array<number>(56).fill(0);
+    const subtraction = seed === -2147483648 ? 2147483647 : Math.abs(seed);
+    let mj = 161803398 - subtraction;
+    sa[55] = mj;
+    let mk = 1;
+    for (let i = 1; i < 55; i++) {
+      const ii = (21 * i) % 55;
+      sa[ii] = mk;
+      mk = mj - mk;
+      if (mk < 0) mk += MBIG;
+      mj = sa[ii]!;
+    }
+    for (let k = 1; k < 5; k++) {
+      for (let i = 1; i < 56; i++) {
+        sa[i] = (sa[i]! - sa[1 + ((i + 30) % 55)]!) | 0;
+        if (sa[i]! < 0) sa[i] = sa[i]! + MBIG;
+      }
+    }
+    this.seedArray = sa;
+  }
+  private internalSample(): number {
+    const sa = this.seedArray!;
+    let locINext = this.inext + 1;
+    if (locINext >= 56) locINext = 1;
+    let locINextp = this.inextp + 1;
+    if (locINextp >= 56) locINextp = 1;
+    let ret = (sa[locINext]! - sa[locINextp]!) | 0;
+    if (ret === 2147483647) ret--;
+    if (ret < 0) ret += 2147483647;
+    sa[locINext] = ret;
+    this.inext = locINext;
+    this.inextp = locINextp;
+    return ret;
+  }
+  sample(): number {
+    if (!this.seedArray) return randomInt(0, 2 ** 48) / 2 ** 48;
+    return this.internalSample() * (1.0 / 2147483647);
+  }
+  next(min: number, max: number): number {
+    if (min > max)
+      throw new CsException('ArgumentOutOfRangeException', "'minValue' cannot be greater than maxValue.");
+    if (!this.seedArray) return min === max ? min : randomInt(min, max);
+    const range = max - min;
+    return Math.trunc(this.sample() * range) + min;
+  }
+}
+
+export const RandomType = defineType({
+  name: 'Random',
+  namespace: 'System',
+  classes: [CsRandom],
+  construct: (_rt, args) => new CsRandom(args.length ? int(args[0]) : null),
+  methods: {
+    Next: (_rt, r: CsRandom, args) => {
+      if (args.length === 0) return r.next(0, 2147483647);
+      if (args.length === 1) {
+        const max = int(args[0]);
+        if (max < 0)
+          throw new CsException('ArgumentOutOfRangeException', "'maxValue' must be greater than zero.");
+        return r.next(0, max);
+      }
+      return r.next(int(args[0]), int(args[1]));
+    },
+    NextDouble: (_rt, r: CsRandom) => new CsDouble(r.sample()),
+    NextBytes: (_rt, r: CsRandom, args) => {
+      const b = args[0] as Uint8Array;
+      for (let i = 0; i < b.length; i++) b[i] = r.next(0, 256);
+      return null;
+    },
+  },
+  staticProps: { Shared: prop(() => new CsRandom(null)) },
+});
+
+// ---- Regex ----
+
+export const RegexOptionsEnum = makeEnum('RegexOptions', {
+  None: 0,
+  IgnoreCase: 1,
+  Multiline: 2,
+  ExplicitCapture: 4,
+  Compiled: 8,
+  Singleline: 16,
+  IgnorePatternWhitespace: 32,
+  RightToLeft: 64,
+  ECMAScript: 256,
+  CultureInvariant: 512,
+});
+defineEnumType(RegexOptionsEnum, 'System.Text.RegularExpressions');
+
+/**
+ * JavaScript regexes cannot be interrupted, so the match timeout .NET offers is replaced by two static guards:
+ * patterns with nested quantifiers (the classic catastrophic-backtracking shape, e.g. (a+)+ or (a|aa)*) are rejected,
+ * and the input length is bounded by limits.maxRegexInputLength.
+ */
+export function checkRegexSafety(pattern: string): void {
+  // Track, per open group, whether it contains a quantifier; a quantified group that does is "nested".
+  const stack: { quantified: boolean; alternation: boolean }[] = [];
+  let lastGroupInner: { quantified: boolean; alternation: boolean } | null = null;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      i++;
+      lastGroupInner = null;
+      continue;
+    }
+    if (c === '[') {
+      while (i < pattern.length && pattern[i] !== ']') {
+        if (pattern[i] === '\\') i++;
+        i++;
+      }
+      lastGroupInner = null;
+      continue;
+    }
+    if (c === '(') {
+      stack.push({ quantified: false, alternation: false });
+      lastGroupInner = null;
+      continue;
+    }
+    if (c === ')') {
+      lastGroupInner = stack.pop() ?? null;
+      if (lastGroupInner && stack.length && lastGroupInner.quantified)
+        stack[stack.length - 1]!.quantified = true;
+      continue;
+    }
+    if (c === '|' && stack.length) stack[stack.length - 1]!.alternation = true;
+    const isQuant = c === '*' || c === '+' || (c === '{' && /^\{\d+(,\d*)?\}/.test(pattern.slice(i)));
+    if (isQuant) {
+      const unbounded =
+        c !== '{' || /^\{\d+,\}/.test(pattern.slice(i)) || /^\{\d+,\d{3,}\}/.test(pattern.slice(i));
+      if (lastGroupInner && unbounded && (lastGroupInner.quantified || lastGroupInner.alternation)) {
+        throw new CsException(
+          'RegexMatchTimeoutException',
+          `the regular expression '${pattern}' has nested quantifiers and could backtrack catastrophically; it is refused (no match timeout is available)`,
+        );
+      }
+      if (stack.length) stack[stack.length - 1]!.quantified = true;
+      lastGroupInner = null;
+      continue;
+    }
+    if (c !== '?') lastGroupInner = null;
+  }
+}
+
+/** .NET pattern → JS RegExp source: (?<name>…) is shared; \A \Z \z and inline (?i) are translated. */
+function translatePattern(pattern: string): { source: string; flags: string } {
+  let flags = '';
+  let source = pattern;
+  const inline = /^\(\?([imsx]+)\)/.exec(source);
+  if (inline) {
+    if (inline[1]!.includes('i')) flags += 'i';
+    if (inline[1]!.includes('m')) flags += 'm';
+    if (inline[1]!.includes('s')) flags += 's';
+    source = source.slice(inline[0].length);
+  }
+  source = source
+    .replace(/\\A/g, '^')
+    .replace(/\\[Zz]/g, '$')
+    .replace(/\(\?'(\w+)'/g, '(?<$1>');
+  return { source, flags };
+}
+
+const regexCache = new Map<string, RegExp>();
+
+export class CsRegex {
+  readonly re: RegExp;
+  constructor(
+    readonly pattern: string,
+    readonly options: number,
+  ) {
+    const key = `${options}/${pattern}`;
+    let re = regexCache.get(key);
+    if (!re) {
+      checkRegexSafety(pattern);
+      const t = translatePattern(pattern);
+      let flags = `${t.flags}gu`;
+      if (options & 1 && !flags.includes('i')) flags += 'i';
+      if (options & 2 && !flags.includes('m')) flags += 'm';
+      if (options & 16 && !flags.includes('s')) flags += 's';
+      let source = t.source;
+      if (options & 32) source = source.replace(/\s+|#.*$/gm, '');
+      try {
+        re = new RegExp(source, flags);
+      } catch (e) {
+        try {
+          re = new RegExp(source, flags.replace('u', ''));
+        } catch {
+          throw argError(`Invalid pattern '${pattern}': ${(e as Error).message}`);
+        }
+      }
+      if (regexCache.size > 500) regexCache.clear();
+      regexCache.set(key, re);
+    }
+    this.re = re;
+  }
+}
+
+export class CsMatch {
+  constructor(
+    readonly m: RegExpExecArray | null,
+    readonly regex: CsRegex | null,
+  ) {}
+}
+export class CsGroup {
+  constructor(
+    readonly value: string | undefined,
+    readonly index: number,
+  ) {}
+}
+export class CsGroupCollection {
+  constructor(readonly match: CsMatch) {}
+}
+
+function input(rt: Rt, v: unknown): string {
+  const s = str(v, 'input');
+  if (s.length > rt.limits.maxRegexInputLength) {
+    throw new CsException(
+      'RegexMatchTimeoutException',
+      `regular expression input of ${s.length} characters exceeds the limit of ${rt.limits.maxRegexInputLength}`,
+    );
+  }
+  return s;
+}
+
+function regexArgs(args: unknown[], from: number): CsRegex {
+  const opt = args[from + 1] instanceof CsEnum ? (args[from + 1] as CsEnum).value : 0;
+  return new CsRegex(str(args[from], 'pattern'), opt);
+}
+
+function match(_rt: Rt, r: CsRegex, s: string, start = 0): CsMatch {
+  r.re.lastIndex = start;
+  return new CsMatch(r.re.exec(s), r);
+}
+
+function matches(rt: Rt, r: CsRegex, s: string): CsMatch[] {
+  const out: CsMatch[] = [];
+  r.re.lastIndex = 0;
+  for (;;) {
+    const m = r.re.exec(s);
+    if (!m) break;
+    out.push(new CsMatch(m, r));
+    checkSize(rt, out.length);
+    if (m[0] === '') r.re.lastIndex++;
+  }
+  return out;
+}
+
+/** .NET replacement syntax: $1, ${name}, $$, $& — JS uses the same except ${name} → $<name>. */
+function replacement(rt: Rt, r: CsRegex, s: string, rep: unknown): string {
+  r.re.lastIndex = 0;
+  if (typeof rep === 'function') {
+    return s.replace(r.re, (...a: unknown[]) => {
+      const m = a.slice(0, -2) as unknown as RegExpExecArray;
+      const last = a[a.length - 1];
+      const hasGroups = typeof last === 'object';
+      const idx = a[a.length - (hasGroups ? 3 : 2)] as number;
+      const arr = (hasGroups ? a.slice(0, -3) : a.slice(0, -2)) as string[];
+      const fake = Object.assign([...arr], {
+        index: idx,
+        input: s,
+        groups: hasGroups ? last : undefined,
+      }) as unknown as RegExpExecArray;
+      void m;
+      return String((rep as (x: unknown) => unknown)(new CsMatch(fake, r)));
+    });
+  }
+  const out = s.replace(r.re, str(rep, 'replacement').replace(/\$\{(\w+)\}/g, '$<$1>'));
+  if (out.length > rt.limits.maxStringLength)
+    throw new CsException('OutOfMemoryException', 'string too long');
+  return out;
+}
+
+export const RegexType = defineType({
+  name: 'Regex',
+  namespace: 'System.Text.RegularExpressions',
+  classes: [CsRegex],
+  construct: (_rt, args) => regexArgs(args, 0),
+  methods: {
+    IsMatch: (rt, r: CsRegex, args) => match(rt, r, input(rt, args[0])).m !== null,
+    Match: (rt, r: CsRegex, args) =>
+      match(rt, r, input(rt, args[0]), args[1] === undefined ? 0 : int(args[1])),
+    Matches: (rt, r: CsRegex, args) => matches(rt, r, input(rt, args[0])),
+    Replace: (rt, r: CsRegex, args) => replacement(rt, r, input(rt, args[0]), args[1]),
+    Split: (rt, r: CsRegex, args) =>
+      input(rt, args[0]).split(new RegExp(r.re.source, r.re.flags.replace('g', ''))),
+    ToString: (_rt, r: CsRegex) => r.pattern,
+  },
+  staticMethods: {
+    IsMatch: (rt, _s, args) => match(rt, regexArgs(args, 1), input(rt, args[0])).m !== null,
+    Match: (rt, _s, args) => match(rt, regexArgs(args, 1), input(rt, args[0])),
+    Matches: (rt, _s, args) => matches(rt, regexArgs(args, 1), input(rt, args[0])),
+    Replace: (rt, _s, args) => {
+      const opt = args[3] instanceof CsEnum ? args[3].value : 0;
+      return replacement(rt, new CsRegex(str(args[1], 'pattern'), opt), input(rt, args[0]), args[2]);
+    },
+    Split: (rt, _s, args) => {
+      const r = regexArgs(args, 1);
+      return input(rt, args[0]).split(new RegExp(r.re.source, r.re.flags.replace('g', '')));
+    },
+    Escape: (_rt, _s, args) =>
+      str(args[0]).replace(/[\\*+?|{[()^$.#\s]/g, (c) =>
+        c === ' ' ? '\\ ' : c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\${c}`,
+      ),
+    Unescape: (_rt, _s, args) => str(args[0]).replace(/\\(.)/g, '$1'),
+  },
+});
+
+const groupOf = (m: CsMatch, key: unknown): CsGroup => {
+  if (!m.m) return new CsGroup(undefined, 0);
+  if (typeof key === 'number') return new CsGroup(m.m[key], m.m.index);
+  const v = m.m.groups?.[str(key)];
+  return new CsGroup(v, m.m.index);
+};
+
+export const MatchType = defineType({
+  name: 'Match',
+  namespace: 'System.Text.RegularExpressions',
+  classes: [CsMatch],
+  props: {
+    Success: prop((m: CsMatch) => m.m !== null),
+    Value: prop((m: CsMatch) => m.m?.[0] ?? ''),
+    Index: prop((m: CsMatch) => m.m?.index ?? 0),
+    Length: prop((m: CsMatch) => m.m?.[0].length ?? 0),
+    Groups: prop((m: CsMatch) => new CsGroupCollection(m)),
+  },
+  methods: {
+    ToString: (_rt, m: CsMatch) => m.m?.[0] ?? '',
+    NextMatch: (rt, m: CsMatch) => {
+      if (!m.m || !m.regex) return new CsMatch(null, null);
+      const next = m.m.index + Math.max(1, m.m[0].length);
+      return match(rt, m.regex, m.m.input, next);
+    },
+  },
+});
+
+export const GroupType = defineType({
+  name: 'Group',
+  namespace: 'System.Text.RegularExpressions',
+  classes: [CsGroup],
+  props: {
+    Success: prop((g: CsGroup) => g.value !== undefined),
+    Value: prop((g: CsGroup) => g.value ?? ''),
+    Index: prop((g: CsGroup) => g.index),
+    Length: prop((g: CsGroup) => g.value?.length ?? 0),
+  },
+  methods: { ToString: (_rt, g: CsGroup) => g.value ?? '' },
+});
+
+export const GroupCollectionType = defineType({
+  name: 'GroupCollection',
+  namespace: 'System.Text.RegularExpressions',
+  classes: [CsGroupCollection],
+  props: { Count: prop((g: CsGroupCollection) => g.match.m?.length ?? 0) },
+  indexer: { get: (_rt, g: CsGroupCollection, args) => groupOf(g.match, args[0]) },
+  enumerate: (g: CsGroupCollection) =>
+    g.match.m ? [...g.match.m].map((v) => new CsGroup(v, g.match.m!.index)) : [],
+});
+
+// ---- hashing and HMAC ----
+
+class CsHash {
+  constructor(
+    readonly algorithm: string,
+    readonly key: Buffer | null,
+  ) {}
+  compute(data: Buffer): Buffer {
+    return this.key
+      ? createHmac(this.algorithm, this.key).update(data).digest()
+      : createHash(this.algorithm).update(data).digest();
+  }
+}
+
+const HASHES: Record<string, string> = {
+  MD5: 'md5',
+  SHA1: 'sha1',
+  SHA256: 'sha256',
+  SHA384: 'sha384',
+  SHA512: 'sha512',
+};
+
+const hashMethods: Record<string, Method> = {
+  ComputeHash: (_rt, h: CsHash, args) => {
+    let data = bytes(args[0], 'buffer');
+    if (args.length >= 3) data = data.subarray(int(args[1]), int(args[1]) + int(args[2]));
+    return h.compute(data);
+  },
+  Dispose: () => null,
+  Clear: () => null,
+};
+
+export const HashAlgorithmType = defineType({
+  name: 'HashAlgorithm',
+  namespace: 'System.Security.Cryptography',
+  aliases: ['KeyedHashAlgorithm', 'HMAC'],
+  classes: [CsHash],
+  props: {
+    Key: prop((h: CsHash) => (h.key ? Buffer.from(h.key) : null)),
+    HashSize: prop((h: CsHash) => createHash(h.algorithm).digest().length * 8),
+  },
+  methods: hashMethods,
+});
+
+for (const [name, alg] of Object.entries(HASHES)) {
+  defineType({
+    name,
+    namespace: 'System.Security.Cryptography',
+    aliases: [`${name}Managed`, `${name}CryptoServiceProvider`],
+    base: HashAlgorithmType,
+    test: (v) => v instanceof CsHash && v.algorithm === alg && v.key === null,
+    construct: () => new CsHash(alg, null),
+    staticMethods: {
+      Create: () => new CsHash(alg, null),
+      HashData: (_rt, _s, args) => new CsHash(alg, null).compute(bytes(args[0])),
+    },
+  });
+  defineType({
+    name: `HMAC${name}`,
+    namespace: 'System.Security.Cryptography',
+    base: HashAlgorithmType,
+    test: (v) => v instanceof CsHash && v.algorithm === alg && v.key !== null,
+    construct: (_rt, args) => new CsHash(alg, args.length ? bytes(args[0], 'key') : randomBytes(64)),
+    staticMethods: {
+      HashData: (_rt, _s, args) => new CsHash(alg, bytes(args[0], 'key')).compute(bytes(args[1], 'source')),
+    },
+  });
+}
+
+class CsRng {}
+defineType({
+  name: 'RandomNumberGenerator',
+  namespace: 'System.Security.Cryptography',
+  aliases: ['RNGCryptoServiceProvider'],
+  classes: [CsRng],
+  construct: () => new CsRng(),
+  methods: {
+    GetBytes: (_rt, _r, args) => {
+      const b = args[0] as Uint8Array;
+      b.set(randomBytes(b.length));
+      return null;
+    },
+    Dispose: () => null,
+  },
+  staticMethods: {
+    Create: () => new CsRng(),
+    GetInt32: (_rt, _s, args) =>
+      args.length === 1 ? randomInt(0, int(args[0])) : randomInt(int(args[0]), int(args[1])),
+    GetBytes: (_rt, _s, args) => randomBytes(int(args[0])),
+  },
+});
+
+void EncodingType;
