@@ -1,19 +1,163 @@
 import { z } from 'zod';
+import { parsePasswordHash } from '../auth/crypto.js';
+import { isLoopbackHost } from '../auth/options.js';
 
 /**
  * The `auth` and `mcp` sections of the gateway configuration: the Koa service's OAuth 2.1 authorization server and
- * MCP endpoint. Strict like the rest of the file.
+ * MCP endpoint. Strict like the rest of the file. Scopes are not configured here: they come from `products`
+ * (`read:<product>-work`, `write:<product>-work`), so a product added to the gateway is a scope at once.
  */
-export const authConfigSchema = z
+
+/**
+ * A server URL: http(s), no query, fragment or path. Envoy sends only the service's fixed paths (`/v1/…`,
+ * `/.well-known/…`) to the Koa service, so an issuer under a path would publish endpoints nobody can reach.
+ */
+const serverUrl = z
+  .string()
+  .url()
+  .refine((value) => /^https?:\/\//.test(value), { message: 'must be an http:// or https:// URL' })
+  .refine((value) => !/[?#]/.test(value), { message: 'must have no query or fragment' })
+  .refine((value) => value.startsWith('https://') || isLoopbackHost(new URL(value).hostname), {
+    message: 'must use https (http is allowed only on a loopback host, for development)',
+  })
+  .refine((value) => new URL(value).pathname.replace(/\/+$/, '') === '', {
+    message:
+      'must be an origin without a path (Envoy routes /v1/… and /.well-known/… of every host to the service)',
+  });
+
+/** `scrypt$N$r$p$salt$key`, as `portcullis hash-password` prints it; checked by the AS's own parser. */
+const passwordHash = z.string().superRefine((value, ctx) => {
+  try {
+    parsePasswordHash(value);
+  } catch (error) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `${(error as Error).message.replace(/^passwordHash /, '')} (make one with \`portcullis hash-password\`)`,
+    });
+  }
+});
+
+const positiveInt = z.number().int().positive();
+const seconds = positiveInt;
+
+const userSchema = z
   .object({
-    /** {auth_url}: the issuer, where token, registration and revocation live. */
-    issuer: z.string().url(),
-    /** {base_url}: the MCP host and the authorization endpoint. */
-    baseUrl: z.string().url(),
+    username: z.string().min(1),
+    passwordHash,
+    /** Shown on the consent page. */
+    name: z.string().min(1).optional(),
   })
   .strict();
 
-export const mcpConfigSchema = z.object({}).strict();
+const limitsSchema = z
+  .object({
+    loginFailuresPerAccount: positiveInt.optional(),
+    loginFailuresPerAddress: positiveInt.optional(),
+    loginWindowSeconds: positiveInt.optional(),
+    registrationsPerAddress: positiveInt.optional(),
+    registrationWindowSeconds: positiveInt.optional(),
+    clientAuthFailures: positiveInt.optional(),
+    clientAuthWindowSeconds: positiveInt.optional(),
+  })
+  .strict();
+
+export const authConfigSchema = z
+  .object({
+    /** {auth_url}: the issuer, where token, registration, revocation, introspection and JWKS live. */
+    issuer: serverUrl,
+    /** {base_url}: the MCP host and the authorization endpoint with its login and consent pages. */
+    baseUrl: serverUrl,
+    /** Who can log in on the login page. */
+    users: z
+      .array(userSchema)
+      .default([])
+      .superRefine((users, ctx) => {
+        const seen = new Map<string, number>();
+        users.forEach((user, index) => {
+          const previous = seen.get(user.username);
+          if (previous !== undefined) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [index, 'username'],
+              message: `duplicate username "${user.username}" (also users[${previous}])`,
+            });
+          }
+          seen.set(user.username, index);
+        });
+      }),
+    /** Access-token lifetime (`expires_in`). */
+    accessTokenTtlSeconds: seconds.default(3600),
+    refreshTokenTtlSeconds: seconds.default(30 * 24 * 3600),
+    /** OAuth 2.1 §4.1.2: authorization codes are short-lived. */
+    codeTtlSeconds: seconds.max(600).default(60),
+    /** Lifetime of the login session cookie. */
+    sessionTtlSeconds: seconds.default(8 * 3600),
+    /** `plain` PKCE is in the spec's metadata; false refuses it and stops advertising it. */
+    allowPlainPkce: z.boolean().default(true),
+    /** Secure session cookies; false only for plain-http development on loopback. */
+    cookieSecure: z.boolean().default(true),
+    signingKeys: z
+      .object({
+        /** The algorithm of generated keys (ignored when `file` gives keys: theirs is used). */
+        algorithm: z.enum(['ES256', 'RS256', 'EdDSA']).default('ES256'),
+        /**
+         * A JSON file (relative to this configuration file) holding a JWK Set of private keys, each with `kid`
+         * and `alg`; the first signs, all are published. Without it keys are generated at start (and kept in
+         * `dataDir` when one is set).
+         */
+        file: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional(),
+    /**
+     * A directory (relative to this configuration file) for state that must survive a restart on one machine:
+     * registered clients and generated signing keys. Without it, both live in memory only.
+     */
+    dataDir: z.string().min(1).optional(),
+    limits: limitsSchema.optional(),
+  })
+  .strict();
+
+/** A browser origin: scheme, host and port only. */
+const origin = z
+  .string()
+  .url()
+  .refine((value) => new URL(value).origin === value, {
+    message: 'must be a bare origin such as https://app.example.com (no path, no trailing slash)',
+  });
+
+export const mcpConfigSchema = z
+  .object({
+    /** Browser origins allowed to call the endpoint besides its own; any other `Origin` is refused with 403. */
+    allowedOrigins: z.array(origin).default([]),
+    /**
+     * `Host` values (with port) accepted by the endpoint; others are 403. DNS-rebinding protection for
+     * deployments on a developer's machine. Every host when absent.
+     */
+    allowedHosts: z.array(z.string().min(1)).min(1).optional(),
+    /** Answer POSTs as one JSON body (default) or as an SSE stream when the client accepts both. */
+    responseMode: z.enum(['json', 'sse']).default('json'),
+    /** Tools per `tools/list` page. */
+    pageSize: z.number().int().min(1).max(1000).default(100),
+    /**
+     * Lifetime of the token the MCP service mints for each tool call it sends through the gateway (subject: the
+     * user; audience: the API's gateway URL). Short, because it is used at once.
+     */
+    serviceTokenTtlSeconds: seconds.max(3600).default(60),
+    /**
+     * The gateway's public URL, used as the audience prefix of service tokens
+     * (`<gatewayUrl>/<api urlSuffix>`), so an API's `validate-jwt` can require it. Default: the URL the service
+     * reaches Envoy's gateway listener at (given by `portcullis up`).
+     */
+    gatewayUrl: z
+      .string()
+      .url()
+      .refine((value) => /^https?:\/\/[^/?#]+\/?$/.test(value), {
+        message: 'must be an http(s) origin without path, query or fragment',
+      })
+      .optional(),
+  })
+  .strict();
 
 export type AuthConfig = z.infer<typeof authConfigSchema>;
 export type McpConfig = z.infer<typeof mcpConfigSchema>;

@@ -1,14 +1,14 @@
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from '../../config/load.js';
-import { createServiceApp } from '../../service/app.js';
+import { createService } from '../../service/service.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 
 export const command: CliCommand = {
   name: 'service',
   summary: 'run the Koa service (OAuth 2.1 authorization server and MCP endpoint)',
-  usage: 'portcullis service --config FILE --port PORT [--host HOST]',
+  usage: 'portcullis service --config FILE --port PORT [--host HOST] [--gateway-url URL]',
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
@@ -16,17 +16,25 @@ export const command: CliCommand = {
         config: { type: 'string' },
         port: { type: 'string' },
         host: { type: 'string', default: '127.0.0.1' },
+        // Where tool calls reach Envoy's gateway listener; `up` passes it.
+        'gateway-url': { type: 'string' },
       },
     });
     if (!values.config) throw new UsageError('--config is required');
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
-    await loadConfigFile(values.config);
-    const app = createServiceApp();
+    const gatewayUrl = values['gateway-url'];
+    if (gatewayUrl !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(gatewayUrl))
+      throw new UsageError(`--gateway-url must be an http(s) origin, got "${gatewayUrl}"`);
+    const loaded = await loadConfigFile(values.config);
+    const service = await createService(loaded, gatewayUrl ? { gatewayUrl } : {});
+    const app = service.app;
     const server = app.listen(port, values.host);
     await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
     console.log(`service listening on ${values.host}:${(server.address() as AddressInfo).port}`);
+    if (service.mcpUrl)
+      console.log(`service: MCP endpoint ${service.mcpUrl}, issuer ${loaded.config.auth!.issuer}`);
     await waitForStopSignal();
     // Envoy keeps connections alive: finish what is in flight, then close the rest.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -34,6 +42,7 @@ export const command: CliCommand = {
     const force = setTimeout(() => server.closeAllConnections(), 5000);
     await closed;
     clearTimeout(force);
+    await service.close();
     return 0;
   },
 };

@@ -10,6 +10,13 @@ import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 import { type ChildExit, describeExit, httpReady, pollUntil, Supervisor } from '../supervisor.js';
 
+/** A wildcard listen address is reached on loopback. */
+function connectableHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
 const cliEntry = fileURLToPath(new URL('../../../bin/portcullis.js', import.meta.url));
 
 export const command: CliCommand = {
@@ -70,6 +77,9 @@ export const command: CliCommand = {
           plan.service.host,
           '--port',
           String(plan.service.port),
+          // Tool calls of the MCP endpoint go through the gateway listener, so the APIs' policies apply.
+          '--gateway-url',
+          `http://${connectableHost(plan.gateway.host)}:${plan.gateway.port}`,
         ],
         ready: httpReady(`http://${plan.service.host}:${plan.service.port}/healthz`),
       });

@@ -1,0 +1,163 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { ApiConfig } from '../config/schema.js';
+import {
+  type GatewayCaller,
+  type GatewayResponse,
+  productScope,
+  type Subject,
+  type ToolCallRequest,
+  type ToolOperation,
+} from '../mcp/index.js';
+
+/** Mints the credential the gateway sees instead of the user's token (the AS's `mintServiceToken`). */
+export type ServiceTokenMinter = (input: {
+  subject: string;
+  audience: string;
+  scope: string[];
+  ttlSeconds?: number;
+}) => Promise<string>;
+
+export interface GatewayCallerOptions {
+  /** Where this process reaches Envoy's gateway listener, e.g. `http://127.0.0.1:8080`. */
+  readonly gatewayUrl: string;
+  /** Prefix of the service token's audience: `<audienceBase>/<urlSuffix>`. Default `gatewayUrl`. */
+  readonly audienceBase?: string;
+  readonly apis: readonly Pick<ApiConfig, 'id' | 'urlSuffix' | 'hostnames'>[];
+  readonly mint: ServiceTokenMinter;
+  readonly tokenTtlSeconds?: number;
+  /** Per call, headers to body end. */
+  readonly timeoutMs?: number;
+  /** Larger gateway answers are refused rather than held in memory. */
+  readonly maxResponseBytes?: number;
+}
+
+/** The audience of the service tokens sent to one API: its URL on the gateway. */
+export function apiAudience(base: string, urlSuffix: string): string {
+  return `${base.replace(/\/+$/, '')}/${urlSuffix}`;
+}
+
+interface Route {
+  readonly pathPrefix: string;
+  readonly audience: string;
+  /** The `Host` Envoy needs to pick the API's virtual host, when the API is bound to host names. */
+  readonly host?: string;
+}
+
+/**
+ * Sends tool calls through Envoy's gateway listener, so the API's policies apply exactly as for any client.
+ * The credential is a short-lived token minted for this call: subject the user, audience the API's gateway URL,
+ * scope the user's scopes that grant this operation. The user's own access token never leaves the MCP endpoint.
+ */
+export function createGatewayCaller(options: GatewayCallerOptions): GatewayCaller {
+  const gateway = new URL(options.gatewayUrl);
+  if (gateway.pathname !== '/' || gateway.search || gateway.hash) {
+    throw new TypeError(`gateway caller: gatewayUrl must be an origin, got ${options.gatewayUrl}`);
+  }
+  const transport = gateway.protocol === 'https:' ? https : http;
+  // Tool calls are many small requests to one listener: keep connections open.
+  const agent = new transport.Agent({ keepAlive: true, maxSockets: 64 });
+  const audienceBase = options.audienceBase ?? gateway.origin;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const maxResponseBytes = options.maxResponseBytes ?? 8 * 1024 * 1024;
+  const routes = new Map<string, Route>(
+    options.apis.map((api) => [
+      api.id,
+      {
+        pathPrefix: `/${api.urlSuffix}`,
+        audience: apiAudience(audienceBase, api.urlSuffix),
+        ...(api.hostnames ? { host: api.hostnames[0] } : {}),
+      },
+    ]),
+  );
+
+  return {
+    async call(op: ToolOperation, request: ToolCallRequest, subject: Subject): Promise<GatewayResponse> {
+      const route = routes.get(op.apiId);
+      if (!route) throw new Error(`gateway caller: no API "${op.apiId}" in the configuration`);
+      const readOnly = op.method === 'GET' || op.method === 'HEAD';
+      // Only the scopes that grant this operation: the gateway learns no more about the user than it needs.
+      const scope = op.productIds
+        .map((p) => productScope(p, readOnly))
+        .filter((s) => subject.scopes.includes(s));
+      const token = await options.mint({
+        subject: subject.sub,
+        audience: route.audience,
+        scope,
+        ...(options.tokenTtlSeconds ? { ttlSeconds: options.tokenTtlSeconds } : {}),
+      });
+      const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
+      const headers: Record<string, string> = {
+        // The endpoint's schema layer already refuses reserved header names as tool arguments.
+        ...request.headers,
+        host: route.host ?? gateway.host,
+        authorization: `Bearer ${token}`,
+        accept: 'application/json, */*;q=0.5',
+        'user-agent': 'portcullis-mcp',
+      };
+      if (body) {
+        headers['content-type'] = 'application/json';
+        headers['content-length'] = String(body.length);
+      }
+      return send(
+        transport,
+        {
+          protocol: gateway.protocol,
+          hostname: gateway.hostname.replace(/^\[|\]$/g, ''),
+          port: gateway.port,
+          method: op.method,
+          path: `${route.pathPrefix}${request.path}`,
+          headers,
+          agent,
+          ...(route.host ? { servername: route.host.replace(/:\d+$/, '') } : {}),
+        },
+        body,
+        timeoutMs,
+        maxResponseBytes,
+      );
+    },
+  };
+}
+
+function send(
+  transport: typeof http | typeof https,
+  options: https.RequestOptions,
+  body: Buffer | undefined,
+  timeoutMs: number,
+  maxResponseBytes: number,
+): Promise<GatewayResponse> {
+  return new Promise((resolve, reject) => {
+    const request = transport.request(options, (response) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxResponseBytes) {
+          request.destroy(new Error(`the gateway answer is larger than ${maxResponseBytes} bytes`));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      response.on('error', reject);
+      response.on('end', () => {
+        clearTimeout(timer);
+        const contentType = response.headers['content-type'];
+        resolve({
+          status: response.statusCode ?? 502,
+          headers: response.headers,
+          body: Buffer.concat(chunks),
+          ...(contentType ? { contentType } : {}),
+        });
+      });
+    });
+    const timer = setTimeout(
+      () => request.destroy(new Error(`no complete gateway answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    request.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    request.end(body);
+  });
+}

@@ -1,0 +1,210 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { JWK } from 'jose';
+import type Koa from 'koa';
+import {
+  type AuthorizationServer,
+  type AuthServerOptions,
+  createAuthorizationServer,
+} from '../auth/index.js';
+import { ConfigError, type ConfigProblem, type LoadedConfig } from '../config/load.js';
+import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
+import { createServiceApp } from './app.js';
+import { configToolCatalog } from './catalog.js';
+import { createGatewayCaller } from './gateway-caller.js';
+import { problemAt } from './locate.js';
+
+export interface ServiceOptions {
+  /** Where this process reaches Envoy's gateway listener (tool calls go through it), e.g. `http://127.0.0.1:8080`. */
+  readonly gatewayUrl?: string;
+  /** Version reported in the MCP `serverInfo`. */
+  readonly version?: string;
+}
+
+export interface Service {
+  readonly app: Koa;
+  /** Present when the configuration has an `auth` section. */
+  readonly authorizationServer?: AuthorizationServer;
+  /** Present when the configuration has an `auth` section (the endpoint needs the server's tokens). */
+  readonly mcp?: McpEndpoint;
+  /** The MCP endpoint URL clients use (the token audience), when served. */
+  readonly mcpUrl?: string;
+  close(): Promise<void>;
+}
+
+/** The AS accepts product ids as scope parts only in this shape; the gateway's own id rule is looser. */
+const SCOPE_PRODUCT = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
+
+/**
+ * Builds the Koa service from a loaded configuration: the OAuth 2.1 authorization server and the MCP endpoint
+ * whose tools are the configured APIs, called through the gateway. Without an `auth` section it serves only
+ * `/healthz`. Configuration problems that span sections are reported as ConfigError with file:line:col.
+ */
+export async function createService(loaded: LoadedConfig, options: ServiceOptions = {}): Promise<Service> {
+  const { config } = loaded;
+  const problems = await crossSectionProblems(loaded, options);
+  if (problems.length > 0) throw new ConfigError(problems);
+  const auth = config.auth;
+  if (!auth) return { app: createServiceApp(), close: async () => {} };
+  const mcpConfig = config.mcp ?? {
+    allowedOrigins: [],
+    responseMode: 'json' as const,
+    pageSize: 100,
+    serviceTokenTtlSeconds: 60,
+  };
+
+  const signingKeys: NonNullable<AuthServerOptions['signingKeys']> = {
+    algorithm: auth.signingKeys?.algorithm ?? 'ES256',
+  };
+  if (auth.signingKeys?.file) signingKeys.keys = await readSigningKeys(loaded, auth.signingKeys.file);
+
+  const mcpUrl = `${auth.baseUrl.replace(/\/+$/, '')}/v1/mcp`;
+  let authorizationServer: AuthorizationServer;
+  try {
+    authorizationServer = await createAuthorizationServer({
+      issuer: auth.issuer,
+      baseUrl: auth.baseUrl,
+      resource: [mcpUrl],
+      products: config.products.map((product) => product.id),
+      users: auth.users.map((user) => ({
+        username: user.username,
+        passwordHash: user.passwordHash,
+        ...(user.name ? { name: user.name } : {}),
+      })),
+      accessTokenTtlSeconds: auth.accessTokenTtlSeconds,
+      refreshTokenTtlSeconds: auth.refreshTokenTtlSeconds,
+      codeTtlSeconds: auth.codeTtlSeconds,
+      sessionTtlSeconds: auth.sessionTtlSeconds,
+      allowPlainPkce: auth.allowPlainPkce,
+      cookieSecure: auth.cookieSecure,
+      signingKeys,
+      ...(auth.limits ? { limits: auth.limits } : {}),
+      ...(auth.dataDir ? { dataDir: path.resolve(loaded.directory, auth.dataDir) } : {}),
+    });
+  } catch (error) {
+    // The schema mirrors the AS's rules; anything it still refuses is a configuration problem of `auth`.
+    if (error instanceof TypeError)
+      throw new ConfigError([await problemAt(loaded.file, ['auth'], error.message)]);
+    throw error;
+  }
+
+  const gatewayUrl = options.gatewayUrl!;
+  const mcp = createMcpEndpoint({
+    resourceUrl: mcpUrl,
+    issuer: authorizationServer.metadata().issuer as string,
+    verifier: {
+      verifyAccessToken: (token, expected) => authorizationServer.verifyAccessToken(token, expected),
+    },
+    catalog: configToolCatalog(config),
+    caller: createGatewayCaller({
+      gatewayUrl,
+      audienceBase: mcpConfig.gatewayUrl ?? gatewayUrl,
+      apis: config.apis,
+      mint: (input) => authorizationServer.mintServiceToken(input),
+      tokenTtlSeconds: mcpConfig.serviceTokenTtlSeconds,
+    }),
+    allowedOrigins: mcpConfig.allowedOrigins,
+    ...(mcpConfig.allowedHosts ? { allowedHosts: mcpConfig.allowedHosts } : {}),
+    serverInfo: { name: 'portcullis', title: 'Portcullis', version: options.version ?? '0.1.0' },
+    responseMode: mcpConfig.responseMode,
+    pageSize: mcpConfig.pageSize,
+    log: (message, error) =>
+      console.error(error === undefined ? message : `${message} ${describeError(error)}`),
+  });
+
+  // The AS reads raw bodies itself and the MCP adapter reads its own: no body parser in front of either.
+  const app = createServiceApp({ middleware: [authorizationServer.middleware, mcp.middleware] });
+  return {
+    app,
+    authorizationServer,
+    mcp,
+    mcpUrl,
+    async close() {
+      mcp.close();
+      await authorizationServer.close();
+    },
+  };
+}
+
+async function crossSectionProblems(loaded: LoadedConfig, options: ServiceOptions): Promise<ConfigProblem[]> {
+  const { config, file } = loaded;
+  const problems: Promise<ConfigProblem>[] = [];
+  if (config.mcp && !config.auth) {
+    problems.push(
+      problemAt(
+        file,
+        ['mcp'],
+        'the MCP endpoint needs an "auth" section (its tokens come from the authorization server)',
+      ),
+    );
+  }
+  if (config.auth) {
+    if (config.products.length === 0) {
+      problems.push(
+        problemAt(
+          file,
+          ['auth'],
+          'scopes are read:<product>-work and write:<product>-work: add at least one entry to "products"',
+        ),
+      );
+    }
+    config.products.forEach((product, index) => {
+      if (!SCOPE_PRODUCT.test(product.id)) {
+        problems.push(
+          problemAt(
+            file,
+            ['products', index, 'id'],
+            `must start with a letter or digit and have at most 63 characters to name a scope, got "${product.id}"`,
+          ),
+        );
+      }
+    });
+    if (!options.gatewayUrl) {
+      problems.push(
+        problemAt(
+          file,
+          ['auth'],
+          'the service needs the gateway URL to send tool calls through (--gateway-url)',
+        ),
+      );
+    }
+  }
+  return Promise.all(problems);
+}
+
+/** A JWK Set of private keys from a file next to the configuration. */
+async function readSigningKeys(loaded: LoadedConfig, file: string): Promise<JWK[]> {
+  const where = ['auth', 'signingKeys', 'file'];
+  const resolved = path.resolve(loaded.directory, file);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(resolved, 'utf8'));
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError([
+      await problemAt(loaded.file, where, `cannot read ${resolved} as JSON (${reason})`),
+    ]);
+  }
+  const keys = (parsed as { keys?: unknown } | null)?.keys;
+  if (!Array.isArray(keys) || keys.length === 0 || !keys.every((key) => key && typeof key === 'object')) {
+    throw new ConfigError([
+      await problemAt(loaded.file, where, `${resolved} must be a JWK Set: {"keys": [ {private JWK}, … ]}`),
+    ]);
+  }
+  for (const [index, key] of (keys as Record<string, unknown>[]).entries()) {
+    if (typeof key.kid !== 'string' || typeof key.alg !== 'string' || typeof key.d !== 'string') {
+      throw new ConfigError([
+        await problemAt(
+          loaded.file,
+          where,
+          `${resolved}: keys[${index}] must be a private key with "kid" and "alg" (a public key cannot sign)`,
+        ),
+      ]);
+    }
+  }
+  return keys as JWK[];
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
