@@ -250,7 +250,12 @@ export class PipelineRun {
     );
     this.#refusal = refusal;
     this.#lastErrorStatus = refusal.status;
-    this.#setLastError({ source: 'configuration', reason: refusal.reason, message: refusal.message, section: 'inbound' });
+    this.#setLastError({
+      source: 'configuration',
+      reason: refusal.reason,
+      message: refusal.message,
+      section: 'inbound',
+    });
     return this.#onError();
   }
 

@@ -120,7 +120,7 @@ export function parseXml(source: PolicySource): XmlElement {
   parser.on('closetag', (tag) => {
     const b = stack.pop()!;
     const selfClosing = tag.isSelfClosing;
-    const end = selfClosing ? b.contentStart : masked.lastIndexOf('</', parser.position);
+    const end = selfClosing ? b.contentStart : masked.lastIndexOf('</', parser.position - 1);
     const element: XmlElement = {
       kind: 'element',
       name: b.name,

@@ -160,3 +160,30 @@ export async function runAll(
 export function header(response: FinalResponse, name: string): string[] {
   return response.headers.filter(([n]) => n.toLowerCase() === name.toLowerCase()).map(([, v]) => v);
 }
+
+/** Runs `statements` as the operation's inbound section; returns the run and what the transport is told. */
+export async function inbound(
+  statements: string,
+  req: Partial<RequestDescription> = {},
+  services = fakeServices(),
+) {
+  const run = new PipelineRun(pipelineOf(policies({ inbound: statements })), request(req), services);
+  const outcome = await run.onRequest();
+  return { run, outcome, services, context: run.context };
+}
+
+/** Runs `statements` as the operation's outbound section on a backend answer. */
+export async function outbound(
+  statements: string,
+  backend: { status?: number; headers?: [string, string][]; body?: string } = {},
+  req: Partial<RequestDescription> = {},
+  services = fakeServices(),
+) {
+  const { run, response } = await runAll(
+    pipelineOf(policies({ outbound: statements })),
+    request(req),
+    services,
+    backend,
+  );
+  return { run, response, services, context: run.context };
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { inbound } from '../fakes.js';
+import { diagnosticsOf } from './util.js';
+
+const rewrite = async (template: string, url: string, extra = '', urlTemplate = '/get?a={b}') => {
+  const { outcome } = await inbound(`<rewrite-uri template="${template}" ${extra} />`, {
+    url,
+    operation: { urlTemplate },
+    matchedParameters: { b: 'b', id: '7' },
+  });
+  if (outcome.kind !== 'forward') throw new Error('expected forward');
+  return outcome.request.pathAndQuery;
+};
+
+describe('rewrite-uri', () => {
+  it('keeps unmatched query parameters by default (the reference example)', async () => {
+    expect(await rewrite('/put', 'https://gw/get?a=b&c=d')).toBe('/put?c=d');
+  });
+
+  it('drops them with copy-unmatched-params="false"', async () => {
+    expect(await rewrite('/put', 'https://gw/get?a=b&c=d', 'copy-unmatched-params="false"')).toBe('/put');
+  });
+
+  it('fills {param}s from the matched parameters, encoded', async () => {
+    expect(await rewrite('/v2/items/{id}?x={b}', 'https://gw/get?a=b')).toBe('/v2/items/7?x=b');
+  });
+
+  it('takes the whole template from an expression', async () => {
+    expect(
+      await rewrite(
+        '@(&quot;/api/Course/&quot; + context.Request.MatchedParameters[&quot;id&quot;])',
+        'https://gw/get',
+      ),
+    ).toBe('/api/Course/7');
+  });
+
+  it('adds a leading slash', async () => {
+    expect(await rewrite('api', 'https://gw/x', 'copy-unmatched-params="false"')).toBe('/api');
+  });
+
+  it('requires a template', () => {
+    expect(diagnosticsOf('<rewrite-uri />')).toEqual([
+      'policies/inbound/rewrite-uri[1]: rewrite-uri/@template is required, got no "template" attribute',
+    ]);
+  });
+});
