@@ -230,8 +230,11 @@ class Compiler {
     return null;
   }
 
+  /** Member names of anonymous types this expression creates (`new { Name = … }.Name`). */
+  private readonly anonNames = new Set<string>();
+
   private checkMemberName(name: string, pos: number): void {
-    if (!KNOWN_MEMBERS.has(name)) {
+    if (!KNOWN_MEMBERS.has(name) && !this.anonNames.has(name)) {
       throw new CompileError(`'${name}' is not a member available to policy expressions`, pos);
     }
   }
@@ -307,6 +310,7 @@ class Compiler {
         return this.newArray(e);
       case 'newAnon': {
         const names = e.props.map((p) => p.name);
+        for (const n of names) this.anonNames.add(n);
         const values = e.props.map((p) => this.expr(p.value));
         return (rt, f) =>
           new CsAnon(
@@ -969,10 +973,18 @@ class Compiler {
       // Local functions may be called before their declaration: give them slots first.
       const funcs = stmts.filter((s): s is Extract<Stmt, { k: 'func' }> => s.k === 'func');
       const funcLocals = funcs.map((s) => this.fn.declare(s.name, null, s.pos, true));
-      const funcCodes = funcs.map((s) =>
-        this.lambda(s.params, s.body, s.pos, s.returnType ? this.resolveType(s.returnType) : null),
-      );
-      const codes = stmts.filter((s) => s.k !== 'func').map((s) => this.stmt(s));
+      // Compile in source order so a local function sees the locals declared before it.
+      const funcCodes: Code[] = [];
+      const codes: StmtCode[] = [];
+      for (const s of stmts) {
+        if (s.k === 'func') {
+          funcCodes.push(
+            this.lambda(s.params, s.body, s.pos, s.returnType ? this.resolveType(s.returnType) : null),
+          );
+        } else {
+          codes.push(this.stmt(s));
+        }
+      }
       const slots = funcLocals.map((l) => l.slot);
       const n = codes.length;
       return (rt, f) => {
@@ -1092,6 +1104,9 @@ class Compiler {
         }
       }
       case 'return': {
+        if (!s.value && this.fn.parent === null) {
+          throw new CompileError('a @{ } block must return a value', s.pos);
+        }
         const value = s.value ? this.expr(s.value) : null;
         return (rt, f) => {
           step(rt);

@@ -118,15 +118,27 @@ function sum(rt: Rt, values: unknown[]): unknown {
   return total;
 }
 
+/** default(T) of a sequence's element type, guessed from its elements (the static type is not tracked). */
+function defaultElement(source: unknown[]): unknown {
+  const x = source[0];
+  if (typeof x === 'number') return 0;
+  if (typeof x === 'bigint') return 0n;
+  if (typeof x === 'boolean') return false;
+  if (x instanceof CsDouble) return new CsDouble(0);
+  if (x instanceof CsDecimal) return new CsDecimal(0);
+  return null;
+}
+
 const first =
   (orDefault: boolean, last: boolean): Method =>
   (rt, self, args) => {
-    let list = items(rt, self);
+    const source = items(rt, self);
+    let list = source;
     if (args[0] !== undefined && typeof args[0] === 'function') {
       const p = pred(args[0]);
       list = list.filter((x, i) => p(x, i));
       if (list.length === 0) {
-        if (orDefault) return args[1] ?? null;
+        if (orDefault) return args[1] ?? defaultElement(source);
         throw noMatch();
       }
     }

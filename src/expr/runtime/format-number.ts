@@ -1,7 +1,7 @@
 /** .NET numeric formatting (invariant culture): ToString() round-trip output and the standard/custom formats. */
 import { formatError } from './core.js';
 
-/** double.ToString() in .NET Core 3.0+: shortest round-trip digits, E notation below 1E-05 and from 1E+15. */
+/** double.ToString() in .NET Core 3.0+: shortest round-trip digits, E notation below 1E-04 and from 1E+15. */
 export function formatDouble(v: number): string {
   if (Number.isNaN(v)) return 'NaN';
   if (v === Number.POSITIVE_INFINITY) return '∞';
@@ -9,7 +9,7 @@ export function formatDouble(v: number): string {
   if (v === 0) return Object.is(v, -0) ? '-0' : '0';
   const [mant, expText] = v.toExponential().split('e') as [string, string];
   const exp = Number(expText);
-  if (exp >= 15 || exp < -5) {
+  if (exp >= 15 || exp < -4) {
     const e = Math.abs(exp).toString().padStart(2, '0');
     return `${mant}E${exp < 0 ? '-' : '+'}${e}`;
   }

@@ -621,18 +621,14 @@ class Parser {
       const props: { name: string; value: Expr }[] = [];
       while (!this.is('}')) {
         const nameTok = this.tok;
-        const value = this.expression();
-        let name: string;
-        if (this.eat('=')) {
-          if (value.k !== 'name') this.fail('anonymous type member must be a name', nameTok);
-          name = value.name;
-          props.push({ name, value: this.expression() });
+        if (nameTok.kind === 'ident' && this.peek().kind === 'punct' && this.peek().value === '=') {
+          this.i += 2;
+          props.push({ name: nameTok.value, value: this.expression() });
         } else {
-          // `new { x.Name }` takes the member name.
-          if (value.k === 'name') name = value.name;
-          else if (value.k === 'member') name = value.name;
-          else return this.fail('anonymous type member needs a name (Name = value)', nameTok);
-          props.push({ name, value });
+          // `new { x.Name }` takes the member's name.
+          const value = this.expression();
+          if (value.k === 'name' || value.k === 'member') props.push({ name: value.name, value });
+          else this.fail('anonymous type member needs a name (Name = value)', nameTok);
         }
         if (!this.eat(',')) break;
       }
