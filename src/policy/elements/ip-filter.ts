@@ -9,7 +9,8 @@ type Address = ipaddr.IPv4 | ipaddr.IPv6;
 /** Parses an address; IPv4-mapped IPv6 (::ffff:1.2.3.4) is treated as the IPv4 address it carries. */
 function parse(text: string): Address | undefined {
   const t = text.trim();
-  if (!ipaddr.isValid(t)) return undefined;
+  // Strict forms only: ipaddr.isValid also takes legacy shorthands such as "1.2.3".
+  if (!ipaddr.IPv4.isValidFourPartDecimal(t) && !ipaddr.IPv6.isValid(t)) return undefined;
   return ipaddr.process(t);
 }
 
