@@ -1,0 +1,160 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hashPassword } from '../../src/auth/index.js';
+import { freePort } from '../../src/config/plan.js';
+import { type EchoBackend, startEchoBackend } from './backend.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const cli = path.join(root, 'bin', 'portcullis.js');
+const exampleDir = path.join(root, 'examples', 'courses');
+
+/** The users every stack knows; the passwords are test fixtures, hashed into the configuration at start. */
+export const USERS = {
+  alice: { username: 'alice', password: 'correct horse battery staple', name: 'Alice Example' },
+  bob: { username: 'bob', password: 'tr0ub4dor&3', name: 'Bob Example' },
+} as const;
+
+export interface StackOptions {
+  /** `auth.accessTokenTtlSeconds`; short in tests that watch a token expire. */
+  readonly accessTokenTtlSeconds?: number;
+  /** Extra keys appended to the `auth:` block (YAML, indented by two spaces). */
+  readonly authYaml?: string;
+  /** An `mcp:` block (YAML, top level). */
+  readonly mcpYaml?: string;
+}
+
+export interface Stack {
+  /** The gateway listener: also issuer and base URL of the authorization server. */
+  readonly gatewayUrl: string;
+  readonly issuer: string;
+  /** The MCP endpoint URL, the access tokens' audience. */
+  readonly mcpUrl: string;
+  /** The example's course backend (behind the `courses` API). */
+  readonly coursesBackendUrl: string;
+  /**
+   * A recording backend behind two more APIs: `echo` (in product `courses`) and `grades` (product `grades`). It
+   * answers with a JSON echo of what it received, headers included, so tests can see the gateway's credential.
+   */
+  readonly echo: EchoBackend;
+  /** Everything `portcullis up` printed so far (its children's lines are prefixed with their names). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the whole stack the way a user does, with `portcullis up` on a generated configuration on free ports:
+ * Envoy, the policy engine, the Koa service (OAuth 2.1 server + MCP endpoint) and the example's course backend,
+ * plus an in-process echo backend. Resolves once `up` says the gateway is up.
+ */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const [gatewayPort, adminPort, coursesPort] = [await freePort(), await freePort(), await freePort()];
+  const echo = await startEchoBackend();
+  const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-stack-'));
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  const users = await Promise.all(
+    Object.values(USERS).map(
+      async (user) =>
+        `    - { username: ${user.username}, name: "${user.name}", passwordHash: "${await hashPassword(user.password)}" }`,
+    ),
+  );
+  const file = path.join(directory, 'gateway.yaml');
+  await writeFile(
+    file,
+    `gateway: { http: { host: 127.0.0.1, port: ${gatewayPort} } }
+admin: { port: ${adminPort} }
+envoy: { concurrency: 1 }
+apis:
+  - id: courses
+    name: Course API
+    urlSuffix: courses
+    serviceUrl: http://127.0.0.1:${coursesPort}
+    operations:
+      - { id: list-courses, method: GET, urlTemplate: /api/Course, displayName: List courses }
+      - { id: get-course, method: GET, urlTemplate: "/api/Course/{id}", displayName: Get one course }
+      - id: create-course
+        method: POST
+        urlTemplate: /api/Course
+        displayName: Create a course
+        requestBody:
+          type: object
+          properties: { title: { type: string }, credits: { type: integer } }
+          required: [title, credits]
+  - id: echo
+    urlSuffix: echo
+    serviceUrl: ${echo.url}
+    operations:
+      - id: echo-thing
+        method: GET
+        urlTemplate: "/things/{name}"
+        queryParameters: [{ name: verbose, type: boolean }]
+        headerParameters: [{ name: X-Trace, description: a trace label }]
+  - id: grades
+    urlSuffix: grades
+    serviceUrl: ${echo.url}
+    operations:
+      - { id: list-grades, method: GET, urlTemplate: /grades }
+products:
+  - { id: courses, apis: [courses, echo] }
+  - { id: grades, apis: [grades] }
+auth:
+  issuer: ${gatewayUrl}
+  baseUrl: ${gatewayUrl}
+  cookieSecure: false
+  accessTokenTtlSeconds: ${options.accessTokenTtlSeconds ?? 3600}
+  users:
+${users.join('\n')}
+${options.authYaml ?? ''}
+${options.mcpYaml ?? ''}
+processes:
+  - name: courses
+    command: [node, --import, tsx, backend.ts]
+    cwd: ${exampleDir}
+    env: { PORT: "${coursesPort}" }
+    readyUrl: http://127.0.0.1:${coursesPort}/healthz
+`,
+  );
+
+  const child: ChildProcess = spawn(process.execPath, [cli, 'up', '--config', file], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the stack was not up within 45 s:\n${output}`)), 45_000);
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Press Ctrl-C to stop.')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`portcullis up exited (${code}) before it was up:\n${output}`));
+    });
+  });
+
+  return {
+    gatewayUrl,
+    issuer: gatewayUrl,
+    mcpUrl: `${gatewayUrl}/v1/mcp`,
+    coursesBackendUrl: `http://127.0.0.1:${coursesPort}`,
+    echo,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGINT');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await echo.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
