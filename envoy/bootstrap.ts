@@ -21,19 +21,25 @@ export interface BootstrapPlan {
   readonly engine: { readonly endpoints: readonly Endpoint[]; readonly messageTimeoutMs: number };
   readonly service: Endpoint;
   readonly apis: readonly BootstrapApi[];
+  /** Named backends (`set-backend-service backend-id`), each its own cluster. */
+  readonly backends?: readonly { readonly id: string; readonly url: string }[];
 }
 
-/** Paths the Koa service answers (OAuth server, MCP endpoint, discovery documents), on every host. */
+/**
+ * Paths the Koa service answers, on every host (issuer and base URL may be two hosts; both are origins without a
+ * path). Each is matched as a path-separated prefix (`/v1/authorize` covers `/v1/authorize/login` and
+ * `/v1/authorize/consent`, `/v1/register` covers RFC 7592's `/v1/register/<client_id>`, `/v1/mcp` covers
+ * `/v1/mcp/`, and the well-known names cover their path-inserted forms). Nothing else reaches the service.
+ */
 export const servicePathPrefixes = [
   '/v1/mcp',
   '/v1/authorize',
   '/v1/token',
   '/v1/register',
-  '/v1/jwks',
   '/v1/introspect',
-  '/v1/login',
-  '/v1/consent',
-  '/.well-known/',
+  '/v1/jwks',
+  '/.well-known/oauth-authorization-server',
+  '/.well-known/oauth-protected-resource',
 ] as const;
 
 export const hcmStatPrefix = 'ingress_http';
@@ -44,9 +50,29 @@ const extProcFilterName = 'envoy.filters.http.ext_proc';
 /** The API Management answer for a URL that matches no API. */
 const notFoundBody = '{ "statusCode": 404, "message": "Resource not found" }';
 
+/**
+ * The header the engine sets to pick the backend cluster for a request (its value is a cluster name). Envoy
+ * removes it before forwarding; the engine strips any copy a client sent.
+ */
+export const backendSelectionHeader = 'x-portcullis-backend';
+
+/** Every header with this prefix is Portcullis-internal: clients' copies are stripped before any policy runs. */
+export const internalHeaderPrefix = 'x-portcullis-';
+
 export function apiClusterName(apiId: string): string {
   return `api_${apiId}`;
 }
+
+export function backendClusterName(backendId: string): string {
+  return `backend_${backendId}`;
+}
+
+/** The dynamic forward proxy clusters, for a base URL a policy computed at request time. */
+export function dynamicClusterName(tls: boolean): string {
+  return tls ? 'dynamic_https' : 'dynamic_http';
+}
+
+const dnsCacheConfig = { name: 'portcullis_dynamic_backends', dns_lookup_family: 'V4_PREFERRED' };
 
 export function buildBootstrap(plan: BootstrapPlan): Record<string, unknown> {
   return {
@@ -80,7 +106,14 @@ export function buildBootstrap(plan: BootstrapPlan): Record<string, unknown> {
     },
     static_resources: {
       listeners: [gatewayListener(plan)],
-      clusters: [engineCluster(plan), serviceCluster(plan), ...plan.apis.map(apiCluster)],
+      clusters: [
+        engineCluster(plan),
+        serviceCluster(plan),
+        ...plan.apis.map((api) => urlCluster(apiClusterName(api.id), api.serviceUrl)),
+        ...(plan.backends ?? []).map((backend) => urlCluster(backendClusterName(backend.id), backend.url)),
+        dynamicCluster(false),
+        dynamicCluster(true),
+      ],
     },
   };
 }
@@ -104,7 +137,7 @@ function gatewayListener(plan: BootstrapPlan) {
               // An edge gateway trusts the TCP peer, not a client-supplied X-Forwarded-For.
               use_remote_address: true,
               route_config: { name: 'gateway', virtual_hosts: virtualHosts(plan) },
-              http_filters: [extProcFilter(plan), routerFilter()],
+              http_filters: [extProcFilter(plan), dynamicForwardProxyFilter(), routerFilter()],
             },
           },
         ],
@@ -134,7 +167,20 @@ function extProcFilter(plan: BootstrapPlan) {
         response_trailer_mode: 'SKIP',
       },
       request_attributes: ['source.address'],
-      mutation_rules: { disallow_is_error: true },
+      // Tells a backend's own answer (via_upstream) from Envoy's local reply when the backend is unreachable.
+      response_attributes: ['response.code_details'],
+      // :method and :authority are routing headers: set-method and base URLs need them.
+      mutation_rules: { allow_all_routing: true, disallow_is_error: true },
+    },
+  };
+}
+
+function dynamicForwardProxyFilter() {
+  return {
+    name: 'envoy.filters.http.dynamic_forward_proxy',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.dynamic_forward_proxy.v3.FilterConfig',
+      dns_cache_config: dnsCacheConfig,
     },
   };
 }
@@ -167,8 +213,22 @@ function virtualHosts(plan: BootstrapPlan) {
   return [...hostSets.entries()].map(([key, apis]) => ({
     name: key === '*' ? 'any_host' : `hosts_${key.replace(/[^A-Za-z0-9]+/g, '_')}`,
     domains: key === '*' ? ['*'] : key.split(',').flatMap((host) => [host, `${host}:*`]),
-    routes: [...serviceRoutes(), ...apis.flatMap(apiRoutes), notFoundRoute()],
+    routes: [backendSelectionRoute(), ...serviceRoutes(), ...apis.flatMap(apiRoutes), notFoundRoute()],
   }));
+}
+
+/**
+ * After the engine ran, the request carries the backend cluster in a header and its final `:path`; this route
+ * sends it there. A client that sends the header itself also lands here first, but ext_proc runs on this route
+ * and the engine strips the client's copy before the route is picked again.
+ */
+function backendSelectionRoute() {
+  return {
+    name: 'engine_selected_backend',
+    match: { prefix: '/', headers: [{ name: backendSelectionHeader, present_match: true }] },
+    route: { cluster_header: backendSelectionHeader, timeout: '30s', auto_host_rewrite: true },
+    request_headers_to_remove: [backendSelectionHeader],
+  };
 }
 
 function serviceRoutes() {
@@ -249,16 +309,24 @@ function serviceCluster(plan: BootstrapPlan) {
   return staticCluster(serviceClusterName, plan.service);
 }
 
-function apiCluster(api: BootstrapApi) {
-  const url = new URL(api.serviceUrl);
+/** A cluster for one backend URL; its endpoint carries the host name so `auto_host_rewrite` sets Host to it. */
+function urlCluster(name: string, serviceUrl: string) {
+  const url = new URL(serviceUrl);
   const tls = url.protocol === 'https:';
   const port = url.port ? Number(url.port) : tls ? 443 : 80;
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const cluster: Record<string, unknown> = {
-    ...staticCluster(apiClusterName(api.id), { host, port }),
+    name,
     // A backend named by DNS is resolved by Envoy; an IP literal needs no resolver.
     type: isIpLiteral(host) ? 'STATIC' : 'STRICT_DNS',
     dns_lookup_family: 'V4_PREFERRED',
+    connect_timeout: '2s',
+    load_assignment: {
+      cluster_name: name,
+      endpoints: [
+        { lb_endpoints: [{ endpoint: { address: socketAddress({ host, port }), hostname: url.host } }] },
+      ],
+    },
   };
   if (tls) {
     cluster.transport_socket = {
@@ -266,6 +334,40 @@ function apiCluster(api: BootstrapApi) {
       typed_config: {
         '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
         sni: url.hostname,
+      },
+    };
+  }
+  return cluster;
+}
+
+function dynamicCluster(tls: boolean) {
+  const cluster: Record<string, unknown> = {
+    name: dynamicClusterName(tls),
+    connect_timeout: '2s',
+    lb_policy: 'CLUSTER_PROVIDED',
+    cluster_type: {
+      name: 'envoy.clusters.dynamic_forward_proxy',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.clusters.dynamic_forward_proxy.v3.ClusterConfig',
+        dns_cache_config: dnsCacheConfig,
+      },
+    },
+  };
+  if (tls) {
+    cluster.transport_socket = {
+      name: 'envoy.transport_sockets.tls',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+        common_tls_context: {
+          validation_context: { trusted_ca: { filename: '/etc/ssl/certs/ca-certificates.crt' } },
+        },
+      },
+    };
+    cluster.typed_extension_protocol_options = {
+      'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+        '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+        upstream_http_protocol_options: { auto_sni: true, auto_san_validation: true },
+        explicit_http_config: { http_protocol_options: {} },
       },
     };
   }

@@ -1,4 +1,5 @@
 import { EnvoyNotFoundError } from '../../envoy/binary.js';
+import { GatewayLoadError } from '../config/gateway.js';
 import { ConfigError } from '../config/load.js';
 import { UsageError } from './command.js';
 import { commands } from './commands/index.js';
@@ -39,7 +40,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       console.error(`portcullis ${name}: ${error.message}\nusage: ${command.usage}`);
       return 2;
     }
-    if (error instanceof ConfigError || error instanceof EnvoyNotFoundError) {
+    if (
+      error instanceof ConfigError ||
+      error instanceof GatewayLoadError ||
+      error instanceof EnvoyNotFoundError
+    ) {
       console.error(error.message);
       return 1;
     }

@@ -37,5 +37,6 @@ export async function planRuntime(config: GatewayConfig): Promise<RuntimePlan> {
     engine: { endpoints: engineEndpoints, messageTimeoutMs: config.engine.messageTimeoutMs },
     service: await decide(config.service),
     apis: config.apis,
+    backends: config.backends,
   };
 }

@@ -143,7 +143,10 @@ export class ExtProcStream {
     this.state = 'closed';
     this.exchange.end?.();
     // grpc-js turns an 'error' event on a server stream into the call's final status.
-    this.call.emit('error', Object.assign(new Error(message), { code: GrpcStatus.INVALID_ARGUMENT, details: message }));
+    this.call.emit(
+      'error',
+      Object.assign(new Error(message), { code: GrpcStatus.INVALID_ARGUMENT, details: message }),
+    );
   }
 
   private async dispatch(kind: RequestKind, message: ProcessingRequest): Promise<ProcessingResponse> {

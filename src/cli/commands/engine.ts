@@ -1,4 +1,7 @@
 import { parseArgs } from 'node:util';
+import { createEngine } from '../../config/engine.js';
+import { compileGateway } from '../../config/gateway.js';
+import { loadConfigFile } from '../../config/load.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
 import { startExtProcServer } from '../../extproc/server.js';
 import { type CliCommand, UsageError } from '../command.js';
@@ -7,7 +10,7 @@ import { waitForStopSignal } from '../signals.js';
 export const command: CliCommand = {
   name: 'engine',
   summary: 'run one policy engine process (the ext_proc gRPC server Envoy calls)',
-  usage: 'portcullis engine --port PORT [--host HOST]',
+  usage: 'portcullis engine --port PORT [--host HOST] [--config FILE]   (without --config: pass-through)',
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
@@ -20,9 +23,12 @@ export const command: CliCommand = {
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
+    const exchanges = values.config
+      ? createEngine(compileGateway(await loadConfigFile(values.config))).exchanges
+      : passThroughExchanges;
     const server = await startExtProcServer(
       {
-        exchanges: passThroughExchanges,
+        exchanges,
         observer: {
           onHandlerError: (error, phase) =>
             console.error(

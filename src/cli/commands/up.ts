@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { findEnvoy } from '../../../envoy/binary.js';
 import { envoyArgs, writeBootstrap } from '../../config/envoy.js';
+import { compileGateway } from '../../config/gateway.js';
 import { loadConfigFile } from '../../config/load.js';
 import { planRuntime } from '../../config/plan.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
@@ -27,6 +28,8 @@ export const command: CliCommand = {
     const { values } = parseArgs({ args: [...args], options: { config: { type: 'string' } } });
     if (!values.config) throw new UsageError('--config is required');
     const loaded = await loadConfigFile(values.config);
+    // Policy errors are reported now, before anything starts (each engine compiles the same documents again).
+    compileGateway(loaded);
     const envoyBinary = findEnvoy();
     const plan = await planRuntime(loaded.config);
     const bootstrap = await writeBootstrap(plan);

@@ -78,6 +78,7 @@ describe('the generated Envoy bootstrap', () => {
     });
     expect(hcm.http_filters.map((filter: { name: string }) => filter.name)).toEqual([
       'envoy.filters.http.ext_proc',
+      'envoy.filters.http.dynamic_forward_proxy',
       'envoy.filters.http.router',
     ]);
   });
@@ -109,8 +110,16 @@ describe('the generated Envoy bootstrap', () => {
         (route: any) => route.match.path_separated_prefix ?? route.match.prefix,
       );
       expect(matched).toEqual(
-        expect.arrayContaining(['/v1/mcp', '/v1/authorize', '/v1/token', '/v1/register', '/.well-known/']),
+        expect.arrayContaining([
+          '/v1/mcp',
+          '/v1/authorize',
+          '/v1/token',
+          '/v1/register',
+          '/.well-known/oauth-authorization-server',
+        ]),
       );
+      // The engine's backend-selection route comes first, then the service, then the APIs, then 404.
+      expect(host.routes[0].name).toBe('engine_selected_backend');
       expect(host.routes.at(-1).direct_response.status).toBe(404);
     }
   });

@@ -1,0 +1,149 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Catalog } from '../catalog/catalog.js';
+import { UrlTemplateError } from '../catalog/url-template.js';
+import {
+  buildPipeline,
+  type CompiledDocument,
+  compilePolicyDocument,
+  formatDiagnostic,
+  type NamedValues,
+  type Pipeline,
+  type PolicyDocument,
+  PolicyLoadError,
+  readPolicyDocument,
+  type Scope,
+} from '../policy/index.js';
+import type { LoadedConfig } from './load.js';
+import type { GatewayConfig } from './schema.js';
+
+/** Everything the engine serves, compiled once from the configuration and its policy documents. */
+export interface CompiledGateway {
+  readonly config: GatewayConfig;
+  readonly catalog: Catalog<Pipeline>;
+  /** Named backends (`set-backend-service backend-id`) by id → URL. */
+  readonly backends: ReadonlyMap<string, string>;
+}
+
+/** Policy documents that failed to load, and configuration problems found while compiling. */
+export class GatewayLoadError extends Error {
+  override readonly name = 'GatewayLoadError';
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('\n'));
+  }
+}
+
+/**
+ * Reads every policy document the configuration names, compiles each for its scope, stitches one pipeline per
+ * operation and builds the catalog. Collects every problem before failing, so one run shows them all.
+ */
+export function compileGateway(loaded: LoadedConfig): CompiledGateway {
+  const { config } = loaded;
+  const problems: string[] = [];
+  const namedValues: NamedValues = new Map(
+    Object.entries(config.namedValues).map(([name, entry]) => [
+      name,
+      typeof entry === 'string' ? { value: entry } : { value: entry.value, secret: entry.secret },
+    ]),
+  );
+
+  const source = (where: string, value: string): { file: string; text: string } | undefined => {
+    if (value.trimStart().startsWith('<')) return { file: `${loaded.file} (${where})`, text: value };
+    const file = path.resolve(loaded.directory, value);
+    if (!existsSync(file)) {
+      problems.push(`${loaded.file}: ${where}: policy file "${value}" not found (looked at ${file})`);
+      return undefined;
+    }
+    return { file, text: readFileSync(file, 'utf8') };
+  };
+
+  const fragments = new Map<string, PolicyDocument>();
+  for (const [id, value] of Object.entries(config.fragments)) {
+    const input = source(`fragments.${id}`, value);
+    const document = input && read(input, namedValues, problems);
+    if (document) fragments.set(id, document);
+  }
+
+  const compile = (where: string, value: string | undefined, scope: Scope): CompiledDocument | undefined => {
+    if (value === undefined) return undefined;
+    const input = source(where, value);
+    const document = input && read(input, namedValues, problems);
+    if (!document) return undefined;
+    try {
+      return compilePolicyDocument(document, { scope, fragments: (id) => fragments.get(id) });
+    } catch (error) {
+      if (error instanceof PolicyLoadError) problems.push(...error.diagnostics.map(formatDiagnostic));
+      else throw error;
+      return undefined;
+    }
+  };
+
+  const global = compile('policy', config.policy, 'global');
+  const productDocuments = new Map(
+    config.products.map((product, index) => [
+      product.id,
+      compile(`products[${index}].policy`, product.policy, 'product'),
+    ]),
+  );
+  const productsOf = (apiId: string) => config.products.filter((product) => product.apis.includes(apiId));
+
+  const apis = config.apis.map((api, apiIndex) => {
+    const products = productsOf(api.id);
+    // Until subscriptions say which product a call belongs to, an API's policy chain uses its first product.
+    const product = products[0] ? productDocuments.get(products[0].id) : undefined;
+    const apiDocument = compile(`apis[${apiIndex}].policy`, api.policy, 'api');
+    const scopes = { global, product, api: apiDocument };
+    return {
+      id: api.id,
+      name: api.name ?? api.id,
+      urlSuffix: api.urlSuffix,
+      serviceUrl: api.serviceUrl,
+      hostnames: api.hostnames ?? [],
+      productIds: products.map((p) => p.id),
+      apiPipeline: buildPipeline(defined(scopes)),
+      operations: api.operations.map((operation, operationIndex) => {
+        const operationDocument = compile(
+          `apis[${apiIndex}].operations[${operationIndex}].policy`,
+          operation.policy,
+          'operation',
+        );
+        return {
+          id: operation.id ?? `${operation.method} ${operation.urlTemplate}`,
+          method: operation.method,
+          urlTemplate: operation.urlTemplate,
+          pipeline: buildPipeline(defined({ ...scopes, operation: operationDocument })),
+        };
+      }),
+    };
+  });
+
+  let catalog: Catalog<Pipeline> | undefined;
+  try {
+    catalog = new Catalog(apis);
+  } catch (error) {
+    if (error instanceof UrlTemplateError) problems.push(`${loaded.file}: ${error.message}`);
+    else throw error;
+  }
+  if (problems.length > 0 || !catalog) throw new GatewayLoadError(problems);
+  return {
+    config,
+    catalog,
+    backends: new Map(config.backends.map((backend) => [backend.id, backend.url])),
+  };
+}
+
+function read(input: { file: string; text: string }, namedValues: NamedValues, problems: string[]) {
+  try {
+    return readPolicyDocument(input.text, { file: input.file, namedValues });
+  } catch (error) {
+    if (error instanceof PolicyLoadError) {
+      problems.push(...error.diagnostics.map(formatDiagnostic));
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+function defined<T extends object>(record: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as never;
+}

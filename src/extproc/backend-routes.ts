@@ -1,0 +1,53 @@
+import { apiClusterName, backendClusterName, dynamicClusterName } from '../../envoy/bootstrap.js';
+
+/** Where Envoy sends one request: a cluster (chosen by the routing header), the base path, and maybe a host. */
+export interface BackendRoute {
+  readonly cluster: string;
+  /** The backend URL's path without a trailing slash ('' for the root). */
+  readonly basePath: string;
+  /** `:authority` to set, for the dynamic forward proxy (which resolves the host from it). */
+  readonly authority?: string;
+}
+
+/**
+ * Turns a backend choice (the API's service URL, a named backend, or any base URL a policy computed) into an Envoy
+ * cluster. URLs whose origin has a pre-declared cluster use it (health, stats, connection pools per backend);
+ * any other http(s) URL goes through the dynamic forward proxy clusters.
+ */
+export class BackendRoutes {
+  private readonly byOrigin = new Map<string, string>();
+
+  constructor(
+    apis: readonly { id: string; serviceUrl: string }[],
+    private readonly backends: ReadonlyMap<string, string>,
+  ) {
+    for (const api of apis) this.byOrigin.set(new URL(api.serviceUrl).origin, apiClusterName(api.id));
+    for (const [id, url] of backends) {
+      const origin = new URL(url).origin;
+      if (!this.byOrigin.has(origin)) this.byOrigin.set(origin, backendClusterName(id));
+    }
+  }
+
+  /** Throws TypeError for a URL that is not absolute http(s), or an unknown backend id. */
+  forUrl(baseUrl: string): BackendRoute {
+    let url: URL;
+    try {
+      url = new URL(baseUrl);
+    } catch {
+      throw new TypeError(`backend base URL "${baseUrl}" is not an absolute URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new TypeError(`backend base URL "${baseUrl}" must be http or https`);
+    }
+    const basePath = url.pathname.replace(/\/+$/, '');
+    const cluster = this.byOrigin.get(url.origin);
+    if (cluster) return { cluster, basePath };
+    return { cluster: dynamicClusterName(url.protocol === 'https:'), basePath, authority: url.host };
+  }
+
+  forBackendId(id: string): BackendRoute {
+    const url = this.backends.get(id);
+    if (url === undefined) throw new TypeError(`no backend with id "${id}"`);
+    return { cluster: backendClusterName(id), basePath: new URL(url).pathname.replace(/\/+$/, '') };
+  }
+}

@@ -1,0 +1,326 @@
+import { randomUUID } from 'node:crypto';
+import { backendSelectionHeader, internalHeaderPrefix } from '../../envoy/bootstrap.js';
+import type { Catalog, MatchResult } from '../catalog/catalog.js';
+import {
+  type BackendResponse,
+  type FinalResponse,
+  type ForwardedRequest,
+  type Pipeline,
+  PipelineRun,
+  type PolicyServices,
+  type RequestDescription,
+  type RequestOutcome,
+} from '../policy/index.js';
+import type { BackendRoutes } from './backend-routes.js';
+import type {
+  ContinueResult,
+  Exchange,
+  ExchangeFactory,
+  MessageHead,
+  PhaseRequests,
+  PhaseResult,
+} from './exchange.js';
+import { firstHeader, type HeaderChange, type HeaderFields } from './headers.js';
+
+export interface PolicyEngine {
+  readonly catalog: Catalog<Pipeline>;
+  readonly routes: BackendRoutes;
+  readonly services: PolicyServices;
+  /** Called once per finished exchange with its summary, e.g. to write the access log. */
+  readonly onExchangeEnd?: (summary: ExchangeSummary) => void;
+}
+
+export interface ExchangeSummary {
+  readonly requestId: string;
+  readonly method: string;
+  readonly path: string;
+  readonly api?: string;
+  readonly operation?: string;
+  /** What the engine did: forwarded to a backend, answered itself, or let Envoy route a URL that is no API. */
+  readonly outcome: 'forwarded' | 'responded' | 'not-an-api' | 'abandoned';
+  readonly status?: number;
+  readonly lastError?: { source: string; reason: string; message: string };
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Headers that describe the message framing, which Envoy owns. */
+const framingHeaders = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+/**
+ * Runs each request's effective policy: matches the operation on the request headers, runs inbound (after the
+ * buffered body when the pipeline reads it), tells Envoy where to forward, and runs outbound on the response when
+ * the pipeline has outbound or on-error work. States (one exchange): `matching` → (`awaiting request body`) →
+ * `forwarded` → (`awaiting response body`) → `done`.
+ */
+export function policyExchanges(engine: PolicyEngine): ExchangeFactory {
+  return () => new PolicyExchange(engine);
+}
+
+class PolicyExchange implements Exchange {
+  private run: PipelineRun | undefined;
+  private pipeline: Pipeline | undefined;
+  private description: RequestDescription | undefined;
+  private match: MatchResult<Pipeline> | undefined;
+  private pendingResponse: MessageHead | undefined;
+  private summary: { -readonly [K in keyof ExchangeSummary]: ExchangeSummary[K] } = {
+    requestId: '',
+    method: '',
+    path: '',
+    outcome: 'abandoned',
+  };
+  /** Internal headers a client sent, to remove before anything else sees them. */
+  private strippedHeaders: string[] = [];
+  /** The request headers as policies first saw them, to compute the mutation. */
+  private originalHeaders: [string, string][] = [];
+
+  constructor(private readonly engine: PolicyEngine) {}
+
+  async requestHeaders(head: MessageHead): Promise<PhaseResult> {
+    const headers = head.headers;
+    const method = firstHeader(headers, ':method') ?? 'GET';
+    const rawPath = firstHeader(headers, ':path') ?? '/';
+    const authority = firstHeader(headers, ':authority') ?? '';
+    const scheme = firstHeader(headers, ':scheme') ?? 'http';
+    const queryStart = rawPath.indexOf('?');
+    const pathname = queryStart < 0 ? rawPath : rawPath.slice(0, queryStart);
+    const search = queryStart < 0 ? '' : rawPath.slice(queryStart);
+    const clientRequestId = firstHeader(headers, 'x-request-id');
+    const requestId =
+      clientRequestId && uuidPattern.test(clientRequestId) ? clientRequestId.toLowerCase() : randomUUID();
+    this.summary = { requestId, method, path: rawPath, outcome: 'abandoned' };
+
+    this.strippedHeaders = [...headers.keys()].filter((name) => name.startsWith(internalHeaderPrefix));
+    const requestIdHeader: HeaderChange[] = clientRequestId
+      ? []
+      : [{ name: 'x-request-id', value: requestId }];
+
+    const match = this.engine.catalog.match(authority, method, pathname, new URLSearchParams(search));
+    this.match = match;
+    if (match.kind === 'no-api') {
+      this.summary.outcome = 'not-an-api';
+      return {
+        action: 'continue',
+        headers: requestIdHeader,
+        removeHeaders: this.strippedHeaders,
+        // A client's routing header may have picked the route; pick again without it.
+        clearRouteCache: this.strippedHeaders.length > 0,
+        next: { requestBody: false, responseHeaders: false, responseBody: false },
+      };
+    }
+
+    this.originalHeaders = policyVisibleHeaders(headers);
+    const apiRelativePath = rawPath.slice(match.api.urlSuffix.length + 1) || '/';
+    const description: RequestDescription = {
+      method,
+      url: `${scheme}://${authority || 'localhost'}${apiRelativePath.startsWith('/') ? '' : '/'}${apiRelativePath}`,
+      headers: this.originalHeaders,
+      clientIp: clientAddress(head.attributes.get('source.address')),
+      matchedParameters: match.kind === 'operation' ? match.parameters : {},
+      api: { id: match.api.id, name: match.api.name, path: `/${match.api.urlSuffix}` },
+      requestId,
+    };
+    this.summary = { ...this.summary, api: match.api.id };
+
+    if (match.kind === 'no-operation') {
+      const run = new PipelineRun(match.api.apiPipeline, description, this.engine.services);
+      this.run = run;
+      return this.respond(await run.onOperationNotFound());
+    }
+
+    const pipeline = match.operation.pipeline;
+    this.pipeline = pipeline;
+    this.summary = { ...this.summary, operation: match.operation.id };
+    const operationDescription: RequestDescription = {
+      ...description,
+      operation: {
+        id: match.operation.id,
+        method: match.operation.method,
+        urlTemplate: match.operation.template.text,
+      },
+    };
+    this.description = operationDescription;
+    const next = phasesFor(pipeline, !head.endOfStream);
+    if (next.requestBody) {
+      // Inbound reads the body: wait for it (buffered) before running anything.
+      return { action: 'continue', headers: requestIdHeader, removeHeaders: this.strippedHeaders, next };
+    }
+    const result = await this.runInbound(operationDescription);
+    if (result.action === 'respond') return result;
+    return {
+      ...result,
+      headers: [...requestIdHeader, ...(result.headers ?? [])],
+      next,
+    };
+  }
+
+  async requestBody(body: Buffer): Promise<PhaseResult> {
+    return this.runInbound({ ...this.description!, body });
+  }
+
+  async responseHeaders(head: MessageHead): Promise<PhaseResult> {
+    if (!this.run || !this.pipeline) return { action: 'continue' };
+    if (this.pipeline.needs.responseBody && !head.endOfStream) {
+      this.pendingResponse = head;
+      return { action: 'continue' };
+    }
+    return this.runOutbound(head, undefined);
+  }
+
+  async responseBody(body: Buffer): Promise<PhaseResult> {
+    if (!this.run || !this.pendingResponse) return { action: 'continue' };
+    return this.runOutbound(this.pendingResponse, body);
+  }
+
+  end(): void {
+    const lastError = this.run?.context.lastError;
+    this.engine.onExchangeEnd?.({
+      ...this.summary,
+      ...(lastError && lastError.reason
+        ? { lastError: { source: lastError.source, reason: lastError.reason, message: lastError.message } }
+        : {}),
+    });
+  }
+
+  private async runInbound(description: RequestDescription): Promise<PhaseResult> {
+    const run = new PipelineRun(this.pipeline!, description, this.engine.services);
+    this.run = run;
+    const outcome: RequestOutcome = await run.onRequest();
+    if (outcome.kind === 'respond') return this.respond(outcome.response);
+    return this.forward(outcome.request);
+  }
+
+  private forward(request: ForwardedRequest): ContinueResult {
+    const match = this.match as Extract<MatchResult<Pipeline>, { kind: 'operation' }>;
+    const route =
+      request.backend.backendId !== undefined
+        ? this.engine.routes.forBackendId(request.backend.backendId)
+        : this.engine.routes.forUrl(request.backend.baseUrl ?? match.api.serviceUrl);
+    const pathAndQuery = request.pathAndQuery.startsWith('/')
+      ? request.pathAndQuery
+      : `/${request.pathAndQuery}`;
+    const { set, remove } = diffHeaders(this.originalHeaders, request.headers);
+    const changes: HeaderChange[] = [
+      { name: ':path', value: `${route.basePath}${pathAndQuery}` },
+      { name: backendSelectionHeader, value: route.cluster },
+      ...(request.method !== this.summary.method ? [{ name: ':method', value: request.method }] : []),
+      ...(route.authority ? [{ name: ':authority', value: route.authority }] : []),
+      ...set,
+    ];
+    const body = request.bodyChanged ? (request.body ?? Buffer.alloc(0)) : undefined;
+    if (body) changes.push({ name: 'content-length', value: String(body.length) });
+    this.summary.outcome = 'forwarded';
+    return {
+      action: 'continue',
+      headers: changes,
+      removeHeaders: [...this.strippedHeaders.filter((name) => name !== backendSelectionHeader), ...remove],
+      ...(body ? { body } : {}),
+      clearRouteCache: true,
+    };
+  }
+
+  private async runOutbound(head: MessageHead, body: Buffer | undefined): Promise<PhaseResult> {
+    const run = this.run!;
+    const status = Number(firstHeader(head.headers, ':status') ?? 200);
+    const details = head.attributes.get('response.code_details');
+    const backendHeaders = policyVisibleHeaders(head.headers);
+    let final: FinalResponse;
+    if (typeof details === 'string' && details !== 'via_upstream' && status >= 500) {
+      // Envoy's own reply: the backend was not reached or did not answer in time.
+      const timeout = status === 504 || details.includes('timeout');
+      final = await run.onBackendFailure(timeout ? 'Timeout' : 'BackendConnectionFailure', details);
+      return this.respond(final);
+    }
+    const response: BackendResponse = { status, headers: backendHeaders, ...(body ? { body } : {}) };
+    final = await run.onResponse(response);
+    this.summary.status = final.status;
+    if (final.bodyChanged) return this.respond(final);
+    const { set, remove } = diffHeaders(backendHeaders, final.headers);
+    return {
+      action: 'continue',
+      headers: [
+        ...(final.status !== status ? [{ name: ':status', value: String(final.status) }] : []),
+        ...set,
+      ],
+      removeHeaders: remove,
+    };
+  }
+
+  private respond(response: FinalResponse): PhaseResult {
+    this.summary.outcome = 'responded';
+    this.summary.status = response.status;
+    return {
+      action: 'respond',
+      status: response.status,
+      headers: response.headers
+        .filter(([name]) => !framingHeaders.has(name.toLowerCase()))
+        .map(([name, value]) => ({ name: name.toLowerCase(), value, append: true })),
+      body: response.body,
+      details: `portcullis_${this.run?.context.lastError?.reason || 'policy_response'}`,
+    };
+  }
+}
+
+/** What to ask Envoy for after the request headers. */
+function phasesFor(pipeline: Pipeline, requestHasBody: boolean): PhaseRequests {
+  // on-error runs for failures Envoy reports on the response path (backend unreachable), so it needs the headers.
+  const onError = pipeline.elements['on-error'].length > 0;
+  return {
+    requestBody: pipeline.needs.requestBody && requestHasBody,
+    responseHeaders: pipeline.needs.responseHeaders || onError,
+    responseBody: pipeline.needs.responseBody,
+  };
+}
+
+/** Headers a policy may see: no pseudo-headers, no Portcullis-internal ones. */
+function policyVisibleHeaders(fields: HeaderFields): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [name, values] of fields) {
+    if (name.startsWith(':') || name.startsWith(internalHeaderPrefix)) continue;
+    for (const value of values) out.push([name, value]);
+  }
+  return out;
+}
+
+/**
+ * The changes that turn one header list into another: names whose values differ are replaced (first value
+ * overwrites, the rest append), names that disappeared are removed. Names compare case-insensitively.
+ */
+export function diffHeaders(
+  before: readonly (readonly [string, string])[],
+  after: readonly (readonly [string, string])[],
+): { set: HeaderChange[]; remove: string[] } {
+  const group = (list: readonly (readonly [string, string])[]) => {
+    const map = new Map<string, string[]>();
+    for (const [name, value] of list) {
+      const key = name.toLowerCase();
+      map.set(key, [...(map.get(key) ?? []), value]);
+    }
+    return map;
+  };
+  const old = group(before);
+  const now = group(after);
+  const set: HeaderChange[] = [];
+  for (const [name, values] of now) {
+    if (framingHeaders.has(name)) continue;
+    const previous = old.get(name);
+    if (
+      previous &&
+      previous.length === values.length &&
+      previous.every((value, index) => value === values[index])
+    )
+      continue;
+    for (const [index, value] of values.entries()) set.push({ name, value, ...(index > 0 ? { append: true } : {}) });
+  }
+  const remove = [...old.keys()].filter((name) => !now.has(name) && !framingHeaders.has(name));
+  return { set, remove };
+}
+
+/** `source.address` is "ip:port" or "[v6]:port"; policies see the address alone. */
+function clientAddress(value: unknown): string {
+  if (typeof value !== 'string') return '';
+  const bracketed = /^\[([^\]]+)\]:\d+$/.exec(value);
+  if (bracketed) return bracketed[1]!;
+  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(value);
+  return v4 ? v4[1]! : value;
+}

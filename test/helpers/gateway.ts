@@ -1,0 +1,54 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createEngine } from '../../src/config/engine.js';
+import { compileGateway } from '../../src/config/gateway.js';
+import { loadConfigFile } from '../../src/config/load.js';
+import { freePort } from '../../src/config/plan.js';
+import { type ListeningExtProcServer, startExtProcServer } from '../../src/extproc/server.js';
+import { type RunningEnvoy, startEnvoy } from './envoy.js';
+
+export interface GatewayStack {
+  readonly envoy: RunningEnvoy;
+  readonly engine: ListeningExtProcServer;
+  /** `http://127.0.0.1:<gateway port>` */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real Envoy and the real engine (in this process) for a gateway configuration: `files` are written beside
+ * the configuration (policy documents it names). Ports are free ones; the service cluster points nowhere.
+ */
+export async function startGateway(
+  configYaml: string,
+  files: Record<string, string> = {},
+): Promise<GatewayStack> {
+  const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-gateway-'));
+  for (const [name, text] of Object.entries(files)) await writeFile(path.join(directory, name), text);
+  const file = path.join(directory, 'gateway.yaml');
+  await writeFile(file, configYaml);
+  const loaded = await loadConfigFile(file);
+  const compiled = compileGateway(loaded);
+  const engine = await startExtProcServer(
+    { exchanges: createEngine(compiled, { accessLog: false }).exchanges },
+    { host: '127.0.0.1', port: 0 },
+  );
+  const envoy = await startEnvoy({
+    gateway: { host: '127.0.0.1', port: await freePort() },
+    admin: { host: '127.0.0.1', port: await freePort() },
+    engine: { endpoints: [{ host: '127.0.0.1', port: engine.port }], messageTimeoutMs: 2000 },
+    service: { host: '127.0.0.1', port: await freePort() },
+    apis: loaded.config.apis,
+    backends: loaded.config.backends,
+  });
+  return {
+    envoy,
+    engine,
+    url: envoy.gatewayUrl,
+    async stop() {
+      await envoy.stop();
+      await engine.shutdown(100);
+    },
+  };
+}
