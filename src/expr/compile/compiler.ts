@@ -426,8 +426,8 @@ class Compiler {
       }
       return at(e.pos, (rt) => sp.get(rt, null));
     }
-    this.checkMemberName(name, e.pos);
     const target = this.exprInChain(e.target, true);
+    this.checkMemberName(name, e.pos);
     const nullCond = e.nullCond;
     let cacheType: TypeInfo | null = null;
     let cacheProp: ReturnType<typeof findProperty>;
@@ -462,7 +462,9 @@ class Compiler {
 
   finishReferences(): ReadonlySet<string> {
     for (const [name, n] of this.bareCount) {
-      if (n > (this.followedCount.get(name) ?? 0)) this.references.add(`${name}.*`);
+      if ((name === 'Request' || name === 'Response') && n > (this.followedCount.get(name) ?? 0)) {
+        this.references.add(`${name}.*`);
+      }
     }
     return this.references;
   }
@@ -554,8 +556,8 @@ class Compiler {
       }
       return at(callee.pos, (rt, f) => m(rt, null, evalArgs(codes, rt, f), typeArgs));
     }
-    this.checkMemberName(name, callee.pos);
     const target = this.exprInChain(callee.target, true);
+    this.checkMemberName(name, callee.pos);
     const nullCond = callee.nullCond;
     let cacheType: TypeInfo | null = null;
     let cacheMethod: Method | undefined;
