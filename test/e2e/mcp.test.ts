@@ -1,0 +1,359 @@
+import { randomUUID } from 'node:crypto';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Stack, startStack, USERS } from '../helpers/stack.js';
+import { PageDriver } from '../helpers/stack-browser.js';
+
+/**
+ * The official MCP SDK client against the stack as `portcullis up` runs it, every request through Envoy: from
+ * nothing to tool calls (401 → protected resource metadata → AS metadata → registration → PKCE authorization
+ * through the real pages → token → initialize → tools/list → tools/call), then past the access token's expiry
+ * (refresh) — once per protocol revision the client speaks.
+ */
+
+const ACCESS_TOKEN_TTL = 3;
+/** The verifier allows 5 s of clock skew, so a token is refused from exp + 5 s on. */
+const EXPIRED_AFTER_MS = (ACCESS_TOKEN_TTL + 6) * 1000;
+const REDIRECT = 'http://127.0.0.1:47123/callback';
+const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'] as const;
+
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack({ accessTokenTtlSeconds: ACCESS_TOKEN_TTL });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/**
+ * A headless OAuthClientProvider: state in memory, and `redirectToAuthorization` drives the login and consent
+ * pages over HTTP like a user in a browser, keeping the code for `finishAuth`.
+ */
+class HeadlessProvider implements OAuthClientProvider {
+  readonly driver = new PageDriver();
+  readonly savedTokens: OAuthTokens[] = [];
+  authorizationUrls: URL[] = [];
+  code: string | undefined;
+  #client: OAuthClientInformationMixed | undefined;
+  #verifier = '';
+  readonly #state = randomUUID();
+
+  /** `scope` replaces what the client asks for, as a user narrowing the request would. */
+  constructor(private readonly scope?: string) {}
+
+  get redirectUrl() {
+    return REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'MCP SDK e2e',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  state() {
+    return this.#state;
+  }
+  clientInformation() {
+    return this.#client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.#client = info;
+  }
+  tokens() {
+    return this.savedTokens.at(-1);
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.savedTokens.push(tokens);
+  }
+  saveCodeVerifier(verifier: string) {
+    this.#verifier = verifier;
+  }
+  codeVerifier() {
+    return this.#verifier;
+  }
+  async redirectToAuthorization(url: URL) {
+    if (this.scope) url.searchParams.set('scope', this.scope);
+    this.authorizationUrls.push(new URL(url));
+    const callback = await this.driver.authorize(url.href, USERS.alice);
+    expect(callback.searchParams.get('state')).toBe(this.#state);
+    expect(callback.searchParams.get('iss')).toBe(stack.issuer);
+    this.code = callback.searchParams.get('code') ?? undefined;
+  }
+}
+
+/** Every request the SDK makes, as `METHOD path -> status` (the body-less view the assertions need). */
+function loggingFetch(log: string[]): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    log.push(`${init?.method ?? 'GET'} ${url.pathname} -> ${response.status}`);
+    return response;
+  };
+}
+
+/**
+ * The SDK client offers its latest revision in `initialize`; to pin it to an older one, the offered version is
+ * rewritten (the server echoes a revision it serves and the client adopts it).
+ */
+class PinnedTransport extends StreamableHTTPClientTransport {
+  constructor(
+    url: URL,
+    private readonly pinned: string,
+    options: ConstructorParameters<typeof StreamableHTTPClientTransport>[1],
+  ) {
+    super(url, options);
+  }
+  override send(message: JSONRPCMessage, options?: Parameters<StreamableHTTPClientTransport['send']>[1]) {
+    if ('method' in message && message.method === 'initialize' && 'id' in message) {
+      message = { ...message, params: { ...message.params, protocolVersion: this.pinned } } as JSONRPCMessage;
+    }
+    return super.send(message, options);
+  }
+}
+
+/** From nothing to a connected client: the first connect ends in the authorization redirect, as in a real app. */
+async function connectFromNothing(url: string, revision: string, provider: HeadlessProvider, log: string[]) {
+  const options = { authProvider: provider, fetch: loggingFetch(log) };
+  const first = new Client({ name: 'e2e', version: '1.0.0' });
+  const firstTransport = new PinnedTransport(new URL(url), revision, options);
+  await expect(first.connect(firstTransport)).rejects.toBeInstanceOf(UnauthorizedError);
+  expect(provider.code).toBeDefined();
+  await firstTransport.finishAuth(provider.code!);
+  // A started transport cannot be restarted: connect again with a new one, now holding tokens.
+  const client = new Client({ name: 'e2e', version: '1.0.0' });
+  const transport = new PinnedTransport(new URL(url), revision, options);
+  await client.connect(transport);
+  return { client, transport };
+}
+
+async function backendJson(path: string): Promise<unknown> {
+  return (await fetch(`${stack.coursesBackendUrl}${path}`)).json();
+}
+
+describe('official MCP SDK client through Envoy, from nothing', () => {
+  it.concurrent.each(REVISIONS)(
+    'revision %s: 401 → discovery → registration → PKCE → token → tools, then refresh after expiry',
+    async (revision) => {
+      const provider = new HeadlessProvider();
+      const log: string[] = [];
+      // The spec's documented form of the endpoint URL, with the trailing slash.
+      const { client, transport } = await connectFromNothing(`${stack.mcpUrl}/`, revision, provider, log);
+      expect(transport.protocolVersion).toBe(revision);
+      expect(client.getServerVersion()).toMatchObject({ name: 'portcullis' });
+
+      // The discovery and authorization sequence, exactly as the SDK performed it through Envoy.
+      expect(log.slice(0, 4)).toEqual([
+        'POST /v1/mcp/ -> 401',
+        'GET /.well-known/oauth-protected-resource/v1/mcp -> 200',
+        'GET /.well-known/oauth-authorization-server -> 200',
+        'POST /v1/register -> 201',
+      ]);
+      expect(log).toContain('POST /v1/token -> 200');
+      expect(log.slice(log.indexOf('POST /v1/token -> 200') + 1)[0]).toBe('POST /v1/mcp/ -> 200');
+      const authorization = provider.authorizationUrls[0]!;
+      expect(authorization.origin + authorization.pathname).toBe(`${stack.gatewayUrl}/v1/authorize`);
+      expect(authorization.searchParams.get('code_challenge_method')).toBe('S256');
+      expect(authorization.searchParams.get('resource')).toBe(stack.mcpUrl);
+      expect(provider.driver.log.map((line) => line.split(' ')[0] + line.split(' ').at(-1))).toEqual([
+        'GET200',
+        'POST303',
+        'GET200',
+        'POST303',
+      ]);
+      const firstToken = provider.tokens()!;
+      expect(decodeJwt(firstToken.access_token)).toMatchObject({
+        sub: 'alice',
+        aud: stack.mcpUrl,
+        scope: 'read:courses-work read:grades-work write:courses-work',
+      });
+
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual([
+        'create-course',
+        'echo-thing',
+        'get-course',
+        'list-courses',
+        'list-grades',
+      ]);
+      const createCourse = tools.find((tool) => tool.name === 'create-course')!;
+      expect(createCourse.inputSchema).toMatchObject({
+        type: 'object',
+        properties: { body: { type: 'object', required: ['title', 'credits'] } },
+      });
+
+      // GET /api/Course through the gateway: the result is the backend's JSON.
+      const listed = await client.callTool({ name: 'list-courses', arguments: {} });
+      expect(listed.isError).toBeUndefined();
+      const courses = await backendJson('/api/Course');
+      expect(JSON.parse((listed.content as { text: string }[])[0]!.text)).toEqual(courses);
+      expect(listed.structuredContent).toEqual(revision >= '2025-06-18' ? { result: courses } : undefined);
+
+      const one = await client.callTool({ name: 'get-course', arguments: { id: '2' } });
+      expect(JSON.parse((one.content as { text: string }[])[0]!.text)).toEqual(
+        await backendJson('/api/Course/2'),
+      );
+
+      // Let the access token expire: the next call gets 401, the SDK refreshes and the call goes on.
+      await new Promise((resolve) => setTimeout(resolve, EXPIRED_AFTER_MS));
+      const tokenRequestsBefore = log.filter((line) => line === 'POST /v1/token -> 200').length;
+      const again = await client.callTool({ name: 'get-course', arguments: { id: '3' } });
+      expect(JSON.parse((again.content as { text: string }[])[0]!.text)).toEqual(
+        await backendJson('/api/Course/3'),
+      );
+      expect(log.filter((line) => line === 'POST /v1/token -> 200')).toHaveLength(tokenRequestsBefore + 1);
+      expect(log).toContain('POST /v1/mcp/ -> 401');
+      expect(provider.savedTokens).toHaveLength(2);
+      const refreshed = provider.tokens()!;
+      expect(refreshed.access_token).not.toBe(firstToken.access_token);
+      expect(refreshed.refresh_token).not.toBe(firstToken.refresh_token);
+      // Still one authorization: the refresh needed no user.
+      expect(provider.authorizationUrls).toHaveLength(1);
+      expect((await client.listTools()).tools).toHaveLength(5);
+
+      await transport.terminateSession();
+      await client.close();
+    },
+    60_000,
+  );
+});
+
+describe('tool calls go through the gateway with the service credential', () => {
+  it('sends the template, query and header arguments, and a token minted for the API instead of the user token', async () => {
+    const provider = new HeadlessProvider();
+    const { client } = await connectFromNothing(stack.mcpUrl, '2025-11-25', provider, []);
+    const marker = randomUUID();
+    const result = await client.callTool({
+      name: 'echo-thing',
+      arguments: { name: `a b ${marker}`, verbose: true, 'X-Trace': 'trace-1' },
+    });
+    expect(result.isError).toBeUndefined();
+    const seen = stack.echo.received.find((request) => request.url.includes(marker))!;
+    expect(seen.method).toBe('GET');
+    expect(seen.url).toBe(`/things/a%20b%20${marker}?verbose=true`);
+    expect(seen.headers['x-trace']).toBe('trace-1');
+    // What the echo backend saw is what the tool returned.
+    expect((result.structuredContent as { url: string }).url).toBe(seen.url);
+
+    const credential = String(seen.headers.authorization).replace(/^Bearer /, '');
+    expect(credential).not.toBe(provider.tokens()!.access_token);
+    const jwks = createRemoteJWKSet(new URL(`${stack.issuer}/v1/jwks`));
+    const { payload, protectedHeader } = await jwtVerify(credential, jwks, {
+      issuer: stack.issuer,
+      audience: `${stack.gatewayUrl}/echo`,
+      typ: 'at+jwt',
+    });
+    expect(protectedHeader.alg).toBe('ES256');
+    expect(payload).toMatchObject({ sub: 'alice', client_id: 'portcullis-mcp', scope: 'read:courses-work' });
+    // mcp.serviceTokenTtlSeconds (60), capped by the AS at the access-token lifetime of this stack.
+    expect(payload.exp! - payload.iat!).toBe(Math.min(60, ACCESS_TOKEN_TTL));
+    await client.close();
+  });
+
+  it('creates a course with write scope: POST with the JSON body, answer from the backend', async () => {
+    const provider = new HeadlessProvider();
+    const { client } = await connectFromNothing(stack.mcpUrl, '2025-11-25', provider, []);
+    const created = await client.callTool({
+      name: 'create-course',
+      arguments: { body: { title: 'Type Systems', credits: 4 } },
+    });
+    expect(created.isError).toBeUndefined();
+    const course = created.structuredContent as { id: number; title: string; credits: number };
+    expect(course).toMatchObject({ title: 'Type Systems', credits: 4 });
+    expect(await backendJson(`/api/Course/${course.id}`)).toEqual(course);
+
+    const invalid = await client.callTool({ name: 'create-course', arguments: { body: { title: 'x' } } });
+    expect(invalid.isError).toBe(true);
+    expect((invalid.content as { text: string }[])[0]!.text).toContain('missing required argument "credits"');
+    await client.close();
+  });
+});
+
+describe('scopes through Envoy', () => {
+  it('lists only the tools the token grants; calling the others is 403 insufficient_scope', async () => {
+    const provider = new HeadlessProvider('read:courses-work');
+    const { client } = await connectFromNothing(stack.mcpUrl, '2025-11-25', provider, []);
+    expect(decodeJwt(provider.tokens()!.access_token).scope).toBe('read:courses-work');
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['echo-thing', 'get-course', 'list-courses']);
+    await client.close();
+
+    const token = provider.tokens()!.access_token;
+    const post = (body: unknown, session?: string) =>
+      fetch(stack.mcpUrl, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const initialized = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    expect(initialized.status).toBe(200);
+    const session = initialized.headers.get('mcp-session-id')!;
+    expect(session).toBeTruthy();
+
+    const backendRequestsBefore = stack.echo.received.length;
+    const cases = [
+      {
+        tool: 'create-course',
+        needed: 'write:courses-work',
+        arguments: { body: { title: 'x', credits: 1 } },
+      },
+      { tool: 'list-grades', needed: 'read:grades-work', arguments: {} },
+    ];
+    for (const [index, { tool, needed, arguments: args }] of cases.entries()) {
+      const denied = await post(
+        { jsonrpc: '2.0', id: 10 + index, method: 'tools/call', params: { name: tool, arguments: args } },
+        session,
+      );
+      expect(denied.status).toBe(403);
+      expect(denied.headers.get('www-authenticate')).toBe(
+        `Bearer error="insufficient_scope", error_description="This call requires scope ${needed}", scope="read:courses-work ${needed}", resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource/v1/mcp"`,
+      );
+      expect(await denied.json()).toMatchObject({
+        jsonrpc: '2.0',
+        id: 10 + index,
+        error: { code: expect.any(Number) },
+      });
+    }
+    // Nothing reached a backend for the refused calls.
+    expect(stack.echo.received.length).toBe(backendRequestsBefore);
+    expect(await backendJson('/api/Course')).not.toContainEqual(expect.objectContaining({ title: 'x' }));
+  });
+
+  it('answers 401 with the resource metadata challenge to a request without a token, through Envoy', async () => {
+    const response = await fetch(`${stack.mcpUrl}/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('server')).toBe('envoy');
+    expect(response.headers.get('www-authenticate')).toBe(
+      // Every scope some tool needs (the grades product has no write operation, so no write:grades-work).
+      `Bearer scope="read:courses-work read:grades-work write:courses-work", resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource/v1/mcp"`,
+    );
+  });
+});
