@@ -133,6 +133,17 @@ export const ArrayType = defineType({
       return null;
     },
     Empty: () => [],
+    Copy: (_rt, _s, args) => {
+      // Array.Copy(src, dest, length) and Array.Copy(src, srcIndex, dest, destIndex, length)
+      const [src, a, b, c, d] = args as [ArrayLike<unknown>, unknown, unknown, unknown, unknown];
+      const [from, dest, to, n] =
+        args.length === 3 ? [0, a as unknown[], 0, int(b)] : [int(a), b as unknown[], int(c), int(d)];
+      if (from + n > src.length || to + n > dest.length) {
+        throw new CsException('ArgumentException', 'Destination array was not long enough.');
+      }
+      for (let i = 0; i < n; i++) dest[to + i] = src[from + i];
+      return null;
+    },
     Exists: (_rt, _s, args) =>
       (args[0] as unknown[]).some((x) => (args[1] as (x: unknown) => unknown)(x) === true),
     Sort: (_rt, _s, args) => {

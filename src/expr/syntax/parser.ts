@@ -941,6 +941,24 @@ class Parser {
         case 'const':
           this.i++;
           return this.declarationOrExpression();
+        case 'checked':
+        case 'unchecked':
+          // `unchecked { … }`: our int arithmetic always wraps like unchecked C#, so the block is just a block.
+          if (this.peek().value === '{') {
+            this.i++;
+            return this.block();
+          }
+          break;
+        case 'using': {
+          // using (var x = …) { … }: nothing to dispose in the sandbox; the declaration is scoped to the body.
+          this.i++;
+          this.expect('(');
+          const decl = this.tryDeclaration();
+          const head: Stmt = decl ?? { k: 'expr', pos: this.tok.start, expr: this.expression() };
+          this.expect(')');
+          const body = this.embedded();
+          return { k: 'block', pos: t.start, body: [head, body] };
+        }
         default:
           break;
       }
