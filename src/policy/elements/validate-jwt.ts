@@ -99,8 +99,37 @@ function base64ToBase64Url(b64: string): string {
 }
 
 /** Static keys of <issuer-signing-keys>: base64 symmetric secrets or RSA modulus/exponent. */
-function staticKeys(node: PolicyNode | undefined, c: Parameters<ElementDefinition['compile']>[1]): JWK[] {
+interface Secret {
+  readonly kid: string | undefined;
+  readonly key: Uint8Array;
+}
+
+/** jose's JWK sets hold asymmetric keys only; symmetric secrets are tried one by one. */
+const HMAC = ['HS256', 'HS384', 'HS512'];
+
+async function verifyWithSecrets(
+  token: string,
+  kid: string | undefined,
+  secrets: readonly Secret[],
+): Promise<Uint8Array | undefined> {
+  const candidates = secrets.filter((s) => kid === undefined || s.kid === undefined || s.kid === kid);
+  for (const secret of candidates) {
+    try {
+      return (await compactVerify(token, secret.key, { algorithms: HMAC })).payload;
+    } catch {
+      // try the next key, as API Management does
+    }
+  }
+  if (candidates.length > 0) throw new Refusal('TokenSignatureInvalid', 'JWT signature validation failed.');
+  return undefined;
+}
+
+function staticKeys(
+  node: PolicyNode | undefined,
+  c: Parameters<ElementDefinition['compile']>[1],
+): { keys: JWK[]; secrets: Secret[] } {
   const keys: JWK[] = [];
+  const secrets: Secret[] = [];
   for (const key of node?.childrenNamed('key') ?? []) {
     const kid = key.literal('id');
     const n = key.literal('n');
@@ -127,9 +156,9 @@ function staticKeys(node: PolicyNode | undefined, c: Parameters<ElementDefinitio
       );
       continue;
     }
-    keys.push({ ...base, kty: 'oct', k: base64ToBase64Url(secret) });
+    secrets.push({ kid: typeof kid === 'string' ? kid : undefined, key: Buffer.from(secret, 'base64') });
   }
-  return keys;
+  return { keys, secrets };
 }
 
 /** Tries one key set; undefined when it has no key for this token (so the next set is tried). */
@@ -257,7 +286,7 @@ export const validateJwt: ElementDefinition = {
     const clockSkew = node.int('clock-skew')!;
     const outputVariable = node.literal('output-token-variable-name');
     const openIdUrls = node.childrenNamed('openid-config').map((o) => o.string('url')!);
-    const keys = staticKeys(node.child('issuer-signing-keys'), c);
+    const { keys, secrets } = staticKeys(node.child('issuer-signing-keys'), c);
     const staticSet = keys.length > 0 ? createLocalJWKSet({ keys }) : undefined;
     const audiences =
       node
@@ -299,7 +328,7 @@ export const validateJwt: ElementDefinition = {
     };
 
     const verify = async (run: RunContext, token: string): Promise<Record<string, unknown>> => {
-      let header: { alg?: string };
+      let header: { alg?: string; kid?: string };
       try {
         header = decodeProtectedHeader(token);
       } catch {
@@ -312,7 +341,11 @@ export const validateJwt: ElementDefinition = {
         if (requireSigned(run)) throw new Refusal('TokenSignatureInvalid', 'JWT is not signed.');
         payload = Buffer.from(token.split('.')[1]!, 'base64url');
       } else {
-        if (staticSet !== undefined) payload = await verifyWith(token, staticSet);
+        if (header.alg !== undefined && HMAC.includes(header.alg)) {
+          payload = await verifyWithSecrets(token, header.kid, secrets);
+        } else if (staticSet !== undefined) {
+          payload = await verifyWith(token, staticSet);
+        }
         for (const url of openIdUrls) {
           if (payload !== undefined) break;
           const entry = await configs.get(run, url(run), false);

@@ -23,7 +23,7 @@ export interface FakeServices extends PolicyServices {
   readonly responses: Map<string, { value: CachedResponse; ttl: number }>;
   readonly values: Map<string, { value: unknown; ttl: number }>;
   now: number;
-  route(url: string, response: Partial<HttpResponse> & { body?: Buffer | string }): void;
+  route(url: string, response: Omit<Partial<HttpResponse>, 'body'> & { body?: Buffer | string }): void;
 }
 
 export function fakeServices(backends: Record<string, string> = {}): FakeServices {
