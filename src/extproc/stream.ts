@@ -213,7 +213,11 @@ function phaseResponse(kind: RequestKind, result: PhaseResult): ProcessingRespon
   const common: CommonResponse = {};
   const mutation = headerMutation(result.headers ?? [], result.removeHeaders ?? []);
   if (mutation) common.header_mutation = mutation;
-  if (result.body) common.body_mutation = { body: result.body };
+  if (result.body) {
+    common.body_mutation = { body: result.body };
+    // In a headers answer Envoy applies a body only with CONTINUE_AND_REPLACE (e.g. set-body on a bodiless GET).
+    if (kind === 'request_headers' || kind === 'response_headers') common.status = 'CONTINUE_AND_REPLACE';
+  }
   // Envoy ignores clear_route_cache without a header mutation (and counts it), so only send it with one.
   if (result.clearRouteCache && mutation) common.clear_route_cache = true;
   return { [kind]: { response: common } };

@@ -692,8 +692,9 @@ class DocumentCompiler {
       if (r === '*') {
         this.needs.requestBody = true;
         this.needs.responseBody = true;
-      } else if (r.startsWith('Request.Body')) this.needs.requestBody = true;
-      else if (r.startsWith('Response.Body')) this.needs.responseBody = true;
+        // `Request.*` / `Response.*`: the whole message escaped (e.g. stored in a variable), so its body may be read.
+      } else if (r === 'Request.*' || r.startsWith('Request.Body')) this.needs.requestBody = true;
+      else if (r === 'Response.*' || r.startsWith('Response.Body')) this.needs.responseBody = true;
     }
   }
 
