@@ -230,7 +230,7 @@ export class CsRandom {
     return ret;
   }
   sample(): number {
-    if (!this.seedArray) return randomInt(0, 2 ** 48) / 2 ** 48;
+    if (!this.seedArray) return randomInt(0, 2 ** 47) / 2 ** 47;
     return this.internalSample() * (1.0 / 2147483647);
   }
   next(min: number, max: number): number {

@@ -198,6 +198,8 @@ export function formatDateTicks(
         if (n > 7) throw formatError('Input string was not in a correct format.');
         let digits = pad(p.fraction, 7).slice(0, n);
         if (ch === 'F') digits = digits.replace(/0+$/, '');
+        // .NET drops the separator before an all-zero F fraction ("ss.FFF" → "05", not "05.").
+        if (ch === 'F' && digits === '' && out.endsWith('.')) out = out.slice(0, -1);
         out += digits;
         break;
       }

@@ -750,7 +750,8 @@ class Parser {
   private arguments(): Arg[] {
     this.expect('(');
     const args: Arg[] = [];
-    while (!this.is(')')) {
+    // C# allows no trailing comma in an argument list.
+    while (args.length === 0 ? !this.is(')') : true) {
       let name: string | undefined;
       if (this.tok.kind === 'ident' && this.peek().value === ':' && this.peek().kind === 'punct') {
         name = this.ident();
