@@ -12,6 +12,7 @@ import {
   type Method,
   prop,
   type Rt,
+  registerClass,
   setPrimitiveTypes,
   typeName,
 } from '../runtime/core.js';
@@ -214,13 +215,6 @@ function replace(rt: Rt, s: string, args: unknown[]): string {
   return checkString(rt, out + s.slice(i));
 }
 
-function stringArg(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  return typeof v === 'string' ? v : toDotNetStringRtSafe(v);
-}
-let toStr: (v: unknown) => string = (v) => String(v);
-const toDotNetStringRtSafe = (v: unknown): string => toStr(v);
-
 const methods: Record<string, Method> = {
   ToString: (_rt, self: string) => self,
   Equals: (_rt, self: string, args) => {
@@ -378,11 +372,6 @@ export function setJStringHook(h: (v: unknown) => string | null | undefined): vo
   jstring = h;
 }
 
-export function setStringifier(f: (v: unknown) => string): void {
-  toStr = f;
-}
-void stringArg;
-
 export const StringComparerType = defineType({
   name: 'StringComparer',
   namespace: 'System',
@@ -408,8 +397,5 @@ export class CsComparer {
     return typeof v === 'string' && ignoresCase(this.comparison) ? v.toUpperCase() : v;
   }
 }
-StringComparerType.test; // keep the table referenced
-
-import { registerClass } from '../runtime/core.js';
 
 registerClass(CsComparer, StringComparerType);
