@@ -1,5 +1,6 @@
 import { BackendRoutes } from '../extproc/backend-routes.js';
 import type { ExchangeFactory } from '../extproc/exchange.js';
+import { EngineMetrics } from '../extproc/metrics.js';
 import { type ExchangeSummary, policyExchanges } from '../extproc/policy-exchange.js';
 import { createEngineServices, type ElementCounters, jsonLogger } from '../extproc/policy-services.js';
 import type { CompiledGateway } from './gateway.js';
@@ -7,11 +8,14 @@ import type { CompiledGateway } from './gateway.js';
 export interface EngineParts {
   readonly exchanges: ExchangeFactory;
   readonly counters: ElementCounters;
+  readonly metrics: EngineMetrics;
 }
 
 export interface EngineOptions {
   /** One structured log line per request (default true). */
   readonly accessLog?: boolean;
+  /** Open ext_proc streams, for the metrics gauge (known once the server runs). */
+  readonly activeStreams?: () => number;
 }
 
 /** The policy engine for a compiled gateway: the exchange factory the ext_proc server runs, and its counters. */
@@ -19,15 +23,14 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
   const services = createEngineServices({ backends: gateway.backends });
   const routes = new BackendRoutes(gateway.config.apis, gateway.backends);
   const accessLog = options.accessLog ?? true;
+  const metrics = new EngineMetrics(services.counters, options.activeStreams);
+  const onExchangeEnd = (summary: ExchangeSummary) => {
+    metrics.recordExchange(summary);
+    if (accessLog) jsonLogger.info('request', { ...summary });
+  };
   return {
-    exchanges: policyExchanges({
-      catalog: gateway.catalog,
-      routes,
-      services,
-      ...(accessLog
-        ? { onExchangeEnd: (summary: ExchangeSummary) => jsonLogger.info('request', { ...summary }) }
-        : {}),
-    }),
+    exchanges: policyExchanges({ catalog: gateway.catalog, routes, services, onExchangeEnd }),
     counters: services.counters,
+    metrics,
   };
 }

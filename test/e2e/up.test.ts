@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { freePort } from '../../src/config/plan.js';
 import { descendantsOf, isAlive } from '../helpers/processes.js';
 
@@ -63,35 +64,45 @@ function up(configFile: string, env: NodeJS.ProcessEnv = process.env): UpRun {
   return run;
 }
 
-/** The example's configuration on free ports, so the suite never collides with a running gateway. */
+/**
+ * The bundled example's configuration, moved to free ports (gateway, admin, the sample backend) so the suite never
+ * collides with a running gateway; `extraProcesses` is appended to its `processes`.
+ */
 async function exampleConfig(
-  extraProcesses = '',
-): Promise<{ file: string; gatewayPort: number; backendPort: number }> {
-  const [gatewayPort, adminPort, backendPort] = [await freePort(), await freePort(), await freePort()];
+  extraProcesses: Record<string, unknown>[] = [],
+): Promise<{ file: string; gatewayPort: number; backendPort: number; metricsPort: number }> {
+  const [gatewayPort, adminPort, backendPort, metricsPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  const config = parse(await readFile(path.join(exampleDir, 'gateway.yaml'), 'utf8'));
+  const backendUrl = `http://127.0.0.1:${backendPort}`;
+  config.gateway = { http: { host: '127.0.0.1', port: gatewayPort } };
+  config.admin = { host: '127.0.0.1', port: adminPort };
+  config.engine = { ...config.engine, metricsPort };
+  for (const api of config.apis) {
+    api.serviceUrl = backendUrl;
+    api.policy &&= path.join(exampleDir, api.policy);
+    for (const operation of api.operations) operation.policy &&= path.join(exampleDir, operation.policy);
+  }
+  for (const backend of config.backends ?? []) backend.url = backendUrl;
+  for (const companion of config.processes) {
+    companion.cwd = exampleDir;
+    companion.env = { ...companion.env, PORT: String(backendPort) };
+    companion.readyUrl = `${backendUrl}/healthz`;
+  }
+  config.processes.push(...extraProcesses);
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-e2e-'));
   const file = path.join(directory, 'gateway.yaml');
-  await writeFile(
-    file,
-    `gateway: { http: { host: 127.0.0.1, port: ${gatewayPort} } }
-admin: { port: ${adminPort} }
-apis:
-  - id: courses
-    urlSuffix: courses
-    serviceUrl: http://127.0.0.1:${backendPort}
-processes:
-  - name: courses
-    command: [node, --import, tsx, backend.ts]
-    cwd: ${exampleDir}
-    env: { PORT: "${backendPort}" }
-    readyUrl: http://127.0.0.1:${backendPort}/healthz
-${extraProcesses}`,
-  );
-  return { file, gatewayPort, backendPort };
+  await writeFile(file, stringify(config));
+  return { file, gatewayPort, backendPort, metricsPort };
 }
 
 describe('portcullis up', () => {
   it('brings the example up, serves the Course API through Envoy and the engine, and stops cleanly on SIGINT', async () => {
-    const { file, gatewayPort } = await exampleConfig();
+    const { file, gatewayPort, metricsPort } = await exampleConfig();
     const run = up(file);
     await run.waitFor('Press Ctrl-C to stop.');
     expect(run.output()).toContain(`http://127.0.0.1:${gatewayPort}/courses/`);
@@ -101,6 +112,17 @@ describe('portcullis up', () => {
     const courses = (await response.json()) as { id: number; title: string }[];
     expect(courses.map((course) => course.title)).toEqual(['Networks', 'Compilers', 'Distributed Systems']);
     expect(response.headers.get('x-backend-saw-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+
+    // The spec's sample inbound policy runs: courseID selects one course.
+    const one = await fetch(`http://127.0.0.1:${gatewayPort}/courses/api/Course?courseID=2`);
+    expect(one.headers.get('x-backend-saw-path')).toBe('/api/Course/2');
+    expect(await one.json()).toEqual({ id: 2, title: 'Compilers', credits: 6 });
+
+    // The engine's Prometheus metrics count what it did.
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(metrics).toContain(
+      'portcullis_engine_requests_total{api="courses",operation="list-courses",outcome="forwarded",status="200",reason=""} 2',
+    );
 
     const children = descendantsOf(run.child.pid!);
     expect(children.length).toBeGreaterThanOrEqual(4);
@@ -114,9 +136,9 @@ describe('portcullis up', () => {
   });
 
   it('says which child died and exits non-zero, stopping the others', async () => {
-    const { file } = await exampleConfig(`  - name: fragile
-    command: [node, -e, "setTimeout(() => process.exit(3), 1500)"]
-`);
+    const { file } = await exampleConfig([
+      { name: 'fragile', command: ['node', '-e', 'setTimeout(() => process.exit(3), 1500)'] },
+    ]);
     const run = up(file);
     const exitCode = await run.exited;
     expect(exitCode).toBe(1);

@@ -9,7 +9,14 @@ import { planRuntime } from '../../config/plan.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
-import { type ChildExit, describeExit, httpReady, pollUntil, Supervisor } from '../supervisor.js';
+import {
+  type ChildExit,
+  type ChildSpec,
+  describeExit,
+  httpReady,
+  pollUntil,
+  Supervisor,
+} from '../supervisor.js';
 
 /** A wildcard listen address is reached on loopback. */
 function connectableHost(host: string): string {
@@ -38,11 +45,17 @@ export const command: CliCommand = {
     const supervisor = new Supervisor();
     const unexpectedExit = new Promise<ChildExit>((resolve) => supervisor.onUnexpectedExit(resolve));
     const stop = waitForStopSignal();
+    // A child that dies while later ones are still starting ends the start-up at once.
+    const diedDuringStart = unexpectedExit.then((exit) => {
+      throw new Error(`${exit.name} stopped unexpectedly (${describeExit(exit)})`);
+    });
+    diedDuringStart.catch(() => {});
+    const start = (spec: ChildSpec) => Promise.race([supervisor.start(spec), diedDuringStart]);
 
     try {
       for (const companion of loaded.config.processes) {
         const [program, ...rest] = companion.command;
-        await supervisor.start({
+        await start({
           name: companion.name,
           command: program === 'node' ? process.execPath : program!,
           args: rest,
@@ -52,7 +65,7 @@ export const command: CliCommand = {
         });
       }
       for (const [index, endpoint] of plan.engine.endpoints.entries()) {
-        await supervisor.start({
+        await start({
           name: plan.engine.endpoints.length > 1 ? `engine-${index + 1}` : 'engine',
           command: process.execPath,
           args: [
@@ -64,11 +77,15 @@ export const command: CliCommand = {
             endpoint.host,
             '--port',
             String(endpoint.port),
+            // Each engine process gets its own metrics port: the configured one, then the next ones.
+            ...(loaded.config.engine.metricsPort === undefined
+              ? []
+              : ['--metrics-port', String(loaded.config.engine.metricsPort + index)]),
           ],
           ready: (signal) => pollUntil(() => checkEngineHealth(endpoint.host, endpoint.port), signal),
         });
       }
-      await supervisor.start({
+      await start({
         name: 'service',
         command: process.execPath,
         args: [
@@ -86,7 +103,7 @@ export const command: CliCommand = {
         ],
         ready: httpReady(`http://${plan.service.host}:${plan.service.port}/healthz`),
       });
-      await supervisor.start({
+      await start({
         name: 'envoy',
         command: envoyBinary,
         args: envoyArgs(bootstrap, loaded.config.envoy),

@@ -1,0 +1,70 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ExchangeSummary } from './policy-exchange.js';
+import type { ElementCounters } from './policy-services.js';
+
+/**
+ * The engine's Prometheus metrics: requests by API, operation, outcome and status; what each policy element
+ * allowed, refused and failed, with the reason; open ext_proc streams. Envoy's own counters stay on its admin port.
+ */
+export class EngineMetrics {
+  private readonly requests = new Map<string, number>();
+
+  constructor(
+    private readonly elements: ElementCounters,
+    private readonly activeStreams: () => number = () => 0,
+  ) {}
+
+  recordExchange(summary: ExchangeSummary): void {
+    const key = labels({
+      api: summary.api ?? '',
+      operation: summary.operation ?? '',
+      outcome: summary.outcome,
+      status: summary.status === undefined ? '' : String(summary.status),
+      reason: summary.lastError?.reason ?? '',
+    });
+    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+  }
+
+  render(): string {
+    const lines = [
+      '# HELP portcullis_engine_requests_total Requests the engine saw, by API, operation, outcome, final status and LastError reason.',
+      '# TYPE portcullis_engine_requests_total counter',
+      ...[...this.requests].map(([key, value]) => `portcullis_engine_requests_total{${key}} ${value}`),
+      '# HELP portcullis_policy_element_total Policy element executions by element, outcome and reason.',
+      '# TYPE portcullis_policy_element_total counter',
+      ...[...this.elements.entries()].map(
+        (entry) =>
+          `portcullis_policy_element_total{${labels({ element: entry.element, outcome: entry.outcome, reason: entry.reason })}} ${entry.value}`,
+      ),
+      '# HELP portcullis_engine_streams_active ext_proc streams open now.',
+      '# TYPE portcullis_engine_streams_active gauge',
+      `portcullis_engine_streams_active ${this.activeStreams()}`,
+    ];
+    return `${lines.join('\n')}\n`;
+  }
+}
+
+function labels(values: Record<string, string>): string {
+  return Object.entries(values)
+    .map(
+      ([name, value]) =>
+        `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`,
+    )
+    .join(',');
+}
+
+/** Serves `GET /metrics` on a loopback port. */
+export async function serveMetrics(metrics: EngineMetrics, host: string, port: number): Promise<Server> {
+  const server = createServer((request, response) => {
+    if (request.method === 'GET' && request.url === '/metrics') {
+      response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+      response.end(metrics.render());
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'text/plain' });
+    response.end('not found\n');
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
+  return Object.assign(server, { port: (server.address() as AddressInfo).port });
+}
