@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { authConfigSchema, mcpConfigSchema } from './service-schema.js';
+import { stateConfigSchema } from './state-schema.js';
 
 /**
  * The gateway configuration file. Every object is strict: an unknown key is an error naming its path, because a
@@ -151,6 +152,7 @@ export const gatewayConfigSchema = z
     policy: policySource.optional(),
     /** Policy fragments by id, for `<include-fragment fragment-id="…"/>`. */
     fragments: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), policySource).default({}),
+    state: stateConfigSchema.default({}),
     auth: authConfigSchema.optional(),
     mcp: mcpConfigSchema.optional(),
     processes: z.array(companionProcessSchema).default([]),
