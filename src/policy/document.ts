@@ -402,7 +402,8 @@ class DocumentCompiler {
         attributes.set('id', { kind: 'literal', value: a.value, text: a.value });
         continue;
       }
-      if (content.kind === 'any' && (a.name === 'xmlns' || a.name.startsWith('xmlns:'))) continue;
+      // Raw content (an XSLT stylesheet, a child only rejected by name) is not checked attribute by attribute.
+      if (content.kind === 'any') continue;
       const spec = specs[a.name];
       if (spec === undefined) {
         const known = Object.keys(specs);

@@ -4,7 +4,10 @@
  */
 import type { DeclaredElement, ElementDefinition } from '../element.js';
 import { cacheLookup } from './cache-lookup.js';
+import { cacheLookupValue } from './cache-lookup-value.js';
+import { cacheRemoveValue } from './cache-remove-value.js';
 import { cacheStore } from './cache-store.js';
+import { cacheStoreValue } from './cache-store-value.js';
 import { checkHeader } from './check-header.js';
 import { choose } from './choose.js';
 import { cors } from './cors.js';
@@ -18,6 +21,8 @@ import { mockResponse } from './mock-response.js';
 import { retry } from './retry.js';
 import { returnResponse } from './return-response.js';
 import { rewriteUri } from './rewrite-uri.js';
+import { sendOneWayRequest } from './send-one-way-request.js';
+import { sendRequest } from './send-request.js';
 import { setBackendService } from './set-backend-service.js';
 import { setBody } from './set-body.js';
 import { setHeader } from './set-header.js';
@@ -27,6 +32,7 @@ import { setStatus } from './set-status.js';
 import { setVariable } from './set-variable.js';
 import { trace } from './trace.js';
 import { validateJwt } from './validate-jwt.js';
+import { wait } from './wait.js';
 import { xmlToJsonElement } from './xml-to-json.js';
 
 export const ELEMENT_LIST: readonly ElementDefinition[] = [
@@ -54,6 +60,12 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   validateJwt,
   cacheLookup,
   cacheStore,
+  sendRequest,
+  sendOneWayRequest,
+  cacheLookupValue,
+  cacheStoreValue,
+  cacheRemoveValue,
+  wait,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));

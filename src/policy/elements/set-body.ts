@@ -1,4 +1,4 @@
-import { Liquid, type Template } from 'liquidjs';
+import { Drop, Liquid, type Template } from 'liquidjs';
 import { type PolicyContext, toDotNetString } from '../../expr/index.js';
 import type { ElementDefinition } from '../element.js';
 import { bodyText, messageOf, replaceBody } from '../message.js';
@@ -59,15 +59,28 @@ for (const [alias, builtin] of Object.entries(FILTER_ALIASES)) {
   if (impl !== undefined) liquid.registerFilter(alias, impl);
 }
 
+/**
+ * Header names are case-insensitive in API Management, and Envoy hands them over lower-cased: a template's
+ * `context.Request.Headers.Content-Type` must find `content-type`.
+ */
+class HeadersDrop extends Drop {
+  readonly #values = new Map<string, string>();
+
+  constructor(entries: Iterable<[string, string[]]>) {
+    super();
+    for (const [name, values] of entries) this.#values.set(name.toLowerCase(), values.join(','));
+  }
+
+  override liquidMethodMissing(key: unknown): string | undefined {
+    return typeof key === 'string' ? this.#values.get(key.toLowerCase()) : undefined;
+  }
+}
+
 const JSON_TYPE = /^(application|text)\/([\w.+-]*\+)?json\b/i;
 
 /** The object a Liquid template sees as `context` (a plain snapshot, PascalCase as in API Management). */
 function liquidContext(ctx: PolicyContext): Record<string, unknown> {
-  const headers = (h: { entries(): Iterable<[string, string[]]> }): Record<string, string> => {
-    const out: Record<string, string> = {};
-    for (const [k, v] of h.entries()) out[k] = v.join(',');
-    return out;
-  };
+  const headers = (h: { entries(): Iterable<[string, string[]]> }): HeadersDrop => new HeadersDrop(h.entries());
   const url = (u: PolicyContext['request']['url']) => ({
     Scheme: u.scheme,
     Host: u.host,

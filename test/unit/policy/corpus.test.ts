@@ -37,15 +37,9 @@ function namedValues(): Map<string, NamedValue> {
 const REJECTED_ELEMENTS = [
   'authentication-certificate',
   'authentication-managed-identity',
-  'cache-lookup-value',
-  'cache-remove-value',
-  'cache-store-value',
   'quota',
   'rate-limit',
-  'send-one-way-request',
-  'send-request',
   'validate-azure-ad-token',
-  'wait',
 ];
 
 /**
@@ -61,6 +55,10 @@ const BROKEN = new Map([
   ['Loopback request for service at same API Management service.xml', "expected ')' but found"],
   ['Pre-authorize requests based on HTTP method with validate-jwt.policy.xml', 'but found \'""\''],
   ['Generate Azure Relay Token.policy.xml', 'set-backend-service/@base-url must be an absolute URL, got ""'],
+  [
+    'Get OAuth2 access token from AAD using client id and certificate using key vault manage identity.xml',
+    'cache-store-value/@duration must be an integer, got "{{cachetime}]"',
+  ],
 ]);
 
 /**

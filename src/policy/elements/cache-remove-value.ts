@@ -1,0 +1,25 @@
+import type { ElementDefinition } from '../element.js';
+import { ALL_SCOPES, ALL_SECTIONS, EMPTY, oneOf, str } from '../schema.js';
+
+/** Removes a value from the value cache. */
+export const cacheRemoveValue: ElementDefinition = {
+  name: 'cache-remove-value',
+  summary: 'Removes a cached value.',
+  sections: ALL_SECTIONS,
+  scopes: ALL_SCOPES,
+  attributes: {
+    key: str({ required: true }),
+    'caching-type': oneOf(['internal', 'external', 'prefer-external'], {
+      default: 'prefer-external',
+      expression: false,
+    }),
+  },
+  content: EMPTY,
+  compile(node) {
+    const key = node.string('key')!;
+    return async (run): Promise<'next'> => {
+      await run.services.valueCache.delete(key(run));
+      return 'next';
+    };
+  },
+};

@@ -1,0 +1,28 @@
+import type { ElementDefinition } from '../element.js';
+import { ALL_SCOPES, ALL_SECTIONS, int, oneOf } from '../schema.js';
+import { compileSideRequest, REQUEST_CHILDREN } from './send-request.js';
+
+/** Fires a request to another service without waiting for (or keeping) the answer. */
+export const sendOneWayRequest: ElementDefinition = {
+  name: 'send-one-way-request',
+  summary: 'Sends a request to another service without waiting for the response.',
+  sections: ALL_SECTIONS,
+  scopes: ALL_SCOPES,
+  attributes: { mode: oneOf(['new', 'copy'], { default: 'new' }), timeout: int({ default: 60, min: 1 }) },
+  content: REQUEST_CHILDREN,
+  compile(node, c) {
+    const mode = node.string('mode')!;
+    const timeout = node.int('timeout')!;
+    const build = compileSideRequest(node, c, mode);
+    return (run) => {
+      const request = build(run);
+      run.services.fetch({ ...request, timeoutMs: timeout(run) * 1000 }).catch((err: unknown) => {
+        run.services.logger.warn('send-one-way-request failed', {
+          url: request.url,
+          error: (err as Error).message,
+        });
+      });
+      return 'next';
+    };
+  },
+};

@@ -1,0 +1,33 @@
+import type { ElementDefinition } from '../element.js';
+import type { Flow } from '../runtime.js';
+import { ALL_SCOPES, oneOf, POLICIES } from '../schema.js';
+
+const ALLOWED = new Set(['send-request', 'cache-lookup-value', 'choose']);
+
+/** Runs its children in parallel and waits for all of them, or for the first to finish. */
+export const wait: ElementDefinition = {
+  name: 'wait',
+  summary: 'Runs send-request / cache-lookup-value / choose children in parallel.',
+  sections: ['inbound', 'backend', 'outbound'],
+  scopes: ALL_SCOPES,
+  attributes: { for: oneOf(['all', 'any'], { default: 'all' }) },
+  content: POLICIES,
+  compile(node, c) {
+    for (const child of node.xml.children) {
+      if (child.kind === 'element' && !ALLOWED.has(child.name)) {
+        c.error(
+          node,
+          'children',
+          `<wait> runs only send-request, cache-lookup-value and choose, got <${child.name}>`,
+        );
+      }
+    }
+    const mode = node.string('for')!;
+    const children = node.statements;
+    return async (run): Promise<Flow> => {
+      const running = children.map(async (statement) => statement(run));
+      const flows = mode(run) === 'any' ? [await Promise.race(running)] : await Promise.all(running);
+      return flows.includes('respond') ? 'respond' : 'next';
+    };
+  },
+};
