@@ -56,6 +56,12 @@ const notFoundBody = '{ "statusCode": 404, "message": "Resource not found" }';
  */
 export const backendSelectionHeader = 'x-portcullis-backend';
 
+/**
+ * The router's per-request timeout header: the engine sets it from forward-request's timeout. The ext_proc mutation
+ * rules let the engine set this one Envoy header and no other.
+ */
+export const upstreamTimeoutHeader = 'x-envoy-upstream-rq-timeout-ms';
+
 /** Every header with this prefix is Portcullis-internal: clients' copies are stripped before any policy runs. */
 export const internalHeaderPrefix = 'x-portcullis-';
 
@@ -170,7 +176,11 @@ function extProcFilter(plan: BootstrapPlan) {
       // Tells a backend's own answer (via_upstream) from Envoy's local reply when the backend is unreachable.
       response_attributes: ['response.code_details'],
       // :method and :authority are routing headers: set-method and base URLs need them.
-      mutation_rules: { allow_all_routing: true, disallow_is_error: true },
+      mutation_rules: {
+        allow_all_routing: true,
+        allow_expression: { regex: `^${escapeRegex(upstreamTimeoutHeader)}$` },
+        disallow_is_error: true,
+      },
     },
   };
 }

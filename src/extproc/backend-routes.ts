@@ -7,6 +7,8 @@ export interface BackendRoute {
   readonly basePath: string;
   /** `:authority` to set, for the dynamic forward proxy (which resolves the host from it). */
   readonly authority?: string;
+  /** The backend's origin, for calls the engine makes itself (retries, followed redirects). */
+  readonly origin: string;
 }
 
 /**
@@ -41,13 +43,23 @@ export class BackendRoutes {
     }
     const basePath = url.pathname.replace(/\/+$/, '');
     const cluster = this.byOrigin.get(url.origin);
-    if (cluster) return { cluster, basePath };
-    return { cluster: dynamicClusterName(url.protocol === 'https:'), basePath, authority: url.host };
+    if (cluster) return { cluster, basePath, origin: url.origin };
+    return {
+      cluster: dynamicClusterName(url.protocol === 'https:'),
+      basePath,
+      authority: url.host,
+      origin: url.origin,
+    };
   }
 
   forBackendId(id: string): BackendRoute {
     const url = this.backends.get(id);
     if (url === undefined) throw new TypeError(`no backend with id "${id}"`);
-    return { cluster: backendClusterName(id), basePath: new URL(url).pathname.replace(/\/+$/, '') };
+    const parsed = new URL(url);
+    return {
+      cluster: backendClusterName(id),
+      basePath: parsed.pathname.replace(/\/+$/, ''),
+      origin: parsed.origin,
+    };
   }
 }

@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { backendSelectionHeader, internalHeaderPrefix } from '../../envoy/bootstrap.js';
+import {
+  backendSelectionHeader,
+  internalHeaderPrefix,
+  upstreamTimeoutHeader,
+} from '../../envoy/bootstrap.js';
 import type { Catalog, MatchResult } from '../catalog/catalog.js';
 import {
   type BackendResponse,
@@ -11,7 +15,7 @@ import {
   type RequestDescription,
   type RequestOutcome,
 } from '../policy/index.js';
-import type { BackendRoutes } from './backend-routes.js';
+import type { BackendRoute, BackendRoutes } from './backend-routes.js';
 import type {
   ContinueResult,
   Exchange,
@@ -73,6 +77,10 @@ class PolicyExchange implements Exchange {
   private strippedHeaders: string[] = [];
   /** The request headers as policies first saw them, to compute the mutation. */
   private originalHeaders: [string, string][] = [];
+  /** The request body when Envoy sent it (buffered), to replay it on a retry. */
+  private requestBodyBytes: Buffer | undefined;
+  /** What was sent to the backend, for the calls the engine makes itself (retry, follow-redirects). */
+  private sent: { request: ForwardedRequest; route: BackendRoute; body: Buffer | undefined } | undefined;
 
   constructor(private readonly engine: PolicyEngine) {}
 
@@ -123,6 +131,8 @@ class PolicyExchange implements Exchange {
     this.summary = { ...this.summary, api: match.api.id };
 
     if (match.kind === 'no-operation') {
+      const preflight = await this.preflight(match, description, headers);
+      if (preflight) return preflight;
       const run = new PipelineRun(match.api.apiPipeline, description, this.engine.services);
       this.run = run;
       return this.respond(await run.onOperationNotFound());
@@ -147,15 +157,57 @@ class PolicyExchange implements Exchange {
     }
     const result = await this.runInbound(operationDescription);
     if (result.action === 'respond') return result;
+    // Retries and followed redirects are the engine's calls, made on seeing the backend's answer.
+    const forward = this.run?.run.forward;
+    const engineCalls = this.run?.run.retry !== undefined || forward?.followRedirects === true;
     return {
       ...result,
       headers: [...requestIdHeader, ...(result.headers ?? [])],
-      next,
+      next: engineCalls ? { ...next, responseHeaders: true } : next,
     };
   }
 
   async requestBody(body: Buffer): Promise<PhaseResult> {
+    this.requestBodyBytes = body;
     return this.runInbound({ ...this.description!, body });
+  }
+
+  /**
+   * A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method) for a path whose operations take other
+   * methods: API Management lets the cors policy answer it. The inbound section of the operation the actual
+   * request would reach runs on the OPTIONS request; only an answer it gives (cors) is used, anything else is
+   * OperationNotFound.
+   */
+  private async preflight(
+    match: Extract<MatchResult<Pipeline>, { kind: 'no-operation' }>,
+    description: RequestDescription,
+    headers: HeaderFields,
+  ): Promise<PhaseResult | undefined> {
+    const requested = firstHeader(headers, 'access-control-request-method')?.trim().toUpperCase();
+    if (description.method !== 'OPTIONS' || !requested || !firstHeader(headers, 'origin')) return undefined;
+    const query = new URL(description.url).searchParams;
+    const candidates = match.api.operations
+      .map((operation) => ({ operation, parameters: operation.template.match(match.apiPath, query) }))
+      .filter((candidate) => candidate.parameters !== undefined);
+    const target = candidates.find((c) => c.operation.method === requested) ?? candidates[0];
+    if (!target) return undefined;
+    const run = new PipelineRun(
+      target.operation.pipeline,
+      {
+        ...description,
+        matchedParameters: target.parameters!,
+        operation: {
+          id: target.operation.id,
+          method: target.operation.method,
+          urlTemplate: target.operation.template.text,
+        },
+      },
+      this.engine.services,
+    );
+    const outcome = await run.onRequest();
+    if (outcome.kind !== 'respond' || run.context.lastError) return undefined;
+    this.run = run;
+    return this.respond(outcome.response);
   }
 
   async responseHeaders(head: MessageHead): Promise<PhaseResult> {
@@ -176,7 +228,7 @@ class PolicyExchange implements Exchange {
     const lastError = this.run?.context.lastError;
     this.engine.onExchangeEnd?.({
       ...this.summary,
-      ...(lastError && lastError.reason
+      ...(lastError?.reason
         ? { lastError: { source: lastError.source, reason: lastError.reason, message: lastError.message } }
         : {}),
     });
@@ -199,16 +251,23 @@ class PolicyExchange implements Exchange {
     const pathAndQuery = request.pathAndQuery.startsWith('/')
       ? request.pathAndQuery
       : `/${request.pathAndQuery}`;
-    const { set, remove } = diffHeaders(this.originalHeaders, request.headers);
+    // Policies may not steer Envoy itself (retries, timeouts, routing): its own headers are the engine's alone.
+    const { set, remove } = diffHeaders(
+      this.originalHeaders.filter(([name]) => !isEnvoyHeader(name)),
+      request.headers.filter(([name]) => !isEnvoyHeader(name)),
+    );
     const changes: HeaderChange[] = [
       { name: ':path', value: `${route.basePath}${pathAndQuery}` },
       { name: backendSelectionHeader, value: route.cluster },
+      // forward-request's timeout (API Management's default 300 s) bounds the whole backend call.
+      { name: upstreamTimeoutHeader, value: String(request.forward.timeoutMs) },
       ...(request.method !== this.summary.method ? [{ name: ':method', value: request.method }] : []),
       ...(route.authority ? [{ name: ':authority', value: route.authority }] : []),
       ...set,
     ];
     const body = request.bodyChanged ? (request.body ?? Buffer.alloc(0)) : undefined;
     if (body) changes.push({ name: 'content-length', value: String(body.length) });
+    this.sent = { request, route, body: body ?? this.requestBodyBytes };
     this.summary.outcome = 'forwarded';
     return {
       action: 'continue',
@@ -231,10 +290,33 @@ class PolicyExchange implements Exchange {
       final = await run.onBackendFailure(timeout ? 'Timeout' : 'BackendConnectionFailure', details);
       return this.respond(final);
     }
-    const response: BackendResponse = { status, headers: backendHeaders, ...(body ? { body } : {}) };
+    let response: BackendResponse = { status, headers: backendHeaders, ...(body ? { body } : {}) };
+    let replaced = false;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const delay = run.retryDelay(response, attempt);
+        if (delay === undefined) break;
+        if (delay > 0) await this.engine.services.clock.sleep(delay);
+        response = await this.callBackend();
+        replaced = true;
+      }
+      const redirected = await this.followRedirects(response);
+      if (redirected) {
+        response = redirected;
+        replaced = true;
+      }
+    } catch (error) {
+      const timeout = (error as { code?: string }).code === 'TIMEOUT';
+      final = await run.onBackendFailure(
+        timeout ? 'Timeout' : 'BackendConnectionFailure',
+        timeout ? 'Request to the backend timed out.' : 'The backend could not be reached.',
+      );
+      return this.respond(final);
+    }
     final = await run.onResponse(response);
     this.summary.status = final.status;
-    if (final.bodyChanged) return this.respond(final);
+    // A response the engine fetched itself is not the one Envoy holds: send it whole.
+    if (final.bodyChanged || replaced) return this.respond(final);
     const { set, remove } = diffHeaders(backendHeaders, final.headers);
     return {
       action: 'continue',
@@ -244,6 +326,43 @@ class PolicyExchange implements Exchange {
       ],
       removeHeaders: remove,
     };
+  }
+
+  /** Calls the backend again as forwarded (retry), from the engine: Envoy has already delivered its answer. */
+  private async callBackend(url?: string, method?: string): Promise<BackendResponse> {
+    const { request, route, body } = this.sent!;
+    const path = request.pathAndQuery.startsWith('/') ? request.pathAndQuery : `/${request.pathAndQuery}`;
+    const answer = await this.engine.services.fetch({
+      method: method ?? request.method,
+      url: url ?? `${route.origin}${route.basePath}${path}`,
+      headers: request.headers.filter(
+        ([name]) => !unforwardable.has(name.toLowerCase()) && !isEnvoyHeader(name),
+      ),
+      ...(body && body.length > 0 && (method ?? request.method) !== 'GET' ? { body } : {}),
+      timeoutMs: request.forward.timeoutMs,
+    });
+    return { status: answer.status, reason: answer.reason, headers: answer.headers, body: answer.body };
+  }
+
+  /** forward-request follow-redirects="true": the engine follows the backend's redirects (at most 10). */
+  private async followRedirects(response: BackendResponse): Promise<BackendResponse | undefined> {
+    if (!this.sent?.request.forward.followRedirects) return undefined;
+    const { request, route } = this.sent;
+    const path = request.pathAndQuery.startsWith('/') ? request.pathAndQuery : `/${request.pathAndQuery}`;
+    let current = response;
+    let url = `${route.origin}${route.basePath}${path}`;
+    let method = request.method;
+    let followed = false;
+    for (let hop = 0; hop < 10 && redirectStatuses.has(current.status); hop++) {
+      const location = headerValue(current.headers, 'location');
+      if (location === undefined) break;
+      url = new URL(location, url).toString();
+      if (current.status === 303 || ((current.status === 301 || current.status === 302) && method === 'POST'))
+        method = 'GET';
+      current = await this.callBackend(url, method);
+      followed = true;
+    }
+    return followed ? current : undefined;
   }
 
   private respond(response: FinalResponse): PhaseResult {
@@ -265,11 +384,29 @@ class PolicyExchange implements Exchange {
 function phasesFor(pipeline: Pipeline, requestHasBody: boolean): PhaseRequests {
   // on-error runs for failures Envoy reports on the response path (backend unreachable), so it needs the headers.
   const onError = pipeline.elements['on-error'].length > 0;
+  // A retry around forward-request calls the backend again with the same body: keep it.
+  const retries = pipeline.elements.backend.includes('retry');
   return {
-    requestBody: pipeline.needs.requestBody && requestHasBody,
-    responseHeaders: pipeline.needs.responseHeaders || onError,
+    requestBody: (pipeline.needs.requestBody || retries) && requestHasBody,
+    responseHeaders: pipeline.needs.responseHeaders || onError || retries,
     responseBody: pipeline.needs.responseBody,
   };
+}
+
+const redirectStatuses = new Set([301, 302, 303, 307, 308]);
+
+/** Headers the engine does not copy onto a request it makes itself (fetch sets them from the URL and body). */
+const unforwardable = new Set([...framingHeaders, 'host', 'expect', 'upgrade']);
+
+function isEnvoyHeader(name: string): boolean {
+  return name.toLowerCase().startsWith('x-envoy-');
+}
+
+function headerValue(headers: BackendResponse['headers'], name: string): string | undefined {
+  for (const [key, value] of headers) {
+    if (key.toLowerCase() === name) return typeof value === 'string' ? value : value[0];
+  }
+  return undefined;
 }
 
 /** Headers a policy may see: no pseudo-headers, no Portcullis-internal ones. */
@@ -310,7 +447,8 @@ export function diffHeaders(
       previous.every((value, index) => value === values[index])
     )
       continue;
-    for (const [index, value] of values.entries()) set.push({ name, value, ...(index > 0 ? { append: true } : {}) });
+    for (const [index, value] of values.entries())
+      set.push({ name, value, ...(index > 0 ? { append: true } : {}) });
   }
   const remove = [...old.keys()].filter((name) => !now.has(name) && !framingHeaders.has(name));
   return { set, remove };

@@ -22,6 +22,7 @@ import {
   UrlModel,
   UserInfo,
 } from '../expr/index.js';
+import { waitMs } from './elements/retry.js';
 import { reasonPhrase } from './message.js';
 import type { Pipeline } from './pipeline.js';
 import {
@@ -205,6 +206,33 @@ export class PipelineRun {
         retry: this.run.retry,
       },
     };
+  }
+
+  /**
+   * `retry` around forward-request, which the transport carries out: after the backend's answer (`attempt` 1 for
+   * the first retry), the milliseconds to wait before calling the backend again, or undefined to keep this answer.
+   * A condition that fails keeps the answer (the failure is logged).
+   */
+  retryDelay(response: BackendResponse, attempt: number): number | undefined {
+    const retry = this.run.retry;
+    if (retry === undefined || this.#state !== 'forwarded' || attempt > retry.count) return undefined;
+    this.run.context.response = new ResponseModel({
+      statusCode: response.status,
+      statusReason: response.reason ?? reasonPhrase(response.status),
+      headers: new HeaderCollection(response.headers),
+      body: response.body ?? null,
+    });
+    try {
+      if (!retry.condition(this.run)) return undefined;
+    } catch (err) {
+      this.services.logger.warn('retry condition failed', {
+        requestId: String(this.run.context.requestId),
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return undefined;
+    }
+    if (attempt === 1 && retry.firstFastRetry) return 0;
+    return waitMs(attempt, retry.intervalSeconds, retry.maxIntervalSeconds, retry.deltaSeconds);
   }
 
   /** Runs outbound on the backend's answer. */

@@ -80,7 +80,8 @@ const JSON_TYPE = /^(application|text)\/([\w.+-]*\+)?json\b/i;
 
 /** The object a Liquid template sees as `context` (a plain snapshot, PascalCase as in API Management). */
 function liquidContext(ctx: PolicyContext): Record<string, unknown> {
-  const headers = (h: { entries(): Iterable<[string, string[]]> }): HeadersDrop => new HeadersDrop(h.entries());
+  const headers = (h: { entries(): Iterable<[string, string[]]> }): HeadersDrop =>
+    new HeadersDrop(h.entries());
   const url = (u: PolicyContext['request']['url']) => ({
     Scheme: u.scheme,
     Host: u.host,

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
+import { apiYaml, policy } from './support.js';
+
+/** check-header: a missing header or a value not in the list is refused with the configured status and message. */
+describe('check-header through Envoy', () => {
+  let backend: EchoBackend;
+  let gateway: GatewayStack;
+
+  beforeAll(async () => {
+    backend = await startEchoBackend();
+    gateway = await startGateway(
+      `apis:\n${apiYaml('chk', backend.url, [['get', 'GET', '/c', 'op.xml']])}\n`,
+      {
+        'op.xml': policy({
+          inbound: `<check-header name="X-Client" failed-check-httpcode="401" failed-check-error-message="Unknown client" ignore-case="true">
+      <value>alpha</value>
+      <value>beta</value>
+    </check-header>`,
+          onError: `<set-header name="X-Reason" exists-action="override"><value>@(context.LastError.Reason)</value></set-header>`,
+        }),
+      },
+    );
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await backend?.close();
+  });
+
+  it('lets an allowed value through (ignore-case)', async () => {
+    const response = await fetch(`${gateway.url}/chk/c`, { headers: { 'X-Client': 'ALPHA' } });
+    expect(response.status).toBe(200);
+    expect(backend.received.at(-1)!.headers['x-client']).toBe('ALPHA');
+  });
+
+  it('refuses a missing header with HeaderNotFound', async () => {
+    const before = backend.received.length;
+    const response = await fetch(`${gateway.url}/chk/c`);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('x-reason')).toBe('HeaderNotFound');
+    expect(await response.json()).toEqual({ statusCode: 401, message: 'Unknown client' });
+    expect(backend.received.length).toBe(before);
+  });
+
+  it('refuses a value not in the list with HeaderValueNotAllowed', async () => {
+    const response = await fetch(`${gateway.url}/chk/c`, { headers: { 'X-Client': 'gamma' } });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('x-reason')).toBe('HeaderValueNotAllowed');
+    expect(await response.json()).toEqual({ statusCode: 401, message: 'Unknown client' });
+  });
+});

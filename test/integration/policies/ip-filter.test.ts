@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
+import { apiYaml, policy } from './support.js';
+
+/**
+ * ip-filter against the client address as Envoy saw it (127.0.0.1 on loopback; a client's X-Forwarded-For is not
+ * trusted by an edge gateway).
+ */
+describe('ip-filter through Envoy', () => {
+  let backend: EchoBackend;
+  let gateway: GatewayStack;
+
+  beforeAll(async () => {
+    backend = await startEchoBackend();
+    gateway = await startGateway(
+      `apis:\n${apiYaml('ipf', backend.url, [
+        ['allowed', 'GET', '/allowed', 'allowed.xml'],
+        ['ranged', 'GET', '/ranged', 'ranged.xml'],
+        ['outside', 'GET', '/outside', 'outside.xml'],
+        ['blocked', 'GET', '/blocked', 'blocked.xml'],
+        ['v6', 'GET', '/v6', 'v6.xml'],
+        ['ip', 'GET', '/ip', 'ip.xml'],
+      ])}\n`,
+      {
+        'allowed.xml': policy({
+          inbound: '<ip-filter action="allow"><address>127.0.0.1</address></ip-filter>',
+        }),
+        'ranged.xml': policy({
+          inbound:
+            '<ip-filter action="allow"><address-range from="127.0.0.0" to="127.255.255.255" /></ip-filter>',
+        }),
+        'outside.xml': policy({
+          inbound:
+            '<ip-filter action="allow"><address-range from="10.0.0.0" to="10.255.255.255" /></ip-filter>',
+        }),
+        'blocked.xml': policy({
+          inbound: `<ip-filter action="forbid"><address>192.0.2.1</address><address>127.0.0.1</address></ip-filter>`,
+          onError: `<set-header name="X-Reason" exists-action="override"><value>@(context.LastError.Reason)</value></set-header>`,
+        }),
+        'v6.xml': policy({ inbound: '<ip-filter action="forbid"><address>::1</address></ip-filter>' }),
+        'ip.xml': policy({
+          inbound:
+            '<set-header name="X-Client-Ip" exists-action="override"><value>@(context.Request.IpAddress)</value></set-header>',
+        }),
+      },
+    );
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await backend?.close();
+  });
+
+  it('context.Request.IpAddress is the address Envoy saw, not a forwarded-for header', async () => {
+    await fetch(`${gateway.url}/ipf/ip`, { headers: { 'X-Forwarded-For': '203.0.113.9' } });
+    expect(backend.received.at(-1)!.headers['x-client-ip']).toBe('127.0.0.1');
+  });
+
+  it('allow with a listed address lets the caller through', async () => {
+    expect((await fetch(`${gateway.url}/ipf/allowed`)).status).toBe(200);
+    expect(backend.received.at(-1)!.url).toBe('/allowed');
+  });
+
+  it('allow with an address range that holds the caller lets it through', async () => {
+    expect((await fetch(`${gateway.url}/ipf/ranged`)).status).toBe(200);
+  });
+
+  it('allow refuses a caller outside the range with 403, even with a spoofed X-Forwarded-For', async () => {
+    const before = backend.received.length;
+    const response = await fetch(`${gateway.url}/ipf/outside`, {
+      headers: { 'X-Forwarded-For': '10.1.2.3' },
+    });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toEqual({ statusCode: 403, message: 'Forbidden' });
+    expect(backend.received.length).toBe(before);
+  });
+
+  it('forbid refuses a listed caller with CallerIpBlocked', async () => {
+    const response = await fetch(`${gateway.url}/ipf/blocked`);
+    expect(response.status).toBe(403);
+    expect(response.headers.get('x-reason')).toBe('CallerIpBlocked');
+  });
+
+  it('an IPv6 rule does not match an IPv4 caller', async () => {
+    expect((await fetch(`${gateway.url}/ipf/v6`)).status).toBe(200);
+  });
+});
