@@ -2,16 +2,9 @@ import type { CliCommand } from '../command.js';
 import { command as engine } from './engine.js';
 import { command as envoyConfig } from './envoy-config.js';
 import { command as hashPassword } from './hash-password.js';
-import { command as importDefinition } from './import.js';
+import { command as importApi } from './import.js';
 import { command as service } from './service.js';
 import { command as up } from './up.js';
 
 /** Every `portcullis` sub-command, in the order `--help` lists them. */
-export const commands: readonly CliCommand[] = [
-  up,
-  envoyConfig,
-  engine,
-  service,
-  hashPassword,
-  importDefinition,
-];
+export const commands: readonly CliCommand[] = [up, envoyConfig, engine, service, hashPassword, importApi];
