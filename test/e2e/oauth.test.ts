@@ -77,6 +77,24 @@ describe('discovery through Envoy', () => {
     });
     expect(as.issuer).toBe(stack.issuer);
   });
+
+  it('sends only the service paths to the service: another well-known name is 404 from Envoy itself', async () => {
+    const response = await fetch(`${stack.gatewayUrl}/.well-known/openid-configuration`);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ statusCode: 404, message: 'Resource not found' });
+    // The service's own paths, with and without the path-inserted form, do reach it.
+    for (const path of [
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-protected-resource/v1/mcp',
+    ]) {
+      const prm = await fetch(`${stack.gatewayUrl}${path}`);
+      expect(prm.status).toBe(200);
+      expect(await prm.json()).toMatchObject({
+        resource: stack.mcpUrl,
+        authorization_servers: [stack.issuer],
+      });
+    }
+  });
 });
 
 describe.each(['none', 'client_secret_basic', 'client_secret_post'] as const)('client with %s', (method) => {
