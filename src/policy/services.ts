@@ -80,6 +80,20 @@ export interface TraceSink {
   write(entry: TraceEntry): void;
 }
 
+/** Call counters for rate-limit and quota policies (in-process or shared through Redis by src/state). */
+export interface RateLimitStore {
+  /**
+   * Records `amount` calls on `key` in a sliding window of `windowSeconds`, unless that would take the count past
+   * `limit`. `remaining` is what is left after this call; `retryAfterSeconds` is when a refused call may succeed.
+   */
+  consume(
+    key: string,
+    windowSeconds: number,
+    limit: number,
+    amount: number,
+  ): Promise<{ allowed: boolean; remaining: number; retryAfterSeconds: number }>;
+}
+
 export type CounterOutcome = 'allowed' | 'refused' | 'failed';
 
 /** Per-element counts; the engine exports them as Prometheus metrics. */
@@ -90,6 +104,7 @@ export interface PolicyCounters {
 export interface PolicyServices {
   readonly responseCache: ResponseCache;
   readonly valueCache: ValueCache;
+  readonly rateLimits: RateLimitStore;
   readonly backends: BackendLookup;
   readonly fetch: HttpFetcher;
   readonly clock: Clock;

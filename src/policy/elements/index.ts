@@ -3,6 +3,7 @@
  * only declares. `base` is structural (handled by the loader's scope stitching) and so has no entry here.
  */
 import type { DeclaredElement, ElementDefinition } from '../element.js';
+import { authenticationBasic } from './authentication-basic.js';
 import { cacheLookup } from './cache-lookup.js';
 import { cacheLookupValue } from './cache-lookup-value.js';
 import { cacheRemoveValue } from './cache-remove-value.js';
@@ -18,6 +19,10 @@ import { includeFragment } from './include-fragment.js';
 import { ipFilter } from './ip-filter.js';
 import { jsonToXmlElement } from './json-to-xml.js';
 import { mockResponse } from './mock-response.js';
+import { quota } from './quota.js';
+import { quotaByKey } from './quota-by-key.js';
+import { rateLimit } from './rate-limit.js';
+import { rateLimitByKey } from './rate-limit-by-key.js';
 import { retry } from './retry.js';
 import { returnResponse } from './return-response.js';
 import { rewriteUri } from './rewrite-uri.js';
@@ -66,6 +71,11 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   cacheStoreValue,
   cacheRemoveValue,
   wait,
+  authenticationBasic,
+  rateLimit,
+  rateLimitByKey,
+  quota,
+  quotaByKey,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));

@@ -135,14 +135,14 @@ describe('element declarations', () => {
       'p.xml:1:21: policies/outbound/rewrite-uri[1]: <rewrite-uri> is not allowed in the outbound section (allowed: inbound), got it in outbound',
     ]);
     expect(
-      codes('<policies><inbound><quota calls="1" renewal-period="60" /></inbound></policies>', 'api'),
-    ).toEqual(['not-implemented']);
+      codes('<policies><inbound><quota calls="1" renewal-period="300" /></inbound></policies>', 'api'),
+    ).toEqual(['misplaced-element']);
   });
 
   it('rejects an unimplemented element by name and an Azure-only one with its service', () => {
-    expect(
-      diagnostics('<policies><inbound><rate-limit calls="5" renewal-period="60" /></inbound></policies>'),
-    ).toEqual(['p.xml:1:20: policies/inbound/rate-limit[1]: "rate-limit" is not implemented yet']);
+    expect(diagnostics('<policies><inbound><validate-content max-size="10" /></inbound></policies>')).toEqual(
+      ['p.xml:1:20: policies/inbound/validate-content[1]: "validate-content" is not implemented yet'],
+    );
     expect(
       diagnostics('<policies><inbound><authentication-managed-identity resource="x" /></inbound></policies>'),
     ).toEqual([

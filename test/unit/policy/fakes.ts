@@ -22,6 +22,8 @@ export interface FakeServices extends PolicyServices {
   readonly sleeps: number[];
   readonly responses: Map<string, { value: CachedResponse; ttl: number }>;
   readonly values: Map<string, { value: unknown; ttl: number }>;
+  /** Call times (ms) per rate-limit key. */
+  readonly calls: Map<string, number[]>;
   now: number;
   route(url: string, response: Omit<Partial<HttpResponse>, 'body'> & { body?: Buffer | string }): void;
 }
@@ -36,6 +38,7 @@ export function fakeServices(backends: Record<string, string> = {}): FakeService
     sleeps: [],
     responses: new Map(),
     values: new Map(),
+    calls: new Map(),
     now: Date.UTC(2025, 0, 1),
     route(url, response) {
       routes.set(url, {
@@ -63,6 +66,24 @@ export function fakeServices(backends: Record<string, string> = {}): FakeService
       },
       async delete(key) {
         services.values.delete(key);
+      },
+    },
+    rateLimits: {
+      async consume(key, windowSeconds, limit, amount) {
+        const since = services.now - windowSeconds * 1000;
+        const calls = (services.calls.get(key) ?? []).filter((t) => t > since);
+        if (calls.length + amount > limit) {
+          const oldest = calls[0] ?? services.now;
+          services.calls.set(key, calls);
+          return {
+            allowed: false,
+            remaining: Math.max(0, limit - calls.length),
+            retryAfterSeconds: Math.max(1, Math.ceil((oldest + windowSeconds * 1000 - services.now) / 1000)),
+          };
+        }
+        for (let i = 0; i < amount; i++) calls.push(services.now);
+        services.calls.set(key, calls);
+        return { allowed: true, remaining: limit - calls.length, retryAfterSeconds: 0 };
       },
     },
     backends: {

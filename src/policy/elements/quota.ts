@@ -1,0 +1,78 @@
+import type { ElementDefinition } from '../element.js';
+import type { RunContext } from '../runtime.js';
+import { EMPTY, elements, int, str } from '../schema.js';
+import { consumeQuota } from './quota-by-key.js';
+
+const LIMIT = {
+  calls: int({ min: 1, expression: false }),
+  bandwidth: int({ min: 1, expression: false }),
+  'renewal-period': int({ required: true, min: 0, expression: false }),
+};
+const TARGET = { name: str({ expression: false }), id: str({ expression: false }) };
+
+/**
+ * A call quota per subscription at product scope, with optional quotas for one API or operation. Windows are
+ * fixed and start at the subscription's start date, as in API Management.
+ */
+export const quota: ElementDefinition = {
+  name: 'quota',
+  summary: 'Enforces a call quota per subscription (403 when exceeded).',
+  sections: ['inbound'],
+  scopes: ['product'],
+  attributes: LIMIT,
+  content: elements({
+    name: 'api',
+    attributes: { ...TARGET, ...LIMIT },
+    content: elements({ name: 'operation', attributes: { ...TARGET, ...LIMIT }, content: EMPTY }),
+  }),
+  oncePerSection: true,
+  compile(node, c) {
+    type Limit = { applies: (run: RunContext) => boolean; suffix: string; calls: number; period: number };
+    const limits: Limit[] = [];
+    const add = (n: typeof node, applies: Limit['applies'], suffix: string) => {
+      if (n.has('bandwidth')) c.error(n, 'not-implemented', 'quota/@bandwidth is not implemented yet');
+      if (n.has('calls')) {
+        limits.push({
+          applies,
+          suffix,
+          calls: Number(n.literal('calls')),
+          period: Number(n.literal('renewal-period')),
+        });
+      }
+    };
+    add(node, () => true, '');
+    for (const api of node.childrenNamed('api')) {
+      const id = api.literal('id');
+      const name = api.literal('name');
+      const onApi = (run: RunContext) =>
+        typeof id === 'string' ? run.context.api.id === id : run.context.api.name === name;
+      add(api, onApi, `/api:${String(id ?? name)}`);
+      for (const op of api.childrenNamed('operation')) {
+        const opId = op.literal('id');
+        const opName = op.literal('name');
+        const onOp = (run: RunContext) =>
+          typeof opId === 'string'
+            ? run.context.operation.id === opId
+            : run.context.operation.name === opName;
+        add(op, (run) => onApi(run) && onOp(run), `/api:${String(id ?? name)}/op:${String(opId ?? opName)}`);
+      }
+    }
+    return async (run): Promise<'next'> => {
+      const subscription = run.context.subscription;
+      if (subscription === null || subscription.id === '') return 'next';
+      const start = subscription.startDate?.getTime() ?? subscription.createdDate.getTime();
+      for (const limit of limits) {
+        if (limit.applies(run))
+          await consumeQuota(
+            run,
+            `quota:${subscription.id}${limit.suffix}`,
+            limit.calls,
+            limit.period,
+            start,
+            1,
+          );
+      }
+      return 'next';
+    };
+  },
+};

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { fakeServices, header, pipelineOf, policies, request, runAll } from '../fakes.js';
+import { diagnosticsOf } from './util.js';
+
+describe('quota-by-key', () => {
+  it('allows calls up to the quota in a fixed window, then 403 QuotaExceeded with Retry-After', async () => {
+    const services = fakeServices();
+    const p = pipelineOf(
+      policies({
+        inbound:
+          '<quota-by-key calls="2" renewal-period="3600" counter-key="@(context.Request.IpAddress)" first-period-start="2025-01-01T00:00:00Z" />',
+      }),
+    );
+    services.now = Date.parse('2025-01-01T10:30:00Z');
+    expect((await runAll(p, request(), services)).response.status).toBe(200);
+    expect((await runAll(p, request(), services)).response.status).toBe(200);
+    const refused = await runAll(p, request(), services);
+    expect(refused.response.status).toBe(403);
+    expect(header(refused.response, 'Retry-After')).toEqual(['1800']);
+    expect(JSON.parse(refused.response.body.toString()).message).toBe(
+      'Out of call volume quota. Quota will be replenished in 00:30:00.',
+    );
+    services.now = Date.parse('2025-01-01T11:00:01Z');
+    expect((await runAll(p, request(), services)).response.status).toBe(200);
+  });
+
+  it('checks renewal-period, first-period-start and bandwidth', () => {
+    expect(diagnosticsOf('<quota-by-key calls="1" renewal-period="60" counter-key="k" />')).toEqual([
+      'policies/inbound/quota-by-key[1]: quota-by-key/@renewal-period must be 0 or at least 300, got "60"',
+    ]);
+    expect(
+      diagnosticsOf(
+        '<quota-by-key calls="1" renewal-period="0" counter-key="k" first-period-start="soon" />',
+      ),
+    ).toEqual([
+      'policies/inbound/quota-by-key[1]: quota-by-key/@first-period-start must be an ISO 8601 date, got "soon"',
+    ]);
+    expect(diagnosticsOf('<quota-by-key bandwidth="10" renewal-period="0" counter-key="k" />')).toEqual([
+      'policies/inbound/quota-by-key[1]: quota-by-key/@bandwidth is not implemented yet',
+    ]);
+  });
+});
