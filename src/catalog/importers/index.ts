@@ -19,6 +19,7 @@ export type {
   XmlName,
 } from './model.js';
 export { formatImportProblem, ImportError } from './model.js';
+export { firstBodyElement, matchSoapOperation, needsBody, requestAction } from './soap-match.js';
 
 export const importers: ReadonlyMap<string, Importer> = new Map(
   [openapi, wadl, wsdl].map((importer) => [importer.format, importer]),
