@@ -143,11 +143,38 @@ function gatewayListener(plan: BootstrapPlan) {
               // An edge gateway trusts the TCP peer, not a client-supplied X-Forwarded-For.
               use_remote_address: true,
               route_config: { name: 'gateway', virtual_hosts: virtualHosts(plan) },
+              local_reply_config: backendFailureReplies(),
               http_filters: [extProcFilter(plan), dynamicForwardProxyFilter(), routerFilter()],
             },
           },
         ],
       },
+    ],
+  };
+}
+
+/**
+ * Envoy's own answers when the backend cannot be reached or times out say why in plain text ("upstream connect
+ * error … Connection refused"). Without an on-error section the client gets API Management's default error
+ * instead: 502 / 504 with a JSON body that names no internals. The engine still sees the reason
+ * (`response.code_details`) and runs on-error when the operation has one.
+ */
+function backendFailureReplies() {
+  const reply = (flags: readonly string[], status: number) => ({
+    filter: { response_flag_filter: { flags } },
+    status_code: status,
+    body: { inline_string: JSON.stringify({ statusCode: status, message: 'Internal server error' }) },
+    body_format_override: {
+      text_format_source: { inline_string: '%LOCAL_REPLY_BODY%' },
+      content_type: 'application/json; charset=utf-8',
+    },
+  });
+  return {
+    mappers: [
+      // UF connection failure, UH no healthy host, URX retries exhausted, UR remote reset, UC connection closed.
+      reply(['UF', 'UH', 'URX', 'UR', 'UC'], 502),
+      // UT: the router's timeout (forward-request's).
+      reply(['UT'], 504),
     ],
   };
 }

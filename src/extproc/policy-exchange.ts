@@ -288,7 +288,7 @@ class PolicyExchange implements Exchange {
       // Envoy's own reply: the backend was not reached or did not answer in time.
       const timeout = status === 504 || details.includes('timeout');
       final = await run.onBackendFailure(timeout ? 'Timeout' : 'BackendConnectionFailure', details);
-      return this.respond(final);
+      return this.replaceLocalReply(final, backendHeaders);
     }
     let response: BackendResponse = { status, headers: backendHeaders, ...(body ? { body } : {}) };
     let replaced = false;
@@ -363,6 +363,23 @@ class PolicyExchange implements Exchange {
       followed = true;
     }
     return followed ? current : undefined;
+  }
+
+  /**
+   * Turns Envoy's local reply (backend unreachable, timed out) into on-error's answer by mutating it, not by a new
+   * immediate response: Envoy would pass that through its local-reply mappers again, which rewrite replies to
+   * backend failures (see the bootstrap) and would undo on-error's status and body.
+   */
+  private replaceLocalReply(response: FinalResponse, current: [string, string][]): PhaseResult {
+    this.summary.outcome = 'responded';
+    this.summary.status = response.status;
+    const { set, remove } = diffHeaders(current, response.headers);
+    return {
+      action: 'continue',
+      headers: [{ name: ':status', value: String(response.status) }, ...set],
+      removeHeaders: remove,
+      body: response.body,
+    };
   }
 
   private respond(response: FinalResponse): PhaseResult {

@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
+import { apiYaml, closedPort, policy } from './support.js';
+
+/**
+ * on-error: a backend that cannot be reached (LastError.Reason BackendConnectionFailure, as Envoy reports it), the
+ * default answer without on-error, and every LastError field for a failing policy.
+ */
+describe('on-error through Envoy', () => {
+  let backend: EchoBackend;
+  let gateway: GatewayStack;
+
+  beforeAll(async () => {
+    backend = await startEchoBackend();
+    const nowhere = `http://127.0.0.1:${await closedPort()}`;
+    const lastError = `<return-response>
+      <set-status code="599" reason="Handled" />
+      <set-header name="Content-Type" exists-action="override"><value>application/json</value></set-header>
+      <set-body>@(new JObject(
+        new JProperty("source", context.LastError.Source),
+        new JProperty("reason", context.LastError.Reason),
+        new JProperty("scope", context.LastError.Scope),
+        new JProperty("section", context.LastError.Section),
+        new JProperty("path", context.LastError.Path),
+        new JProperty("policyId", context.LastError.PolicyId),
+        new JProperty("status", context.Response.StatusCode)
+      ).ToString())</set-body>
+    </return-response>`;
+    gateway = await startGateway(
+      `apis:
+${apiYaml('down', nowhere, [
+  ['handled', 'GET', '/handled', 'handled.xml'],
+  ['plain', 'GET', '/plain'],
+])}
+${apiYaml('fail', backend.url, [['boom', 'GET', '/boom', 'boom.xml']])}
+`,
+      {
+        'handled.xml': policy({ onError: lastError }),
+        'boom.xml': policy({
+          inbound: `<choose><when condition="@(true)">
+      <set-variable id="parse-it" name="n" value="@(int.Parse(context.Request.Headers.GetValueOrDefault(&quot;X-N&quot;, &quot;x&quot;)))" />
+    </when></choose>`,
+          onError: lastError,
+        }),
+      },
+    );
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await backend?.close();
+  });
+
+  it('a backend that cannot be reached runs on-error with reason BackendConnectionFailure', async () => {
+    const response = await fetch(`${gateway.url}/down/handled`);
+    expect(response.status).toBe(599);
+    const error = (await response.json()) as Record<string, unknown>;
+    expect(error).toMatchObject({
+      source: 'forward-request',
+      reason: 'BackendConnectionFailure',
+      section: 'backend',
+    });
+    expect(error.status).toBeGreaterThanOrEqual(500);
+  });
+
+  it('without on-error handling the client gets a default status and a safe body, not Envoy internals', async () => {
+    const response = await fetch(`${gateway.url}/down/plain`);
+    expect(response.status).toBeGreaterThanOrEqual(500);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({ statusCode: response.status, message: 'Internal server error' });
+    expect(text).not.toMatch(/upstream|reset|refused/i);
+  });
+
+  it('a failing policy sets every LastError field', async () => {
+    const response = await fetch(`${gateway.url}/fail/boom`);
+    expect(response.status).toBe(599);
+    expect(await response.json()).toEqual({
+      source: 'set-variable',
+      reason: 'ExpressionValueEvaluationFailure',
+      scope: 'operation',
+      section: 'inbound',
+      // `<base />` is the first element of the section.
+      path: 'choose[2]\\when[1]\\set-variable[1]',
+      policyId: 'parse-it',
+      status: 500,
+    });
+    expect(backend.received).toHaveLength(0);
+  });
+});
