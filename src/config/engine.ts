@@ -2,13 +2,22 @@ import { BackendRoutes } from '../extproc/backend-routes.js';
 import type { ExchangeFactory } from '../extproc/exchange.js';
 import { EngineMetrics } from '../extproc/metrics.js';
 import { type ExchangeSummary, policyExchanges } from '../extproc/policy-exchange.js';
-import { createEngineServices, type ElementCounters, jsonLogger } from '../extproc/policy-services.js';
+import {
+  createEngineServices,
+  type ElementCounters,
+  type EngineServices,
+  jsonLogger,
+} from '../extproc/policy-services.js';
 import type { CompiledGateway } from './gateway.js';
 
 export interface EngineParts {
   readonly exchanges: ExchangeFactory;
   readonly counters: ElementCounters;
   readonly metrics: EngineMetrics;
+  /** The policy services (caches, limits, event sink); shared state through Redis when `state.redis` is set. */
+  readonly services: EngineServices;
+  /** Writes queued events and closes the Redis connection; call after the ext_proc server has drained. */
+  close(): Promise<void>;
 }
 
 export interface EngineOptions {
@@ -20,7 +29,7 @@ export interface EngineOptions {
 
 /** The policy engine for a compiled gateway: the exchange factory the ext_proc server runs, and its counters. */
 export function createEngine(gateway: CompiledGateway, options: EngineOptions = {}): EngineParts {
-  const services = createEngineServices({ backends: gateway.backends });
+  const services = createEngineServices({ backends: gateway.backends, state: gateway.config.state });
   const routes = new BackendRoutes(gateway.config.apis, gateway.backends);
   const accessLog = options.accessLog ?? true;
   const metrics = new EngineMetrics(services.counters, options.activeStreams);
@@ -32,5 +41,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     exchanges: policyExchanges({ catalog: gateway.catalog, routes, services, onExchangeEnd }),
     counters: services.counters,
     metrics,
+    services,
+    close: () => services.close(),
   };
 }

@@ -1,18 +1,89 @@
 import { z } from 'zod';
 
+const failMode = z.enum(['open', 'closed']);
+
 /**
  * The `state` section: where caches, rate-limit and quota counters and event streams live. Without `redis`
  * everything is in-process (one engine process); with it, every engine process shares one Redis.
+ *
+ * ```yaml
+ * state:
+ *   redis: { url: redis://127.0.0.1:6379, keyPrefix: "portcullis:", commandTimeoutMs: 100 }
+ *   onRedisFailure: { rateLimit: open, quota: open, concurrency: open }
+ *   cache: { internalBytes: 67108864, maxEntryBytes: 1048576 }
+ *   loggers:
+ *     audit: { stream: apim-audit, maxLength: 10000 }
+ * ```
  */
 export const stateConfigSchema = z
   .object({
     redis: z
       .object({
         url: z.string().url(),
+        /** Prepended to every key, so several deployments can share one Redis. */
+        keyPrefix: z.string().default('portcullis:'),
+        /** A command without an answer after this long fails; the policy's failure mode decides. */
+        commandTimeoutMs: z.number().int().min(1).max(60_000).default(100),
+        connectTimeoutMs: z.number().int().min(1).max(60_000).default(1000),
       })
       .strict()
       .optional(),
+    /**
+     * What a policy does while Redis is down or slower than commandTimeoutMs: `open` lets the request through
+     * (logged and counted), `closed` refuses it with 503. Caches always fail open (a miss); log-to-eventhub
+     * buffers and then drops (counted).
+     */
+    onRedisFailure: z
+      .object({
+        rateLimit: failMode.default('open'),
+        quota: failMode.default('open'),
+        concurrency: failMode.default('open'),
+      })
+      .strict()
+      .default({ rateLimit: 'open', quota: 'open', concurrency: 'open' }),
+    cache: z
+      .object({
+        /** Bound of each in-process cache (responses, values), in bytes. */
+        internalBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(64 * 1024 * 1024),
+        /** Larger entries are not stored (in either cache). */
+        maxEntryBytes: z
+          .number()
+          .int()
+          .min(1)
+          .default(4 * 1024 * 1024),
+      })
+      .strict()
+      .default({ internalBytes: 64 * 1024 * 1024, maxEntryBytes: 4 * 1024 * 1024 }),
+    /** Seconds a limit-concurrency slot is held at most when its request never reports back (a crashed engine). */
+    concurrencyLeaseSeconds: z.number().int().min(1).default(330),
+    /** log-to-eventhub loggers: logger-id → the Redis Stream its events go to. Needs `redis`. */
+    loggers: z
+      .record(
+        z.string().min(1),
+        z
+          .object({
+            stream: z.string().min(1),
+            /** Trimmed to about this many entries (XADD MAXLEN ~). */
+            maxLength: z.number().int().min(1).default(10_000),
+          })
+          .strict(),
+      )
+      .default({}),
+    /** Events waiting for Redis; beyond this, new events are dropped and counted. */
+    eventBuffer: z.number().int().min(1).default(10_000),
   })
-  .strict();
+  .strict()
+  .superRefine((state, ctx) => {
+    if (state.redis === undefined && Object.keys(state.loggers).length > 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['loggers'],
+        message: 'loggers write to Redis Streams: configure state.redis as well',
+      });
+  });
 
 export type StateConfig = z.infer<typeof stateConfigSchema>;

@@ -1,13 +1,40 @@
-import type {
-  BackendLookup,
-  CachedResponse,
-  HttpFetcher,
-  Logger,
-  PolicyCounters,
-  PolicyServices,
-  TraceSink,
+import { type StateConfig, stateConfigSchema } from '../config/state-schema.js';
+import {
+  CsChar,
+  CsDateTime,
+  CsDecimal,
+  CsDouble,
+  CsGuid,
+  CsTimeSpan,
+  JToken,
+  parseJson,
+  toDotNetString,
+} from '../expr/index.js';
+import {
+  type BackendLookup,
+  type CachedResponse,
+  type HttpFetcher,
+  type Logger,
+  type PolicyCounters,
+  PolicyError,
+  type PolicyServices,
+  type TraceSink,
 } from '../policy/index.js';
-import { MemoryCache } from '../state/memory-cache.js';
+import { RedisEventStream, type SendOutcome } from '../state/event-stream.js';
+import {
+  type ConcurrencyLease,
+  type LimitStore,
+  type QuotaRequest,
+  type QuotaResult,
+  type SlidingWindowRequest,
+  type SlidingWindowResult,
+  StateUnavailableError,
+} from '../state/limits.js';
+import { MemoryLimitStore } from '../state/memory-limits.js';
+import { RedisByteCache } from '../state/redis-cache.js';
+import { RedisConnection } from '../state/redis-connection.js';
+import { RedisLimitStore } from '../state/redis-limits.js';
+import { type ByteCodec, type CachingType, TieredCache } from '../state/tiered-cache.js';
 
 /** Structured log lines on stderr, one JSON object each. */
 export const jsonLogger: Logger = {
@@ -28,6 +55,10 @@ export class ElementCounters implements PolicyCounters {
   count(element: string, outcome: 'allowed' | 'refused' | 'failed', reason = ''): void {
     const key = `${element}\u0000${outcome}\u0000${reason}`;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+
+  get(element: string, outcome: 'allowed' | 'refused' | 'failed', reason = ''): number {
+    return this.counts.get(`${element}\u0000${outcome}\u0000${reason}`) ?? 0;
   }
 
   *entries(): Generator<{ element: string; outcome: string; reason: string; value: number }> {
@@ -58,49 +89,336 @@ const fetchWithTimeout: HttpFetcher = async (request) => {
   };
 };
 
+/** What a shared-state failure is reported as: element label and LastError reason of a fail-closed refusal. */
+export const STATE_UNAVAILABLE = 'StateUnavailable';
+
+type LimitKind = 'rateLimit' | 'quota' | 'concurrency';
+const KIND_ELEMENT: Record<LimitKind, string> = {
+  rateLimit: 'rate-limit',
+  quota: 'quota',
+  concurrency: 'limit-concurrency',
+};
+
+/** Logs a failing dependency once, then at most every `everyMs` with how many failures were not logged. */
+class FailureLog {
+  readonly #last = new Map<string, { at: number; suppressed: number }>();
+  constructor(
+    private readonly logger: Logger,
+    private readonly everyMs = 10_000,
+  ) {}
+
+  report(what: string, error: unknown, fields: Record<string, unknown> = {}): void {
+    const now = Date.now();
+    const last = this.#last.get(what);
+    if (last !== undefined && now - last.at < this.everyMs) {
+      last.suppressed++;
+      return;
+    }
+    this.#last.set(what, { at: now, suppressed: 0 });
+    this.logger.warn(`shared state unavailable: ${what}`, {
+      ...fields,
+      error: error instanceof Error ? error.message : String(error),
+      ...(last === undefined ? {} : { notLoggedSince: last.suppressed }),
+    });
+  }
+}
+
+/**
+ * The limit counters as policies see them: a StateUnavailableError from Redis becomes the configured behaviour of
+ * the policy kind — `open` admits the request, `closed` refuses it with 503 (LastError.Reason StateUnavailable) —
+ * and is always counted (element × failed × StateUnavailable) and logged (rate-limited).
+ */
+export class GuardedLimits {
+  constructor(
+    private readonly store: LimitStore,
+    private readonly modes: StateConfig['onRedisFailure'],
+    private readonly counters: PolicyCounters,
+    private readonly failures: FailureLog,
+  ) {}
+
+  async slidingWindow(request: SlidingWindowRequest): Promise<SlidingWindowResult> {
+    try {
+      return await this.store.slidingWindow(request);
+    } catch (error) {
+      this.#fail('rateLimit', error, request.mode === 'add');
+      return { allowed: true, used: 0, remaining: request.limit, retryAfterSeconds: 0 };
+    }
+  }
+
+  async quota(request: QuotaRequest): Promise<QuotaResult> {
+    try {
+      return await this.store.quota(request);
+    } catch (error) {
+      this.#fail('quota', error, request.mode === 'add');
+      return { allowed: true, exceeded: undefined, calls: 0, bytes: 0, renewsInSeconds: undefined };
+    }
+  }
+
+  /** Fail-open hands out a lease that release ignores. */
+  async acquire(key: string, max: number, leaseSeconds: number): Promise<ConcurrencyLease | undefined> {
+    try {
+      return await this.store.acquire(key, max, leaseSeconds);
+    } catch (error) {
+      this.#fail('concurrency', error, false);
+      return { key, token: '' };
+    }
+  }
+
+  async release(lease: ConcurrencyLease): Promise<void> {
+    if (lease.token === '') return;
+    try {
+      await this.store.release(lease);
+    } catch (error) {
+      // The lease expires on its own; nothing to refuse any more.
+      this.#fail('concurrency', error, true);
+    }
+  }
+
+  /** rate-limit's original narrow interface (sliding window, consume). */
+  async consume(
+    key: string,
+    windowSeconds: number,
+    limit: number,
+    amount: number,
+  ): Promise<{ allowed: boolean; remaining: number; retryAfterSeconds: number }> {
+    return this.slidingWindow({ key, limit, periodSeconds: windowSeconds, amount, mode: 'consume' });
+  }
+
+  /** `afterResponse`: counting at the end of a request can only be lost, never refuse anything. */
+  #fail(kind: LimitKind, error: unknown, afterResponse: boolean): void {
+    if (!(error instanceof StateUnavailableError)) throw error;
+    const closed = this.modes[kind] === 'closed' && !afterResponse;
+    this.counters.count(KIND_ELEMENT[kind], 'failed', STATE_UNAVAILABLE);
+    this.failures.report(KIND_ELEMENT[kind], error, { failMode: closed ? 'closed' : 'open' });
+    if (closed)
+      throw new PolicyError(
+        STATE_UNAVAILABLE,
+        `${KIND_ELEMENT[kind]} could not reach its shared counters: ${error.message}`,
+        503,
+        'Service unavailable',
+        [['Retry-After', '1']],
+      );
+  }
+}
+
+/** log-to-eventhub's sink: never waits; events for unknown loggers or beyond the buffer are counted. */
+export interface EngineEventSink {
+  send(loggerId: string, message: string, partition?: { id?: string; key?: string }): SendOutcome;
+}
+
+/*
+ * Values in the external cache: expression runtime values as tagged JSON. Values that only make sense inside one
+ * process (a response object, a JWT instance …) are not stored externally (logged, as API Management's store is
+ * asynchronous and best effort).
+ */
+type Encoded =
+  | { t: 's'; v: string }
+  | { t: 'b'; v: boolean }
+  | { t: 'n' }
+  | { t: 'i'; v: number }
+  | { t: 'l'; v: string }
+  | { t: 'd'; v: number }
+  | { t: 'm'; v: number }
+  | { t: 'c'; v: number }
+  | { t: 'dt'; v: string; k: string }
+  | { t: 'g'; v: string }
+  | { t: 'ts'; v: string }
+  | { t: 'j'; v: string };
+
+export const valueCodec: ByteCodec<{ value: unknown }> = {
+  encode({ value }) {
+    let e: Encoded | undefined;
+    if (typeof value === 'string') e = { t: 's', v: value };
+    else if (typeof value === 'boolean') e = { t: 'b', v: value };
+    else if (value === null || value === undefined) e = { t: 'n' };
+    else if (typeof value === 'number') e = { t: 'i', v: value };
+    else if (typeof value === 'bigint') e = { t: 'l', v: value.toString() };
+    else if (value instanceof CsDouble) e = { t: 'd', v: value.v };
+    else if (value instanceof CsDecimal) e = { t: 'm', v: value.v };
+    else if (value instanceof CsChar) e = { t: 'c', v: value.code };
+    else if (value instanceof CsDateTime) e = { t: 'dt', v: value.ticks.toString(), k: value.kind };
+    else if (value instanceof CsGuid) e = { t: 'g', v: value.value };
+    else if (value instanceof CsTimeSpan) e = { t: 'ts', v: value.ticks.toString() };
+    else if (value instanceof JToken) e = { t: 'j', v: toDotNetString(value) };
+    return e === undefined ? undefined : Buffer.from(JSON.stringify(e));
+  },
+  decode(bytes) {
+    const e = JSON.parse(bytes.toString('utf8')) as Encoded;
+    switch (e.t) {
+      case 's':
+      case 'b':
+      case 'i':
+        return { value: e.v };
+      case 'n':
+        return { value: null };
+      case 'l':
+        return { value: BigInt(e.v) };
+      case 'd':
+        return { value: new CsDouble(e.v) };
+      case 'm':
+        return { value: new CsDecimal(e.v) };
+      case 'c':
+        return { value: new CsChar(e.v) };
+      case 'dt':
+        return { value: new CsDateTime(BigInt(e.v), e.k as CsDateTime['kind']) };
+      case 'g':
+        return { value: new CsGuid(e.v) };
+      case 'ts':
+        return { value: new CsTimeSpan(BigInt(e.v)) };
+      case 'j':
+        return { value: parseJson(e.v) };
+    }
+  },
+};
+
+/** A cached response in Redis: one JSON line (status, reason, headers), then the body bytes. */
+export const responseCodec: ByteCodec<CachedResponse> = {
+  encode(value) {
+    const head = Buffer.from(
+      `${JSON.stringify({ status: value.status, reason: value.reason, headers: value.headers })}\n`,
+    );
+    return Buffer.concat([head, value.body]);
+  },
+  decode(bytes) {
+    const newline = bytes.indexOf(0x0a);
+    const head = JSON.parse(bytes.subarray(0, newline).toString('utf8')) as Omit<CachedResponse, 'body'>;
+    return { ...head, body: Buffer.from(bytes.subarray(newline + 1)) };
+  },
+};
+
 export interface EngineServicesOptions {
   readonly backends: ReadonlyMap<string, string>;
-  readonly cacheBytes?: number;
+  /** The configuration's `state` section (absent: everything in-process with the defaults). */
+  readonly state?: Partial<StateConfig>;
   readonly logger?: Logger;
   readonly trace?: TraceSink;
 }
 
-/** The engine's policy services: in-process caches bounded in bytes, named backends, fetch, clock, log, counters. */
-export function createEngineServices(
-  options: EngineServicesOptions,
-): PolicyServices & { counters: ElementCounters } {
-  const maxBytes = options.cacheBytes ?? 64 * 1024 * 1024;
-  const responses = new MemoryCache<CachedResponse>({
-    maxBytes,
-    sizeOf: (value) =>
-      value.body.length + value.headers.reduce((sum, [name, v]) => sum + name.length + v.length, 0),
+export interface EngineServices extends PolicyServices {
+  readonly counters: ElementCounters;
+  readonly limits: GuardedLimits;
+  readonly events: EngineEventSink;
+  readonly rateLimits: GuardedLimits;
+  /** Seconds a limit-concurrency slot is held at most. */
+  readonly concurrencyLeaseSeconds: number;
+  /** The Redis connection when configured (health, tests). */
+  readonly redis: RedisConnection | undefined;
+  readonly eventStream: RedisEventStream | undefined;
+  /** Writes queued events and closes the Redis connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * The engine's policy services: caches (in-process bounded in bytes, and Redis when configured, chosen per
+ * element by caching-type), limit counters (in-process or Redis), the log-to-eventhub sink, named backends,
+ * fetch, clock, log, counters.
+ */
+export function createEngineServices(options: EngineServicesOptions): EngineServices {
+  const state = stateConfigSchema.parse(options.state ?? {});
+  const logger = options.logger ?? jsonLogger;
+  const counters = new ElementCounters();
+  const failures = new FailureLog(logger);
+  const redis =
+    state.redis === undefined
+      ? undefined
+      : new RedisConnection({
+          url: state.redis.url,
+          keyPrefix: state.redis.keyPrefix,
+          commandTimeoutMs: state.redis.commandTimeoutMs,
+          connectTimeoutMs: state.redis.connectTimeoutMs,
+          onStatus: (status, detail) =>
+            status === 'ready'
+              ? logger.info('redis reconnected', { url: detail })
+              : logger.warn('redis connection lost', { url: state.redis?.url, detail }),
+        });
+
+  const cacheFailure = (operation: string, error: unknown) => {
+    counters.count('cache', 'failed', operation === 'encode' ? 'NotSerializable' : STATE_UNAVAILABLE);
+    failures.report(`cache ${operation}`, error);
+  };
+  const responses = new TieredCache<CachedResponse>({
+    internal: {
+      maxBytes: state.cache.internalBytes,
+      maxEntryBytes: state.cache.maxEntryBytes,
+      sizeOf: (value) =>
+        value.body.length + value.headers.reduce((sum, [name, v]) => sum + name.length + v.length, 0),
+    },
+    external: redis && new RedisByteCache(redis, 'resp', state.cache.maxEntryBytes),
+    codec: responseCodec,
+    onFailure: cacheFailure,
   });
-  const values = new MemoryCache<{ value: unknown }>({
-    maxBytes,
-    sizeOf: (entry) => JSON.stringify(entry.value ?? null)?.length ?? 16,
+  const values = new TieredCache<{ value: unknown }>({
+    internal: {
+      maxBytes: state.cache.internalBytes,
+      maxEntryBytes: state.cache.maxEntryBytes,
+      sizeOf: (entry) => JSON.stringify(entry.value ?? null)?.length ?? 16,
+    },
+    external: redis && new RedisByteCache(redis, 'val', state.cache.maxEntryBytes),
+    codec: valueCodec,
+    onFailure: cacheFailure,
   });
+
+  const limits = new GuardedLimits(
+    redis === undefined ? new MemoryLimitStore() : new RedisLimitStore(redis),
+    state.onRedisFailure,
+    counters,
+    failures,
+  );
+
+  const eventStream =
+    redis === undefined
+      ? undefined
+      : new RedisEventStream(redis, {
+          targets: new Map(Object.entries(state.loggers)),
+          bufferSize: state.eventBuffer,
+          onError: (message) => failures.report('log-to-eventhub', new Error(message)),
+        });
+  const events: EngineEventSink = {
+    send(loggerId, message, partition) {
+      const outcome: SendOutcome =
+        eventStream?.send({
+          loggerId,
+          message,
+          ...(partition?.id === undefined ? {} : { partitionId: partition.id }),
+          ...(partition?.key === undefined ? {} : { partitionKey: partition.key }),
+        }) ?? 'unknown-logger';
+      if (outcome === 'dropped') counters.count('log-to-eventhub', 'failed', 'EventDropped');
+      return outcome;
+    },
+  };
+
   const backends: BackendLookup = {
     get: (id) => {
       const url = options.backends.get(id);
       return url === undefined ? undefined : { id, url };
     },
   };
-  const logger = options.logger ?? jsonLogger;
-  return {
+  const services: EngineServices = {
     responseCache: {
-      get: async (key) => responses.get(key),
-      set: async (key, value, ttl) => responses.set(key, value, ttl),
+      get: (key, caching?: CachingType) => responses.get(key, caching),
+      set: (key, value, ttl, caching?: CachingType) => responses.set(key, value, ttl, caching),
     },
     valueCache: {
-      get: async (key) => values.get(key)?.value,
-      set: async (key, value, ttl) => values.set(key, { value }, ttl),
-      delete: async (key) => values.delete(key),
+      get: async (key, caching?: CachingType) => (await values.get(key, caching))?.value,
+      set: (key, value, ttl, caching?: CachingType) => values.set(key, { value }, ttl, caching),
+      delete: (key, caching?: CachingType) => values.delete(key, caching),
     },
+    limits,
+    rateLimits: limits,
+    events,
+    concurrencyLeaseSeconds: state.concurrencyLeaseSeconds,
     backends,
     fetch: fetchWithTimeout,
     clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
     logger,
     trace: options.trace ?? { write: (entry) => logger.info('trace', { ...entry }) },
-    counters: new ElementCounters(),
+    counters,
+    redis,
+    eventStream,
+    async close() {
+      await eventStream?.close();
+      await redis?.close();
+    },
   };
+  return services;
 }

@@ -7,11 +7,15 @@ import { LRUCache } from 'lru-cache';
 export class MemoryCache<Value extends {}> {
   private readonly entries: LRUCache<string, Value>;
 
-  constructor(options: { maxBytes: number; sizeOf: (value: Value, key: string) => number }) {
+  constructor(options: {
+    maxBytes: number;
+    /** Larger entries are not stored (default: the whole bound) rather than evicting everything else. */
+    maxEntryBytes?: number;
+    sizeOf: (value: Value, key: string) => number;
+  }) {
     this.entries = new LRUCache<string, Value>({
       maxSize: options.maxBytes,
-      // An entry larger than the whole cache is not stored rather than evicting everything.
-      maxEntrySize: options.maxBytes,
+      maxEntrySize: Math.min(options.maxBytes, options.maxEntryBytes ?? options.maxBytes),
       sizeCalculation: (value, key) => Math.max(1, options.sizeOf(value, key) + key.length),
       ttlAutopurge: false,
     });

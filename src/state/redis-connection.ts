@@ -34,6 +34,8 @@ export class RedisConnection {
       // Scripts are loaded lazily by defineCommand (EVALSHA, then EVAL on NOSCRIPT after a Redis restart).
       enableReadyCheck: true,
     });
+    // The socket alone must not keep a process alive whose servers have stopped (close() is the clean way out).
+    this.client.on('connect', () => this.client.stream?.unref?.());
     this.client.on('ready', () => {
       if (this.#down) options.onStatus?.('ready', options.url);
       this.#down = false;
