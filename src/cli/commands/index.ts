@@ -5,6 +5,15 @@ import { command as hashPassword } from './hash-password.js';
 import { command as importApi } from './import.js';
 import { command as service } from './service.js';
 import { command as up } from './up.js';
+import { command as validate } from './validate.js';
 
 /** Every `portcullis` sub-command, in the order `--help` lists them. */
-export const commands: readonly CliCommand[] = [up, envoyConfig, engine, service, hashPassword, importApi];
+export const commands: readonly CliCommand[] = [
+  up,
+  validate,
+  envoyConfig,
+  importApi,
+  hashPassword,
+  engine,
+  service,
+];

@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { compileGateway, GatewayLoadError } from '../../config/gateway.js';
+import { ConfigError, formatProblem, loadConfigFile } from '../../config/load.js';
 import { formatDiagnostic } from '../../policy/diagnostics.js';
 import { SCOPES, type Scope } from '../../policy/schema.js';
 import type { NamedValue } from '../../policy/source.js';
@@ -31,10 +33,24 @@ async function readNamedValues(file: string): Promise<Map<string, NamedValue>> {
   return out;
 }
 
+/** Loads a gateway configuration and compiles every policy it names, as the engine would at start. */
+async function configurationErrors(file: string): Promise<string[]> {
+  try {
+    compileGateway(await loadConfigFile(file));
+    return [];
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems.map(formatProblem);
+    if (error instanceof GatewayLoadError) return [...error.problems];
+    throw error;
+  }
+}
+
 export const command: CliCommand = {
   name: 'validate',
-  summary: 'check policy documents (file:line:col messages, exit 1 on any error)',
-  usage: 'portcullis validate [--named-values FILE.yaml] [--scope global|product|api|operation] FILE…',
+  summary: 'check gateway configurations and policy documents (file:line:col messages, exit 1 on any error)',
+  usage:
+    'portcullis validate [--named-values FILE.yaml] [--scope global|product|api|operation] FILE…\n' +
+    '  A .yaml/.yml FILE is a gateway configuration: it is checked with every policy it names.',
   async run(args) {
     const { values, positionals } = parseArgs({
       args: [...args],
@@ -48,14 +64,21 @@ export const command: CliCommand = {
     }
     const namedValues =
       values['named-values'] === undefined ? undefined : await readNamedValues(values['named-values']);
+    const isConfiguration = (file: string) => /\.ya?ml$/i.test(file);
+    const configurationProblems = await Promise.all(
+      positionals.filter(isConfiguration).map(configurationErrors),
+    );
+    for (const problem of configurationProblems.flat()) process.stdout.write(`${problem}\n`);
     const inputs = await Promise.all(
-      positionals.map(async (file) => ({ file, text: await readFile(file, 'utf8') })),
+      positionals
+        .filter((file) => !isConfiguration(file))
+        .map(async (file) => ({ file, text: await readFile(file, 'utf8') })),
     );
     const diagnostics = validatePolicies(inputs, {
       scope: scope as Scope,
       ...(namedValues === undefined ? {} : { namedValues }),
     });
     for (const d of diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);
-    return diagnostics.length > 0 ? 1 : 0;
+    return diagnostics.length > 0 || configurationProblems.flat().length > 0 ? 1 : 0;
   },
 };

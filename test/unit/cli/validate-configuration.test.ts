@@ -1,0 +1,42 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { command } from '../../../src/cli/commands/validate.js';
+
+const example = fileURLToPath(new URL('../../../examples/courses/gateway.yaml', import.meta.url));
+
+describe('portcullis validate on a gateway configuration', () => {
+  let out: string[];
+  beforeEach(() => {
+    out = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      out.push(String(chunk));
+      return true;
+    });
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it('accepts the bundled example with every policy it names', async () => {
+    expect(await command.run([example])).toBe(0);
+    expect(out.join('')).toBe('');
+  });
+
+  it('reports configuration and policy problems with file, line and column', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-validate-'));
+    await writeFile(
+      path.join(directory, 'api.xml'),
+      '<policies>\n  <inbound>\n    <set-header name="x" exists-action="sometimes"><value>{{missing}}</value></set-header>\n  </inbound>\n</policies>\n',
+    );
+    const file = path.join(directory, 'gateway.yaml');
+    await writeFile(file, 'apis:\n  - id: a\n    urlSuffix: a\n    serviceUrl: http://127.0.0.1:1\n    policy: api.xml\n');
+    expect(await command.run([file])).toBe(1);
+    expect(out.join('')).toBe(`${path.join(directory, 'api.xml")}:3:59: named value "missing" is not defined\n`);
+
+    await writeFile(file, 'apis:\n  - id: a\n    urlSuffix: a\n    serviceUrl: http://127.0.0.1:1\n    polcy: api.xml\n');
+    out = [];
+    expect(await command.run([file])).toBe(1);
+    expect(out.join('')).toBe(`${file}:5:5: apis[0].polcy: unknown key "polcy"\n`);
+  });
+});
