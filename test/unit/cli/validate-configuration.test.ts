@@ -30,11 +30,19 @@ describe('portcullis validate on a gateway configuration', () => {
       '<policies>\n  <inbound>\n    <set-header name="x" exists-action="sometimes"><value>{{missing}}</value></set-header>\n  </inbound>\n</policies>\n',
     );
     const file = path.join(directory, 'gateway.yaml');
-    await writeFile(file, 'apis:\n  - id: a\n    urlSuffix: a\n    serviceUrl: http://127.0.0.1:1\n    policy: api.xml\n');
+    await writeFile(
+      file,
+      'apis:\n  - id: a\n    urlSuffix: a\n    serviceUrl: http://127.0.0.1:1\n    policy: api.xml\n',
+    );
     expect(await command.run([file])).toBe(1);
-    expect(out.join('')).toBe(`${path.join(directory, 'api.xml")}:3:59: named value "missing" is not defined\n`);
+    expect(out.join('')).toBe(
+      `${path.join(directory, 'api.xml')}:3:59: named value "missing" is not defined\n`,
+    );
 
-    await writeFile(file, 'apis:\n  - id: a\n    urlSuffix: a\n    serviceUrl: http://127.0.0.1:1\n    polcy: api.xml\n');
+    await writeFile(
+      file,
+      'apis:\n  - id: a\n    urlSuffix: a\n    serviceUrl: http://127.0.0.1:1\n    polcy: api.xml\n',
+    );
     out = [];
     expect(await command.run([file])).toBe(1);
     expect(out.join('')).toBe(`${file}:5:5: apis[0].polcy: unknown key "polcy"\n`);
