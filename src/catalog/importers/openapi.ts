@@ -159,7 +159,13 @@ async function at(
 ): Promise<ImportProblem> {
   const found = await sources.locate(file, pointer);
   if (!found) return { file, pointer, message: problem.message };
-  return { file: found.file, line: found.line, column: found.column, pointer, message: problem.message };
+  return {
+    file: found.file,
+    line: found.line,
+    column: found.column,
+    pointer: found.pointer,
+    message: problem.message,
+  };
 }
 
 /**

@@ -23,6 +23,8 @@ export interface SourcePosition {
   readonly column: number;
   /** How much of the pointer was found: the part after it does not exist in the source. */
   readonly complete: boolean;
+  /** The pointer as found, properly escaped (validators sometimes write `application/json` unescaped). */
+  readonly pointer: string;
 }
 
 /** Splits a JSON pointer (`/paths/~1pets/get`) into its unescaped tokens. */
@@ -50,14 +52,21 @@ export class SourceMap {
 
   /** Where `pointer` (into the document rooted at `file`) was written; undefined when even the root is unknown. */
   async locate(file: string, pointer: string): Promise<SourcePosition | undefined> {
-    let source = await this.source(path.resolve(file), file).catch(() => undefined);
-    if (!source) return undefined;
+    const root = await this.source(path.resolve(file), file).catch(() => undefined);
+    if (!root) return undefined;
+    let source: SourceFile = root;
     let node: Node | null = source.root;
     let keyNode: Node | undefined;
     const tokens = pointerTokens(pointer);
+    const matched: string[] = [];
+    const done = (at: Node | null | undefined, complete: boolean, from: number): SourcePosition => ({
+      ...position(source, at, complete),
+      pointer: toPointer([...matched, ...tokens.slice(from)]),
+    });
     // Bounds the walk when $refs point at each other.
     let hops = 0;
-    for (let index = 0; index <= tokens.length && hops < 64; index++) {
+    let index = 0;
+    while (hops < 64) {
       const ref = refOf(node);
       if (ref !== undefined) {
         const [target, fragment = ''] = ref.split('#', 2) as [string, string?];
@@ -75,23 +84,30 @@ export class SourceMap {
         node = resolved.node;
         keyNode = resolved.keyNode;
         hops++;
-        index--;
         continue;
       }
-      if (index === tokens.length) return position(source, keyNode ?? node, true);
-      const step = child(node, tokens[index]!);
-      if (!step) return position(source, keyNode ?? node, false);
+      if (index === tokens.length) return done(keyNode ?? node, true, index);
+      // A token may stand for several when a key holds "/" and was not escaped (media types).
+      let step: ReturnType<typeof child>;
+      let used = 1;
+      for (; used <= Math.min(3, tokens.length - index); used++) {
+        step = child(node, tokens.slice(index, index + used).join('/'));
+        if (step) break;
+      }
+      if (!step) return done(keyNode ?? node, false, index);
+      matched.push(tokens.slice(index, index + used).join('/'));
+      index += used;
       node = step.node;
       keyNode = step.keyNode;
     }
-    return position(source, keyNode ?? node, false);
+    return done(keyNode ?? node, false, index);
   }
 
   /** Finds the first `$ref: value` in the loaded files (for "missing pointer" errors, which do not say where). */
   findRef(value: string): SourcePosition | undefined {
     for (const source of this.files.values()) {
       const found = findScalarPair(source.root, '$ref', (text) => text === value || text.endsWith(value));
-      if (found) return position(source, found, true);
+      if (found) return { ...position(source, found, true), pointer: '' };
     }
     return undefined;
   }
@@ -187,7 +203,11 @@ function findScalarPair(node: unknown, key: string, test: (text: string) => bool
   return undefined;
 }
 
-function position(source: SourceFile, node: Node | null | undefined, complete: boolean): SourcePosition {
+function position(
+  source: SourceFile,
+  node: Node | null | undefined,
+  complete: boolean,
+): Omit<SourcePosition, 'pointer'> {
   const offset = node?.range?.[0] ?? 0;
   const at = source.lines.linePos(offset);
   return { file: source.shown, line: at.line, column: at.col, complete };

@@ -350,6 +350,27 @@ describe('invalid OpenAPI definitions', () => {
     expect(problem!.message).toContain('Missing $ref pointer "#/components/schemas/Nope"');
   });
 
+  it('places a violation inside an external file at its line in that file', async () => {
+    const file = await write(
+      'main.yaml',
+      `${header}paths:\n  /a:\n    get:\n      responses:\n        '200':\n          $ref: 'responses.yaml#/Ok'\n`,
+    );
+    await write(
+      'responses.yaml',
+      'Ok:\n  description: ok\n  content:\n    application/json:\n      schema:\n        type: array\n',
+    );
+    expect(await failure(() => importer.importFile(file, { urlSuffix: 'a' }))).toEqual([
+      {
+        file: path.join(folder, 'responses.yaml'),
+        line: 5,
+        column: 7,
+        pointer: '/paths/~1a/get/responses/200/content/application~1json/schema',
+        message:
+          '`/paths/a/get/responses/200/content/application/json/schema` is an array, so it must include an `items` schema.',
+      },
+    ]);
+  });
+
   it('names the external file that cannot be read', async () => {
     const file = await write(
       'external.yaml',
