@@ -32,7 +32,7 @@ const passwordHash = z.string().superRefine((value, ctx) => {
   } catch (error) {
     ctx.addIssue({
       code: 'custom',
-      message: `${(error as Error).message.replace(/^passwordHash /, '')} (make one with \`portcullis hash-password\`)`,
+      message: `${(error as Error).message.replace(/^passwordHash /, '').replace(/ \(see hashPassword\(\)\)/, '')} (make one with \`portcullis hash-password\`)`,
     });
   }
 });

@@ -127,19 +127,29 @@ function send(
   maxResponseBytes: number,
 ): Promise<GatewayResponse> {
   return new Promise((resolve, reject) => {
+    let settled = false;
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      reject(error);
+    };
     const request = transport.request(options, (response) => {
       const chunks: Buffer[] = [];
       let size = 0;
       response.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (size > maxResponseBytes) {
-          request.destroy(new Error(`the gateway answer is larger than ${maxResponseBytes} bytes`));
+          fail(new Error(`the gateway answer is larger than ${maxResponseBytes} bytes`));
           return;
         }
         chunks.push(chunk);
       });
-      response.on('error', reject);
+      response.on('error', fail);
       response.on('end', () => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         const contentType = response.headers['content-type'];
         resolve({
@@ -151,13 +161,10 @@ function send(
       });
     });
     const timer = setTimeout(
-      () => request.destroy(new Error(`no complete gateway answer within ${timeoutMs} ms`)),
+      () => fail(new Error(`no complete gateway answer within ${timeoutMs} ms`)),
       timeoutMs,
     );
-    request.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
+    request.on('error', fail);
     request.end(body);
   });
 }
