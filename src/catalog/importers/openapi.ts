@@ -3,6 +3,7 @@
  * and resolves every `$ref` (internal and to other files); this file only maps the resolved document onto the
  * catalog's model and places the parser's complaints at `file:line:col`.
  */
+import path from 'node:path';
 import { bundle, dereference, validate } from '@readme/openapi-parser';
 import { compileUrlTemplate, UrlTemplateError } from '../url-template.js';
 import {
@@ -83,7 +84,7 @@ async function validateDefinition(file: string, sources: SourceMap): Promise<voi
     result = await validate(file, { validate: { errors: { colorize: false } } });
   } catch (error) {
     // A referenced file that cannot be read or parsed, or a version the parser does not know.
-    throw new ImportError([{ file, message: (error as Error).message }]);
+    throw new ImportError([await placeResolverError((error as Error).message, file, sources)]);
   }
   if (result.valid) return;
   const codeFrames = needsLineMap(result.errors)
@@ -96,6 +97,24 @@ async function validateDefinition(file: string, sources: SourceMap): Promise<voi
     problems.push({ file, message: `and ${result.additionalErrors} more errors` });
   }
   throw new ImportError(problems);
+}
+
+/**
+ * "Error parsing /abs/other.yaml: …" is re-parsed by us for an exact position in that file; "Error opening
+ * file /abs/other.yaml: ENOENT …" is shown where the `$ref` to that file is written.
+ */
+async function placeResolverError(message: string, file: string, sources: SourceMap): Promise<ImportProblem> {
+  const headline = message.split('\n')[0]!;
+  const target = /^Error (?:parsing|opening file) (.+?): /.exec(headline)?.[1];
+  if (target === undefined) return { file, message: headline };
+  if (headline.startsWith('Error parsing')) await sources.load(target);
+  const found = sources.findRef(
+    (value, from) =>
+      value.split('#')[0] !== '' && path.resolve(path.dirname(from), value.split('#')[0]!) === target,
+  );
+  return found
+    ? { file: found.file, line: found.line, column: found.column, message: headline }
+    : { file, message: headline };
 }
 
 const CODE_FRAME_LINE = /^>\s*(\d+) \|/m;
@@ -126,7 +145,7 @@ async function placeError(
   }
   const missing = /Missing \$ref pointer "([^"]+)"/.exec(headline);
   if (missing) {
-    const found = sources.findRef(missing[1]!);
+    const found = sources.findRef((value) => value === missing[1] || value.endsWith(missing[1]!));
     return found
       ? { file: found.file, line: found.line, column: found.column, message: headline }
       : { file, message: headline };

@@ -103,10 +103,13 @@ export class SourceMap {
     return done(keyNode ?? node, false, index);
   }
 
-  /** Finds the first `$ref: value` in the loaded files (for "missing pointer" errors, which do not say where). */
-  findRef(value: string): SourcePosition | undefined {
+  /**
+   * The first `$ref` in the loaded files whose value passes `test` (given the value and the absolute path of the
+   * file it is written in): for errors that name a target but not the reference.
+   */
+  findRef(test: (value: string, file: string) => boolean): SourcePosition | undefined {
     for (const source of this.files.values()) {
-      const found = findScalarPair(source.root, '$ref', (text) => text === value || text.endsWith(value));
+      const found = findScalarPair(source.root, '$ref', (value) => test(value, source.file));
       if (found) return { ...position(source, found, true), pointer: '' };
     }
     return undefined;

@@ -371,13 +371,24 @@ describe('invalid OpenAPI definitions', () => {
     ]);
   });
 
-  it('names the external file that cannot be read', async () => {
+  it('places a missing external file at the $ref that names it', async () => {
     const file = await write(
       'external.yaml',
-      `${header}paths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: ok\n          content:\n            application/json:\n              schema:\n                $ref: 'missing.yaml#/X'\n`,
+      `${header}paths:\n  /a:\n    get:\n      responses:\n        '200':\n          $ref: 'missing.yaml#/X'\n`,
     );
     const [problem] = await failure(() => importer.importFile(file, { urlSuffix: 'a' }));
-    expect(problem!.message).toContain(path.join(folder, 'missing.yaml'));
+    expect(problem).toMatchObject({ file, line: 10, column: 17 });
+    expect(problem!.message).toMatch(/^Error opening file .*missing\.yaml: ENOENT/);
+  });
+
+  it('reports a syntax error in an external file at its line there', async () => {
+    const file = await write(
+      'uses-broken.yaml',
+      `${header}paths:\n  /a:\n    get:\n      responses:\n        '200':\n          $ref: 'broken.yaml#/Ok'\n`,
+    );
+    await write('broken.yaml', 'Ok:\n  description: [x\n');
+    const [problem] = await failure(() => importer.importFile(file, { urlSuffix: 'a' }));
+    expect(problem).toMatchObject({ file: path.join(folder, 'broken.yaml'), line: 3, column: 1 });
   });
 
   it('refuses a path the gateway cannot use as a URL template', async () => {
