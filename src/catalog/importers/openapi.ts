@@ -224,7 +224,7 @@ export function jsonLinePointers(value: unknown): string[] {
 // ---------------------------------------------------------------------------------------------------------
 // Mapping the resolved document
 
-function toApi(
+async function toApi(
   document: Json,
   raw: Json,
   dialect: Dialect,
@@ -267,20 +267,19 @@ function toApi(
       operations.push(toOperation(document, dialect, pathKey, method, item, operation, parameterNames, ids));
     }
   }
-  return Promise.all(problems).then((found) => {
-    if (found.length > 0) throw new ImportError(found);
-    return {
-      id: options.apiId ?? slug(title),
-      name: title,
-      ...(typeof info.description === 'string' && info.description !== ''
-        ? { description: info.description }
-        : {}),
-      urlSuffix: options.urlSuffix,
-      serviceUrl: httpUrl(serviceUrl!)!,
-      type: 'http',
-      operations,
-    };
-  });
+  const found = await Promise.all(problems);
+  if (found.length > 0) throw new ImportError(found);
+  return {
+    id: options.apiId ?? slug(title),
+    name: title,
+    ...(typeof info.description === 'string' && info.description !== ''
+      ? { description: info.description }
+      : {}),
+    urlSuffix: options.urlSuffix,
+    serviceUrl: httpUrl(serviceUrl!)!,
+    type: 'http',
+    operations,
+  };
 }
 
 /** `servers[0]` with its variables at their defaults (3.x), or `schemes` + `host` + `basePath` (2.0). */
