@@ -174,14 +174,24 @@ export class GuardedLimits {
     }
   }
 
-  /** rate-limit's original narrow interface (sliding window, consume). */
+  /**
+   * The narrow RateLimitStore interface the rate-limit and quota elements call today (a sliding window that
+   * counts when allowed). Those elements prefix their keys with their own name, which is how a failure here is
+   * charged to the right policy kind (quota's failure mode for `quota…` keys).
+   */
   async consume(
     key: string,
     windowSeconds: number,
     limit: number,
     amount: number,
   ): Promise<{ allowed: boolean; remaining: number; retryAfterSeconds: number }> {
-    return this.slidingWindow({ key, limit, periodSeconds: windowSeconds, amount, mode: 'consume' });
+    const request = { key, limit, periodSeconds: windowSeconds, amount, mode: 'consume' } as const;
+    try {
+      return await this.store.slidingWindow(request);
+    } catch (error) {
+      this.#fail(key.startsWith('quota') ? 'quota' : 'rateLimit', error, false);
+      return { allowed: true, remaining: limit, retryAfterSeconds: 0 };
+    }
   }
 
   /** `afterResponse`: counting at the end of a request can only be lost, never refuse anything. */
@@ -298,6 +308,14 @@ export interface EngineServices extends PolicyServices {
   readonly counters: ElementCounters;
   readonly limits: GuardedLimits;
   readonly events: EngineEventSink;
+  /** log-to-eventhub's service: queues and returns at once; rejects only for a logger-id not configured. */
+  readonly eventLog: {
+    append(
+      loggerId: string,
+      message: string,
+      partition: { readonly id?: string; readonly key?: string },
+    ): Promise<void>;
+  };
   readonly rateLimits: GuardedLimits;
   /** Seconds a limit-concurrency slot is held at most. */
   readonly concurrencyLeaseSeconds: number;
@@ -406,6 +424,14 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     limits,
     rateLimits: limits,
     events,
+    eventLog: {
+      async append(loggerId, message, partition) {
+        if (events.send(loggerId, message, partition) === 'unknown-logger')
+          throw new Error(
+            `no logger "${loggerId}" in state.loggers (configured: ${Object.keys(state.loggers).join(', ') || 'none'})`,
+          );
+      },
+    },
     concurrencyLeaseSeconds: state.concurrencyLeaseSeconds,
     backends,
     fetch: fetchWithTimeout,

@@ -1,0 +1,190 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { type RunningRedis, startRedis } from '../../helpers/redis.js';
+import { apiYaml, policy } from '../policies/support.js';
+import { type SharedStateStack, startSharedStateStack } from './harness.js';
+
+/**
+ * Two engine processes behind one Envoy, sharing one real Redis: limits, quotas and caches hold across both as on
+ * one, and a Redis that stops or stalls gives the configured failure behaviour without holding any request.
+ */
+describe('shared state through Redis, two engine processes', () => {
+  let redis: RunningRedis;
+  let backend: EchoBackend;
+  let stack: SharedStateStack;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    backend = await startEchoBackend();
+    const client =
+      '@(context.Request.Headers.GetValueOrDefault(&quot;X-Client&quot;, &quot;anonymous&quot;))';
+    stack = await startSharedStateStack(
+      `
+state:
+  redis: { url: "${redis.url}", keyPrefix: "it:", commandTimeoutMs: 200, connectTimeoutMs: 300 }
+  onRedisFailure: { rateLimit: open, quota: closed, concurrency: open }
+apis:
+${apiYaml('limited', backend.url, [['get', 'GET', '/items', 'limited.xml']])}
+${apiYaml('quota', backend.url, [['get', 'GET', '/items', 'quota.xml']])}
+${apiYaml('cached', backend.url, [['get', 'GET', '/items', 'cached.xml']])}
+${apiYaml('values', backend.url, [
+  ['store', 'GET', '/store', 'store.xml'],
+  ['read', 'GET', '/read', 'read.xml'],
+])}
+`,
+      {
+        'limited.xml': policy({
+          inbound: `<rate-limit-by-key calls="10" renewal-period="60" counter-key="${client}"
+              remaining-calls-header-name="X-Remaining" total-calls-header-name="X-Total" />`,
+        }),
+        'quota.xml': policy({
+          inbound: `<quota-by-key calls="3" renewal-period="300" counter-key="${client}"
+              first-period-start="2000-01-01T00:00:00Z" />`,
+        }),
+        'cached.xml': policy({
+          inbound:
+            '<cache-lookup vary-by-developer="false" vary-by-developer-groups="false" caching-type="external" />',
+          outbound: '<cache-store duration="60" />',
+        }),
+        'store.xml': policy({
+          inbound: `<cache-store-value key="shared" value="@(context.Request.Url.Query.GetValueOrDefault(&quot;v&quot;, &quot;&quot;))" duration="60" />
+            <return-response><set-status code="204" reason="No Content" /></return-response>`,
+        }),
+        'read.xml': policy({
+          inbound: `<cache-lookup-value key="shared" variable-name="v" default-value="miss" />
+            <return-response><set-body>@((string)context.Variables["v"])</set-body></return-response>`,
+        }),
+      },
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await backend?.close();
+    await redis?.close();
+  });
+
+  const get = (path: string, clientId?: string) =>
+    fetch(`${stack.url}${path}`, clientId === undefined ? {} : { headers: { 'X-Client': clientId } });
+
+  it('a limit of 10 per minute admits exactly 10 of 20 concurrent calls spread over both engines', async () => {
+    const before = stack.engines.map((engine) => engine.requests());
+    const responses = await Promise.all(Array.from({ length: 20 }, () => get('/limited/items', 'burst')));
+    const admitted = responses.filter((r) => r.status === 200);
+    const refused = responses.filter((r) => r.status === 429);
+    expect(admitted).toHaveLength(10);
+    expect(refused).toHaveLength(10);
+    // Each admitted call saw its own place in the shared count.
+    expect(admitted.map((r) => Number(r.headers.get('x-remaining'))).sort((a, b) => a - b)).toEqual([
+      0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+    ]);
+    expect(new Set(admitted.map((r) => r.headers.get('x-total')))).toEqual(new Set(['10']));
+    for (const response of refused) {
+      const retryAfter = Number(response.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(59);
+      expect(retryAfter).toBeLessThanOrEqual(61);
+      expect(await response.json()).toEqual({
+        statusCode: 429,
+        message: `Rate limit is exceeded. Try again in ${retryAfter} seconds.`,
+      });
+    }
+    // Both processes took part (Envoy spreads streams over the two engine endpoints).
+    // Each engine writes its access-log line just after answering: give the last lines a moment to arrive.
+    const served = () => stack.engines.map((engine, i) => engine.requests() - before[i]!);
+    for (let i = 0; i < 50 && served()[0]! + served()[1]! < 20; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const [first, second] = served();
+    expect(first! + second!).toBe(20);
+    expect(first).toBeGreaterThan(0);
+    expect(second).toBeGreaterThan(0);
+    // Another key has its own count.
+    expect((await get('/limited/items', 'other')).status).toBe(200);
+  });
+
+  it('a quota of 3 calls per fixed 5-minute window refuses the 4th with 403 and the time to the window end', async () => {
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await get('/quota/items', 'quota-client')).status);
+    expect(statuses).toEqual([200, 200, 200]);
+    const refused = await get('/quota/items', 'quota-client');
+    expect(refused.status).toBe(403);
+    // Windows start at 2000-01-01T00:00:00Z, so they end on every 5-minute boundary of the clock.
+    const expected = Math.ceil((300_000 - (Date.now() % 300_000)) / 1000);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(Math.abs(retryAfter - expected)).toBeLessThanOrEqual(2);
+    const body = (await refused.json()) as { statusCode: number; message: string };
+    expect(body.statusCode).toBe(403);
+    expect(body.message).toMatch(
+      /^Out of call volume quota\. Quota will be replenished in 00:0[0-5]:\d\d\.$/,
+    );
+  });
+
+  it('a response stored through one engine is a hit through the other', async () => {
+    const before = backend.received.length;
+    const bodies = [];
+    for (let i = 0; i < 12; i++) bodies.push(await (await get('/cached/items?page=1')).text());
+    // One miss reached the backend; every later call, whichever engine ran it, was answered from Redis.
+    expect(backend.received.length - before).toBe(1);
+    expect(new Set(bodies).size).toBe(1);
+    expect(redis.cli('EVAL', "return #redis.call('KEYS', 'it:resp:*')", '0').trim()).toBe('1');
+  });
+
+  it('a value stored through one engine is read through both', async () => {
+    expect((await get('/values/store?v=shared-value')).status).toBe(204);
+    const reads = [];
+    for (let i = 0; i < 12; i++) reads.push(await (await get('/values/read')).text());
+    expect(new Set(reads)).toEqual(new Set(['shared-value']));
+    expect(redis.cli('PTTL', 'it:val:shared').trim()).toMatch(/^\d+$/);
+  });
+
+  it('Redis stopped and stalled: rate limits fail open, quotas fail closed, no request waits; then it recovers', async () => {
+    await redis.stop();
+    try {
+      const started = Date.now();
+      const limited = await Promise.all(Array.from({ length: 4 }, () => get('/limited/items', 'outage')));
+      const quota = await Promise.all(Array.from({ length: 4 }, () => get('/quota/items', 'outage')));
+      const read = await (await get('/values/read')).text();
+      expect(limited.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      expect(quota.map((r) => r.status)).toEqual([503, 503, 503, 503]);
+      expect(quota[0]!.headers.get('retry-after')).toBe('1');
+      expect(await quota[0]!.json()).toEqual({ statusCode: 503, message: 'Service unavailable' });
+      // A cache that cannot be reached is a miss.
+      expect(read).toBe('miss');
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      await redis.start();
+    }
+
+    // ioredis reconnects on its own (at most a second apart): limits are enforced again.
+    const deadline = Date.now() + 10_000;
+    let status = 0;
+    while (Date.now() < deadline) {
+      status = (await get('/quota/items', 'after-outage')).status;
+      if (status === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(status).toBe(200);
+    // Both engines are back on the shared count (the first may still be reconnecting: give it the same time).
+    let quotaStatuses: number[] = [];
+    while (Date.now() < deadline) {
+      quotaStatuses = [];
+      for (let i = 0; i < 6; i++)
+        quotaStatuses.push((await get('/quota/items', `recovered-${deadline}`)).status);
+      if (!quotaStatuses.includes(503)) break;
+    }
+    expect(quotaStatuses).toEqual([200, 200, 200, 403, 403, 403]);
+
+    // A stalled Redis (accepts, never answers) costs each request at most the command timeout.
+    redis.pause();
+    try {
+      const started = Date.now();
+      const responses = await Promise.all([get('/limited/items', 'stalled'), get('/quota/items', 'stalled')]);
+      expect(responses.map((r) => r.status)).toEqual([200, 503]);
+      expect(Date.now() - started).toBeLessThan(1500);
+    } finally {
+      redis.resume();
+    }
+    const logs = stack.engines.map((engine) => engine.output()).join('\n');
+    expect(logs).toContain('shared state unavailable: quota');
+    expect(logs).toContain('redis connection lost');
+  }, 30_000);
+});
