@@ -32,6 +32,11 @@ export interface PipelineNeeds {
 
 export interface Pipeline {
   readonly sections: Readonly<Record<Section, Statement>>;
+  /**
+   * Removes secret named values from a text before it leaves the pipeline (LastError.Message, log lines): a
+   * failing expression may quote the value it was given. Set by whoever knows the named values.
+   */
+  readonly redact?: (text: string) => string;
   /** Elements per section after stitching, in order (for diagnostics and tests). */
   readonly elements: Readonly<Record<Section, readonly string[]>>;
   readonly needs: PipelineNeeds;

@@ -157,7 +157,7 @@ export class PipelineRun {
       tracing: request.tracing ?? false,
       onTrace: (message) =>
         services.trace.write({
-          requestId: String(context.requestId),
+          requestId: context.requestId.value,
           source: 'context.Trace',
           severity: 'verbose',
           message,
@@ -226,8 +226,8 @@ export class PipelineRun {
       if (!retry.condition(this.run)) return undefined;
     } catch (err) {
       this.services.logger.warn('retry condition failed', {
-        requestId: String(this.run.context.requestId),
-        error: err instanceof Error ? err.message : String(err),
+        requestId: this.run.context.requestId.value,
+        error: this.#redact(err instanceof Error ? err.message : String(err)),
       });
       return undefined;
     }
@@ -338,10 +338,10 @@ export class PipelineRun {
       message = 'An internal error occurred while processing the request.';
       this.#lastErrorStatus = 500;
       this.services.logger.error('policy statement failed', {
-        requestId: String(this.run.context.requestId),
+        requestId: this.run.context.requestId.value,
         element: site?.element,
         path: site?.path,
-        error: cause instanceof Error ? (cause.stack ?? cause.message) : String(cause),
+        error: this.#redact(cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)),
       });
     }
     this.#setLastError({
@@ -358,7 +358,15 @@ export class PipelineRun {
   #refusal: PolicyError | undefined;
 
   #setLastError(init: Partial<LastErrorInfo>): void {
-    this.run.context.lastError = new LastErrorInfo(init);
+    const message = init.message === undefined ? undefined : this.#redact(init.message);
+    this.run.context.lastError = new LastErrorInfo({
+      ...init,
+      ...(message === undefined ? {} : { message }),
+    });
+  }
+
+  #redact(text: string): string {
+    return this.pipeline.redact?.(text) ?? text;
   }
 
   /** Builds API Management's default error response, then lets on-error change it. */
@@ -382,8 +390,8 @@ export class PipelineRun {
     } catch (err) {
       // A failing on-error section does not run again; the client gets a plain 500 and the log the details.
       this.services.logger.error('on-error section failed', {
-        requestId: String(this.run.context.requestId),
-        error: err instanceof Error ? err.message : String(err),
+        requestId: this.run.context.requestId.value,
+        error: this.#redact(err instanceof Error ? err.message : String(err)),
       });
       this.run.context.response = new ResponseModel({
         statusCode: 500,

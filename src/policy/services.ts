@@ -94,6 +94,18 @@ export interface RateLimitStore {
   ): Promise<{ allowed: boolean; remaining: number; retryAfterSeconds: number }>;
 }
 
+/**
+ * Where log-to-eventhub writes: an event stream per logger id (Redis streams or a file in the engine; API
+ * Management would use Azure Event Hubs).
+ */
+export interface EventLog {
+  append(
+    loggerId: string,
+    message: string,
+    partition: { readonly id?: string; readonly key?: string },
+  ): Promise<void>;
+}
+
 export type CounterOutcome = 'allowed' | 'refused' | 'failed';
 
 /** Per-element counts; the engine exports them as Prometheus metrics. */
@@ -105,6 +117,7 @@ export interface PolicyServices {
   readonly responseCache: ResponseCache;
   readonly valueCache: ValueCache;
   readonly rateLimits: RateLimitStore;
+  readonly eventLog: EventLog;
   readonly backends: BackendLookup;
   readonly fetch: HttpFetcher;
   readonly clock: Clock;

@@ -28,17 +28,11 @@ const azure = (name: string, sections: Section[], scopes: Scope[], service: stri
 
 export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   // Rate limiting and quotas
-  todo('rate-limit', [I], ['product', 'api', 'operation']),
-  todo('rate-limit-by-key', [I], ALL),
-  todo('quota', [I], ['product']),
-  todo('quota-by-key', [I], ALL),
-  todo('limit-concurrency', [I, B, O, E], ALL),
   todo('llm-token-limit', [I], ALL),
   todo('azure-openai-token-limit', [I], ALL),
   // Authentication and access restriction
   azure('validate-azure-ad-token', [I], GPAO, 'Entra ID'),
   todo('validate-client-certificate', [I], ALL),
-  todo('authentication-basic', [I], GPAO),
   todo('authentication-certificate', [I], ALL),
   azure('authentication-managed-identity', [I], GPAO, 'managed identity'),
   azure('get-authorization-context', [I], GPAO, 'API Management credential manager'),
@@ -53,9 +47,6 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   // Routing
   todo('proxy', [I], GPAO),
   // Caching
-  todo('cache-lookup-value', [I, B, O, E], ALL),
-  todo('cache-store-value', [I, B, O, E], ALL),
-  todo('cache-remove-value', [I, B, O, E], ALL),
   azure('llm-semantic-cache-lookup', [I], GPAO, 'OpenAI embeddings'),
   azure('azure-openai-semantic-cache-lookup', [I], GPAO, 'OpenAI embeddings'),
   azure('llm-semantic-cache-store', [O], GPAO, 'OpenAI embeddings'),
@@ -64,12 +55,8 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   todo('redirect-content-urls', [I, O], ALL),
   todo('xsl-transform', [I, O], GPAO),
   // Cross-domain
-  todo('jsonp', [O], ALL),
   todo('cross-domain', [I], ['global']),
   // Integration
-  todo('send-request', [I, B, O, E], ALL),
-  todo('send-one-way-request', [I, B, O, E], ALL),
-  azure('log-to-eventhub', [I, B, O, E], GPAO, 'Event Hubs'),
   azure('send-service-bus-message', [I, O, E], GPAO, 'Service Bus'),
   todo('publish-to-dapr', [I, B, O, E], ALL),
   todo('invoke-dapr-binding', [I, B, O, E], ALL),
@@ -77,8 +64,6 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   todo('emit-metric', [I, B, O, E], ALL),
   azure('llm-emit-token-metric', [I], ALL, 'Application Insights'),
   azure('azure-openai-emit-token-metric', [I], ALL, 'Application Insights'),
-  // Flow
-  todo('wait', [I, B, O], ALL),
   // GraphQL resolvers
   todo('http-data-source', [], []),
   todo('sql-data-source', [], []),

@@ -18,6 +18,9 @@ import { forwardRequest } from './forward-request.js';
 import { includeFragment } from './include-fragment.js';
 import { ipFilter } from './ip-filter.js';
 import { jsonToXmlElement } from './json-to-xml.js';
+import { jsonp } from './jsonp.js';
+import { limitConcurrency } from './limit-concurrency.js';
+import { logToEventhub } from './log-to-eventhub.js';
 import { mockResponse } from './mock-response.js';
 import { quota } from './quota.js';
 import { quotaByKey } from './quota-by-key.js';
@@ -76,10 +79,13 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   rateLimitByKey,
   quota,
   quotaByKey,
+  logToEventhub,
+  limitConcurrency,
+  jsonp,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));
 
 export const DECLARED: ReadonlyMap<string, DeclaredElement> = new Map(
-  DECLARED_ELEMENTS.filter((d) => !ELEMENTS.has(d.name)).map((d) => [d.name, d]),
+  DECLARED_ELEMENTS.map((d) => [d.name, d]),
 );

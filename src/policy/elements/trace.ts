@@ -41,7 +41,7 @@ export const trace: ElementDefinition = {
       .map((m) => [String(m.literal('name')), m.string('value')!]);
     return (run) => {
       run.services.trace.write({
-        requestId: String(run.context.requestId),
+        requestId: run.context.requestId.value,
         source,
         severity,
         message: message(run),

@@ -22,6 +22,7 @@ export interface FakeServices extends PolicyServices {
   readonly sleeps: number[];
   readonly responses: Map<string, { value: CachedResponse; ttl: number }>;
   readonly values: Map<string, { value: unknown; ttl: number }>;
+  readonly events: { loggerId: string; message: string; partition: { id?: string; key?: string } }[];
   /** Call times (ms) per rate-limit key. */
   readonly calls: Map<string, number[]>;
   now: number;
@@ -39,6 +40,7 @@ export function fakeServices(backends: Record<string, string> = {}): FakeService
     responses: new Map(),
     values: new Map(),
     calls: new Map(),
+    events: [],
     now: Date.UTC(2025, 0, 1),
     route(url, response) {
       routes.set(url, {
@@ -66,6 +68,12 @@ export function fakeServices(backends: Record<string, string> = {}): FakeService
       },
       async delete(key) {
         services.values.delete(key);
+      },
+    },
+    eventLog: {
+      async append(loggerId, message, partition) {
+        if (loggerId === 'broken') throw new Error('event hub unreachable');
+        services.events.push({ loggerId, message, partition: { ...partition } });
       },
     },
     rateLimits: {

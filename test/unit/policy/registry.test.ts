@@ -14,7 +14,7 @@ describe('element registry', () => {
   });
 
   it('never both runs and declares an element', () => {
-    for (const name of DECLARED.keys()) expect(ELEMENTS.has(name)).toBe(false);
+    for (const name of DECLARED.keys()) expect(ELEMENTS.has(name), name).toBe(false);
   });
 
   it('declares where each element may appear', () => {

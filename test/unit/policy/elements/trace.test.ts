@@ -13,7 +13,7 @@ describe('trace', () => {
     );
     expect(services.traces).toEqual([
       {
-        requestId: String(context.requestId),
+        requestId: '6f1c3a3e-56a4-4a3e-9a6c-0a7a4b1e9f10',
         source: 'orders',
         severity: 'error',
         message: 'method GET',
