@@ -262,6 +262,19 @@ function addOperation(
     ...(requestContentType ? { requestContentType } : {}),
     responses: children(method, WADL, 'response').flatMap(responsesOf),
   };
+  const unnamed = [...resourceQuery, ...resourceHeaders, ...requestParams].find(
+    (param) => (param.attributes.get('name') ?? '') === '',
+  );
+  if (unnamed) {
+    context.problems.push({
+      file: context.file,
+      line: unnamed.line,
+      column: unnamed.column,
+      pointer: unnamed.path,
+      message: 'param needs a name="…"',
+    });
+    return;
+  }
   context.operations.push(operation);
 }
 

@@ -170,6 +170,21 @@ describe('invalid WADL', () => {
     ]);
   });
 
+  it('refuses a parameter without a name', async () => {
+    const text = wadl(
+      '  <resources base="http://x/"><resource path="a">\n    <method name="GET"><request><param style="query"/></request></method>\n  </resource></resources>',
+    );
+    expect(await problemsOf(text)).toEqual([
+      {
+        file: 'api.wadl',
+        line: 3,
+        column: 33,
+        pointer: 'application/resources[1]/resource[1]/method[1]/request[1]/param[1]',
+        message: 'param needs a name="…"',
+      },
+    ]);
+  });
+
   it('needs an absolute base URL or --service-url', async () => {
     const text = wadl(
       '  <resources base="/rest"><resource path="a"><method name="GET"/></resource></resources>',
