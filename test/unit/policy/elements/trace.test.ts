@@ -4,7 +4,7 @@ import { diagnosticsOf } from './util.js';
 
 describe('trace', () => {
   it('writes source, severity, message and metadata to the trace sink', async () => {
-    const { services, context } = await inbound(
+    const { services } = await inbound(
       `<trace source="orders" severity="error">
          <message>@("method " + context.Request.Method)</message>
          <metadata name="op" value="@(context.Operation.Id)" />
