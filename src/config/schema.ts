@@ -36,12 +36,38 @@ const urlSuffix = z.string().regex(/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, {
  */
 const policySource = z.string().min(1);
 
+const jsonSchema = z.record(z.string(), z.unknown());
+
 const parameterSchema = z
   .object({
     name: z.string().min(1),
     description: z.string().optional(),
     required: z.boolean().default(false),
     type: z.enum(['string', 'integer', 'number', 'boolean']).default('string'),
+    /** The full JSON Schema when it says more than `type` (enum, format, items…). */
+    schema: jsonSchema.optional(),
+  })
+  .strict();
+
+const responseSchema = z
+  .object({
+    /** `200`, `4XX` or `default`, as the definition wrote it. */
+    status: z.string().min(1),
+    description: z.string().optional(),
+    contentType: z.string().optional(),
+    schema: jsonSchema.optional(),
+  })
+  .strict();
+
+const xmlName = z.object({ namespace: z.string(), localName: z.string().min(1) }).strict();
+
+/** How a SOAP operation is recognised: by its action, then by the first element of the SOAP body. */
+const soapMatchSchema = z
+  .object({
+    version: z.enum(['1.1', '1.2']),
+    action: z.string().optional(),
+    bodyElement: xmlName.optional(),
+    responseElement: xmlName.optional(),
   })
   .strict();
 
@@ -52,10 +78,16 @@ export const operationSchema = z
     urlTemplate: z.string().startsWith('/', { message: 'must start with "/"' }),
     displayName: z.string().optional(),
     description: z.string().optional(),
+    templateParameters: z.array(parameterSchema).default([]),
     queryParameters: z.array(parameterSchema).default([]),
     headerParameters: z.array(parameterSchema).default([]),
     /** JSON Schema of the request body, when the operation takes one. */
-    requestBody: z.record(z.string(), z.unknown()).optional(),
+    requestBody: jsonSchema.optional(),
+    requestBodyRequired: z.boolean().optional(),
+    requestContentType: z.string().optional(),
+    responses: z.array(responseSchema).default([]),
+    /** For the operations of a SOAP pass-through API. */
+    soap: soapMatchSchema.optional(),
     policy: policySource.optional(),
   })
   .strict();
@@ -64,6 +96,9 @@ export const apiSchema = z
   .object({
     id: z.string().regex(/^[A-Za-z0-9_-]+$/, { message: 'must be letters, digits, "-" or "_"' }),
     name: z.string().min(1).optional(),
+    description: z.string().optional(),
+    /** `soap` for a WSDL pass-through API, whose operations are told apart by SOAP action or body element. */
+    type: z.enum(['http', 'soap']).default('http'),
     urlSuffix,
     serviceUrl: backendUrl,
     /** Host names the API answers on; every host when absent. */
@@ -152,7 +187,7 @@ export const gatewayConfigSchema = z
     policy: policySource.optional(),
     /** Policy fragments by id, for `<include-fragment fragment-id="…"/>`. */
     fragments: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), policySource).default({}),
-    state: stateConfigSchema.default({}),
+    state: stateConfigSchema.prefault({}),
     auth: authConfigSchema.optional(),
     mcp: mcpConfigSchema.optional(),
     processes: z.array(companionProcessSchema).default([]),
