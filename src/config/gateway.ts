@@ -13,6 +13,7 @@ import {
   PolicyLoadError,
   readPolicyDocument,
   type Scope,
+  type ScopeDocuments,
 } from '../policy/index.js';
 import type { LoadedConfig } from './load.js';
 import type { GatewayConfig } from './schema.js';
@@ -78,6 +79,17 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     }
   };
 
+  // A failing expression may quote a secret named value; every pipeline removes them from what it reports.
+  const secrets = [...namedValues.values()]
+    .filter((entry) => entry.secret === true && entry.value.length > 0)
+    .map((entry) => entry.value)
+    .sort((a, b) => b.length - a.length);
+  const redact = (text: string) => secrets.reduce((out, secret) => out.split(secret).join('***'), text);
+  const pipeline = (docs: ScopeDocuments): Pipeline => {
+    const built = buildPipeline(docs);
+    return secrets.length === 0 ? built : Object.freeze({ ...built, redact });
+  };
+
   const global = compile('policy', config.policy, 'global');
   const productDocuments = new Map(
     config.products.map((product, index) => [
@@ -100,7 +112,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       serviceUrl: api.serviceUrl,
       hostnames: api.hostnames ?? [],
       productIds: products.map((p) => p.id),
-      apiPipeline: buildPipeline(defined(scopes)),
+      apiPipeline: pipeline(defined(scopes)),
       operations: api.operations.map((operation, operationIndex) => {
         const operationDocument = compile(
           `apis[${apiIndex}].operations[${operationIndex}].policy`,
@@ -111,7 +123,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
           id: operation.id ?? `${operation.method} ${operation.urlTemplate}`,
           method: operation.method,
           urlTemplate: operation.urlTemplate,
-          pipeline: buildPipeline(defined({ ...scopes, operation: operationDocument })),
+          pipeline: pipeline(defined({ ...scopes, operation: operationDocument })),
         };
       }),
     };

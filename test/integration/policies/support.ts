@@ -113,3 +113,23 @@ export async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+/** The engine's structured log lines on stderr (one JSON object each), as written while `run` ran. */
+export async function logLines(run: () => Promise<void>): Promise<Record<string, unknown>[]> {
+  const written: string[] = [];
+  const original = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+    written.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString());
+    return original(chunk, ...rest);
+  }) as typeof process.stderr.write;
+  try {
+    await run();
+  } finally {
+    process.stderr.write = original;
+  }
+  return written
+    .join('')
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}

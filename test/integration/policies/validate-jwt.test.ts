@@ -16,7 +16,7 @@ describe('validate-jwt through Envoy', () => {
   let backend: EchoBackend;
   let provider: Server;
   let issuer: string;
-  let privateKey: CryptoKey;
+  let privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
   let publicPem: string;
   let gateway: GatewayStack;
 
