@@ -5,7 +5,7 @@
  */
 import type { PolicyContext, RequestModel, ResponseModel } from '../expr/index.js';
 import type { Scope, Section } from './schema.js';
-import type { PolicyServices } from './services.js';
+import type { CachingType, PolicyServices } from './services.js';
 
 export type Flow = 'next' | 'respond';
 
@@ -68,6 +68,8 @@ export class RunContext {
   backend: BackendSelection;
   /** The key cache-lookup computed, used by cache-store in outbound; undefined when lookup did not run. */
   cacheKey: string | undefined;
+  /** cache-lookup's caching-type, which cache-store (having no such attribute) uses too. */
+  cachingType: CachingType = 'prefer-external';
   /** Downstream Cache-Control that cache-lookup asked for, applied to the response by cache-store. */
   downstreamCacheControl: string | undefined;
   /** Set when the request body was replaced, so the transport knows to send the new one. */

@@ -12,16 +12,22 @@ export interface CachedResponse {
   readonly body: Buffer;
 }
 
+/**
+ * API Management's `caching-type`: the built-in (in-process) cache, the external one (Redis), or the external one
+ * when configured and the built-in one otherwise. Caches that have only one tier ignore it.
+ */
+export type CachingType = 'internal' | 'external' | 'prefer-external';
+
 export interface ResponseCache {
-  get(key: string): Promise<CachedResponse | undefined>;
-  set(key: string, value: CachedResponse, ttlSeconds: number): Promise<void>;
+  get(key: string, caching?: CachingType): Promise<CachedResponse | undefined>;
+  set(key: string, value: CachedResponse, ttlSeconds: number, caching?: CachingType): Promise<void>;
 }
 
 /** cache-lookup-value / cache-store-value / cache-remove-value. Values are expression runtime values. */
 export interface ValueCache {
-  get(key: string): Promise<unknown>;
-  set(key: string, value: unknown, ttlSeconds: number): Promise<void>;
-  delete(key: string): Promise<void>;
+  get(key: string, caching?: CachingType): Promise<unknown>;
+  set(key: string, value: unknown, ttlSeconds: number, caching?: CachingType): Promise<void>;
+  delete(key: string, caching?: CachingType): Promise<void>;
 }
 
 /** A named backend (`set-backend-service backend-id`). */

@@ -2,6 +2,7 @@ import { HeaderCollection, ResponseModel } from '../../expr/index.js';
 import type { ElementDefinition } from '../element.js';
 import type { RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, elements, oneOf, text } from '../schema.js';
+import type { CachingType } from '../services.js';
 
 /**
  * Looks the request up in the response cache. A hit answers at once (the backend is not called); a miss leaves
@@ -36,6 +37,7 @@ export const cacheLookup: ElementDefinition = {
     const downstream = node.string('downstream-caching-type')!;
     const mustRevalidate = node.bool('must-revalidate')!;
     const allowPrivate = node.bool('allow-private-response-caching')!;
+    const caching = node.literal('caching-type') as CachingType;
     const headers = node.childrenNamed('vary-by-header').map((h) => h.text()!);
     const queries = node.childrenNamed('vary-by-query-parameter').map((q) => q.text()!);
     const key = (run: RunContext): string => {
@@ -74,7 +76,8 @@ export const cacheLookup: ElementDefinition = {
       const mode = downstream(run);
       run.downstreamCacheControl =
         mode === 'none' ? undefined : `${mode}${mustRevalidate(run) ? ', must-revalidate' : ''}`;
-      const hit = await run.services.responseCache.get(k);
+      run.cachingType = caching;
+      const hit = await run.services.responseCache.get(k, caching);
       if (hit === undefined) {
         run.cacheKey = k;
         return 'next';

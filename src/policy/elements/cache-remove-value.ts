@@ -1,5 +1,6 @@
 import type { ElementDefinition } from '../element.js';
 import { ALL_SCOPES, ALL_SECTIONS, EMPTY, oneOf, str } from '../schema.js';
+import type { CachingType } from '../services.js';
 
 /** Removes a value from the value cache. */
 export const cacheRemoveValue: ElementDefinition = {
@@ -17,8 +18,9 @@ export const cacheRemoveValue: ElementDefinition = {
   content: EMPTY,
   compile(node) {
     const key = node.string('key')!;
+    const caching = node.literal('caching-type') as CachingType;
     return async (run): Promise<'next'> => {
-      await run.services.valueCache.delete(key(run));
+      await run.services.valueCache.delete(key(run), caching);
       return 'next';
     };
   },

@@ -50,6 +50,7 @@ export const cacheStore: ElementDefinition = {
           body: Buffer.from(response.body?.bytes ?? Buffer.alloc(0)),
         },
         seconds,
+        run.cachingType,
       );
       return 'next';
     };
