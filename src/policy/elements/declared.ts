@@ -52,7 +52,6 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   azure('llm-semantic-cache-store', [O], GPAO, 'OpenAI embeddings'),
   azure('azure-openai-semantic-cache-store', [O], GPAO, 'OpenAI embeddings'),
   // Transformation
-  todo('redirect-content-urls', [I, O], ALL),
   todo('xsl-transform', [I, O], GPAO),
   // Cross-domain
   todo('cross-domain', [I], ['global']),

@@ -26,6 +26,7 @@ import { quota } from './quota.js';
 import { quotaByKey } from './quota-by-key.js';
 import { rateLimit } from './rate-limit.js';
 import { rateLimitByKey } from './rate-limit-by-key.js';
+import { redirectContentUrls } from './redirect-content-urls.js';
 import { retry } from './retry.js';
 import { returnResponse } from './return-response.js';
 import { rewriteUri } from './rewrite-uri.js';
@@ -82,6 +83,7 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   logToEventhub,
   limitConcurrency,
   jsonp,
+  redirectContentUrls,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));

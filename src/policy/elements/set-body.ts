@@ -9,7 +9,24 @@ import { ALL_SCOPES, bool, oneOf } from '../schema.js';
  * Liquid in API Management's "C# mode": PascalCase filter names alias Liquid's own. Templates are parsed once
  * at load time; rendering is synchronous and has no file system.
  */
-const liquid = new Liquid({ strictFilters: false, strictVariables: false, ownPropertyOnly: true });
+// Limits keep a hostile or runaway template from holding the engine: size of a template, time of one
+// render, memory of strings and arrays it builds. No file system: `include`/`render` find nothing.
+const liquid = new Liquid({
+  strictFilters: false,
+  strictVariables: false,
+  ownPropertyOnly: true,
+  parseLimit: 256 * 1024,
+  renderLimit: 1000,
+  memoryLimit: 16 * 1024 * 1024,
+  fs: {
+    exists: async () => false,
+    existsSync: () => false,
+    readFile: async () => '',
+    readFileSync: () => '',
+    resolve: (_dir, file) => file,
+  },
+  relativeReference: false,
+});
 const FILTER_ALIASES: Readonly<Record<string, string>> = {
   Abs: 'abs',
   Append: 'append',

@@ -51,3 +51,20 @@ describe('set-body', () => {
     expect(run.run.responseBodyChanged).toBe(true);
   });
 });
+
+describe('set-body Liquid sandbox', () => {
+  it('reads no files through include', async () => {
+    const { response } = await outbound(
+      '<set-body template="liquid">[{% include "package.json" %}]</set-body>',
+    );
+    expect(response.status).toBe(500);
+  });
+
+  it('does not reach prototypes', async () => {
+    const { response } = await outbound(
+      '<set-body template="liquid">[{{ context.constructor }}{{ context.__proto__ }}{{ body.constructor.name }}]</set-body>',
+      { headers: [['Content-Type', 'application/json']], body: '{}' },
+    );
+    expect(response.body.toString()).toBe('[]');
+  });
+});
