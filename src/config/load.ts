@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { expandDefinitions } from './definitions.js';
 import { type GatewayConfig, gatewayConfigSchema } from './schema.js';
 
 /** One problem in a configuration file, located as precisely as the YAML allows. */
@@ -45,7 +46,8 @@ export async function loadConfigFile(file: string): Promise<LoadedConfig> {
       },
     ]);
   });
-  return { file, directory: path.dirname(path.resolve(file)), config: parseConfig(text, file) };
+  const directory = path.dirname(path.resolve(file));
+  return { file, directory, config: await expandDefinitions(parseConfig(text, file), directory) };
 }
 
 /** Parses and validates configuration text; throws ConfigError listing every problem found. */

@@ -99,6 +99,14 @@ export const apiSchema = z
     description: z.string().optional(),
     /** `soap` for a WSDL pass-through API, whose operations are told apart by SOAP action or body element. */
     type: z.enum(['http', 'soap']).default('http'),
+    /**
+     * A definition file (relative to the configuration) whose operations are published too; operations listed
+     * here with the same id win (to attach a policy, say).
+     */
+    definition: z
+      .object({ format: z.enum(['openapi', 'wadl', 'wsdl']), file: z.string().min(1) })
+      .strict()
+      .optional(),
     urlSuffix,
     serviceUrl: backendUrl,
     /** Host names the API answers on; every host when absent. */

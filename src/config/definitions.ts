@@ -1,0 +1,50 @@
+import path from 'node:path';
+import { ImportError, importDefinition } from '../catalog/importers/index.js';
+import { ConfigError, type ConfigProblem } from './load.js';
+import type { GatewayConfig } from './schema.js';
+
+/**
+ * Publishes the operations of every API that names a definition file (OpenAPI, WADL, WSDL): each imported
+ * operation is added unless the configuration lists one with the same id. All problems of all definitions are
+ * reported together, with the definition's own file, line and column.
+ */
+export async function expandDefinitions(config: GatewayConfig, directory: string): Promise<GatewayConfig> {
+  const problems: ConfigProblem[] = [];
+  const apis = await Promise.all(
+    config.apis.map(async (api, index) => {
+      if (!api.definition) return api;
+      const definitionFile = path.resolve(directory, api.definition.file);
+      try {
+        const imported = await importDefinition(api.definition.format, definitionFile, {
+          urlSuffix: api.urlSuffix,
+          apiId: api.id,
+          serviceUrl: api.serviceUrl,
+        });
+        const listed = new Set(api.operations.map((operation) => operation.id).filter(Boolean));
+        const added = imported.operations
+          .filter((operation) => !listed.has(operation.id))
+          .map((operation) => ({ ...operation, policy: undefined }));
+        return {
+          ...api,
+          type: imported.type,
+          description: api.description ?? imported.description,
+          operations: [...api.operations, ...added],
+        };
+      } catch (error) {
+        if (!(error instanceof ImportError)) throw error;
+        for (const problem of error.problems) {
+          problems.push({
+            file: problem.file,
+            line: problem.line ?? 1,
+            column: problem.column ?? 1,
+            path: problem.pointer ?? `apis[${index}].definition`,
+            message: problem.message,
+          });
+        }
+        return api;
+      }
+    }),
+  );
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { ...config, apis } as GatewayConfig;
+}
