@@ -100,7 +100,7 @@ const KIND_ELEMENT: Record<LimitKind, string> = {
 };
 
 /** Logs a failing dependency once, then at most every `everyMs` with how many failures were not logged. */
-class FailureLog {
+export class FailureLog {
   readonly #last = new Map<string, { at: number; suppressed: number }>();
   constructor(
     private readonly logger: Logger,

@@ -1,3 +1,4 @@
+import { ReplyError } from 'ioredis';
 import type { RedisConnection } from './redis-connection.js';
 
 /** Where a logger's events go: a Redis Stream trimmed to about `maxLength` entries. */
@@ -101,6 +102,10 @@ export class RedisEventStream {
           }
           return pipeline.exec();
         });
+        // A pipeline resolves even when the connection failed under it: only Redis's own replies count as
+        // answered; anything else means the batch may not have arrived and is sent again (at least once).
+        const lost = (results ?? []).find(([error]) => error && !(error instanceof ReplyError));
+        if (lost !== undefined) throw lost[0];
         this.#queue.splice(0, batch.length);
         for (const [error] of results ?? []) {
           if (error) {
