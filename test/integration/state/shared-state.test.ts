@@ -23,10 +23,13 @@ describe('shared state through Redis, two engine processes', () => {
 state:
   redis: { url: "${redis.url}", keyPrefix: "it:", commandTimeoutMs: 200, connectTimeoutMs: 300 }
   onRedisFailure: { rateLimit: open, quota: closed, concurrency: open }
+  loggers:
+    audit: { stream: gateway-audit, maxLength: 1000 }
 apis:
 ${apiYaml('limited', backend.url, [['get', 'GET', '/items', 'limited.xml']])}
 ${apiYaml('quota', backend.url, [['get', 'GET', '/items', 'quota.xml']])}
 ${apiYaml('cached', backend.url, [['get', 'GET', '/items', 'cached.xml']])}
+${apiYaml('logged', backend.url, [['get', 'GET', '/items/{id}', 'logged.xml']])}
 ${apiYaml('values', backend.url, [
   ['store', 'GET', '/store', 'store.xml'],
   ['read', 'GET', '/read', 'read.xml'],
@@ -45,6 +48,9 @@ ${apiYaml('values', backend.url, [
           inbound:
             '<cache-lookup vary-by-developer="false" vary-by-developer-groups="false" caching-type="external" />',
           outbound: '<cache-store duration="60" />',
+        }),
+        'logged.xml': policy({
+          inbound: `<log-to-eventhub logger-id="audit" partition-key="${client}">@(context.Request.Method + " " + context.Request.MatchedParameters["id"])</log-to-eventhub>`,
         }),
         'store.xml': policy({
           inbound: `<cache-store-value key="shared" value="@(context.Request.Url.Query.GetValueOrDefault(&quot;v&quot;, &quot;&quot;))" duration="60" />
@@ -134,6 +140,20 @@ ${apiYaml('values', backend.url, [
     for (let i = 0; i < 12; i++) reads.push(await (await get('/values/read')).text());
     expect(new Set(reads)).toEqual(new Set(['shared-value']));
     expect(redis.cli('PTTL', 'it:val:shared').trim()).toMatch(/^\d+$/);
+  });
+
+  it('log-to-eventhub entries from both engines are readable from the Redis stream', async () => {
+    for (let i = 1; i <= 6; i++)
+      expect((await get(`/logged/items/${i}`, `writer-${i % 2}`)).status).toBe(200);
+    const deadline = Date.now() + 5000;
+    while (Number(redis.cli('XLEN', 'it:gateway-audit').trim()) < 6 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    // redis-cli prints each entry as its id and then field, value lines.
+    const lines = redis.cli('XRANGE', 'it:gateway-audit', '-', '+').trim().split('\n');
+    const messages = lines.filter((_, i) => lines[i - 1] === 'message');
+    expect(messages.sort()).toEqual(['GET 1', 'GET 2', 'GET 3', 'GET 4', 'GET 5', 'GET 6']);
+    const keys = lines.filter((_, i) => lines[i - 1] === 'partitionKey');
+    expect(keys.sort()).toEqual(['writer-0', 'writer-0', 'writer-0', 'writer-1', 'writer-1', 'writer-1']);
   });
 
   it('Redis stopped and stalled: rate limits fail open, quotas fail closed, no request waits; then it recovers', async () => {
