@@ -112,6 +112,16 @@ export interface EventLog {
   ): Promise<void>;
 }
 
+/** Custom metrics from emit-metric (API Management sends them to Application Insights; the engine to Prometheus). */
+export interface MetricSink {
+  emit(metric: {
+    readonly name: string;
+    readonly namespace: string;
+    readonly value: number;
+    readonly dimensions: readonly (readonly [string, string])[];
+  }): void;
+}
+
 export type CounterOutcome = 'allowed' | 'refused' | 'failed';
 
 /** Per-element counts; the engine exports them as Prometheus metrics. */
@@ -124,6 +134,7 @@ export interface PolicyServices {
   readonly valueCache: ValueCache;
   readonly rateLimits: RateLimitStore;
   readonly eventLog: EventLog;
+  readonly metrics: MetricSink;
   readonly backends: BackendLookup;
   readonly fetch: HttpFetcher;
   readonly clock: Clock;

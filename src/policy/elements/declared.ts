@@ -60,7 +60,6 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   todo('publish-to-dapr', [I, B, O, E], ALL),
   todo('invoke-dapr-binding', [I, B, O, E], ALL),
   // Logging
-  todo('emit-metric', [I, B, O, E], ALL),
   azure('llm-emit-token-metric', [I], ALL, 'Application Insights'),
   azure('azure-openai-emit-token-metric', [I], ALL, 'Application Insights'),
   // GraphQL resolvers

@@ -13,6 +13,7 @@ import { checkHeader } from './check-header.js';
 import { choose } from './choose.js';
 import { cors } from './cors.js';
 import { DECLARED_ELEMENTS } from './declared.js';
+import { emitMetric } from './emit-metric.js';
 import { findAndReplace } from './find-and-replace.js';
 import { forwardRequest } from './forward-request.js';
 import { includeFragment } from './include-fragment.js';
@@ -84,6 +85,7 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   limitConcurrency,
   jsonp,
   redirectContentUrls,
+  emitMetric,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));

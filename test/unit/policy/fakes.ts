@@ -23,6 +23,9 @@ export interface FakeServices extends PolicyServices {
   readonly responses: Map<string, { value: CachedResponse; ttl: number }>;
   readonly values: Map<string, { value: unknown; ttl: number }>;
   readonly events: { loggerId: string; message: string; partition: { id?: string; key?: string } }[];
+  readonly metrics: PolicyServices['metrics'] & {
+    readonly emitted: Parameters<PolicyServices['metrics']['emit']>[0][];
+  };
   /** Call times (ms) per rate-limit key. */
   readonly calls: Map<string, number[]>;
   now: number;
@@ -68,6 +71,12 @@ export function fakeServices(backends: Record<string, string> = {}): FakeService
       },
       async delete(key) {
         services.values.delete(key);
+      },
+    },
+    metrics: {
+      emitted: [],
+      emit(metric) {
+        services.metrics.emitted.push(metric);
       },
     },
     eventLog: {
