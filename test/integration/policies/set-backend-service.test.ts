@@ -56,6 +56,11 @@ ${apiYaml('route', `${main.url}/main`, [
   it('without the policy the request goes to the API service URL', async () => {
     expect((await fetch(`${gateway.url}/route/plain?x=1`)).status).toBe(200);
     expect(main.received.at(-1)!.url).toBe('/main/plain?x=1');
+    // The engine's routing and timeout headers are Envoy's business, never the backend's.
+    const names = Object.keys(main.received.at(-1)!.headers);
+    expect(
+      names.filter((name) => name.startsWith('x-portcullis-') || name.startsWith('x-envoy-upstream')),
+    ).toEqual([]);
   });
 
   it('base-url sends the operation path and query to another backend under its base path', async () => {
