@@ -17,6 +17,7 @@ describe('return-response through Envoy', () => {
         ['built', 'GET', '/built', 'built.xml'],
         ['empty', 'GET', '/empty', 'empty.xml'],
         ['stored', 'GET', '/stored', 'stored.xml'],
+        ['sent', 'GET', '/sent', 'sent.xml'],
       ])}\n`,
       {
         'built.xml': policy({
@@ -29,6 +30,16 @@ describe('return-response through Envoy', () => {
     </return-response>`,
         }),
         'empty.xml': policy({ inbound: '<return-response />' }),
+        'sent.xml': policy({
+          inbound: `
+    <send-request mode="new" response-variable-name="side" timeout="5" ignore-error="false">
+      <set-url>${backend.url}/side-call</set-url>
+      <set-method>GET</set-method>
+    </send-request>
+    <return-response response-variable-name="side">
+      <set-status code="203" reason="Non-Authoritative Information" />
+    </return-response>`,
+        }),
         'stored.xml': policy({
           outbound: `
     <set-variable name="upstream" value="@(context.Response)" />
@@ -66,5 +77,12 @@ describe('return-response through Envoy', () => {
     expect(response.status).toBe(202);
     expect(response.headers.get('x-wrapped')).toBe('yes');
     expect(await response.text()).toBe('accepted later');
+  });
+
+  it('response-variable-name answers with a send-request response, the operation backend call skipped', async () => {
+    const response = await fetch(`${gateway.url}/rr/sent`);
+    expect(response.status).toBe(203);
+    expect(((await response.json()) as { url: string }).url).toBe('/side-call');
+    expect(backend.received.map((r) => r.url)).not.toContain('/sent');
   });
 });
