@@ -172,6 +172,15 @@ export class PipelineRun {
     return this.run.context;
   }
 
+  /**
+   * Ends the request without a final response (the client went away, the stream failed): runs the end tasks
+   * (limit-concurrency slots are given back). Idempotent; the runner calls it itself after a final response.
+   */
+  end(): Promise<void> {
+    this.#state = 'done';
+    return this.run.end();
+  }
+
   /** Runs inbound and backend. */
   async onRequest(): Promise<RequestOutcome> {
     this.#advance('created', 'request');
@@ -407,6 +416,8 @@ export class PipelineRun {
     this.#state = 'done';
     const response = this.run.context.response ?? new ResponseModel({ statusCode: 200, statusReason: 'OK' });
     for (const [name, value] of this.run.responseHeaderAdditions) response.headers.set(name, value);
+    // The response is final: release held slots and count what depended on it, without delaying the answer.
+    void this.run.end();
     return {
       status: response.statusCode,
       reason: response.statusReason,

@@ -82,13 +82,58 @@ export class RunContext {
   /** The request send-request is building. */
   pendingRequest: RequestModel | undefined;
 
+  readonly #endTasks: EndTask[] = [];
+  #ended: Promise<void> | undefined;
+
   constructor(
     readonly context: PolicyContext,
     readonly services: PolicyServices,
   ) {
     this.backend = { baseUrl: undefined, backendId: undefined };
   }
+
+  /**
+   * Registers work for when the request is over: limit-concurrency gives back its slot, a limit counts what
+   * depends on the response (increment-condition, bandwidth). A task registered after the end runs at once.
+   */
+  atEnd(task: EndTask): void {
+    this.#endTasks.push(task);
+    if (this.#ended !== undefined) this.#ended = this.#ended.then(() => this.#runEndTasks());
+  }
+
+  /**
+   * Runs the end tasks once, newest first. The runner calls it with the final response in place; the transport
+   * (through PipelineRun.end) when the request ended without one. Tasks start synchronously, so in-process
+   * counters are updated before the next request is looked at; the promise never rejects (failures are logged).
+   */
+  end(): Promise<void> {
+    this.#ended ??= this.#runEndTasks();
+    return this.#ended;
+  }
+
+  async #runEndTasks(): Promise<void> {
+    const started = this.#endTasks
+      .splice(0)
+      .reverse()
+      .map((task) => {
+        try {
+          return Promise.resolve(task(this));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      });
+    for (const result of await Promise.allSettled(started)) {
+      if (result.status === 'rejected')
+        this.services.logger.warn('end-of-request task failed', {
+          requestId: this.context.requestId.value,
+          error: result.reason instanceof Error ? result.reason.message : String(result.reason),
+        });
+    }
+  }
 }
+
+/** Work a statement leaves for the end of the request (see RunContext.atEnd). */
+export type EndTask = (run: RunContext) => void | Promise<void>;
 
 /** Where a statement sits, for LastError and for counters. */
 export interface StatementSite {
