@@ -134,7 +134,8 @@ export interface PolicyServices {
   readonly valueCache: ValueCache;
   readonly rateLimits: RateLimitStore;
   readonly eventLog: EventLog;
-  readonly metrics: MetricSink;
+  /** Optional: without a sink, emit-metric writes the metric to the logger (info) so nothing is lost silently. */
+  readonly metrics?: MetricSink;
   readonly backends: BackendLookup;
   readonly fetch: HttpFetcher;
   readonly clock: Clock;

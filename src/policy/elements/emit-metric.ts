@@ -50,12 +50,14 @@ export const emitMetric: ElementDefinition = {
       dimensions.push([dimension, given ?? fallback!]);
     }
     return (run) => {
-      run.services.metrics.emit({
+      const metric = {
         name,
         namespace,
         value: value(run),
         dimensions: dimensions.map(([n, v]) => [n, v(run)] as const),
-      });
+      };
+      if (run.services.metrics === undefined) run.services.logger.info('emit-metric', { metric });
+      else run.services.metrics.emit(metric);
       return 'next';
     };
   },

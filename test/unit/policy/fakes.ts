@@ -9,6 +9,7 @@ import type {
   CounterOutcome,
   HttpRequest,
   HttpResponse,
+  MetricSink,
   PolicyServices,
   TraceEntry,
 } from '../../../src/policy/services.js';
@@ -23,9 +24,7 @@ export interface FakeServices extends PolicyServices {
   readonly responses: Map<string, { value: CachedResponse; ttl: number }>;
   readonly values: Map<string, { value: unknown; ttl: number }>;
   readonly events: { loggerId: string; message: string; partition: { id?: string; key?: string } }[];
-  readonly metrics: PolicyServices['metrics'] & {
-    readonly emitted: Parameters<PolicyServices['metrics']['emit']>[0][];
-  };
+  readonly metrics: MetricSink & { readonly emitted: Parameters<MetricSink['emit']>[0][] };
   /** Call times (ms) per rate-limit key. */
   readonly calls: Map<string, number[]>;
   now: number;
