@@ -34,6 +34,18 @@ describe('emit-metric', () => {
     ]);
   });
 
+  it('writes the metric to the log when no metric sink is configured', async () => {
+    const services = fakeServices();
+    await inbound('<emit-metric name="hits" />', {}, { ...services, metrics: undefined });
+    expect(services.logs).toEqual([
+      {
+        level: 'info',
+        message: 'emit-metric',
+        fields: { metric: { name: 'hits', namespace: 'API Management', value: 1, dimensions: [] } },
+      },
+    ]);
+  });
+
   it('needs a value for custom dimensions and allows at most 10', () => {
     expect(diagnosticsOf('<emit-metric name="m"><dimension name="Color" /></emit-metric>')[0]).toContain(
       'emit-metric/dimension "Color" needs a value',
