@@ -36,7 +36,7 @@ describe('emit-metric', () => {
 
   it('writes the metric to the log when no metric sink is configured', async () => {
     const services = fakeServices();
-    await inbound('<emit-metric name="hits" />', {}, { ...services, metrics: undefined });
+    await inbound('<emit-metric name="hits" />', {}, { ...services, metrics: undefined as never });
     expect(services.logs).toEqual([
       {
         level: 'info',
