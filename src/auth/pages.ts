@@ -27,7 +27,7 @@ function page(title: string, body: string): RenderedPage {
   return {
     html: `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title>
+<meta name="referrer" content="same-origin"><title>${escapeHtml(title)}</title>
 <style nonce="${nonce}">${STYLE}</style></head>
 <body><main>
 ${body}

@@ -33,7 +33,9 @@ export function authorizeEndpoints(server: ServerContext) {
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Pragma', 'no-cache');
     ctx.set('X-Frame-Options', 'DENY');
-    ctx.set('Referrer-Policy', 'no-referrer');
+    // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on the pages' own form posts,
+    // which the same-origin check must refuse. Cross-origin requests still get no Referer.
+    ctx.set('Referrer-Policy', 'same-origin');
     ctx.set('X-Content-Type-Options', 'nosniff');
   }
 

@@ -209,7 +209,7 @@ describe('authorization endpoint', () => {
     expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(response.headers.get('x-frame-options')).toBe('DENY');
     expect(response.headers.get('cache-control')).toBe('no-store');
-    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(response.headers.get('referrer-policy')).toBe('same-origin');
     expect(response.headers.get('access-control-allow-origin')).toBeNull();
     const cookie = response.headers.getSetCookie()[0]!;
     expect(cookie).toMatch(/; HttpOnly/);
