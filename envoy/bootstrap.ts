@@ -272,7 +272,12 @@ function serviceRoutes() {
   return servicePathPrefixes.map((prefix) => ({
     name: `service${prefix.replace(/[^A-Za-z0-9]+/g, '_')}`,
     match: prefix.endsWith('/') ? { prefix } : { path_separated_prefix: prefix },
-    route: { cluster: serviceClusterName, timeout: '60s' },
+    // The MCP endpoint keeps server-sent-event streams open (GET, list_changed): no overall deadline there, only
+    // an idle one; every other service path answers within a minute.
+    route:
+      prefix === '/v1/mcp'
+        ? { cluster: serviceClusterName, timeout: '0s', idle_timeout: '600s' }
+        : { cluster: serviceClusterName, timeout: '60s' },
     // The service is ours, not a published API: no policy runs in front of it.
     typed_per_filter_config: extProcDisabled,
   }));
