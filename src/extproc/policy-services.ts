@@ -134,6 +134,8 @@ export class GuardedLimits {
     private readonly modes: StateConfig['onRedisFailure'],
     private readonly counters: PolicyCounters,
     private readonly failures: FailureLog,
+    /** How long a slot is held at most when its request never reports back. */
+    private readonly leaseSeconds = 330,
   ) {}
 
   async slidingWindow(request: SlidingWindowRequest): Promise<SlidingWindowResult> {
@@ -155,7 +157,11 @@ export class GuardedLimits {
   }
 
   /** Fail-open hands out a lease that release ignores. */
-  async acquire(key: string, max: number, leaseSeconds: number): Promise<ConcurrencyLease | undefined> {
+  async acquire(
+    key: string,
+    max: number,
+    leaseSeconds = this.leaseSeconds,
+  ): Promise<ConcurrencyLease | undefined> {
     try {
       return await this.store.acquire(key, max, leaseSeconds);
     } catch (error) {
@@ -171,26 +177,6 @@ export class GuardedLimits {
     } catch (error) {
       // The lease expires on its own; nothing to refuse any more.
       this.#fail('concurrency', error, true);
-    }
-  }
-
-  /**
-   * The narrow RateLimitStore interface the rate-limit and quota elements call today (a sliding window that
-   * counts when allowed). Those elements prefix their keys with their own name, which is how a failure here is
-   * charged to the right policy kind (quota's failure mode for `quota…` keys).
-   */
-  async consume(
-    key: string,
-    windowSeconds: number,
-    limit: number,
-    amount: number,
-  ): Promise<{ allowed: boolean; remaining: number; retryAfterSeconds: number }> {
-    const request = { key, limit, periodSeconds: windowSeconds, amount, mode: 'consume' } as const;
-    try {
-      return await this.store.slidingWindow(request);
-    } catch (error) {
-      this.#fail(key.startsWith('quota') ? 'quota' : 'rateLimit', error, false);
-      return { allowed: true, remaining: limit, retryAfterSeconds: 0 };
     }
   }
 
@@ -316,7 +302,6 @@ export interface EngineServices extends PolicyServices {
       partition: { readonly id?: string; readonly key?: string },
     ): Promise<void>;
   };
-  readonly rateLimits: GuardedLimits;
   /** Seconds a limit-concurrency slot is held at most. */
   readonly concurrencyLeaseSeconds: number;
   /** The Redis connection when configured (health, tests). */
@@ -381,6 +366,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     state.onRedisFailure,
     counters,
     failures,
+    state.concurrencyLeaseSeconds,
   );
 
   const eventStream =
@@ -422,7 +408,6 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
       delete: (key, caching?: CachingType) => values.delete(key, caching),
     },
     limits,
-    rateLimits: limits,
     events,
     eventLog: {
       async append(loggerId, message, partition) {

@@ -84,8 +84,9 @@ export class StateUnavailableError extends Error {
 
 /**
  * Windows are counted in buckets so memory per key does not grow with the call rate: one-second buckets up to a
- * 300-second period (API Management's maximum for rate-limit), coarser beyond, never more than 300 buckets.
- * A call leaves the window when its whole bucket has, so a client is never admitted early.
+ * 300-second period (API Management's maximum for rate-limit), coarser beyond, never more than 300 buckets. Each
+ * bucket keeps its count and the time of its latest call; the bucket leaves the window when that call does, so a
+ * client is never admitted early (at most one bucket late), and Retry-After is exact when a bucket holds one call.
  */
 export function bucketMs(periodSeconds: number): number {
   return Math.max(1000, Math.ceil(periodSeconds / 300) * 1000);

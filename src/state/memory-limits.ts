@@ -11,8 +11,8 @@ import {
 } from './limits.js';
 
 interface Window {
-  /** bucket index → calls */
-  readonly buckets: Map<number, number>;
+  /** bucket index → calls in it and the time of the latest of them */
+  readonly buckets: Map<number, { count: number; last: number }>;
   expiresAt: number;
 }
 
@@ -54,15 +54,20 @@ export class MemoryLimitStore implements LimitStore {
       this.#windows.set(request.key, window);
     }
     let used = 0;
-    for (const [bucket, count] of window.buckets) {
-      if ((bucket + 1) * width > now - period) used += count;
+    for (const [bucket, entry] of window.buckets) {
+      if (entry.last > now - period) used += entry.count;
       else window.buckets.delete(bucket);
     }
     const allowed = request.mode === 'add' || used + request.amount <= request.limit;
     if (allowed && request.mode !== 'check' && request.amount > 0) {
       const bucket = Math.floor(now / width);
-      window.buckets.set(bucket, (window.buckets.get(bucket) ?? 0) + request.amount);
-      window.expiresAt = now + period + width;
+      const entry = window.buckets.get(bucket);
+      if (entry === undefined) window.buckets.set(bucket, { count: request.amount, last: now });
+      else {
+        entry.count += request.amount;
+        entry.last = now;
+      }
+      window.expiresAt = now + period;
       used += request.amount;
     }
     const remaining = Math.max(0, request.limit - used);
@@ -71,9 +76,10 @@ export class MemoryLimitStore implements LimitStore {
     let freed = 0;
     let retryMs = period;
     for (const bucket of [...window.buckets.keys()].sort((a, b) => a - b)) {
-      freed += window.buckets.get(bucket)!;
+      const entry = window.buckets.get(bucket)!;
+      freed += entry.count;
       if (freed >= need) {
-        retryMs = (bucket + 1) * width + period - now;
+        retryMs = entry.last + period - now;
         break;
       }
     }

@@ -23,30 +23,37 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `;
 
-/** KEYS[1] hash bucket → calls. ARGV: periodMs, bucketMs, limit, amount, mode. Returns {allowed, used, retryMs}. */
+/**
+ * KEYS[1] hash bucket → "calls:latest call ms". ARGV: periodMs, bucketMs, limit, amount, mode.
+ * Returns {allowed, used, retryMs}.
+ */
 const SLIDING_WINDOW = `${NOW}
 local period = tonumber(ARGV[1])
 local width = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local amount = tonumber(ARGV[4])
 local mode = ARGV[5]
+local current = string.format('%d', math.floor(now / width))
 local fields = redis.call('HGETALL', KEYS[1])
 local used = 0
 local live = {}
+local currentCount = 0
 for i = 1, #fields, 2 do
-  local bucket = tonumber(fields[i])
-  local count = tonumber(fields[i + 1])
-  if (bucket + 1) * width > now - period then
+  local count, last = string.match(fields[i + 1], '^(%d+):(%d+)$')
+  count = tonumber(count)
+  last = tonumber(last)
+  if last > now - period then
     used = used + count
-    live[#live + 1] = { bucket, count }
+    live[#live + 1] = { tonumber(fields[i]), count, last }
+    if fields[i] == current then currentCount = count end
   else
     redis.call('HDEL', KEYS[1], fields[i])
   end
 end
 local allowed = mode == 'add' or used + amount <= limit
 if allowed and mode ~= 'check' and amount > 0 then
-  redis.call('HINCRBY', KEYS[1], string.format('%d', math.floor(now / width)), amount)
-  redis.call('PEXPIRE', KEYS[1], period + width)
+  redis.call('HSET', KEYS[1], current, string.format('%d:%d', currentCount + amount, now))
+  redis.call('PEXPIRE', KEYS[1], period)
   used = used + amount
 end
 if allowed then return { 1, used, 0 } end
@@ -57,7 +64,7 @@ local retry = period
 for _, entry in ipairs(live) do
   freed = freed + entry[2]
   if freed >= need then
-    retry = (entry[1] + 1) * width + period - now
+    retry = entry[3] + period - now
     break
   end
 end

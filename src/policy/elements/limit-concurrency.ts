@@ -4,8 +4,11 @@ import { PolicyError } from '../runtime.js';
 import { ALL_SCOPES, ALL_SECTIONS, int, POLICIES, str } from '../schema.js';
 
 /**
- * Runs its statements only while fewer than max-count requests with the same key are inside; otherwise 429
- * at once. Counts are per engine process (each engine instance enforces its own share).
+ * Runs its statements only while fewer than max-count requests with the same key are inside; beyond that, 429
+ * at once. Slots come from the shared limit counters, so with the state in Redis the bound holds across every
+ * engine process. A slot is given back when the statements finish — or, when they include forward-request (whose
+ * backend call happens after the section), when the request ends. A slot whose request never ends (a crashed
+ * engine) expires after the configured lease.
  */
 export const limitConcurrency: ElementDefinition = {
   name: 'limit-concurrency',
@@ -17,30 +20,33 @@ export const limitConcurrency: ElementDefinition = {
     'max-count': int({ required: true, min: 1, expression: false }),
   },
   content: POLICIES,
+  // The slot of a wrapped forward-request is held until the backend answered: the engine must see that answer.
+  touchesResponse: true,
   compile(node) {
     const key = node.string('key')!;
     const max = Number(node.literal('max-count'));
     const body = sequence(node.statements);
-    const inside = new Map<string, number>();
     return async (run) => {
-      const k = key(run);
-      const n = inside.get(k) ?? 0;
-      if (n >= max) {
+      const limits = run.services.limits;
+      const lease = await limits.acquire(`limit-concurrency:${key(run)}`, max);
+      if (lease === undefined)
         throw new PolicyError(
           'ConcurrencyLimitExceeded',
-          'Too many concurrent requests.',
+          `More than ${max} concurrent requests with this key.`,
           429,
           'Too many requests',
         );
-      }
-      inside.set(k, n + 1);
+      const forwardBefore = run.forward;
+      let flow: Awaited<ReturnType<typeof body>>;
       try {
-        return await body(run);
-      } finally {
-        const left = (inside.get(k) ?? 1) - 1;
-        if (left <= 0) inside.delete(k);
-        else inside.set(k, left);
+        flow = await body(run);
+      } catch (error) {
+        await limits.release(lease);
+        throw error;
       }
+      if (run.forward !== forwardBefore) run.atEnd(() => limits.release(lease));
+      else await limits.release(lease);
+      return flow;
     };
   },
 };

@@ -2,38 +2,84 @@ import type { ElementDefinition } from '../element.js';
 import type { Getter } from '../node.js';
 import { PolicyError, type RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, EMPTY, int, str } from '../schema.js';
+import type { QuotaResult } from '../services.js';
 
-/** A renewal period of 0 never renews; counted as a very long window. */
-const FOREVER_SECONDS = 100 * 365 * 24 * 3600;
+/** .NET TimeSpan "c" format, as API Management prints the time to renewal: `hh:mm:ss`, `d.hh:mm:ss` past a day. */
+export function timeSpan(seconds: number): string {
+  const days = Math.floor(seconds / 86_400);
+  const rest = seconds % 86_400;
+  const hms = [Math.floor(rest / 3600), Math.floor((rest % 3600) / 60), rest % 60]
+    .map((n) => String(n).padStart(2, '0'))
+    .join(':');
+  return days > 0 ? `${days}.${hms}` : hms;
+}
 
-function hms(seconds: number): string {
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = seconds % 60;
-  return [h, m, s].map((n) => String(n).padStart(2, '0')).join(':');
+/** One quota counter: calls and/or kilobytes in fixed windows of `periodSeconds` from `originMs`. */
+export interface QuotaLimit {
+  readonly calls: number | undefined;
+  readonly kilobytes: number | undefined;
+  readonly periodSeconds: number;
+  readonly originMs: number;
+}
+
+/** Request and response bytes as the client and backend sent them (Content-Length, else the buffered body). */
+function bytesOf(run: RunContext): number {
+  const size = (headers: { getJoined(name: string): string | undefined }, body: { bytes: Buffer } | null) => {
+    const declared = Number(headers.getJoined('Content-Length'));
+    return Number.isFinite(declared) && declared > 0 ? declared : (body?.bytes.length ?? 0);
+  };
+  const request = run.context.request;
+  const response = run.context.response;
+  return (
+    size(request.headers, request.body) + (response === null ? 0 : size(response.headers, response.body))
+  );
+}
+
+function refuse(result: QuotaResult): never {
+  const kind = result.exceeded === 'bandwidth' ? 'bandwidth' : 'call volume';
+  const renews = result.renewsInSeconds;
+  const message =
+    renews === undefined
+      ? `Out of ${kind} quota.`
+      : `Out of ${kind} quota. Quota will be replenished in ${timeSpan(renews)}.`;
+  throw new PolicyError(
+    'QuotaExceeded',
+    message,
+    403,
+    message,
+    renews === undefined ? [] : [['Retry-After', String(renews)]],
+  );
 }
 
 /**
- * Consumes a call quota in fixed windows that start at `firstPeriodStart` (ms); refuses with 403 QuotaExceeded
- * and Retry-After when it is used up.
+ * Applies one quota counter to a request: refuses with 403 QuotaExceeded (and Retry-After, the seconds to the
+ * window's end) when calls are used up or the bandwidth is spent. Calls are counted atomically as the request
+ * arrives, unless `condition` decides at the end of the request; bytes are counted at the end (the response's
+ * size is known only then).
  */
-export async function consumeQuota(
+export async function applyQuota(
   run: RunContext,
   key: string,
-  calls: number,
-  periodSeconds: number,
-  firstPeriodStart: number,
-  amount: number,
+  limit: QuotaLimit,
+  condition: Getter<boolean> | undefined,
 ): Promise<void> {
-  const now = run.services.clock.now();
-  const window = periodSeconds === 0 ? FOREVER_SECONDS : periodSeconds;
-  const index = Math.floor((now - firstPeriodStart) / (window * 1000));
-  const windowEnd = firstPeriodStart + (index + 1) * window * 1000;
-  const result = await run.services.rateLimits.consume(`${key}@${index}`, window, calls, amount);
-  if (result.allowed) return;
-  const retry = Math.max(1, Math.ceil((windowEnd - now) / 1000));
-  const message = `Out of call volume quota. Quota will be replenished in ${hms(retry)}.`;
-  throw new PolicyError('QuotaExceeded', message, 403, message, [['Retry-After', String(retry)]]);
+  const limits = run.services.limits;
+  const base = {
+    key,
+    periodSeconds: limit.periodSeconds,
+    originMs: limit.originMs,
+    callLimit: limit.calls,
+    kilobyteLimit: limit.kilobytes,
+  };
+  const countNow = condition === undefined;
+  const result = await limits.quota({ ...base, calls: 1, bytes: 0, mode: countNow ? 'consume' : 'check' });
+  if (!result.allowed) refuse(result);
+  if (countNow && limit.kilobytes === undefined) return;
+  run.atEnd(async (ended) => {
+    if (condition !== undefined && !condition(ended)) return;
+    const bytes = limit.kilobytes === undefined ? 0 : bytesOf(ended);
+    await limits.quota({ ...base, calls: countNow ? 0 : 1, bytes, mode: 'add' });
+  });
 }
 
 export function parsePeriodStart(text: string | undefined): number | undefined {
@@ -42,10 +88,13 @@ export function parsePeriodStart(text: string | undefined): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-/** Limits the number of calls per key over a renewal period (fixed windows). */
+/**
+ * Limits calls and/or bandwidth per key over a renewal period. Windows are fixed, starting at first-period-start;
+ * a renewal period of 0 never renews.
+ */
 export const quotaByKey: ElementDefinition = {
   name: 'quota-by-key',
-  summary: 'Enforces a call quota per key over a renewal period (403 when exceeded).',
+  summary: 'Enforces a call and/or bandwidth quota per key over a renewal period (403 when exceeded).',
   sections: ['inbound'],
   scopes: ALL_SCOPES,
   attributes: {
@@ -57,15 +106,13 @@ export const quotaByKey: ElementDefinition = {
     'first-period-start': str({ expression: false }),
   },
   content: EMPTY,
+  touchesResponse: true,
   compile(node, c) {
-    if (node.has('bandwidth'))
-      c.error(node, 'not-implemented', 'quota-by-key/@bandwidth is not implemented yet');
     if (!node.has('calls') && !node.has('bandwidth'))
-      c.error(node, 'attribute', 'quota-by-key needs calls, got none');
+      c.error(node, 'attribute', 'quota-by-key needs calls or bandwidth, got neither');
     const period = Number(node.literal('renewal-period'));
-    if (period !== 0 && period < 300) {
+    if (period !== 0 && period < 300)
       c.error(node, 'attribute', `quota-by-key/@renewal-period must be 0 or at least 300, got "${period}"`);
-    }
     const startText = node.literal('first-period-start');
     const start = parsePeriodStart(typeof startText === 'string' ? startText : undefined);
     if (start === undefined)
@@ -74,18 +121,16 @@ export const quotaByKey: ElementDefinition = {
         'attribute',
         `quota-by-key/@first-period-start must be an ISO 8601 date, got "${startText}"`,
       );
-    const calls = Number(node.literal('calls'));
+    const limit: QuotaLimit = {
+      calls: node.has('calls') ? Number(node.literal('calls')) : undefined,
+      kilobytes: node.has('bandwidth') ? Number(node.literal('bandwidth')) : undefined,
+      periodSeconds: period,
+      originMs: start ?? 0,
+    };
     const key = node.string('counter-key')!;
-    const incrementIf: Getter<boolean> = node.bool('increment-condition') ?? (() => true);
+    const condition = node.bool('increment-condition');
     return async (run): Promise<'next'> => {
-      await consumeQuota(
-        run,
-        `quota-by-key:${key(run)}`,
-        calls,
-        period,
-        start ?? 0,
-        incrementIf(run) ? 1 : 0,
-      );
+      await applyQuota(run, `quota-by-key:${key(run)}`, limit, condition);
       return 'next';
     };
   },

@@ -1,7 +1,7 @@
 import type { ElementDefinition } from '../element.js';
 import type { RunContext } from '../runtime.js';
 import { EMPTY, elements, int, str } from '../schema.js';
-import { consumeQuota } from './quota-by-key.js';
+import { applyQuota } from './quota-by-key.js';
 
 const LIMIT = {
   calls: int({ min: 1, expression: false }),
@@ -11,12 +11,13 @@ const LIMIT = {
 const TARGET = { name: str({ expression: false }), id: str({ expression: false }) };
 
 /**
- * A call quota per subscription at product scope, with optional quotas for one API or operation. Windows are
- * fixed and start at the subscription's start date, as in API Management.
+ * A call and/or bandwidth quota per subscription at product scope, with optional quotas for one API or
+ * operation. Windows are fixed and start at the subscription's start date, as in API Management; requests without
+ * a subscription are not counted.
  */
 export const quota: ElementDefinition = {
   name: 'quota',
-  summary: 'Enforces a call quota per subscription (403 when exceeded).',
+  summary: 'Enforces a call and/or bandwidth quota per subscription (403 when exceeded).',
   sections: ['inbound'],
   scopes: ['product'],
   attributes: LIMIT,
@@ -26,19 +27,26 @@ export const quota: ElementDefinition = {
     content: elements({ name: 'operation', attributes: { ...TARGET, ...LIMIT }, content: EMPTY }),
   }),
   oncePerSection: true,
+  touchesResponse: true,
   compile(node, c) {
-    type Limit = { applies: (run: RunContext) => boolean; suffix: string; calls: number; period: number };
+    type Limit = {
+      applies: (run: RunContext) => boolean;
+      suffix: string;
+      calls?: number;
+      kilobytes?: number;
+      period: number;
+    };
     const limits: Limit[] = [];
     const add = (n: typeof node, applies: Limit['applies'], suffix: string) => {
-      if (n.has('bandwidth')) c.error(n, 'not-implemented', 'quota/@bandwidth is not implemented yet');
-      if (n.has('calls')) {
-        limits.push({
-          applies,
-          suffix,
-          calls: Number(n.literal('calls')),
-          period: Number(n.literal('renewal-period')),
-        });
-      }
+      if (!n.has('calls') && !n.has('bandwidth'))
+        c.error(n, 'attribute', `${n.name} needs calls or bandwidth, got neither`);
+      limits.push({
+        applies,
+        suffix,
+        ...(n.has('calls') ? { calls: Number(n.literal('calls')) } : {}),
+        ...(n.has('bandwidth') ? { kilobytes: Number(n.literal('bandwidth')) } : {}),
+        period: Number(n.literal('renewal-period')),
+      });
     };
     add(node, () => true, '');
     for (const api of node.childrenNamed('api')) {
@@ -60,17 +68,16 @@ export const quota: ElementDefinition = {
     return async (run): Promise<'next'> => {
       const subscription = run.context.subscription;
       if (subscription === null || subscription.id === '') return 'next';
-      const start = subscription.startDate?.getTime() ?? subscription.createdDate.getTime();
+      // Windows run from the subscription's start, as API Management counts them.
+      const originMs = subscription.startDate?.getTime() ?? subscription.createdDate.getTime();
       for (const limit of limits) {
-        if (limit.applies(run))
-          await consumeQuota(
-            run,
-            `quota:${subscription.id}${limit.suffix}`,
-            limit.calls,
-            limit.period,
-            start,
-            1,
-          );
+        if (!limit.applies(run)) continue;
+        await applyQuota(
+          run,
+          `quota:${subscription.id}${limit.suffix}`,
+          { calls: limit.calls, kilobytes: limit.kilobytes, periodSeconds: limit.period, originMs },
+          undefined,
+        );
       }
       return 'next';
     };

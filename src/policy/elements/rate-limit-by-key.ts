@@ -1,7 +1,8 @@
 import type { ElementDefinition } from '../element.js';
-import type { Getter } from '../node.js';
+import type { PolicyNode } from '../node.js';
 import { PolicyError, type RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, EMPTY, int, str } from '../schema.js';
+import type { SlidingWindowResult } from '../services.js';
 
 /** Options shared by rate-limit and rate-limit-by-key for reporting counts back to the caller. */
 export const REPORTING = {
@@ -20,7 +21,7 @@ export interface Reporting {
   readonly totalHeader: string | undefined;
 }
 
-export function reporting(node: Parameters<ElementDefinition['compile']>[0]): Reporting {
+export function reporting(node: PolicyNode): Reporting {
   const lit = (name: string) => {
     const v = node.literal(name);
     return typeof v === 'string' && v !== '' ? v : undefined;
@@ -34,38 +35,60 @@ export function reporting(node: Parameters<ElementDefinition['compile']>[0]): Re
   };
 }
 
-/** Consumes one rate-limit counter; refuses with 429 RateLimitExceeded when it is used up. */
+/**
+ * Reports a sliding-window answer as API Management does: remaining/total headers and variables on an admitted
+ * call; 429 RateLimitExceeded with Retry-After (and the same headers) on a refused one.
+ */
+export function report(
+  run: RunContext,
+  options: Reporting,
+  result: SlidingWindowResult,
+  calls: number,
+  remaining: number,
+): void {
+  if (options.remainingVariable !== undefined)
+    run.context.variables.set(options.remainingVariable, remaining);
+  const headers: [string, string][] = [];
+  if (options.remainingHeader !== undefined) headers.push([options.remainingHeader, String(remaining)]);
+  if (options.totalHeader !== undefined) headers.push([options.totalHeader, String(calls)]);
+  if (result.allowed) {
+    run.responseHeaderAdditions.push(...headers);
+    return;
+  }
+  if (options.retryAfterVariable !== undefined)
+    run.context.variables.set(options.retryAfterVariable, result.retryAfterSeconds);
+  const message = `Rate limit is exceeded. Try again in ${result.retryAfterSeconds} seconds.`;
+  throw new PolicyError('RateLimitExceeded', message, 429, message, [
+    [options.retryAfterHeader, String(result.retryAfterSeconds)],
+    ...headers,
+  ]);
+}
+
+/** Counts one call on a sliding-window counter now; refuses with 429 when it does not fit. */
 export async function consume(
   run: RunContext,
-  report: Reporting,
+  options: Reporting,
   key: string,
   calls: number,
   periodSeconds: number,
   amount: number,
 ): Promise<void> {
-  const result = await run.services.rateLimits.consume(key, periodSeconds, calls, amount);
-  const remaining = Math.max(0, result.remaining);
-  if (report.remainingVariable !== undefined) run.context.variables.set(report.remainingVariable, remaining);
-  const headers: [string, string][] = [];
-  if (report.remainingHeader !== undefined) headers.push([report.remainingHeader, String(remaining)]);
-  if (report.totalHeader !== undefined) headers.push([report.totalHeader, String(calls)]);
-  if (result.allowed) {
-    run.responseHeaderAdditions.push(...headers);
-    return;
-  }
-  if (report.retryAfterVariable !== undefined)
-    run.context.variables.set(report.retryAfterVariable, result.retryAfterSeconds);
-  const message = `Rate limit is exceeded. Try again in ${result.retryAfterSeconds} seconds.`;
-  throw new PolicyError('RateLimitExceeded', message, 429, message, [
-    [report.retryAfterHeader, String(result.retryAfterSeconds)],
-    ...headers,
-  ]);
+  const result = await run.services.limits.slidingWindow({
+    key,
+    limit: calls,
+    periodSeconds,
+    amount,
+    mode: 'consume',
+  });
+  report(run, options, result, calls, result.remaining);
 }
 
 /**
- * Limits calls per key (any expression: IP address, subscription, claim …) in a sliding window. The count is
- * taken when the request arrives; increment-condition is evaluated then too (API Management evaluates it after
- * the response, so conditions on the response status are not supported yet and are rejected at load time).
+ * Limits calls per key (any expression: IP address, subscription, claim …) in a sliding window; the counter is
+ * shared by every scope that uses the same key, and by every engine process when the state is in Redis.
+ * Without increment-condition the call is counted atomically as it arrives. With one, the call is admitted if it
+ * would fit, and counted at the end of the request when the condition — which may read context.Response, as in
+ * API Management's own example — holds.
  */
 export const rateLimitByKey: ElementDefinition = {
   name: 'rate-limit-by-key',
@@ -82,24 +105,28 @@ export const rateLimitByKey: ElementDefinition = {
   },
   content: EMPTY,
   touchesResponse: true,
-  compile(node, c) {
-    const condition = node.attributes.get('increment-condition');
-    if (condition?.kind === 'expression' && /Response/.test(condition.text)) {
-      c.error(
-        node,
-        'not-implemented',
-        'rate-limit-by-key/@increment-condition on the response is not implemented yet',
-      );
-    }
+  compile(node) {
     const calls = node.int('calls')!;
     const period = node.int('renewal-period')!;
-    const key = node.string('counter-key')!;
-    const incrementIf: Getter<boolean> = node.bool('increment-condition') ?? (() => true);
+    const counterKey = node.string('counter-key')!;
+    const condition = node.bool('increment-condition');
     const count = node.int('increment-count')!;
-    const report = reporting(node);
+    const options = reporting(node);
     return async (run): Promise<'next'> => {
-      const amount = incrementIf(run) ? count(run) : 0;
-      await consume(run, report, `rate-limit-by-key:${key(run)}`, calls(run), period(run), amount);
+      const key = `rate-limit-by-key:${counterKey(run)}`;
+      const limit = calls(run);
+      const periodSeconds = period(run);
+      const amount = count(run);
+      if (condition === undefined) {
+        await consume(run, options, key, limit, periodSeconds, amount);
+        return 'next';
+      }
+      const limits = run.services.limits;
+      const result = await limits.slidingWindow({ key, limit, periodSeconds, amount, mode: 'check' });
+      report(run, options, result, limit, Math.max(0, limit - result.used - amount));
+      run.atEnd(async (ended) => {
+        if (condition(ended)) await limits.slidingWindow({ key, limit, periodSeconds, amount, mode: 'add' });
+      });
       return 'next';
     };
   },

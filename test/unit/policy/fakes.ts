@@ -14,6 +14,7 @@ import type {
   TraceEntry,
 } from '../../../src/policy/services.js';
 import type { NamedValue } from '../../../src/policy/source.js';
+import { MemoryLimitStore } from '../../../src/state/memory-limits.js';
 
 export interface FakeServices extends PolicyServices {
   readonly traces: TraceEntry[];
@@ -25,14 +26,13 @@ export interface FakeServices extends PolicyServices {
   readonly values: Map<string, { value: unknown; ttl: number }>;
   readonly events: { loggerId: string; message: string; partition: { id?: string; key?: string } }[];
   readonly metrics: MetricSink & { readonly emitted: Parameters<MetricSink['emit']>[0][] };
-  /** Call times (ms) per rate-limit key. */
-  readonly calls: Map<string, number[]>;
   now: number;
   route(url: string, response: Omit<Partial<HttpResponse>, 'body'> & { body?: Buffer | string }): void;
 }
 
 export function fakeServices(backends: Record<string, string> = {}): FakeServices {
   const routes = new Map<string, HttpResponse>();
+  const limitStore = new MemoryLimitStore(() => services.now);
   const services: FakeServices = {
     traces: [],
     logs: [],
@@ -41,7 +41,6 @@ export function fakeServices(backends: Record<string, string> = {}): FakeService
     sleeps: [],
     responses: new Map(),
     values: new Map(),
-    calls: new Map(),
     events: [],
     now: Date.UTC(2025, 0, 1),
     route(url, response) {
@@ -84,23 +83,12 @@ export function fakeServices(backends: Record<string, string> = {}): FakeService
         services.events.push({ loggerId, message, partition: { ...partition } });
       },
     },
-    rateLimits: {
-      async consume(key, windowSeconds, limit, amount) {
-        const since = services.now - windowSeconds * 1000;
-        const calls = (services.calls.get(key) ?? []).filter((t) => t > since);
-        if (calls.length + amount > limit) {
-          const oldest = calls[0] ?? services.now;
-          services.calls.set(key, calls);
-          return {
-            allowed: false,
-            remaining: Math.max(0, limit - calls.length),
-            retryAfterSeconds: Math.max(1, Math.ceil((oldest + windowSeconds * 1000 - services.now) / 1000)),
-          };
-        }
-        for (let i = 0; i < amount; i++) calls.push(services.now);
-        services.calls.set(key, calls);
-        return { allowed: true, remaining: limit - calls.length, retryAfterSeconds: 0 };
-      },
+    // The real in-process counters on the fake clock (the same semantics the Redis scripts have).
+    limits: {
+      slidingWindow: (request) => limitStore.slidingWindow(request),
+      quota: (request) => limitStore.quota(request),
+      acquire: (key, max) => limitStore.acquire(key, max, 300),
+      release: (lease) => limitStore.release(lease),
     },
     backends: {
       get(id): BackendInfo | undefined {

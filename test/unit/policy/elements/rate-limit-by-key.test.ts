@@ -49,6 +49,29 @@ describe('rate-limit-by-key', () => {
     expect((await runAll(p, request(), services)).response.status).toBe(429);
   });
 
+  it('increment-condition on the response: only calls it accepts are counted, at the end of the request', async () => {
+    const services = fakeServices();
+    const p = pipelineOf(
+      policies({
+        inbound: `<rate-limit-by-key calls="2" renewal-period="60" counter-key="k"
+                    increment-condition="@(context.Response.StatusCode >= 200 &amp;&amp; context.Response.StatusCode < 300)"
+                    remaining-calls-header-name="X-Remaining" retry-after-variable-name="wait" />`,
+      }),
+    );
+    for (let i = 0; i < 4; i++)
+      expect((await runAll(p, request(), services, { status: 503 })).response.status).toBe(503);
+    const first = await runAll(p, request(), services, { status: 200 });
+    // Remaining as it will be once this call counts.
+    expect(header(first.response, 'X-Remaining')).toEqual(['1']);
+    services.now += 5_000;
+    expect((await runAll(p, request(), services, { status: 204 })).response.status).toBe(204);
+    services.now += 5_000;
+    const refused = await runAll(p, request(), services);
+    expect(refused.response.status).toBe(429);
+    expect(header(refused.response, 'Retry-After')).toEqual(['50']);
+    expect(refused.run.context.variables.get('wait')).toBe(50);
+  });
+
   it('caps renewal-period at 300 seconds', () => {
     expect(diagnosticsOf('<rate-limit-by-key calls="1" renewal-period="301" counter-key="k" />')).toEqual([
       'policies/inbound/rate-limit-by-key[1]: rate-limit-by-key/@renewal-period must be at most 300, got "301"',
