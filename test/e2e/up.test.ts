@@ -22,8 +22,15 @@ interface UpRun {
 
 const runs: UpRun[] = [];
 
-afterEach(() => {
-  for (const run of runs.splice(0)) if (run.child.exitCode === null) run.child.kill('SIGKILL');
+/** A run a test left behind (it failed half-way) is stopped as a user would, then anything left is killed. */
+afterEach(async () => {
+  for (const run of runs.splice(0)) {
+    if (run.child.exitCode !== null) continue;
+    const family = descendantsOf(run.child.pid!);
+    run.child.kill('SIGINT');
+    await Promise.race([run.exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+    for (const pid of [run.child.pid!, ...family]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  }
 });
 
 function up(configFile: string, env: NodeJS.ProcessEnv = process.env): UpRun {

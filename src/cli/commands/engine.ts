@@ -18,6 +18,7 @@ export const command: CliCommand = {
     const { values } = parseArgs({
       args: [...args],
       options: {
+        supervised: { type: 'boolean', default: false },
         port: { type: 'string' },
         host: { type: 'string', default: '127.0.0.1' },
         config: { type: 'string' },
@@ -57,7 +58,7 @@ export const command: CliCommand = {
       console.log(
         `engine metrics on http://${values.host}:${(metricsServer.address() as AddressInfo).port}/metrics`,
       );
-    await waitForStopSignal();
+    await waitForStopSignal({ exitWithParent: values.supervised === true });
     console.log(`engine draining ${server.activeStreams()} open stream(s)`);
     await server.shutdown(5000);
     metricsServer?.close();

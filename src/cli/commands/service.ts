@@ -13,6 +13,7 @@ export const command: CliCommand = {
     const { values } = parseArgs({
       args: [...args],
       options: {
+        supervised: { type: 'boolean', default: false },
         config: { type: 'string' },
         port: { type: 'string' },
         host: { type: 'string', default: '127.0.0.1' },
@@ -35,7 +36,7 @@ export const command: CliCommand = {
     console.log(`service listening on ${values.host}:${(server.address() as AddressInfo).port}`);
     if (service.mcpUrl)
       console.log(`service: MCP endpoint ${service.mcpUrl}, issuer ${loaded.config.auth!.issuer}`);
-    await waitForStopSignal();
+    await waitForStopSignal({ exitWithParent: values.supervised === true });
     // Envoy keeps connections alive: finish what is in flight, then close the rest.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();

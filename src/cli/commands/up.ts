@@ -71,6 +71,7 @@ export const command: CliCommand = {
           args: [
             cliEntry,
             'engine',
+            '--supervised',
             '--config',
             configFile,
             '--host',
@@ -91,6 +92,7 @@ export const command: CliCommand = {
         args: [
           cliEntry,
           'service',
+          '--supervised',
           '--config',
           configFile,
           '--host',
