@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 import { type RunningRedis, startRedis } from '../../helpers/redis.js';
@@ -12,10 +14,17 @@ describe('shared state through Redis, two engine processes', () => {
   let redis: RunningRedis;
   let backend: EchoBackend;
   let stack: SharedStateStack;
+  let slow: Server;
 
   beforeAll(async () => {
     redis = await startRedis();
     backend = await startEchoBackend();
+    // Answers after 400 ms, so concurrent requests overlap while the backend works.
+    slow = createServer((_request, response) => {
+      setTimeout(() => response.end('slow'), 400);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
     const client =
       '@(context.Request.Headers.GetValueOrDefault(&quot;X-Client&quot;, &quot;anonymous&quot;))';
     stack = await startSharedStateStack(
@@ -30,6 +39,7 @@ ${apiYaml('limited', backend.url, [['get', 'GET', '/items', 'limited.xml']])}
 ${apiYaml('quota', backend.url, [['get', 'GET', '/items', 'quota.xml']])}
 ${apiYaml('cached', backend.url, [['get', 'GET', '/items', 'cached.xml']])}
 ${apiYaml('logged', backend.url, [['get', 'GET', '/items/{id}', 'logged.xml']])}
+${apiYaml('narrow', slowUrl, [['get', 'GET', '/work', 'narrow.xml']])}
 ${apiYaml('values', backend.url, [
   ['store', 'GET', '/store', 'store.xml'],
   ['read', 'GET', '/read', 'read.xml'],
@@ -49,6 +59,13 @@ ${apiYaml('values', backend.url, [
             '<cache-lookup vary-by-developer="false" vary-by-developer-groups="false" caching-type="external" />',
           outbound: '<cache-store duration="60" />',
         }),
+        'narrow.xml': policy(
+          {
+            backend:
+              '<limit-concurrency key="slow-backend" max-count="2"><forward-request /></limit-concurrency>',
+          },
+          ['backend'],
+        ),
         'logged.xml': policy({
           inbound: `<log-to-eventhub logger-id="audit" partition-key="${client}">@(context.Request.Method + " " + context.Request.MatchedParameters["id"])</log-to-eventhub>`,
         }),
@@ -67,6 +84,8 @@ ${apiYaml('values', backend.url, [
   afterAll(async () => {
     await stack?.stop();
     await backend?.close();
+    slow?.closeAllConnections();
+    await new Promise((resolve) => slow?.close(resolve));
     await redis?.close();
   });
 
@@ -140,6 +159,19 @@ ${apiYaml('values', backend.url, [
     for (let i = 0; i < 12; i++) reads.push(await (await get('/values/read')).text());
     expect(new Set(reads)).toEqual(new Set(['shared-value']));
     expect(redis.cli('PTTL', 'it:val:shared').trim()).toMatch(/^\d+$/);
+  });
+
+  it('limit-concurrency: 2 slots shared by both engines are held until the backend answered', async () => {
+    const statuses = (await Promise.all(Array.from({ length: 8 }, () => get('/narrow/work')))).map(
+      (r) => r.status,
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(2);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(6);
+    // Released at the end of each request (sent to Redis as the response goes out, not awaited by it): after a
+    // moment the next pair is admitted.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const next = await Promise.all([get('/narrow/work'), get('/narrow/work')]);
+    expect(next.map((r) => r.status)).toEqual([200, 200]);
   });
 
   it('log-to-eventhub entries from both engines are readable from the Redis stream', async () => {
