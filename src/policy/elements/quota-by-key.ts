@@ -22,7 +22,11 @@ export interface QuotaLimit {
   readonly originMs: number;
 }
 
-/** Request and response bytes as the client and backend sent them (Content-Length, else the buffered body). */
+/**
+ * Request and response bytes as the client and backend declared them (Content-Length), else the body when the
+ * pipeline buffered it. A chunked body nothing buffered is not counted: measuring it would mean streaming every
+ * response through the engine for a quota that mostly counts calls.
+ */
 function bytesOf(run: RunContext): number {
   const size = (headers: { getJoined(name: string): string | undefined }, body: { bytes: Buffer } | null) => {
     const declared = Number(headers.getJoined('Content-Length'));

@@ -20,7 +20,15 @@ describe('shared state through Redis, two engine processes', () => {
     redis = await startRedis();
     backend = await startEchoBackend();
     // Answers after 400 ms, so concurrent requests overlap while the backend works.
-    slow = createServer((_request, response) => {
+    slow = createServer((request, response) => {
+      // /status/<code> answers that code at once (for increment-condition); anything else slowly.
+      const status = /^\/status\/(\d{3})/.exec(request.url ?? '');
+      if (status) {
+        // With a declared length: bandwidth is counted from Content-Length (bodies are not buffered for it).
+        response.writeHead(Number(status[1]), { 'content-type': 'text/plain', 'content-length': '600' });
+        response.end('x'.repeat(600));
+        return;
+      }
       setTimeout(() => response.end('slow'), 400);
     });
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
@@ -40,6 +48,8 @@ ${apiYaml('quota', backend.url, [['get', 'GET', '/items', 'quota.xml']])}
 ${apiYaml('cached', backend.url, [['get', 'GET', '/items', 'cached.xml']])}
 ${apiYaml('logged', backend.url, [['get', 'GET', '/items/{id}', 'logged.xml']])}
 ${apiYaml('narrow', slowUrl, [['get', 'GET', '/work', 'narrow.xml']])}
+${apiYaml('conditional', slowUrl, [['get', 'GET', '/status/{code}', 'conditional.xml']])}
+${apiYaml('bandwidth', slowUrl, [['get', 'GET', '/status/{code}', 'bandwidth.xml']])}
 ${apiYaml('values', backend.url, [
   ['store', 'GET', '/store', 'store.xml'],
   ['read', 'GET', '/read', 'read.xml'],
@@ -66,6 +76,13 @@ ${apiYaml('values', backend.url, [
           },
           ['backend'],
         ),
+        'conditional.xml': policy({
+          inbound: `<rate-limit-by-key calls="2" renewal-period="60" counter-key="successes"
+              increment-condition="@(context.Response.StatusCode == 200)" remaining-calls-header-name="X-Remaining" />`,
+        }),
+        'bandwidth.xml': policy({
+          inbound: '<quota-by-key bandwidth="1" renewal-period="300" counter-key="bytes" />',
+        }),
         'logged.xml': policy({
           inbound: `<log-to-eventhub logger-id="audit" partition-key="${client}">@(context.Request.Method + " " + context.Request.MatchedParameters["id"])</log-to-eventhub>`,
         }),
@@ -172,6 +189,29 @@ ${apiYaml('values', backend.url, [
     await new Promise((resolve) => setTimeout(resolve, 100));
     const next = await Promise.all([get('/narrow/work'), get('/narrow/work')]);
     expect(next.map((r) => r.status)).toEqual([200, 200]);
+  });
+
+  it('increment-condition on the response: failed calls through either engine are not counted', async () => {
+    for (let i = 0; i < 5; i++) expect((await get('/conditional/status/500')).status).toBe(500);
+    expect((await get('/conditional/status/200')).headers.get('x-remaining')).toBe('1');
+    expect((await get('/conditional/status/200')).status).toBe(200);
+    // The count is taken as each response goes out; give the last one a moment to reach Redis.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const refused = await get('/conditional/status/200');
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(59);
+  });
+
+  it('a bandwidth quota counts the bytes of the responses (1 KB: two 600-byte answers use it up)', async () => {
+    expect((await get('/bandwidth/status/200')).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await get('/bandwidth/status/200')).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const refused = await get('/bandwidth/status/200');
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { message: string }).message).toMatch(
+      /^Out of bandwidth quota\. Quota will be replenished in 00:0[0-5]:\d\d\.$/,
+    );
   });
 
   it('log-to-eventhub entries from both engines are readable from the Redis stream', async () => {
