@@ -1,3 +1,5 @@
+import type { SoapMatch } from './importers/model.js';
+import { firstBodyElement, matchSoapOperation, needsBody, requestAction } from './importers/soap-match.js';
 import { compileUrlTemplate, type UrlTemplate } from './url-template.js';
 
 /**
@@ -11,6 +13,8 @@ export interface CatalogOperation<Pipeline> {
   readonly method: string;
   readonly template: UrlTemplate;
   readonly pipeline: Pipeline;
+  /** For a SOAP API: how this operation is told apart from the others (all are `POST /`). */
+  readonly soap?: SoapMatch;
 }
 
 export interface CatalogApi<Pipeline> {
@@ -18,6 +22,8 @@ export interface CatalogApi<Pipeline> {
   readonly name: string;
   readonly urlSuffix: string;
   readonly serviceUrl: string;
+  /** `soap`: operations are matched by SOAP action or body element, not by method and template. */
+  readonly type: 'http' | 'soap';
   /** Lower-case host names; empty means every host. */
   readonly hostnames: readonly string[];
   readonly productIds: readonly string[];
@@ -36,6 +42,13 @@ export type MatchResult<Pipeline> =
       readonly parameters: Readonly<Record<string, string>>;
     }
   | { readonly kind: 'no-operation'; readonly api: CatalogApi<Pipeline>; readonly apiPath: string }
+  /** A SOAP API whose operation is known only from the request body's first element. */
+  | {
+      readonly kind: 'soap-body';
+      readonly api: CatalogApi<Pipeline>;
+      readonly apiPath: string;
+      readonly action?: string;
+    }
   | { readonly kind: 'no-api' };
 
 export interface ApiInit<Pipeline> {
@@ -43,10 +56,17 @@ export interface ApiInit<Pipeline> {
   readonly name?: string;
   readonly urlSuffix: string;
   readonly serviceUrl: string;
+  readonly type?: 'http' | 'soap';
   readonly hostnames?: readonly string[];
   readonly productIds?: readonly string[];
   readonly apiPipeline: Pipeline;
-  readonly operations: readonly { id: string; method: string; urlTemplate: string; pipeline: Pipeline }[];
+  readonly operations: readonly {
+    id: string;
+    method: string;
+    urlTemplate: string;
+    pipeline: Pipeline;
+    soap?: SoapMatch | undefined;
+  }[];
 }
 
 export class Catalog<Pipeline> {
@@ -59,6 +79,7 @@ export class Catalog<Pipeline> {
         name: api.name ?? api.id,
         urlSuffix: api.urlSuffix,
         serviceUrl: api.serviceUrl,
+        type: api.type ?? 'http',
         hostnames: (api.hostnames ?? []).map((host) => host.toLowerCase()),
         productIds: api.productIds ?? [],
         apiPipeline: api.apiPipeline,
@@ -68,6 +89,7 @@ export class Catalog<Pipeline> {
             method: operation.method.toUpperCase(),
             template: compileUrlTemplate(operation.urlTemplate),
             pipeline: operation.pipeline,
+            ...(operation.soap ? { soap: operation.soap } : {}),
           }))
           .sort((a, b) => b.template.specificity - a.template.specificity),
       }))
@@ -75,8 +97,18 @@ export class Catalog<Pipeline> {
       .sort((a, b) => b.urlSuffix.length - a.urlSuffix.length || b.hostnames.length - a.hostnames.length);
   }
 
-  /** `path` is the request's path without the query string, as received (percent-encoded). */
-  match(host: string, method: string, path: string, query: URLSearchParams): MatchResult<Pipeline> {
+  /**
+   * `path` is the request's path without the query string, as received (percent-encoded). For a SOAP API the
+   * `soap` hints (SOAPAction header, Content-Type) pick the operation; when they cannot, the result asks for the
+   * body (`soap-body`) and `matchSoapBody` finishes the match.
+   */
+  match(
+    host: string,
+    method: string,
+    path: string,
+    query: URLSearchParams,
+    soap: { soapAction?: string | undefined; contentType?: string | undefined } = {},
+  ): MatchResult<Pipeline> {
     const hostname = host.toLowerCase().replace(/:\d+$/, '');
     for (const api of this.apis) {
       if (api.hostnames.length > 0 && !api.hostnames.includes(hostname)) continue;
@@ -84,6 +116,7 @@ export class Catalog<Pipeline> {
       if (path !== prefix && !path.startsWith(`${prefix}/`)) continue;
       const apiPath = safeDecode(path.slice(prefix.length) || '/');
       const wanted = method.toUpperCase();
+      if (api.type === 'soap') return this.matchSoap(api, apiPath, wanted, soap);
       for (const operation of api.operations) {
         if (operation.method !== wanted) continue;
         const parameters = operation.template.match(apiPath, query);
@@ -93,6 +126,43 @@ export class Catalog<Pipeline> {
     }
     return { kind: 'no-api' };
   }
+
+  /** SOAP pass-through: every operation is a POST, told apart by action, then by the body's first element. */
+  private matchSoap(
+    api: CatalogApi<Pipeline>,
+    apiPath: string,
+    method: string,
+    hints: { soapAction?: string | undefined; contentType?: string | undefined },
+  ): MatchResult<Pipeline> {
+    if (method !== 'POST') return { kind: 'no-operation', api, apiPath };
+    const action = requestAction(hints);
+    if (needsBody(api.operations, action))
+      return { kind: 'soap-body', api, apiPath, ...(action ? { action } : {}) };
+    return soapOperation(api, apiPath, matchSoapOperation(api.operations, { action }));
+  }
+
+  /** Finishes a `soap-body` match once the request body is known. */
+  matchSoapBody(
+    match: Extract<MatchResult<Pipeline>, { kind: 'soap-body' }>,
+    body: Buffer,
+  ): Extract<MatchResult<Pipeline>, { kind: 'operation' | 'no-operation' }> {
+    const bodyElement = firstBodyElement(body.toString('utf8'));
+    const operation = matchSoapOperation(match.api.operations, { action: match.action, bodyElement });
+    return soapOperation(match.api, match.apiPath, operation) as Extract<
+      MatchResult<Pipeline>,
+      { kind: 'operation' | 'no-operation' }
+    >;
+  }
+}
+
+function soapOperation<Pipeline>(
+  api: CatalogApi<Pipeline>,
+  apiPath: string,
+  operation: CatalogOperation<Pipeline> | undefined,
+): MatchResult<Pipeline> {
+  return operation
+    ? { kind: 'operation', api, operation, apiPath, parameters: {} }
+    : { kind: 'no-operation', api, apiPath };
 }
 
 function safeDecode(path: string): string {

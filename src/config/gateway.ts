@@ -110,6 +110,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       name: api.name ?? api.id,
       urlSuffix: api.urlSuffix,
       serviceUrl: api.serviceUrl,
+      type: api.type,
       hostnames: api.hostnames ?? [],
       productIds: products.map((p) => p.id),
       apiPipeline: pipeline(defined(scopes)),
@@ -123,6 +124,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
           id: operation.id ?? `${operation.method} ${operation.urlTemplate}`,
           method: operation.method,
           urlTemplate: operation.urlTemplate,
+          soap: operation.soap,
           pipeline: pipeline(defined({ ...scopes, operation: operationDocument })),
         };
       }),

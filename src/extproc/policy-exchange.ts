@@ -67,6 +67,10 @@ class PolicyExchange implements Exchange {
   private description: RequestDescription | undefined;
   private match: MatchResult<Pipeline> | undefined;
   private pendingResponse: MessageHead | undefined;
+  /** The client asked for `/<suffix>` exactly, without a trailing slash. */
+  private requestedApiRoot = false;
+  /** A SOAP request whose operation the body will tell. */
+  private pendingSoap: Extract<MatchResult<Pipeline>, { kind: 'soap-body' }> | undefined;
   private summary: { -readonly [K in keyof ExchangeSummary]: ExchangeSummary[K] } = {
     requestId: '',
     method: '',
@@ -103,7 +107,10 @@ class PolicyExchange implements Exchange {
       ? []
       : [{ name: 'x-request-id', value: requestId }];
 
-    const match = this.engine.catalog.match(authority, method, pathname, new URLSearchParams(search));
+    const match = this.engine.catalog.match(authority, method, pathname, new URLSearchParams(search), {
+      soapAction: firstHeader(headers, 'soapaction'),
+      contentType: firstHeader(headers, 'content-type'),
+    });
     this.match = match;
     if (match.kind === 'no-api') {
       this.summary.outcome = 'not-an-api';
@@ -119,6 +126,7 @@ class PolicyExchange implements Exchange {
 
     this.originalHeaders = policyVisibleHeaders(headers);
     const apiRelativePath = rawPath.slice(match.api.urlSuffix.length + 1) || '/';
+    this.requestedApiRoot = pathname === `/${match.api.urlSuffix}`;
     const description: RequestDescription = {
       method,
       url: `${scheme}://${authority || 'localhost'}${apiRelativePath.startsWith('/') ? '' : '/'}${apiRelativePath}`,
@@ -128,34 +136,24 @@ class PolicyExchange implements Exchange {
       api: { id: match.api.id, name: match.api.name, path: `/${match.api.urlSuffix}` },
       requestId,
     };
+    this.description = description;
     this.summary = { ...this.summary, api: match.api.id };
 
-    if (match.kind === 'no-operation') {
-      const preflight = await this.preflight(match, description, headers);
-      if (preflight) return preflight;
-      const run = new PipelineRun(match.api.apiPipeline, description, this.engine.services);
-      this.run = run;
-      return this.respond(await run.onOperationNotFound());
+    if (match.kind === 'soap-body') {
+      // The operation is known only from the SOAP body: ask for it, and for every later phase any of the API's
+      // operations could need, since the answer to these headers is the only chance to ask.
+      this.pendingSoap = match;
+      const next = mergedPhases(match.api.operations.map((operation) => phasesFor(operation.pipeline, true)));
+      return { action: 'continue', headers: requestIdHeader, removeHeaders: this.strippedHeaders, next };
     }
+    if (match.kind === 'no-operation') return this.operationNotFound(match, headers);
 
-    const pipeline = match.operation.pipeline;
-    this.pipeline = pipeline;
-    this.summary = { ...this.summary, operation: match.operation.id };
-    const operationDescription: RequestDescription = {
-      ...description,
-      operation: {
-        id: match.operation.id,
-        method: match.operation.method,
-        urlTemplate: match.operation.template.text,
-      },
-    };
-    this.description = operationDescription;
-    const next = phasesFor(pipeline, !head.endOfStream);
+    const next = this.enterOperation(match, !head.endOfStream);
     if (next.requestBody) {
       // Inbound reads the body: wait for it (buffered) before running anything.
       return { action: 'continue', headers: requestIdHeader, removeHeaders: this.strippedHeaders, next };
     }
-    const result = await this.runInbound(operationDescription);
+    const result = await this.runInbound(this.description);
     if (result.action === 'respond') return result;
     // Retries and followed redirects are the engine's calls, made on seeing the backend's answer.
     const forward = this.run?.run.forward;
@@ -167,8 +165,43 @@ class PolicyExchange implements Exchange {
     };
   }
 
+  /** The request is for this operation: its pipeline runs; returns the phases it needs from Envoy. */
+  private enterOperation(match: Extract<MatchResult<Pipeline>, { kind: 'operation' }>, hasBody: boolean) {
+    this.match = match;
+    this.pipeline = match.operation.pipeline;
+    this.summary = { ...this.summary, operation: match.operation.id };
+    this.description = {
+      ...this.description!,
+      matchedParameters: match.parameters,
+      operation: {
+        id: match.operation.id,
+        method: match.operation.method,
+        urlTemplate: match.operation.template.text,
+      },
+    };
+    return phasesFor(match.operation.pipeline, hasBody);
+  }
+
+  /** A known API without the requested operation: 404 through on-error (a CORS preflight may be answered). */
+  private async operationNotFound(
+    match: Extract<MatchResult<Pipeline>, { kind: 'no-operation' }>,
+    headers: HeaderFields,
+  ): Promise<PhaseResult> {
+    const preflight = await this.preflight(match, this.description!, headers);
+    if (preflight) return preflight;
+    const run = new PipelineRun(match.api.apiPipeline, this.description!, this.engine.services);
+    this.run = run;
+    return this.respond(await run.onOperationNotFound());
+  }
+
   async requestBody(body: Buffer): Promise<PhaseResult> {
     this.requestBodyBytes = body;
+    if (this.pendingSoap) {
+      const match = this.engine.catalog.matchSoapBody(this.pendingSoap, body);
+      this.pendingSoap = undefined;
+      if (match.kind === 'no-operation') return this.operationNotFound(match, new Map());
+      this.enterOperation(match, true);
+    }
     return this.runInbound({ ...this.description!, body });
   }
 
@@ -248,9 +281,18 @@ class PolicyExchange implements Exchange {
       request.backend.backendId !== undefined
         ? this.engine.routes.forBackendId(request.backend.backendId)
         : this.engine.routes.forUrl(request.backend.baseUrl ?? match.api.serviceUrl);
-    const pathAndQuery = request.pathAndQuery.startsWith('/')
+    let pathAndQuery = request.pathAndQuery.startsWith('/')
       ? request.pathAndQuery
       : `/${request.pathAndQuery}`;
+    // `GET /<suffix>` with nothing after it reaches the service URL itself, not the service URL plus "/": a SOAP
+    // endpoint such as …/calculator.asmx often refuses the trailing slash.
+    if (
+      this.requestedApiRoot &&
+      route.basePath !== '' &&
+      (pathAndQuery === '/' || pathAndQuery.startsWith('/?'))
+    ) {
+      pathAndQuery = pathAndQuery.slice(1);
+    }
     // Policies may not steer Envoy itself (retries, timeouts, routing): its own headers are the engine's alone.
     const { set, remove } = diffHeaders(
       this.originalHeaders.filter(([name]) => !isEnvoyHeader(name)),
@@ -407,6 +449,15 @@ function phasesFor(pipeline: Pipeline, requestHasBody: boolean): PhaseRequests {
     requestBody: (pipeline.needs.requestBody || retries) && requestHasBody,
     responseHeaders: pipeline.needs.responseHeaders || onError || retries,
     responseBody: pipeline.needs.responseBody,
+  };
+}
+
+/** What a request may need when its operation is one of several: every phase any of them needs. */
+function mergedPhases(all: readonly PhaseRequests[]): PhaseRequests {
+  return {
+    requestBody: true,
+    responseHeaders: all.some((phases) => phases.responseHeaders),
+    responseBody: all.some((phases) => phases.responseBody),
   };
 }
 
