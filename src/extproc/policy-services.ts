@@ -282,6 +282,8 @@ export const responseCodec: ByteCodec<CachedResponse> = {
   },
 };
 
+const ownCopy = (value: unknown): unknown => (value instanceof JToken ? value.clone() : value);
+
 export interface EngineServicesOptions {
   readonly backends: ReadonlyMap<string, string>;
   /** The configuration's `state` section (absent: everything in-process with the defaults). */
@@ -354,7 +356,9 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     internal: {
       maxBytes: state.cache.internalBytes,
       maxEntryBytes: state.cache.maxEntryBytes,
-      sizeOf: (entry) => JSON.stringify(entry.value ?? null)?.length ?? 16,
+      // The encoded size is what the value would take in Redis; values that cannot be encoded count as 256 bytes.
+      sizeOf: (entry) =>
+        typeof entry.value === 'string' ? entry.value.length * 2 : (valueCodec.encode(entry)?.length ?? 256),
     },
     external: redis && new RedisByteCache(redis, 'val', state.cache.maxEntryBytes),
     codec: valueCodec,
@@ -402,9 +406,12 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
       get: (key, caching?: CachingType) => responses.get(key, caching),
       set: (key, value, ttl, caching?: CachingType) => responses.set(key, value, ttl, caching),
     },
+    // JSON values are mutable: the in-process cache keeps its own copy and hands out copies, as the external one
+    // does by serializing, so one request changing what it read or stored never changes another's.
     valueCache: {
-      get: async (key, caching?: CachingType) => (await values.get(key, caching))?.value,
-      set: (key, value, ttl, caching?: CachingType) => values.set(key, { value }, ttl, caching),
+      get: async (key, caching?: CachingType) => ownCopy((await values.get(key, caching))?.value),
+      set: (key, value, ttl, caching?: CachingType) =>
+        values.set(key, { value: ownCopy(value) }, ttl, caching),
       delete: (key, caching?: CachingType) => values.delete(key, caching),
     },
     limits,

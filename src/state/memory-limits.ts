@@ -145,5 +145,9 @@ export class MemoryLimitStore implements LimitStore {
     if (++this.#operations % SWEEP_EVERY !== 0) return;
     for (const [key, window] of this.#windows) if (window.expiresAt <= now) this.#windows.delete(key);
     for (const [key, counter] of this.#quotas) if (counter.expiresAt <= now) this.#quotas.delete(key);
+    for (const [key, slots] of this.#slots) {
+      for (const [token, expiresAt] of slots) if (expiresAt <= now) slots.delete(token);
+      if (slots.size === 0) this.#slots.delete(key);
+    }
   }
 }

@@ -287,3 +287,26 @@ describe('engine services with Redis', () => {
     expect(quiet.lines).toContain('warn redis connection lost');
   });
 });
+
+describe('in-process value cache', () => {
+  it('keeps its own copy of JSON values and sizes values it cannot encode', async () => {
+    const services = createEngineServices({ backends: new Map(), logger: quiet });
+    const { run } = await inbound(
+      services,
+      `<set-variable name="doc" value="@(new JObject(new JProperty(&quot;n&quot;, 1)))" />
+       <cache-store-value key="doc" value="@((JObject)context.Variables[&quot;doc&quot;])" duration="60" />
+       <cache-store-value key="long" value="@(1234567890123456789L)" duration="60" />
+       <set-variable name="changed" value="@{ var d = (JObject)context.Variables[&quot;doc&quot;]; d[&quot;n&quot;] = 2; return d.ToString(); }" />`,
+    );
+    expect(run.context.lastError).toBeNull();
+    const { run: reader } = await inbound(
+      services,
+      `<cache-lookup-value key="doc" variable-name="doc" />
+       <cache-lookup-value key="long" variable-name="long" />
+       <set-variable name="n" value="@(((JObject)context.Variables[&quot;doc&quot;])[&quot;n&quot;].ToString())" />`,
+    );
+    expect(reader.context.variables.get('n')).toBe('1');
+    expect(reader.context.variables.get('long')).toBe(1234567890123456789n);
+    await services.close();
+  });
+});
