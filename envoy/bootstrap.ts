@@ -15,8 +15,63 @@ export interface BootstrapApi {
   readonly hostnames?: readonly string[];
 }
 
+/** A rule of a listener's inbound access list (network security group style): the first that matches decides. */
+export interface AccessRule {
+  readonly name: string;
+  readonly priority: number;
+  readonly access: 'allow' | 'deny';
+  /** `prefixes` with `negate` means every address outside them (the Internet tag). */
+  readonly source:
+    | { readonly kind: 'any' }
+    | { readonly kind: 'prefixes'; readonly prefixes: readonly string[]; readonly negate: boolean };
+}
+
+/**
+ * One listening socket. `http` and `https` carry the gateway's routes (with ext_proc); `management` answers
+ * Envoy's readiness and statistics, read-only, from the admin listener.
+ */
+export interface ListenerPlan {
+  readonly name: string;
+  readonly role: 'http' | 'https' | 'management';
+  readonly address: Endpoint;
+  /** Evaluated in order, first match wins, no match refuses; absent: every source is accepted. */
+  readonly rules?: readonly AccessRule[];
+}
+
+/** TLS of the https listeners. Files are absolute paths (Envoy reads them). */
+export interface DownstreamTlsPlan {
+  readonly certificateFile: string;
+  readonly keyFile: string;
+  /** Downstream mTLS: ask for a client certificate. */
+  readonly clientCertificates?: {
+    /** Refuse a handshake without a certificate. */
+    readonly required: boolean;
+    /**
+     * The CAs Envoy names in its certificate request. Chain problems never fail the handshake: the policy
+     * (validate-client-certificate) decides, as API Management lets it.
+     */
+    readonly trustedCaFile?: string;
+  };
+}
+
+/** The client certificate Envoy presents to one backend (authentication-certificate). */
+export interface UpstreamTlsPlan {
+  readonly certificateFile: string;
+  readonly keyFile: string;
+  /** CA of the backend's server certificate; the system store when absent. */
+  readonly trustedCaFile?: string;
+  /** SNI and the name its certificate must carry; the URL's host when absent. */
+  readonly serverName?: string;
+}
+
 export interface BootstrapPlan {
+  /** The plain HTTP listener, used alone when `listeners` is absent (and the address `up` prints). */
   readonly gateway: Endpoint;
+  /** Every listener, when placement or TLS asks for more than the one plain HTTP listener. */
+  readonly listeners?: readonly ListenerPlan[];
+  readonly tls?: DownstreamTlsPlan;
+  /** By API id or named backend id: the client certificate its cluster presents. */
+  readonly upstreamTls?: Readonly<Record<string, UpstreamTlsPlan>>;
   readonly admin: Endpoint;
   readonly engine: { readonly endpoints: readonly Endpoint[]; readonly messageTimeoutMs: number };
   readonly service: Endpoint;
@@ -78,6 +133,8 @@ export function dynamicClusterName(tls: boolean): string {
   return tls ? 'dynamic_https' : 'dynamic_http';
 }
 
+const systemCaFile = '/etc/ssl/certs/ca-certificates.crt';
+
 const dnsCacheConfig = { name: 'portcullis_dynamic_backends', dns_lookup_family: 'V4_PREFERRED' };
 
 export function buildBootstrap(plan: BootstrapPlan): Record<string, unknown> {
@@ -111,46 +168,195 @@ export function buildBootstrap(plan: BootstrapPlan): Record<string, unknown> {
       ],
     },
     static_resources: {
-      listeners: [gatewayListener(plan)],
+      listeners: listenersOf(plan).map((listener) => buildListener(plan, listener)),
       clusters: [
         engineCluster(plan),
         serviceCluster(plan),
-        ...plan.apis.map((api) => urlCluster(apiClusterName(api.id), api.serviceUrl)),
-        ...(plan.backends ?? []).map((backend) => urlCluster(backendClusterName(backend.id), backend.url)),
+        ...plan.apis.map((api) =>
+          urlCluster(apiClusterName(api.id), api.serviceUrl, plan.upstreamTls?.[api.id]),
+        ),
+        ...(plan.backends ?? []).map((backend) =>
+          urlCluster(backendClusterName(backend.id), backend.url, plan.upstreamTls?.[backend.id]),
+        ),
         dynamicCluster(false),
         dynamicCluster(true),
+        ...(listenersOf(plan).some((listener) => listener.role === 'management')
+          ? [staticCluster(adminClusterName, plan.admin)]
+          : []),
       ],
     },
   };
 }
 
-function gatewayListener(plan: BootstrapPlan) {
+export const adminClusterName = 'portcullis_admin';
+
+/** The listeners of a plan: the one plain HTTP listener when the plan names none. */
+export function listenersOf(plan: BootstrapPlan): readonly ListenerPlan[] {
+  return plan.listeners ?? [{ name: 'gateway_http', role: 'http', address: plan.gateway }];
+}
+
+function buildListener(plan: BootstrapPlan, listener: ListenerPlan) {
+  const filters: unknown[] = [];
+  if (listener.rules) filters.push(rbacFilter(`inbound_${listener.name}.`, listener.rules));
+  filters.push(
+    listener.role === 'management' ? managementConnectionManager() : gatewayConnectionManager(plan, listener),
+  );
+  const chain: Record<string, unknown> = { filters };
+  if (listener.role === 'https') {
+    if (!plan.tls) throw new TypeError(`listener ${listener.name} is https but the plan has no tls`);
+    chain.transport_socket = downstreamTls(plan.tls);
+  }
+  return { name: listener.name, address: socketAddress(listener.address), filter_chains: [chain] };
+}
+
+function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan) {
   return {
-    name: 'gateway_http',
-    address: socketAddress(plan.gateway),
-    filter_chains: [
-      {
-        filters: [
+    name: 'envoy.filters.network.http_connection_manager',
+    typed_config: {
+      '@type':
+        'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+      stat_prefix: hcmStatPrefix,
+      codec_type: 'AUTO',
+      // The engine assigns request ids (kept when the client sent one), so every log line agrees.
+      generate_request_id: false,
+      // An edge gateway trusts the TCP peer, not a client-supplied X-Forwarded-For.
+      use_remote_address: true,
+      // A client-sent X-Forwarded-Client-Cert is dropped: policies get the certificate from the TLS connection
+      // itself (ext_proc attributes), never from a header a client could forge.
+      forward_client_cert_details: 'SANITIZE',
+      ...(listener.role === 'https'
+        ? { scheme_header_transformation: { scheme_to_overwrite: 'https' } }
+        : {}),
+      route_config: { name: 'gateway', virtual_hosts: virtualHosts(plan) },
+      local_reply_config: backendFailureReplies(),
+      http_filters: [extProcFilter(plan), dynamicForwardProxyFilter(), routerFilter()],
+    },
+  };
+}
+
+/** Paths of Envoy's admin interface the management listener serves: readiness and statistics, nothing that changes. */
+export const managementPaths = ['/ready', '/stats', '/stats/prometheus', '/server_info'] as const;
+
+function managementConnectionManager() {
+  return {
+    name: 'envoy.filters.network.http_connection_manager',
+    typed_config: {
+      '@type':
+        'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+      stat_prefix: 'management',
+      codec_type: 'AUTO',
+      use_remote_address: true,
+      forward_client_cert_details: 'SANITIZE',
+      route_config: {
+        name: 'management',
+        virtual_hosts: [
           {
-            name: 'envoy.filters.network.http_connection_manager',
-            typed_config: {
-              '@type':
-                'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-              stat_prefix: hcmStatPrefix,
-              codec_type: 'AUTO',
-              // The engine assigns request ids (kept when the client sent one), so every log line agrees.
-              generate_request_id: false,
-              // An edge gateway trusts the TCP peer, not a client-supplied X-Forwarded-For.
-              use_remote_address: true,
-              route_config: { name: 'gateway', virtual_hosts: virtualHosts(plan) },
-              local_reply_config: backendFailureReplies(),
-              http_filters: [extProcFilter(plan), dynamicForwardProxyFilter(), routerFilter()],
-            },
+            name: 'management',
+            domains: ['*'],
+            routes: [
+              ...managementPaths.map((path) => ({
+                name: `management${path.replace(/[^A-Za-z0-9]+/g, '_')}`,
+                match: { path, headers: [{ name: ':method', string_match: { exact: 'GET' } }] },
+                route: { cluster: adminClusterName, timeout: '5s' },
+              })),
+              {
+                name: 'management_not_found',
+                match: { prefix: '/' },
+                direct_response: { status: 404, body: { inline_string: notFoundBody } },
+              },
+            ],
           },
         ],
       },
-    ],
+      http_filters: [routerFilter()],
+    },
   };
+}
+
+function downstreamTls(tls: DownstreamTlsPlan) {
+  const common: Record<string, unknown> = {
+    tls_certificates: [
+      { certificate_chain: { filename: tls.certificateFile }, private_key: { filename: tls.keyFile } },
+    ],
+    alpn_protocols: ['h2', 'http/1.1'],
+  };
+  const clients = tls.clientCertificates;
+  if (clients) {
+    // A validation context makes Envoy request a client certificate. Untrusted chains are let through so the
+    // policy sees them and decides (validate-client-certificate's validate-trust), as API Management does.
+    common.validation_context = {
+      ...(clients.trustedCaFile ? { trusted_ca: { filename: clients.trustedCaFile } } : {}),
+      trust_chain_verification: 'ACCEPT_UNTRUSTED',
+    };
+  }
+  return {
+    name: 'envoy.transport_sockets.tls',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+      common_tls_context: common,
+      ...(clients ? { require_client_certificate: clients.required } : {}),
+    },
+  };
+}
+
+/**
+ * An RBAC network filter that behaves as a network security group: the rules, already in priority order, are a
+ * matcher list (the first matching rule decides, allow or deny) and a connection no rule matches is refused.
+ * Counters: `<statPrefix>rbac.allowed` / `rbac.denied`.
+ */
+export function rbacFilter(statPrefix: string, rules: readonly AccessRule[]) {
+  const action = (name: string, access: 'allow' | 'deny') => ({
+    action: {
+      name,
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.config.rbac.v3.Action',
+        name,
+        action: access === 'allow' ? 'ALLOW' : 'DENY',
+      },
+    },
+  });
+  return {
+    name: 'envoy.filters.network.rbac',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC',
+      stat_prefix: statPrefix,
+      matcher: {
+        matcher_list: {
+          matchers: rules.map((rule) => ({
+            predicate: sourcePredicate(rule.source),
+            on_match: action(`${rule.priority}_${rule.name}`, rule.access),
+          })),
+        },
+        on_no_match: action('no_rule_matched', 'deny'),
+      },
+    },
+  };
+}
+
+function sourcePredicate(source: AccessRule['source']): Record<string, unknown> {
+  const prefixes = source.kind === 'any' ? ['0.0.0.0/0', '::/0'] : source.prefixes;
+  const single = {
+    single_predicate: {
+      input: {
+        name: 'envoy.matching.inputs.source_ip',
+        typed_config: {
+          '@type': 'type.googleapis.com/envoy.extensions.matching.common_inputs.network.v3.SourceIPInput',
+        },
+      },
+      custom_match: {
+        name: 'envoy.matching.matchers.ip',
+        typed_config: {
+          '@type': 'type.googleapis.com/envoy.extensions.matching.input_matchers.ip.v3.Ip',
+          stat_prefix: 'source_ip',
+          cidr_ranges: prefixes.map((prefix) => {
+            const [address, length] = prefix.split('/');
+            return { address_prefix: address, prefix_len: Number(length) };
+          }),
+        },
+      },
+    },
+  };
+  return source.kind === 'prefixes' && source.negate ? { not_matcher: single } : single;
 }
 
 /**
@@ -199,7 +405,9 @@ function extProcFilter(plan: BootstrapPlan) {
         request_trailer_mode: 'SKIP',
         response_trailer_mode: 'SKIP',
       },
-      request_attributes: ['source.address'],
+      // The client certificate comes from the TLS connection (never from a header): `connection.mtls` and the
+      // URL-encoded PEM of the peer certificate, absent on plain connections.
+      request_attributes: ['source.address', 'connection.mtls', 'connection.peer_certificate'],
       // Tells a backend's own answer (via_upstream) from Envoy's local reply when the backend is unreachable.
       response_attributes: ['response.code_details'],
       // :method and :authority are routing headers: set-method and base URLs need them.
@@ -352,7 +560,7 @@ function serviceCluster(plan: BootstrapPlan) {
 }
 
 /** A cluster for one backend URL; its endpoint carries the host name so `auto_host_rewrite` sets Host to it. */
-function urlCluster(name: string, serviceUrl: string) {
+function urlCluster(name: string, serviceUrl: string, clientCertificate?: UpstreamTlsPlan) {
   const url = new URL(serviceUrl);
   const tls = url.protocol === 'https:';
   const port = url.port ? Number(url.port) : tls ? 443 : 80;
@@ -370,7 +578,35 @@ function urlCluster(name: string, serviceUrl: string) {
       ],
     },
   };
-  if (tls) {
+  if (tls && clientCertificate) {
+    const serverName = clientCertificate.serverName ?? host;
+    cluster.transport_socket = {
+      name: 'envoy.transport_sockets.tls',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+        // SNI carries host names only; a backend addressed by IP gets none, its certificate's IP SAN is checked.
+        ...(isIpLiteral(serverName) ? {} : { sni: serverName }),
+        common_tls_context: {
+          tls_certificates: [
+            {
+              certificate_chain: { filename: clientCertificate.certificateFile },
+              private_key: { filename: clientCertificate.keyFile },
+            },
+          ],
+          // A backend that is given a client certificate is also checked: the certificate goes to it alone.
+          validation_context: {
+            trusted_ca: { filename: clientCertificate.trustedCaFile ?? systemCaFile },
+            match_typed_subject_alt_names: [
+              {
+                san_type: isIpLiteral(serverName) ? 'IP_ADDRESS' : 'DNS',
+                matcher: { exact: serverName },
+              },
+            ],
+          },
+        },
+      },
+    };
+  } else if (tls) {
     cluster.transport_socket = {
       name: 'envoy.transport_sockets.tls',
       typed_config: {
@@ -401,7 +637,7 @@ function dynamicCluster(tls: boolean) {
       typed_config: {
         '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
         common_tls_context: {
-          validation_context: { trusted_ca: { filename: '/etc/ssl/certs/ca-certificates.crt' } },
+          validation_context: { trusted_ca: { filename: systemCaFile } },
         },
       },
     };

@@ -1,10 +1,25 @@
 import { createServer } from 'node:net';
-import type { BootstrapPlan, Endpoint } from '../../envoy/bootstrap.js';
+import path from 'node:path';
+import type {
+  BootstrapPlan,
+  DownstreamTlsPlan,
+  Endpoint,
+  ListenerPlan,
+  UpstreamTlsPlan,
+} from '../../envoy/bootstrap.js';
+import type { SidecarPlan } from '../../envoy/sidecar.js';
+import { ensureDevelopmentCertificate } from './development-certificate.js';
+import { backendRulesFor, inboundRulesFor } from './network-schema.js';
 import type { GatewayConfig } from './schema.js';
 
 /** The configuration with every port decided: what Envoy, the engine and the service are started with. */
 export interface RuntimePlan extends BootstrapPlan {
   readonly config: GatewayConfig;
+}
+
+export interface PlanOptions {
+  /** The folder relative file names of the configuration are resolved against (the configuration's). */
+  readonly directory?: string;
 }
 
 /** Asks the kernel for a free TCP port on a host by binding port 0 and letting go of it. */
@@ -26,17 +41,140 @@ async function decide(endpoint: { host: string; port: number }): Promise<Endpoin
   return { host: endpoint.host, port: endpoint.port === 0 ? await freePort(endpoint.host) : endpoint.port };
 }
 
-export async function planRuntime(config: GatewayConfig): Promise<RuntimePlan> {
+export async function planRuntime(config: GatewayConfig, options: PlanOptions = {}): Promise<RuntimePlan> {
+  const directory = options.directory ?? process.cwd();
   const engineEndpoints = await Promise.all(
     config.engine.ports.map((port) => decide({ host: config.engine.host, port })),
   );
+  const http = await decide(config.gateway.http);
+  const tls = config.tls ? await planTls(config.tls, directory) : undefined;
+  const placement = await planListeners(config, http);
   return {
     config,
-    gateway: await decide(config.gateway.http),
+    gateway: placement.gateway,
+    ...(placement.listeners ? { listeners: placement.listeners } : {}),
+    ...(tls ? { tls } : {}),
+    ...(config.tls && Object.keys(config.tls.backends).length > 0
+      ? { upstreamTls: planUpstreamTls(config.tls, directory) }
+      : {}),
     admin: await decide(config.admin),
     engine: { endpoints: engineEndpoints, messageTimeoutMs: config.engine.messageTimeoutMs },
     service: await decide(config.service),
     apis: config.apis,
     backends: config.backends,
+  };
+}
+
+/**
+ * Where each listener binds. Mode none: the configured HTTP address (and the HTTPS one). External: the public
+ * listeners on the public address and on the private one (the virtual network reaches the gateway too), the
+ * management listener beside them. Internal: everything on the private address only, so nothing answers outside
+ * the private network. In both modes every listener enforces the inbound rules of its port.
+ */
+async function planListeners(
+  config: GatewayConfig,
+  http: Endpoint,
+): Promise<{ gateway: Endpoint; listeners?: ListenerPlan[] }> {
+  const network = config.network;
+  const httpsPort = config.tls?.port;
+  if (network.mode === 'none') {
+    if (httpsPort === undefined) return { gateway: http };
+    const https = await decide({ host: config.tls!.host, port: httpsPort });
+    return {
+      gateway: http,
+      listeners: [
+        { name: 'gateway_http', role: 'http', address: http },
+        { name: 'gateway_https', role: 'https', address: https },
+      ],
+    };
+  }
+  const addresses: [string, string][] =
+    network.mode === 'external'
+      ? [
+          ['public', network.publicAddress!],
+          ['private', network.privateAddress!],
+        ]
+      : [['private', network.privateAddress!]];
+  const ports: [ListenerPlan['role'], number][] = [['http', http.port]];
+  if (httpsPort !== undefined) ports.push(['https', httpsPort]);
+  ports.push(['management', network.managementPort]);
+  const listeners: ListenerPlan[] = [];
+  for (const [role, port] of ports) {
+    const rules = inboundRulesFor(network, port);
+    for (const [where, host] of addresses) {
+      const name = role === 'management' ? `management_${where}` : `gateway_${role}_${where}`;
+      listeners.push({ name, role, address: { host, port }, rules });
+    }
+  }
+  return { gateway: { host: addresses[0]![1], port: http.port }, listeners };
+}
+
+async function planTls(
+  tls: NonNullable<GatewayConfig['tls']>,
+  directory: string,
+): Promise<DownstreamTlsPlan> {
+  const files =
+    tls.certificate && tls.key
+      ? {
+          certificateFile: path.resolve(directory, tls.certificate),
+          keyFile: path.resolve(directory, tls.key),
+        }
+      : await ensureDevelopmentCertificate(
+          path.join(directory, '.portcullis', 'tls'),
+          tls.developmentHostnames,
+        );
+  const clients = tls.clientCertificates;
+  return {
+    ...files,
+    ...(clients
+      ? {
+          clientCertificates: {
+            required: clients.mode === 'required',
+            ...(clients.trustedCa ? { trustedCaFile: path.resolve(directory, clients.trustedCa) } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+function planUpstreamTls(
+  tls: NonNullable<GatewayConfig['tls']>,
+  directory: string,
+): Record<string, UpstreamTlsPlan> {
+  return Object.fromEntries(
+    Object.entries(tls.backends).map(([id, backend]) => {
+      const certificate = tls.certificates[backend.certificateId]!;
+      return [
+        id,
+        {
+          certificateFile: path.resolve(directory, certificate.certificate),
+          keyFile: path.resolve(directory, certificate.key),
+          ...(backend.trustedCa ? { trustedCaFile: path.resolve(directory, backend.trustedCa) } : {}),
+          ...(backend.serverName ? { serverName: backend.serverName } : {}),
+        },
+      ];
+    }),
+  );
+}
+
+export class UnknownSidecarError extends Error {
+  override readonly name = 'UnknownSidecarError';
+}
+
+/** The sidecar in front of one backend (`network.backends[].backend`). */
+export function planSidecar(config: GatewayConfig, backend: string): SidecarPlan {
+  const entry = config.network.backends.find((candidate) => candidate.backend === backend);
+  if (!entry) {
+    const known = config.network.backends.map((candidate) => candidate.backend);
+    throw new UnknownSidecarError(
+      `no sidecar for "${backend}" in network.backends (known: ${known.join(', ') || 'none'})`,
+    );
+  }
+  return {
+    backend: entry.backend,
+    listen: entry.listen,
+    target: entry.target,
+    admin: entry.admin,
+    rules: backendRulesFor(config.network, entry),
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkPlacement, networkConfigSchema, tlsConfigSchema } from './network-schema.js';
 import { authConfigSchema, mcpConfigSchema } from './service-schema.js';
 import { stateConfigSchema } from './state-schema.js';
 
@@ -196,6 +197,8 @@ export const gatewayConfigSchema = z
     /** Policy fragments by id, for `<include-fragment fragment-id="…"/>`. */
     fragments: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), policySource).default({}),
     state: stateConfigSchema.prefault({}),
+    network: networkConfigSchema.prefault({}),
+    tls: tlsConfigSchema.optional(),
     auth: authConfigSchema.optional(),
     mcp: mcpConfigSchema.optional(),
     processes: z.array(companionProcessSchema).default([]),
@@ -237,7 +240,8 @@ export const gatewayConfigSchema = z
         }
       });
     });
-  });
+  })
+  .superRefine(checkPlacement);
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
 export type ApiConfig = z.infer<typeof apiSchema>;

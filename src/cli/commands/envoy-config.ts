@@ -1,19 +1,35 @@
 import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { buildSidecarBootstrap } from '../../../envoy/sidecar.js';
 import { bootstrapYaml } from '../../config/envoy.js';
 import { loadConfigFile } from '../../config/load.js';
-import { planRuntime } from '../../config/plan.js';
+import { planRuntime, planSidecar, UnknownSidecarError } from '../../config/plan.js';
 import { type CliCommand, UsageError } from '../command.js';
 
 export const command: CliCommand = {
   name: 'envoy-config',
-  summary: 'print the Envoy bootstrap that `up` would use',
-  usage: 'portcullis envoy-config --config FILE',
+  summary: 'print the Envoy bootstrap that `up` would use, or the access sidecar of a backend',
+  usage: 'portcullis envoy-config --config FILE [--sidecar BACKEND]',
   async run(args) {
-    const { values } = parseArgs({ args: [...args], options: { config: { type: 'string' } } });
+    const { values } = parseArgs({
+      args: [...args],
+      options: { config: { type: 'string' }, sidecar: { type: 'string' } },
+    });
     if (!values.config) throw new UsageError('--config is required');
-    const { config } = await loadConfigFile(values.config);
+    const { config, directory } = await loadConfigFile(values.config);
+    if (values.sidecar !== undefined) {
+      try {
+        process.stdout.write(
+          stringify(buildSidecarBootstrap(planSidecar(config, values.sidecar)), { lineWidth: 0 }),
+        );
+      } catch (error) {
+        if (error instanceof UnknownSidecarError) throw new UsageError(error.message);
+        throw error;
+      }
+      return 0;
+    }
     // Ports left at 0 ("any free port") are decided now, as `up` would decide them.
-    process.stdout.write(bootstrapYaml(await planRuntime(config)));
+    process.stdout.write(bootstrapYaml(await planRuntime(config, { directory })));
     return 0;
   },
 };
