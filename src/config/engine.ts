@@ -8,6 +8,7 @@ import {
   type EngineServices,
   jsonLogger,
 } from '../extproc/policy-services.js';
+import { TraceRouter } from '../extproc/trace.js';
 import type { CompiledGateway } from './gateway.js';
 
 export interface EngineParts {
@@ -25,11 +26,18 @@ export interface EngineOptions {
   readonly accessLog?: boolean;
   /** Open ext_proc streams, for the metrics gauge (known once the server runs). */
   readonly activeStreams?: () => number;
+  /** The key that switches debug tracing on for one request (`x-portcullis-trace` header); none: off. */
+  readonly traceKey?: string;
 }
 
 /** The policy engine for a compiled gateway: the exchange factory the ext_proc server runs, and its counters. */
 export function createEngine(gateway: CompiledGateway, options: EngineOptions = {}): EngineParts {
-  const services = createEngineServices({ backends: gateway.backends, state: gateway.config.state });
+  const traces = new TraceRouter(jsonLogger);
+  const services = createEngineServices({
+    backends: gateway.backends,
+    state: gateway.config.state,
+    trace: traces,
+  });
   const routes = new BackendRoutes(gateway.config.apis, gateway.backends);
   const accessLog = options.accessLog ?? true;
   const metrics = new EngineMetrics(services.counters, options.activeStreams);
@@ -38,7 +46,15 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     if (accessLog) jsonLogger.info('request', { ...summary });
   };
   return {
-    exchanges: policyExchanges({ catalog: gateway.catalog, routes, services, onExchangeEnd }),
+    exchanges: policyExchanges({
+      catalog: gateway.catalog,
+      routes,
+      services,
+      onExchangeEnd,
+      ...(options.traceKey
+        ? { debugTrace: { key: options.traceKey, router: traces, logger: jsonLogger } }
+        : {}),
+    }),
     counters: services.counters,
     metrics,
     services,

@@ -9,11 +9,13 @@ import {
   type BackendResponse,
   type FinalResponse,
   type ForwardedRequest,
+  type Logger,
   type Pipeline,
   PipelineRun,
   type PolicyServices,
   type RequestDescription,
   type RequestOutcome,
+  type TraceEntry,
 } from '../policy/index.js';
 import type { BackendRoute, BackendRoutes } from './backend-routes.js';
 import type {
@@ -25,6 +27,7 @@ import type {
   PhaseResult,
 } from './exchange.js';
 import { firstHeader, type HeaderChange, type HeaderFields } from './headers.js';
+import { type TraceRouter, traceKeyMatches } from './trace.js';
 
 export interface PolicyEngine {
   readonly catalog: Catalog<Pipeline>;
@@ -32,7 +35,17 @@ export interface PolicyEngine {
   readonly services: PolicyServices;
   /** Called once per finished exchange with its summary, e.g. to write the access log. */
   readonly onExchangeEnd?: (summary: ExchangeSummary) => void;
+  /**
+   * Per-request debug tracing: a request whose `x-portcullis-trace` header carries this key is traced — its trace
+   * entries, outcome and LastError go to the log as one `debug-trace` line, and the response names the request id.
+   */
+  readonly debugTrace?: { readonly key: string; readonly router: TraceRouter; readonly logger: Logger };
 }
+
+/** The request header that switches tracing on for one request (with the configured key) — a secret, stripped. */
+export const debugTraceHeader = 'x-portcullis-trace';
+/** The response header that tells a traced request's id, to find its `debug-trace` log line. */
+export const debugTraceIdHeader = 'x-portcullis-trace-id';
 
 export interface ExchangeSummary {
   readonly requestId: string;
@@ -67,6 +80,8 @@ class PolicyExchange implements Exchange {
   private description: RequestDescription | undefined;
   private match: MatchResult<Pipeline> | undefined;
   private pendingResponse: MessageHead | undefined;
+  /** Set when an operator switched debug tracing on for this request. */
+  private traceCollector: { finish(): TraceEntry[] } | undefined;
   /** The client asked for `/<suffix>` exactly, without a trailing slash. */
   private requestedApiRoot = false;
   /** A SOAP request whose operation the body will tell. */
@@ -101,6 +116,10 @@ class PolicyExchange implements Exchange {
     const requestId =
       clientRequestId && uuidPattern.test(clientRequestId) ? clientRequestId.toLowerCase() : randomUUID();
     this.summary = { requestId, method, path: rawPath, outcome: 'abandoned' };
+    const debugTrace = this.engine.debugTrace;
+    if (debugTrace && traceKeyMatches(firstHeader(headers, debugTraceHeader), debugTrace.key)) {
+      this.traceCollector = debugTrace.router.collect(requestId);
+    }
 
     this.strippedHeaders = [...headers.keys()].filter((name) => name.startsWith(internalHeaderPrefix));
     const requestIdHeader: HeaderChange[] = clientRequestId
@@ -135,6 +154,7 @@ class PolicyExchange implements Exchange {
       matchedParameters: match.kind === 'operation' ? match.parameters : {},
       api: { id: match.api.id, name: match.api.name, path: `/${match.api.urlSuffix}` },
       requestId,
+      tracing: this.traceCollector !== undefined,
     };
     this.description = description;
     this.summary = { ...this.summary, api: match.api.id };
@@ -148,7 +168,9 @@ class PolicyExchange implements Exchange {
     }
     if (match.kind === 'no-operation') return this.operationNotFound(match, headers);
 
-    const next = this.enterOperation(match, !head.endOfStream);
+    const phases = this.enterOperation(match, !head.endOfStream);
+    // A traced request's answer carries its trace id, so the response phase is needed.
+    const next = this.traceCollector ? { ...phases, responseHeaders: true } : phases;
     if (next.requestBody) {
       // Inbound reads the body: wait for it (buffered) before running anything.
       return { action: 'continue', headers: requestIdHeader, removeHeaders: this.strippedHeaders, next };
@@ -259,12 +281,30 @@ class PolicyExchange implements Exchange {
 
   end(): void {
     const lastError = this.run?.context.lastError;
-    this.engine.onExchangeEnd?.({
+    const summary: ExchangeSummary = {
       ...this.summary,
       ...(lastError?.reason
         ? { lastError: { source: lastError.source, reason: lastError.reason, message: lastError.message } }
         : {}),
-    });
+    };
+    this.engine.onExchangeEnd?.(summary);
+    if (this.traceCollector) {
+      const entries = this.traceCollector.finish();
+      this.engine.debugTrace?.logger.info('debug-trace', {
+        ...summary,
+        pipeline: this.pipeline?.elements,
+        entries: entries.map((entry) => ({
+          source: entry.source,
+          severity: entry.severity,
+          message: entry.message,
+        })),
+      });
+    }
+  }
+
+  /** The trace id header on a traced request's answer. */
+  private traceHeaders(): HeaderChange[] {
+    return this.traceCollector ? [{ name: debugTraceIdHeader, value: this.summary.requestId }] : [];
   }
 
   private async runInbound(description: RequestDescription): Promise<PhaseResult> {
@@ -365,6 +405,7 @@ class PolicyExchange implements Exchange {
       headers: [
         ...(final.status !== status ? [{ name: ':status', value: String(final.status) }] : []),
         ...set,
+        ...this.traceHeaders(),
       ],
       removeHeaders: remove,
     };
@@ -430,9 +471,12 @@ class PolicyExchange implements Exchange {
     return {
       action: 'respond',
       status: response.status,
-      headers: response.headers
-        .filter(([name]) => !framingHeaders.has(name.toLowerCase()))
-        .map(([name, value]) => ({ name: name.toLowerCase(), value, append: true })),
+      headers: [
+        ...response.headers
+          .filter(([name]) => !framingHeaders.has(name.toLowerCase()))
+          .map(([name, value]) => ({ name: name.toLowerCase(), value, append: true })),
+        ...this.traceHeaders(),
+      ],
       body: response.body,
       details: `portcullis_${this.run?.context.lastError?.reason || 'policy_response'}`,
     };

@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createEngine } from '../../src/config/engine.js';
+import { createEngine, type EngineOptions } from '../../src/config/engine.js';
 import { compileGateway } from '../../src/config/gateway.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { freePort } from '../../src/config/plan.js';
@@ -23,6 +23,7 @@ export interface GatewayStack {
 export async function startGateway(
   configYaml: string,
   files: Record<string, string> = {},
+  engineOptions: EngineOptions = {},
 ): Promise<GatewayStack> {
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-gateway-'));
   for (const [name, text] of Object.entries(files)) await writeFile(path.join(directory, name), text);
@@ -31,7 +32,7 @@ export async function startGateway(
   const loaded = await loadConfigFile(file);
   const compiled = compileGateway(loaded);
   const engine = await startExtProcServer(
-    { exchanges: createEngine(compiled, { accessLog: false }).exchanges },
+    { exchanges: createEngine(compiled, { accessLog: false, ...engineOptions }).exchanges },
     { host: '127.0.0.1', port: 0 },
   );
   const envoy = await startEnvoy({

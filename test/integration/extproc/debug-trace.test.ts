@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
+
+const traceKey = 'operator-trace-key-0123456789';
+
+/** An operator switches on a debug trace for one request, with the configured key, without a restart. */
+describe('per-request debug trace through Envoy', () => {
+  let backend: EchoBackend;
+  let gateway: GatewayStack;
+  let logged: string[];
+
+  beforeAll(async () => {
+    backend = await startEchoBackend();
+    gateway = await startGateway(
+      `
+apis:
+  - id: courses
+    urlSuffix: courses
+    serviceUrl: ${backend.url}
+    operations:
+      - id: list
+        method: GET
+        urlTemplate: /api/Course
+        policy: |
+          <policies>
+            <inbound><base /><trace source="course-trace" severity="information"><message>@("looking up " + context.Request.Url.Path)</message></trace></inbound>
+            <backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error>
+          </policies>
+`,
+      {},
+      { traceKey },
+    );
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await backend?.close();
+  });
+
+  function captureLog() {
+    logged = [];
+    const original = process.stderr.write.bind(process.stderr);
+    return vi
+      .spyOn(process.stderr, 'write')
+      .mockImplementation((chunk: string | Uint8Array, ...rest: never[]) => {
+        logged.push(String(chunk));
+        return original(chunk, ...rest);
+      });
+  }
+
+  it('traces a request that carries the key: one debug-trace log line, the request id in the answer', async () => {
+    const spy = captureLog();
+    const response = await fetch(`${gateway.url}/courses/api/Course`, {
+      headers: { 'x-portcullis-trace': traceKey },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    spy.mockRestore();
+    expect(response.status).toBe(200);
+    const traceId = response.headers.get('x-portcullis-trace-id');
+    expect(traceId).toMatch(/^[0-9a-f-]{36}$/);
+    // The key is a credential: the backend never sees it.
+    expect(backend.received.at(-1)!.headers['x-portcullis-trace']).toBeUndefined();
+    const lines = logged
+      .flatMap((chunk) => chunk.split('\n'))
+      .filter((line) => line.includes('"debug-trace"'));
+    expect(lines).toHaveLength(1);
+    const trace = JSON.parse(lines[0]!);
+    expect(trace).toMatchObject({
+      message: 'debug-trace',
+      requestId: traceId,
+      api: 'courses',
+      operation: 'list',
+      outcome: 'forwarded',
+      entries: [{ source: 'course-trace', severity: 'information', message: 'looking up /api/Course' }],
+    });
+    expect(trace.pipeline.inbound).toEqual(['trace']);
+  });
+
+  it('does not trace a request with a wrong key or none', async () => {
+    const spy = captureLog();
+    const wrong = await fetch(`${gateway.url}/courses/api/Course`, {
+      headers: { 'x-portcullis-trace': 'guess' },
+    });
+    const none = await fetch(`${gateway.url}/courses/api/Course`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    spy.mockRestore();
+    expect(wrong.headers.get('x-portcullis-trace-id')).toBeNull();
+    expect(none.headers.get('x-portcullis-trace-id')).toBeNull();
+    expect(logged.join('')).not.toContain('"debug-trace"');
+  });
+});
