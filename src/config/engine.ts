@@ -26,13 +26,14 @@ export interface EngineOptions {
   readonly accessLog?: boolean;
   /** Open ext_proc streams, for the metrics gauge (known once the server runs). */
   readonly activeStreams?: () => number;
-  /** The key that switches debug tracing on for one request (`x-portcullis-trace` header); none: off. */
+  /** Overrides `engine.traceKey`: the key that switches debug tracing on for one request; none: off. */
   readonly traceKey?: string;
 }
 
 /** The policy engine for a compiled gateway: the exchange factory the ext_proc server runs, and its counters. */
 export function createEngine(gateway: CompiledGateway, options: EngineOptions = {}): EngineParts {
   const traces = new TraceRouter(jsonLogger);
+  const traceKey = options.traceKey ?? gateway.config.engine.traceKey;
   const services = createEngineServices({
     backends: gateway.backends,
     state: gateway.config.state,
@@ -51,9 +52,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
       routes,
       services,
       onExchangeEnd,
-      ...(options.traceKey
-        ? { debugTrace: { key: options.traceKey, router: traces, logger: jsonLogger } }
-        : {}),
+      ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: jsonLogger } } : {}),
     }),
     counters: services.counters,
     metrics,

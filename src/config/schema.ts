@@ -175,6 +175,14 @@ export const gatewayConfigSchema = z
         /** Envoy's per-message deadline for an engine answer. */
         messageTimeoutMs: z.number().int().min(1).max(60_000).default(500),
         metricsPort: port.optional(),
+        /**
+         * A secret that switches on a debug trace for one request (header `x-portcullis-trace`); without it no
+         * request can be traced.
+         */
+        traceKey: z
+          .string()
+          .min(16, { message: 'must be at least 16 characters (it is a credential)' })
+          .optional(),
       })
       .strict()
       .default({ host: '127.0.0.1', ports: [0], messageTimeoutMs: 500 }),

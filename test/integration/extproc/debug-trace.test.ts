@@ -14,6 +14,7 @@ describe('per-request debug trace through Envoy', () => {
     backend = await startEchoBackend();
     gateway = await startGateway(
       `
+engine: { traceKey: ${traceKey} }
 apis:
   - id: courses
     urlSuffix: courses
@@ -28,8 +29,6 @@ apis:
             <backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error>
           </policies>
 `,
-      {},
-      { traceKey },
     );
   });
 
