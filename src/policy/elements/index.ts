@@ -4,6 +4,7 @@
  */
 import type { DeclaredElement, ElementDefinition } from '../element.js';
 import { authenticationBasic } from './authentication-basic.js';
+import { authenticationCertificate } from './authentication-certificate.js';
 import { cacheLookup } from './cache-lookup.js';
 import { cacheLookupValue } from './cache-lookup-value.js';
 import { cacheRemoveValue } from './cache-remove-value.js';
@@ -41,6 +42,7 @@ import { setQueryParameter } from './set-query-parameter.js';
 import { setStatus } from './set-status.js';
 import { setVariable } from './set-variable.js';
 import { trace } from './trace.js';
+import { validateClientCertificate } from './validate-client-certificate.js';
 import { validateJwt } from './validate-jwt.js';
 import { wait } from './wait.js';
 import { xmlToJsonElement } from './xml-to-json.js';
@@ -86,6 +88,8 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   jsonp,
   redirectContentUrls,
   emitMetric,
+  validateClientCertificate,
+  authenticationCertificate,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));
