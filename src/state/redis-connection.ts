@@ -16,12 +16,16 @@ export interface RedisConnectionOptions {
  * One ioredis connection with the failure behaviour every state backend needs:
  *   - while Redis is known to be down (ioredis is reconnecting) a command fails at once, no queueing;
  *   - before the first connection and while connected, a command fails after `commandTimeoutMs`;
- *   - ioredis reconnects on its own (backing off to one attempt per second), so service resumes when Redis does.
+ *   - it reconnects on its own (backing off to one attempt per second), so service resumes when Redis does,
+ *     and nothing it holds (socket, reconnect timer) keeps a process alive that is otherwise done.
  * Every failure surfaces as StateUnavailableError; callers decide whether that opens or closes (policy-services).
  */
 export class RedisConnection {
   readonly client: Redis;
   #down = false;
+  #closing = false;
+  #attempts = 0;
+  #reconnect: NodeJS.Timeout | undefined;
 
   constructor(readonly options: RedisConnectionOptions) {
     this.client = new Redis(options.url, {
@@ -30,7 +34,9 @@ export class RedisConnection {
       connectTimeout: options.connectTimeoutMs,
       // Commands are not retried across reconnects: the request that issued one has long moved on.
       maxRetriesPerRequest: 0,
-      retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      // Reconnecting is ours (#reconnectLater): ioredis's own timer would keep a stopping process alive while
+      // Redis is down.
+      retryStrategy: () => null,
       // Scripts are loaded lazily by defineCommand (EVALSHA, then EVAL on NOSCRIPT after a Redis restart).
       enableReadyCheck: true,
       // Commands issued in the same tick (concurrent requests) share one write: fewer syscalls under load.
@@ -41,12 +47,30 @@ export class RedisConnection {
     this.client.on('ready', () => {
       if (this.#down) options.onStatus?.('ready', options.url);
       this.#down = false;
+      this.#attempts = 0;
     });
     this.client.on('error', (error: Error) => this.#markDown(error.message));
     this.client.on('close', () => this.#markDown('connection closed'));
+    this.client.on('end', () => this.#reconnectLater());
   }
 
-  /** False while ioredis is reconnecting after a failure (commands would only fail). */
+  /** Tries again after a back-off (100 ms more per failed attempt, at most a second) on a timer that lets a
+   * stopping process exit. */
+  #reconnectLater(): void {
+    if (this.#closing || this.#reconnect !== undefined) return;
+    this.#attempts++;
+    this.#reconnect = setTimeout(
+      () => {
+        this.#reconnect = undefined;
+        if (this.#closing) return;
+        // A failed attempt ends in 'end' again, which schedules the next one.
+        this.client.connect().catch(() => {});
+      },
+      Math.min(this.#attempts * 100, 1000),
+    ).unref();
+  }
+
+  /** False while disconnected after a failure, between reconnect attempts (commands would only fail). */
   get available(): boolean {
     const status = this.client.status;
     return status !== 'reconnecting' && status !== 'close' && status !== 'end';
@@ -83,12 +107,15 @@ export class RedisConnection {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
+    if (this.#reconnect !== undefined) clearTimeout(this.#reconnect);
+    this.#reconnect = undefined;
     this.client.removeAllListeners('close');
     await this.client.quit().catch(() => this.client.disconnect());
   }
 
   #markDown(detail: string): void {
-    if (this.#down || this.client.status === 'end') return;
+    if (this.#down || this.#closing) return;
     this.#down = true;
     this.options.onStatus?.('down', detail);
   }

@@ -1,0 +1,66 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisConnection } from '../../../src/state/redis-connection.js';
+import { type RunningRedis, startRedis } from '../../helpers/redis.js';
+
+const MODULE = fileURLToPath(new URL('../../../src/state/redis-connection.ts', import.meta.url));
+
+/** Runs a script in a fresh Node process; resolves with its exit code, or 'still running' after `ms`. */
+function exitsWithin(script: string, ms: number): Promise<number | 'still running'> {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: 'ignore',
+  });
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve('still running');
+    }, ms);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code ?? -1);
+    });
+  });
+}
+
+describe('RedisConnection lifecycle', () => {
+  let redis: RunningRedis;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+
+  afterAll(async () => {
+    await redis?.close();
+  });
+
+  it('never keeps a process alive on its own, connected or retrying an unreachable Redis', async () => {
+    const script = (url: string) => `
+      import { RedisConnection } from ${JSON.stringify(MODULE)};
+      const c = new RedisConnection({ url: ${JSON.stringify(url)}, keyPrefix: 'x:', commandTimeoutMs: 100, connectTimeoutMs: 200 });
+      setTimeout(() => {}, 700);`;
+    expect(await exitsWithin(script('redis://127.0.0.1:1'), 8000)).toBe(0);
+    expect(await exitsWithin(script(redis.url), 8000)).toBe(0);
+  });
+
+  it('reconnects by itself and reports down once, ready once', async () => {
+    const events: string[] = [];
+    const connection = new RedisConnection({
+      url: redis.url,
+      keyPrefix: 'x:',
+      commandTimeoutMs: 200,
+      connectTimeoutMs: 300,
+      onStatus: (status) => events.push(status),
+    });
+    await connection.ready(5000);
+    await redis.stop();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(connection.available).toBe(false);
+    await expect(connection.run('ping', (client) => client.ping())).rejects.toThrow(/redis unavailable/);
+    await redis.start();
+    await connection.ready(5000);
+    expect(await connection.run('ping', (client) => client.ping())).toBe('PONG');
+    expect(events).toEqual(['down', 'ready']);
+    await connection.close();
+  });
+});
