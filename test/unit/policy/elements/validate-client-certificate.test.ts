@@ -27,7 +27,7 @@ beforeAll(async () => {
   const store = trustStore([{ pem: ca.pem, id: 'client-ca' }]);
   const read = (pem: string) =>
     clientCertificate(
-      new Map([
+      new Map<string, string | boolean>([
         ['connection.mtls', true],
         ['connection.peer_certificate', encodeURIComponent(pem)],
       ]),
