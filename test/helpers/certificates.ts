@@ -10,6 +10,8 @@ export interface Issued {
   readonly certificateFile: string;
   readonly keyFile: string;
   readonly pem: string;
+  /** The private key, PEM. */
+  readonly key: string;
 }
 
 export interface CertificateAuthority extends Issued {
@@ -73,7 +75,13 @@ export async function certificateWorkshop(): Promise<CertificateWorkshop> {
 
   async function issued(name: string): Promise<Issued> {
     const certificateFile = file(`${name}.pem`);
-    return { certificateFile, keyFile: file(`${name}.key`), pem: await readFile(certificateFile, 'utf8') };
+    const keyFile = file(`${name}.key`);
+    return {
+      certificateFile,
+      keyFile,
+      pem: await readFile(certificateFile, 'utf8'),
+      key: await readFile(keyFile, 'utf8'),
+    };
   }
 
   return {
