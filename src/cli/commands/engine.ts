@@ -1,10 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { createEngine } from '../../config/engine.js';
+import { createEngine, type EngineParts } from '../../config/engine.js';
 import { compileGateway } from '../../config/gateway.js';
 import { loadConfigFile } from '../../config/load.js';
-import { serveMetrics } from '../../extproc/metrics.js';
+import { ConfigReloader, SwappableExchanges } from '../../config/reload.js';
+import { EngineMetrics, serveMetrics } from '../../extproc/metrics.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
+import { ElementCounters } from '../../extproc/policy-services.js';
 import { startExtProcServer } from '../../extproc/server.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
@@ -13,7 +15,7 @@ export const command: CliCommand = {
   name: 'engine',
   summary: 'run one policy engine process (the ext_proc gRPC server Envoy calls)',
   usage:
-    'portcullis engine --port PORT [--host HOST] [--config FILE] [--metrics-port PORT]   (without --config: pass-through)',
+    'portcullis engine --port PORT [--host HOST] [--config FILE [--no-watch]] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads)',
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
@@ -23,17 +25,34 @@ export const command: CliCommand = {
         host: { type: 'string', default: '127.0.0.1' },
         config: { type: 'string' },
         'metrics-port': { type: 'string' },
+        // Under `up`, which orders the reload of the engines and of Envoy itself and sends SIGHUP.
+        'no-watch': { type: 'boolean', default: false },
       },
     });
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
     let activeStreams = () => 0;
-    const engine = values.config
-      ? createEngine(compileGateway(await loadConfigFile(values.config)), {
-          activeStreams: () => activeStreams(),
-        })
-      : undefined;
+    const build = async (file: string) =>
+      createEngine(compileGateway(await loadConfigFile(file)), { activeStreams: () => activeStreams() });
+    const engine = values.config ? new SwappableExchanges(await build(values.config)) : undefined;
+    const reloader =
+      engine &&
+      new ConfigReloader(
+        values.config!,
+        engine,
+        build,
+        (outcome) =>
+          outcome.ok
+            ? console.log(`engine: configuration reloaded (generation ${outcome.generation})`)
+            : console.error(
+                `engine: configuration refused, still serving the previous one:\n${outcome.errors}`,
+              ),
+        { watch: values['no-watch'] !== true },
+      );
+    await reloader?.start();
+    const reloadOnHangup = () => void reloader?.reload();
+    if (reloader) process.on('SIGHUP', reloadOnHangup);
     const exchanges = engine?.exchanges ?? passThroughExchanges;
     const server = await startExtProcServer(
       {
@@ -52,7 +71,7 @@ export const command: CliCommand = {
     console.log(`engine listening on ${values.host}:${server.port}`);
     const metricsServer =
       engine && values['metrics-port'] !== undefined
-        ? await serveMetrics(engine.metrics, values.host!, Number(values['metrics-port']))
+        ? await serveMetrics(new CurrentMetrics(engine), values.host!, Number(values['metrics-port']))
         : undefined;
     if (metricsServer)
       console.log(
@@ -60,8 +79,22 @@ export const command: CliCommand = {
       );
     await waitForStopSignal({ exitWithParent: values.supervised === true });
     console.log(`engine draining ${server.activeStreams()} open stream(s)`);
+    process.off('SIGHUP', reloadOnHangup);
+    reloader?.close();
     await server.shutdown(5000);
     metricsServer?.close();
+    await engine?.current.close();
     return 0;
   },
 };
+
+/** The metrics of whichever configuration serves now (each reload starts its counters afresh). */
+class CurrentMetrics extends EngineMetrics {
+  constructor(private readonly engine: SwappableExchanges<EngineParts>) {
+    super(new ElementCounters());
+  }
+
+  override render(): string {
+    return this.engine.current.metrics.render();
+  }
+}
