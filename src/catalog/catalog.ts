@@ -12,9 +12,22 @@ export interface CatalogOperation<Pipeline> {
   readonly id: string;
   readonly method: string;
   readonly template: UrlTemplate;
+  /** The pipeline for a call that belongs to no product. */
   readonly pipeline: Pipeline;
+  /** The pipeline for a call that belongs to a product (by the subscription's scope, or an open product). */
+  readonly productPipelines: ReadonlyMap<string, Pipeline>;
   /** For a SOAP API: how this operation is told apart from the others (all are `POST /`). */
   readonly soap?: SoapMatch;
+}
+
+/** Who may call an API, and where its subscription key travels. */
+export interface ApiAccess {
+  /** Whether a call without a key is refused when no open product contains the API. */
+  readonly subscriptionRequired: boolean;
+  readonly keyHeader: string;
+  readonly keyQuery: string;
+  /** The product that admits calls without a key, if any. */
+  readonly openProductId?: string | undefined;
 }
 
 export interface CatalogApi<Pipeline> {
@@ -28,8 +41,11 @@ export interface CatalogApi<Pipeline> {
   readonly hostnames: readonly string[];
   readonly productIds: readonly string[];
   readonly operations: readonly CatalogOperation<Pipeline>[];
-  /** The API's pipeline without an operation (global → product → API): runs on-error for unmatched operations. */
+  readonly access: ApiAccess;
+  /** The API's pipeline without an operation (global → API): runs on-error for unmatched operations. */
   readonly apiPipeline: Pipeline;
+  /** The same with a product's scope (global → product → API). */
+  readonly productApiPipelines: ReadonlyMap<string, Pipeline>;
 }
 
 export type MatchResult<Pipeline> =
@@ -59,15 +75,24 @@ export interface ApiInit<Pipeline> {
   readonly type?: 'http' | 'soap';
   readonly hostnames?: readonly string[];
   readonly productIds?: readonly string[];
+  readonly access?: ApiAccess;
   readonly apiPipeline: Pipeline;
+  readonly productApiPipelines?: ReadonlyMap<string, Pipeline>;
   readonly operations: readonly {
     id: string;
     method: string;
     urlTemplate: string;
     pipeline: Pipeline;
+    productPipelines?: ReadonlyMap<string, Pipeline>;
     soap?: SoapMatch | undefined;
   }[];
 }
+
+const openAccess: ApiAccess = {
+  subscriptionRequired: false,
+  keyHeader: 'Ocp-Apim-Subscription-Key',
+  keyQuery: 'subscription-key',
+};
 
 export class Catalog<Pipeline> {
   readonly apis: readonly CatalogApi<Pipeline>[];
@@ -82,13 +107,16 @@ export class Catalog<Pipeline> {
         type: api.type ?? 'http',
         hostnames: (api.hostnames ?? []).map((host) => host.toLowerCase()),
         productIds: api.productIds ?? [],
+        access: api.access ?? openAccess,
         apiPipeline: api.apiPipeline,
+        productApiPipelines: api.productApiPipelines ?? new Map(),
         operations: api.operations
           .map((operation) => ({
             id: operation.id,
             method: operation.method.toUpperCase(),
             template: compileUrlTemplate(operation.urlTemplate),
             pipeline: operation.pipeline,
+            productPipelines: operation.productPipelines ?? new Map(),
             ...(operation.soap ? { soap: operation.soap } : {}),
           }))
           .sort((a, b) => b.template.specificity - a.template.specificity),

@@ -1,3 +1,4 @@
+import { SubscriptionDirectory } from '../catalog/subscriptions.js';
 import { BackendRoutes } from '../extproc/backend-routes.js';
 import type { ExchangeFactory } from '../extproc/exchange.js';
 import { EngineMetrics } from '../extproc/metrics.js';
@@ -53,6 +54,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
       services,
       onExchangeEnd,
       ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: jsonLogger } } : {}),
+      subscriptions: new SubscriptionDirectory(gateway.config),
     }),
     counters: services.counters,
     metrics,

@@ -101,10 +101,11 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
 
   const apis = config.apis.map((api, apiIndex) => {
     const products = productsOf(api.id);
-    // Until subscriptions say which product a call belongs to, an API's policy chain uses its first product.
-    const product = products[0] ? productDocuments.get(products[0].id) : undefined;
     const apiDocument = compile(`apis[${apiIndex}].policy`, api.policy, 'api');
-    const scopes = { global, product, api: apiDocument };
+    // One pipeline without a product (a call with no key, or a key for the API or all APIs) and one per product
+    // containing the API: which one runs is decided per request, by the subscription.
+    const perProduct = (build: (product: CompiledDocument | undefined) => Pipeline) =>
+      new Map(products.map((product) => [product.id, build(productDocuments.get(product.id))]));
     return {
       id: api.id,
       name: api.name ?? api.id,
@@ -113,7 +114,14 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       type: api.type,
       hostnames: api.hostnames ?? [],
       productIds: products.map((p) => p.id),
-      apiPipeline: pipeline(defined(scopes)),
+      access: {
+        subscriptionRequired: api.subscriptionRequired,
+        keyHeader: api.subscriptionKeyNames.header,
+        keyQuery: api.subscriptionKeyNames.query,
+        openProductId: products.find((product) => !product.subscriptionRequired)?.id,
+      },
+      apiPipeline: pipeline(defined({ global, api: apiDocument })),
+      productApiPipelines: perProduct((product) => pipeline(defined({ global, product, api: apiDocument }))),
       operations: api.operations.map((operation, operationIndex) => {
         const operationDocument = compile(
           `apis[${apiIndex}].operations[${operationIndex}].policy`,
@@ -125,7 +133,10 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
           method: operation.method,
           urlTemplate: operation.urlTemplate,
           soap: operation.soap,
-          pipeline: pipeline(defined({ ...scopes, operation: operationDocument })),
+          pipeline: pipeline(defined({ global, api: apiDocument, operation: operationDocument })),
+          productPipelines: perProduct((product) =>
+            pipeline(defined({ global, product, api: apiDocument, operation: operationDocument })),
+          ),
         };
       }),
     };

@@ -108,6 +108,19 @@ export const apiSchema = z
       .object({ format: z.enum(['openapi', 'wadl', 'wsdl']), file: z.string().min(1) })
       .strict()
       .optional(),
+    /**
+     * Whether a call needs a subscription key when no open product contains the API. API Management defaults to
+     * true; here it defaults to false so an API works before any subscription is configured.
+     */
+    subscriptionRequired: z.boolean().default(false),
+    /** Where the subscription key travels; the header wins when both are present. */
+    subscriptionKeyNames: z
+      .object({
+        header: z.string().min(1).default('Ocp-Apim-Subscription-Key'),
+        query: z.string().min(1).default('subscription-key'),
+      })
+      .strict()
+      .prefault({}),
     urlSuffix,
     serviceUrl: backendUrl,
     /** Host names the API answers on; every host when absent. */
@@ -123,7 +136,49 @@ export const productSchema = z
     name: z.string().min(1).optional(),
     /** Ids of the APIs in this product. */
     apis: z.array(z.string().min(1)).default([]),
+    /** An open product (false) admits calls without a key; at most one open product may contain an API. */
+    subscriptionRequired: z.boolean().default(true),
     policy: policySource.optional(),
+  })
+  .strict();
+
+const entityId = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]+$/, { message: 'must be letters, digits, ".", "-" or "_"' });
+
+/** A developer account; subscriptions belong to users, `vary-by-developer` keys on them. */
+export const userSchema = z
+  .object({
+    id: entityId,
+    email: z.string().optional(),
+    firstName: z.string().optional(),
+    lastName: z.string().optional(),
+    /** Ids of `groups` the user belongs to. */
+    groups: z.array(z.string()).default([]),
+  })
+  .strict();
+
+export const groupSchema = z.object({ id: entityId, name: z.string().optional() }).strict();
+
+const subscriptionKey = z
+  .string()
+  .min(16, { message: 'must be at least 16 characters (it is a credential)' });
+
+/** A subscription: a key pair scoped to one product, one API, or all APIs. */
+export const subscriptionSchema = z
+  .object({
+    id: entityId,
+    name: z.string().optional(),
+    scope: z.union([
+      z.literal('all'),
+      z.object({ product: z.string().min(1) }).strict(),
+      z.object({ api: z.string().min(1) }).strict(),
+    ]),
+    primaryKey: subscriptionKey,
+    secondaryKey: subscriptionKey.optional(),
+    /** The owning user; none for a standalone subscription. */
+    user: z.string().optional(),
+    state: z.enum(['active', 'suspended', 'cancelled', 'expired']).default('active'),
   })
   .strict();
 
@@ -199,6 +254,9 @@ export const gatewayConfigSchema = z
     apis: z.array(apiSchema).default([]),
     products: z.array(productSchema).default([]),
     backends: z.array(backendSchema).default([]),
+    users: z.array(userSchema).default([]),
+    groups: z.array(groupSchema).default([]),
+    subscriptions: z.array(subscriptionSchema).default([]),
     namedValues: z.record(z.string().regex(/^[A-Za-z0-9._-]+$/), namedValueSchema).default({}),
     /** The global-scope policy (API Management's "All APIs"). */
     policy: policySource.optional(),
@@ -237,6 +295,73 @@ export const gatewayConfigSchema = z
       }
       seenSuffixes.set(key, index);
     });
+    const productIds = new Set(config.products.map((product) => product.id));
+    const userIds = new Set(config.users.map((user) => user.id));
+    const groupIds = new Set(config.groups.map((group) => group.id));
+    const keys = new Map<string, string>();
+    config.subscriptions.forEach((subscription, index) => {
+      const scope = subscription.scope;
+      if (scope !== 'all' && 'product' in scope && !productIds.has(scope.product)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subscriptions', index, 'scope', 'product'],
+          message: `no product with id "${scope.product}"`,
+        });
+      }
+      if (scope !== 'all' && 'api' in scope && !seenIds.has(scope.api)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subscriptions', index, 'scope', 'api'],
+          message: `no API with id "${scope.api}"`,
+        });
+      }
+      if (subscription.user !== undefined && !userIds.has(subscription.user)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subscriptions', index, 'user'],
+          message: `no user with id "${subscription.user}"`,
+        });
+      }
+      for (const [field, key] of [
+        ['primaryKey', subscription.primaryKey],
+        ['secondaryKey', subscription.secondaryKey],
+      ] as const) {
+        if (key === undefined) continue;
+        const owner = keys.get(key);
+        // The message never repeats the key: it is a credential.
+        if (owner !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['subscriptions', index, field],
+            message: `this key is already used by ${owner}`,
+          });
+        }
+        keys.set(key, `subscriptions[${index}].${field}`);
+      }
+    });
+    config.users.forEach((user, index) => {
+      user.groups.forEach((group, groupIndex) => {
+        if (!groupIds.has(group)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['users', index, 'groups', groupIndex],
+            message: `no group with id "${group}"`,
+          });
+        }
+      });
+    });
+    config.apis.forEach((api, index) => {
+      const open = config.products.filter(
+        (product) => !product.subscriptionRequired && product.apis.includes(api.id),
+      );
+      if (open.length > 1) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['apis', index, 'id'],
+          message: `API "${api.id}" is in ${open.length} open products (${open.map((product) => product.id).join(', ')}); at most one may admit it without a key`,
+        });
+      }
+    });
     config.products.forEach((product, index) => {
       product.apis.forEach((apiId, apiIndex) => {
         if (!seenIds.has(apiId)) {
@@ -257,3 +382,5 @@ export type OperationConfig = z.infer<typeof operationSchema>;
 export type CompanionProcessConfig = z.infer<typeof companionProcessSchema>;
 export type ProductConfig = z.infer<typeof productSchema>;
 export type BackendConfig = z.infer<typeof backendSchema>;
+export type SubscriptionConfig = z.infer<typeof subscriptionSchema>;
+export type UserConfig = z.infer<typeof userSchema>;

@@ -4,7 +4,12 @@ import {
   internalHeaderPrefix,
   upstreamTimeoutHeader,
 } from '../../envoy/bootstrap.js';
-import type { Catalog, MatchResult } from '../catalog/catalog.js';
+import type { Catalog, CatalogApi, MatchResult } from '../catalog/catalog.js';
+import {
+  type AccessDecision,
+  type SubscriptionDirectory,
+  subscriptionMessages,
+} from '../catalog/subscriptions.js';
 import {
   type BackendResponse,
   type FinalResponse,
@@ -40,6 +45,8 @@ export interface PolicyEngine {
    * entries, outcome and LastError go to the log as one `debug-trace` line, and the response names the request id.
    */
   readonly debugTrace?: { readonly key: string; readonly router: TraceRouter; readonly logger: Logger };
+  /** Subscriptions and their keys; without it every API is open. */
+  readonly subscriptions?: SubscriptionDirectory;
 }
 
 /** The request header that switches tracing on for one request (with the configured key) — a secret, stripped. */
@@ -80,6 +87,8 @@ class PolicyExchange implements Exchange {
   private description: RequestDescription | undefined;
   private match: MatchResult<Pipeline> | undefined;
   private pendingResponse: MessageHead | undefined;
+  /** The subscription decision for this call. */
+  private access: AccessDecision | undefined;
   /** Set when an operator switched debug tracing on for this request. */
   private traceCollector: { finish(): TraceEntry[] } | undefined;
   /** The client asked for `/<suffix>` exactly, without a trailing slash. */
@@ -146,28 +155,54 @@ class PolicyExchange implements Exchange {
     this.originalHeaders = policyVisibleHeaders(headers);
     const apiRelativePath = rawPath.slice(match.api.urlSuffix.length + 1) || '/';
     this.requestedApiRoot = pathname === `/${match.api.urlSuffix}`;
+    const url = new URL(
+      `${scheme}://${authority || 'localhost'}${apiRelativePath.startsWith('/') ? '' : '/'}${apiRelativePath}`,
+    );
+    const access = this.admit(match.api, url);
+    this.access = access;
     const description: RequestDescription = {
       method,
-      url: `${scheme}://${authority || 'localhost'}${apiRelativePath.startsWith('/') ? '' : '/'}${apiRelativePath}`,
-      headers: this.originalHeaders,
+      url: url.toString(),
+      // The subscription key is the gateway's: removed before any policy or the backend sees the request.
+      headers: this.originalHeaders.filter(([name]) => name !== match.api.access.keyHeader.toLowerCase()),
       clientIp: clientAddress(head.attributes.get('source.address')),
       matchedParameters: match.kind === 'operation' ? match.parameters : {},
       api: { id: match.api.id, name: match.api.name, path: `/${match.api.urlSuffix}` },
       requestId,
       tracing: this.traceCollector !== undefined,
+      ...(access.kind === 'admitted'
+        ? {
+            ...(access.subscription ? { subscription: access.subscription } : {}),
+            ...(access.user ? { user: access.user } : {}),
+            ...(access.product ? { product: access.product } : {}),
+          }
+        : {}),
     };
     this.description = description;
     this.summary = { ...this.summary, api: match.api.id };
+
+    if (match.kind === 'no-operation') return this.operationNotFound(match, headers);
+    if (access.kind === 'refused') {
+      const run = new PipelineRun(
+        this.forProduct(match.api.apiPipeline, match.api.productApiPipelines),
+        description,
+        this.engine.services,
+      );
+      this.run = run;
+      return this.respond(await run.onAccessRefused(access.reason, subscriptionMessages[access.reason]));
+    }
 
     if (match.kind === 'soap-body') {
       // The operation is known only from the SOAP body: ask for it, and for every later phase any of the API's
       // operations could need, since the answer to these headers is the only chance to ask.
       this.pendingSoap = match;
-      const next = mergedPhases(match.api.operations.map((operation) => phasesFor(operation.pipeline, true)));
+      const next = mergedPhases(
+        match.api.operations.map((operation) =>
+          phasesFor(this.forProduct(operation.pipeline, operation.productPipelines), true),
+        ),
+      );
       return { action: 'continue', headers: requestIdHeader, removeHeaders: this.strippedHeaders, next };
     }
-    if (match.kind === 'no-operation') return this.operationNotFound(match, headers);
-
     const phases = this.enterOperation(match, !head.endOfStream);
     // A traced request's answer carries its trace id, so the response phase is needed.
     const next = this.traceCollector ? { ...phases, responseHeaders: true } : phases;
@@ -190,7 +225,7 @@ class PolicyExchange implements Exchange {
   /** The request is for this operation: its pipeline runs; returns the phases it needs from Envoy. */
   private enterOperation(match: Extract<MatchResult<Pipeline>, { kind: 'operation' }>, hasBody: boolean) {
     this.match = match;
-    this.pipeline = match.operation.pipeline;
+    this.pipeline = this.forProduct(match.operation.pipeline, match.operation.productPipelines);
     this.summary = { ...this.summary, operation: match.operation.id };
     this.description = {
       ...this.description!,
@@ -201,7 +236,27 @@ class PolicyExchange implements Exchange {
         urlTemplate: match.operation.template.text,
       },
     };
-    return phasesFor(match.operation.pipeline, hasBody);
+    return phasesFor(this.pipeline, hasBody);
+  }
+
+  /**
+   * Whether the call is admitted, and as part of which product: by its subscription key (header first, then the
+   * query parameter, which is removed from `url`), an open product, or an API that needs no subscription.
+   */
+  private admit(api: CatalogApi<Pipeline>, url: URL): AccessDecision {
+    const headerKey = this.originalHeaders.find(([name]) => name === api.access.keyHeader.toLowerCase())?.[1];
+    const queryKey = url.searchParams.get(api.access.keyQuery) ?? undefined;
+    if (url.searchParams.has(api.access.keyQuery)) url.searchParams.delete(api.access.keyQuery);
+    const directory = this.engine.subscriptions;
+    const key = headerKey ?? queryKey;
+    if (!directory) return { kind: 'admitted' };
+    return directory.decide(api, key);
+  }
+
+  /** The pipeline of the product this call belongs to, or the product-less one. */
+  private forProduct(pipeline: Pipeline, byProduct: ReadonlyMap<string, Pipeline>): Pipeline {
+    const productId = this.access?.kind === 'admitted' ? this.access.productId : undefined;
+    return (productId === undefined ? undefined : byProduct.get(productId)) ?? pipeline;
   }
 
   /** A known API without the requested operation: 404 through on-error (a CORS preflight may be answered). */
@@ -280,6 +335,8 @@ class PolicyExchange implements Exchange {
   }
 
   end(): void {
+    // Releases what the request held (a concurrency slot) even when the client went away mid-request.
+    void this.run?.end();
     const lastError = this.run?.context.lastError;
     const summary: ExchangeSummary = {
       ...this.summary,

@@ -11,6 +11,7 @@
 import {
   ApiInfo,
   ExpressionError,
+  GroupInfo,
   HeaderCollection,
   LastErrorInfo,
   OperationInfo,
@@ -151,7 +152,15 @@ export class PipelineRun {
       operation: new OperationInfo(request.operation),
       product: request.product ? new ProductInfo(request.product) : null,
       subscription: request.subscription ? new SubscriptionInfo(request.subscription) : null,
-      user: request.user ? new UserInfo(request.user) : null,
+      user: request.user
+        ? new UserInfo({
+            ...request.user,
+            // Expressions reach groups only as GroupInfo; the transport describes them as plain data.
+            groups: (request.user.groups ?? []).map((group: { id: string; name: string }) =>
+              group instanceof GroupInfo ? group : new GroupInfo(group.id, group.name),
+            ),
+          })
+        : null,
       ...(request.requestId === undefined ? {} : { requestId: request.requestId }),
       timestamp: new Date(services.clock.now()),
       tracing: request.tracing ?? false,
@@ -278,21 +287,30 @@ export class PipelineRun {
    * through on-error with reason OperationNotFound. Run this on the API's pipeline (no operation scope).
    */
   async onOperationNotFound(): Promise<FinalResponse> {
-    this.#advance('created', 'request');
-    const refusal = new PolicyError(
-      'OperationNotFound',
-      'Unable to match incoming request to an operation.',
-      404,
-      'Resource not found',
+    return this.#refuseBeforeInbound(
+      new PolicyError(
+        'OperationNotFound',
+        'Unable to match incoming request to an operation.',
+        404,
+        'Resource not found',
+      ),
+      'configuration',
     );
+  }
+
+  /**
+   * The gateway itself refused the call before any policy ran — a missing or invalid subscription key (401):
+   * on-error runs with LastError from source `authorization`.
+   */
+  async onAccessRefused(reason: string, message: string): Promise<FinalResponse> {
+    return this.#refuseBeforeInbound(new PolicyError(reason, message, 401), 'authorization');
+  }
+
+  #refuseBeforeInbound(refusal: PolicyError, source: string): Promise<FinalResponse> {
+    this.#advance('created', 'request');
     this.#refusal = refusal;
     this.#lastErrorStatus = refusal.status;
-    this.#setLastError({
-      source: 'configuration',
-      reason: refusal.reason,
-      message: refusal.message,
-      section: 'inbound',
-    });
+    this.#setLastError({ source, reason: refusal.reason, message: refusal.message, section: 'inbound' });
     return this.#onError();
   }
 

@@ -27,7 +27,7 @@ describe('base stitching across scopes through Envoy', () => {
     gateway = await startGateway(
       `policy: global.xml
 products:
-  - { id: starter, apis: [scoped], policy: product.xml }
+  - { id: starter, apis: [scoped], subscriptionRequired: false, policy: product.xml }
 apis:
 ${apiYaml(
   'scoped',

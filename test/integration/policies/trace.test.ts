@@ -55,7 +55,7 @@ describe('trace through Envoy', () => {
       expect.objectContaining({ requestId, source: 'course-api', severity: 'verbose' }),
     ]);
     expect(JSON.stringify(traces[0])).toContain('looking up course 42');
-    expect(traces[0]!.metadata).toEqual([['operation', 'get']]);
+    expect(traces[0]!.metadata).toEqual({ operation: 'get' });
     expect(JSON.stringify(traces[1])).toContain('backend said 200');
   });
 });

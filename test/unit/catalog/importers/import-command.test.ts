@@ -135,7 +135,7 @@ describe('portcullis import', () => {
       'DELETE /courses/{courseId}/students/{studentId}',
       'GET /courses/{courseId}/grades',
     ]);
-    expect(config.products).toEqual([{ id: 'shop', apis: ['courses', 'pets'] }]);
+    expect(config.products).toEqual([{ id: 'shop', apis: ['courses', 'pets'], subscriptionRequired: true }]);
   });
 
   it('replaces an API with the same id, keeping its policies and operation policies by id', async () => {
