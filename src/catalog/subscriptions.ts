@@ -88,8 +88,7 @@ export class SubscriptionDirectory {
       return { kind: 'refused', reason: 'SubscriptionKeyNotFound' };
     }
     const subscription = this.byKeyDigest.get(digest(key));
-    if (!subscription || subscription.state !== 'active')
-      return { kind: 'refused', reason: 'SubscriptionKeyInvalid' };
+    if (subscription?.state !== 'active') return { kind: 'refused', reason: 'SubscriptionKeyInvalid' };
     const identity = {
       subscription: this.subscriptionIdentity(subscription, key),
       ...this.userIdentity(subscription),
