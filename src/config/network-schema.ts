@@ -501,6 +501,9 @@ export function placementIssues(config: PlacementInput): PlacementIssue[] {
   const issues = referenceIssues(config);
   const network = config.network;
   if (network.mode === 'none') return issues;
+  // The sections' own problems are reported already; the placement is only judged on sections that are whole.
+  if (!networkConfigSchema.safeParse(network).success) return issues;
+  if (config.tls !== undefined && !tlsConfigSchema.safeParse(config.tls).success) return issues;
   const space = network.addressSpace ? parsePrefix(network.addressSpace) : undefined;
   const ruleIndex = (rule: ResolvedRule | undefined) =>
     network.inbound.findIndex((r) => r.name === rule?.name);
@@ -518,7 +521,8 @@ export function placementIssues(config: PlacementInput): PlacementIssue[] {
     const decision = classDecision(rules, required, space);
     if (decision?.access !== 'allow') {
       const source = required === 'internet' ? 'the Internet' : 'the virtual network';
-      const because = decision
+      const userRule = decision !== undefined && ruleIndex(decision) >= 0;
+      const because = userRule
         ? `rule "${decision.name}" (priority ${decision.priority}) denies it`
         : 'no rule allows it';
       issues.push({
