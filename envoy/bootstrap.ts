@@ -526,7 +526,8 @@ function notFoundRoute() {
 function engineCluster(plan: BootstrapPlan) {
   return {
     name: engineClusterName,
-    type: 'STATIC',
+    // Containers (docker-compose) name the engine by its service name; a machine by address.
+    ...addressType(plan.engine.endpoints),
     connect_timeout: '1s',
     // Each engine process is single-threaded: spread streams by how busy each one is.
     lb_policy: 'LEAST_REQUEST',
@@ -652,10 +653,17 @@ function dynamicCluster(tls: boolean) {
   return cluster;
 }
 
+/** STATIC for IP literals; STRICT_DNS (every address a name resolves to) when a host is a name. */
+function addressType(endpoints: readonly Endpoint[]) {
+  return endpoints.every((endpoint) => isIpLiteral(endpoint.host))
+    ? { type: 'STATIC' }
+    : { type: 'STRICT_DNS', dns_lookup_family: 'V4_PREFERRED' };
+}
+
 function staticCluster(name: string, endpoint: Endpoint) {
   return {
     name,
-    type: 'STATIC',
+    ...addressType([endpoint]),
     connect_timeout: '2s',
     load_assignment: {
       cluster_name: name,
