@@ -31,6 +31,15 @@ import type {
   PhaseRequests,
   PhaseResult,
 } from './exchange.js';
+import {
+  clientAddress,
+  diffHeaders,
+  framingHeaders,
+  headerValue,
+  isEnvoyHeader,
+  policyVisibleHeaders,
+  unforwardable,
+} from './header-changes.js';
 import { firstHeader, type HeaderChange, type HeaderFields } from './headers.js';
 import { type TraceRouter, traceKeyMatches } from './trace.js';
 
@@ -67,9 +76,6 @@ export interface ExchangeSummary {
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Headers that describe the message framing, which Envoy owns. */
-const framingHeaders = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
 /**
  * Runs each request's effective policy: matches the operation on the request headers, runs inbound (after the
@@ -563,71 +569,3 @@ function mergedPhases(all: readonly PhaseRequests[]): PhaseRequests {
 }
 
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
-
-/** Headers the engine does not copy onto a request it makes itself (fetch sets them from the URL and body). */
-const unforwardable = new Set([...framingHeaders, 'host', 'expect', 'upgrade']);
-
-function isEnvoyHeader(name: string): boolean {
-  return name.toLowerCase().startsWith('x-envoy-');
-}
-
-function headerValue(headers: BackendResponse['headers'], name: string): string | undefined {
-  for (const [key, value] of headers) {
-    if (key.toLowerCase() === name) return typeof value === 'string' ? value : value[0];
-  }
-  return undefined;
-}
-
-/** Headers a policy may see: no pseudo-headers, no Portcullis-internal ones. */
-function policyVisibleHeaders(fields: HeaderFields): [string, string][] {
-  const out: [string, string][] = [];
-  for (const [name, values] of fields) {
-    if (name.startsWith(':') || name.startsWith(internalHeaderPrefix)) continue;
-    for (const value of values) out.push([name, value]);
-  }
-  return out;
-}
-
-/**
- * The changes that turn one header list into another: names whose values differ are replaced (first value
- * overwrites, the rest append), names that disappeared are removed. Names compare case-insensitively.
- */
-export function diffHeaders(
-  before: readonly (readonly [string, string])[],
-  after: readonly (readonly [string, string])[],
-): { set: HeaderChange[]; remove: string[] } {
-  const group = (list: readonly (readonly [string, string])[]) => {
-    const map = new Map<string, string[]>();
-    for (const [name, value] of list) {
-      const key = name.toLowerCase();
-      map.set(key, [...(map.get(key) ?? []), value]);
-    }
-    return map;
-  };
-  const old = group(before);
-  const now = group(after);
-  const set: HeaderChange[] = [];
-  for (const [name, values] of now) {
-    if (framingHeaders.has(name)) continue;
-    const previous = old.get(name);
-    if (
-      previous &&
-      previous.length === values.length &&
-      previous.every((value, index) => value === values[index])
-    )
-      continue;
-    for (const [index, value] of values.entries())
-      set.push({ name, value, ...(index > 0 ? { append: true } : {}) });
-  }
-  const remove = [...old.keys()].filter((name) => !now.has(name) && !framingHeaders.has(name));
-  return { set, remove };
-}
-
-/** `source.address` is "ip:port" or "[v6]:port"; policies see the address alone. */
-function clientAddress(value: unknown): string {
-  if (typeof value !== 'string') return '';
-  const bracketed = /^\[([^\]]+)\]:\d+$/.exec(value);
-  if (bracketed) return bracketed[1]!;
-  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(value);
-  return v4 ? v4[1]! : value;
-}
