@@ -1,3 +1,5 @@
+import { createHash, X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import type {
@@ -8,6 +10,8 @@ import type {
   UpstreamTlsPlan,
 } from '../../envoy/bootstrap.js';
 import type { SidecarPlan } from '../../envoy/sidecar.js';
+import { type TrustStore, trustStore } from '../extproc/client-certificate.js';
+import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
 import { ensureDevelopmentCertificate } from './development-certificate.js';
 import { backendRulesFor, inboundRulesFor } from './network-schema.js';
 import type { GatewayConfig } from './schema.js';
@@ -176,5 +180,41 @@ export function planSidecar(config: GatewayConfig, backend: string): SidecarPlan
     target: entry.target,
     admin: entry.admin,
     rules: backendRulesFor(config.network, entry),
+  };
+}
+
+/**
+ * The engine's trust store for client certificates (validate-client-certificate): the CAs of
+ * tls.clientCertificates.trustedCa, and the store's certificates by id (issuer-certificate-id). Read once at start.
+ */
+export async function clientTrustStore(config: GatewayConfig, directory: string): Promise<TrustStore> {
+  const tls = config.tls;
+  if (!tls) return trustStore([]);
+  const sources: { pem: string; id?: string }[] = [];
+  if (tls.clientCertificates?.trustedCa) {
+    sources.push({ pem: await readFile(path.resolve(directory, tls.clientCertificates.trustedCa), 'utf8') });
+  }
+  for (const [id, entry] of Object.entries(tls.certificates)) {
+    sources.push({ pem: await readFile(path.resolve(directory, entry.certificate), 'utf8'), id });
+  }
+  return trustStore(sources);
+}
+
+/** What Envoy presents to each backend (tls.backends), for authentication-certificate. Read once at start. */
+export async function backendCertificateTable(
+  config: GatewayConfig,
+  directory: string,
+): Promise<BackendCertificates> {
+  const presented = new Map<string, { id: string; thumbprint: string }>();
+  for (const [target, backend] of Object.entries(config.tls?.backends ?? {})) {
+    const file = path.resolve(directory, config.tls!.certificates[backend.certificateId]!.certificate);
+    const certificate = new X509Certificate(await readFile(file));
+    presented.set(target, {
+      id: backend.certificateId,
+      thumbprint: createHash('sha1').update(certificate.raw).digest('hex').toUpperCase(),
+    });
+  }
+  return {
+    presented: (target) => presented.get(target.backendId ?? target.apiId ?? ''),
   };
 }
