@@ -1,5 +1,6 @@
 import { SubscriptionDirectory } from '../catalog/subscriptions.js';
 import { BackendRoutes } from '../extproc/backend-routes.js';
+import type { TrustStore } from '../extproc/client-certificate.js';
 import type { ExchangeFactory } from '../extproc/exchange.js';
 import { EngineMetrics } from '../extproc/metrics.js';
 import { type ExchangeSummary, policyExchanges } from '../extproc/policy-exchange.js';
@@ -10,7 +11,10 @@ import {
   jsonLogger,
 } from '../extproc/policy-services.js';
 import { TraceRouter } from '../extproc/trace.js';
-import type { CompiledGateway } from './gateway.js';
+import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
+import { type CompiledGateway, compileGateway } from './gateway.js';
+import { loadConfigFile } from './load.js';
+import { backendCertificateTable, clientTrustStore } from './plan.js';
 
 export interface EngineParts {
   readonly exchanges: ExchangeFactory;
@@ -29,6 +33,24 @@ export interface EngineOptions {
   readonly activeStreams?: () => number;
   /** Overrides `engine.traceKey`: the key that switches debug tracing on for one request; none: off. */
   readonly traceKey?: string;
+  /** The authorities client certificates are checked against (`clientTrustStore`). */
+  readonly trust?: TrustStore;
+  /** Client certificates presented to backends (`backendCertificateTable`). */
+  readonly backendCertificates?: BackendCertificates;
+}
+
+/**
+ * Loads the configuration file, compiles every policy, reads the certificate files it names, and creates the
+ * engine: what an engine process runs (again on every reload).
+ */
+export async function buildEngine(file: string, options: EngineOptions = {}): Promise<EngineParts> {
+  const loaded = await loadConfigFile(file);
+  const gateway = compileGateway(loaded);
+  return createEngine(gateway, {
+    trust: await clientTrustStore(loaded.config, loaded.directory),
+    backendCertificates: await backendCertificateTable(loaded.config, loaded.directory),
+    ...options,
+  });
 }
 
 /** The policy engine for a compiled gateway: the exchange factory the ext_proc server runs, and its counters. */
@@ -39,6 +61,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     backends: gateway.backends,
     state: gateway.config.state,
     trace: traces,
+    ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
   });
   const routes = new BackendRoutes(gateway.config.apis, gateway.backends);
   const accessLog = options.accessLog ?? true;
@@ -55,6 +78,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
       onExchangeEnd,
       ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: jsonLogger } } : {}),
       subscriptions: new SubscriptionDirectory(gateway.config),
+      ...(options.trust ? { trust: options.trust } : {}),
     }),
     counters: services.counters,
     metrics,

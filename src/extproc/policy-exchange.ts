@@ -23,6 +23,7 @@ import {
   type TraceEntry,
 } from '../policy/index.js';
 import type { BackendRoute, BackendRoutes } from './backend-routes.js';
+import { clientCertificate, type TrustStore } from './client-certificate.js';
 import type {
   ContinueResult,
   Exchange,
@@ -56,6 +57,8 @@ export interface PolicyEngine {
   readonly debugTrace?: { readonly key: string; readonly router: TraceRouter; readonly logger: Logger };
   /** Subscriptions and their keys; without it every API is open. */
   readonly subscriptions?: SubscriptionDirectory;
+  /** The authorities client certificates are checked against (`tls.clientCertificates.trustedCa`). */
+  readonly trust?: TrustStore;
 }
 
 /** The request header that switches tracing on for one request (with the configured key) — a secret, stripped. */
@@ -172,6 +175,7 @@ class PolicyExchange implements Exchange {
       // The subscription key is the gateway's: removed before any policy or the backend sees the request.
       headers: this.originalHeaders.filter(([name]) => name !== match.api.access.keyHeader.toLowerCase()),
       clientIp: clientAddress(head.attributes.get('source.address')),
+      certificate: clientCertificate(head.attributes, this.engine.trust),
       matchedParameters: match.kind === 'operation' ? match.parameters : {},
       api: { id: match.api.id, name: match.api.name, path: `/${match.api.urlSuffix}` },
       requestId,

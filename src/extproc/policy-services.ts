@@ -10,6 +10,7 @@ import {
   parseJson,
   toDotNetString,
 } from '../expr/index.js';
+import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
 import {
   type BackendLookup,
   type CachedResponse,
@@ -290,6 +291,8 @@ export interface EngineServicesOptions {
   readonly state?: Partial<StateConfig>;
   readonly logger?: Logger;
   readonly trace?: TraceSink;
+  /** Client certificates the gateway presents to backends (authentication-certificate). */
+  readonly backendCertificates?: BackendCertificates;
 }
 
 export interface EngineServices extends PolicyServices {
@@ -425,6 +428,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
       },
     },
     concurrencyLeaseSeconds: state.concurrencyLeaseSeconds,
+    ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
     backends,
     fetch: fetchWithTimeout,
     clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },

@@ -49,6 +49,8 @@ export interface RequestDescription {
   readonly url: string;
   readonly headers: HeaderInit;
   readonly clientIp: string;
+  /** The client's TLS certificate as Envoy verified the connection (never from a client-sent header); null: none. */
+  readonly certificate?: unknown;
   /** Present only when the pipeline needs the request body (pipeline.needs.requestBody). */
   readonly body?: Buffer | null;
   readonly matchedParameters?: Readonly<Record<string, string>>;
@@ -145,6 +147,7 @@ export class PipelineRun {
       body: request.body ?? null,
       ipAddress: request.clientIp,
       matchedParameters: { ...request.matchedParameters },
+      certificate: request.certificate ?? null,
     });
     const context = new PolicyContext({
       request: model,

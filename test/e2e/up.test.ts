@@ -138,6 +138,10 @@ describe('portcullis up', () => {
 
     run.child.kill('SIGINT');
     expect(await run.exited).toBe(0);
+    // Helpers of the children (esbuild's service process under tsx) go with their process groups; give the kernel a
+    // moment to finish them.
+    for (let wait = 0; wait < 40 && children.some(isAlive); wait++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(children.filter(isAlive)).toEqual([]);
     await expect(fetch(`http://127.0.0.1:${gatewayPort}/courses/api/Course`)).rejects.toThrow();
   });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createEngine, type EngineOptions } from '../../src/config/engine.js';
 import { compileGateway } from '../../src/config/gateway.js';
 import { loadConfigFile } from '../../src/config/load.js';
-import { freePort } from '../../src/config/plan.js';
+import { backendCertificateTable, clientTrustStore, freePort } from '../../src/config/plan.js';
 import { type ListeningExtProcServer, startExtProcServer } from '../../src/extproc/server.js';
 import { type RunningEnvoy, startEnvoy } from './envoy.js';
 
@@ -32,7 +32,14 @@ export async function startGateway(
   const loaded = await loadConfigFile(file);
   const compiled = compileGateway(loaded);
   const engine = await startExtProcServer(
-    { exchanges: createEngine(compiled, { accessLog: false, ...engineOptions }).exchanges },
+    {
+      exchanges: createEngine(compiled, {
+        accessLog: false,
+        trust: await clientTrustStore(loaded.config, loaded.directory),
+        backendCertificates: await backendCertificateTable(loaded.config, loaded.directory),
+        ...engineOptions,
+      }).exchanges,
+    },
     { host: '127.0.0.1', port: 0 },
   );
   const envoy = await startEnvoy({

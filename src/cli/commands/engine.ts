@@ -1,8 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { createEngine, type EngineParts } from '../../config/engine.js';
-import { compileGateway } from '../../config/gateway.js';
-import { loadConfigFile } from '../../config/load.js';
+import { buildEngine, type EngineParts } from '../../config/engine.js';
 import { ConfigReloader, SwappableExchanges } from '../../config/reload.js';
 import { EngineMetrics, serveMetrics } from '../../extproc/metrics.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
@@ -33,8 +31,7 @@ export const command: CliCommand = {
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
     let activeStreams = () => 0;
-    const build = async (file: string) =>
-      createEngine(compileGateway(await loadConfigFile(file)), { activeStreams: () => activeStreams() });
+    const build = (file: string) => buildEngine(file, { activeStreams: () => activeStreams() });
     const engine = values.config ? new SwappableExchanges(await build(values.config)) : undefined;
     const reloader =
       engine &&
