@@ -187,8 +187,8 @@ export class RequestModel {
   ipAddress: string;
   /** Template parameters of the matched operation (`/courses/{courseID}` → courseID). */
   matchedParameters: Map<string, string>;
-  /** The client certificate (X509Certificate2) when mTLS is used; Portcullis passes null or a PEM/DER holder. */
-  certificate: unknown;
+  /** The client certificate (X509Certificate2) when the client presented one on a TLS connection. */
+  certificate: CertificateModel | null;
 
   constructor(init: {
     method: string;
@@ -207,7 +207,58 @@ export class RequestModel {
     this.ipAddress = init.ipAddress ?? '';
     const mp = init.matchedParameters;
     this.matchedParameters = mp instanceof Map ? mp : new Map(Object.entries(mp ?? {}));
-    this.certificate = init.certificate ?? null;
+    this.certificate = CertificateModel.from(init.certificate);
+  }
+}
+
+/**
+ * The client's TLS certificate (X509Certificate2 to expressions). Built from the transport's description of the
+ * connection's certificate; the fields keep that description's names so policy elements read them directly.
+ */
+export class CertificateModel {
+  readonly pem: string;
+  readonly raw: Buffer;
+  readonly thumbprint: string;
+  readonly serialNumber: string;
+  readonly subject: string;
+  readonly issuer: string;
+  readonly commonName: string | null;
+  readonly dnsNames: readonly string[];
+  readonly notBefore: Date;
+  readonly notAfter: Date;
+  readonly trusted: boolean;
+  readonly issuerThumbprint: string | null;
+  readonly issuerCertificateId: string | null;
+  readonly revoked: boolean | undefined;
+
+  constructor(init: Omit<CertificateModel, never>) {
+    this.pem = init.pem;
+    this.raw = init.raw;
+    this.thumbprint = init.thumbprint;
+    this.serialNumber = init.serialNumber;
+    this.subject = init.subject;
+    this.issuer = init.issuer;
+    this.commonName = init.commonName;
+    this.dnsNames = init.dnsNames;
+    this.notBefore = init.notBefore;
+    this.notAfter = init.notAfter;
+    this.trusted = init.trusted;
+    this.issuerThumbprint = init.issuerThumbprint;
+    this.issuerCertificateId = init.issuerCertificateId;
+    this.revoked = init.revoked;
+  }
+
+  /** A transport's certificate description (or an existing model); anything else is no certificate. */
+  static from(value: unknown): CertificateModel | null {
+    if (value instanceof CertificateModel) return value;
+    if (
+      value &&
+      typeof value === 'object' &&
+      typeof (value as { thumbprint?: unknown }).thumbprint === 'string'
+    ) {
+      return new CertificateModel(value as CertificateModel);
+    }
+    return null;
   }
 }
 

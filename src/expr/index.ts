@@ -13,6 +13,7 @@ export type { PolicyContextInit } from './context.js';
 export {
   ApiInfo,
   BodyConsumedError,
+  CertificateModel,
   DeploymentInfo,
   GroupInfo,
   HeaderCollection,

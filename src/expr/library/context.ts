@@ -1,6 +1,7 @@
 /** The `context` object model: exactly API Management's members (reference §3.3), nothing of our TypeScript API. */
 import {
   ApiInfo,
+  CertificateModel,
   DeploymentInfo,
   GroupInfo,
   LastErrorInfo,
@@ -94,6 +95,29 @@ export const BodyType = defineType({
       for (const [k, v] of new URLSearchParams(text)) form.append(k, v);
       return form;
     },
+  },
+});
+
+/** X509Certificate2, read-only: what policies use of a client certificate. */
+export const CertificateType = defineType({
+  name: 'X509Certificate2',
+  namespace: 'System.Security.Cryptography.X509Certificates',
+  classes: [CertificateModel],
+  props: {
+    Thumbprint: prop((c: CertificateModel) => c.thumbprint),
+    Subject: prop((c: CertificateModel) => c.subject),
+    Issuer: prop((c: CertificateModel) => c.issuer),
+    SerialNumber: prop((c: CertificateModel) => c.serialNumber),
+    NotBefore: prop((c: CertificateModel) => CsDateTime.fromDate(c.notBefore)),
+    NotAfter: prop((c: CertificateModel) => CsDateTime.fromDate(c.notAfter)),
+    RawData: prop((c: CertificateModel) => Buffer.from(c.raw)),
+    FriendlyName: prop(() => ''),
+    HasPrivateKey: prop(() => false),
+  },
+  methods: {
+    /** Chain to a trusted authority and not revoked, as the gateway checked it. */
+    Verify: (_rt, c: CertificateModel) => c.trusted && c.revoked !== true,
+    GetNameInfo: (_rt, c: CertificateModel) => c.commonName ?? '',
   },
 });
 
