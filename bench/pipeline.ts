@@ -8,10 +8,6 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { stringify } from 'yaml';
-import { findEnvoy } from '../envoy/binary.js';
-import { buildBootstrap } from '../envoy/bootstrap.js';
-import { envoyArgs } from '../src/config/envoy.js';
 import { loadConfigFile } from '../src/config/load.js';
 import { freePort } from '../src/config/plan.js';
 import { checkEngineHealth } from '../src/extproc/health-client.js';
@@ -22,6 +18,7 @@ import {
   load,
   root,
   spawnChild,
+  startBenchEnvoy,
   startStaticBackend,
   stopChildren,
   waitFor,
@@ -85,34 +82,7 @@ spawnChild(process.execPath, [
 await waitFor(() => checkEngineHealth('127.0.0.1', enginePort), 'engine');
 
 const loaded = await loadConfigFile(file);
-const gatewayPort = await freePort();
-const adminPort = await freePort();
-const bootstrap = buildBootstrap({
-  gateway: { host: '127.0.0.1', port: gatewayPort },
-  admin: { host: '127.0.0.1', port: adminPort },
-  engine: { endpoints: [{ host: '127.0.0.1', port: enginePort }], messageTimeoutMs: 1000 },
-  service: { host: '127.0.0.1', port: backendPort },
-  apis: loaded.config.apis,
-}) as any;
-// The baseline route skips ext_proc, exactly as a route without any engine in front of it would.
-const routes =
-  bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config
-    .virtual_hosts[0].routes;
-const direct = routes.find((route: { name: string }) => route.name === 'api_direct');
-direct.typed_per_filter_config = {
-  'envoy.filters.http.ext_proc': {
-    '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute',
-    disabled: true,
-  },
-};
-const envoyFile = path.join(directory, 'envoy.yaml');
-await writeFile(envoyFile, stringify(bootstrap));
-spawnChild(findEnvoy(), envoyArgs(envoyFile, { concurrency: 1, logLevel: 'error' }));
-await waitFor(
-  async () => (await (await fetch(`http://127.0.0.1:${adminPort}/ready`)).text()).includes('LIVE'),
-  'envoy',
-);
-const url = `http://127.0.0.1:${gatewayPort}`;
+const url = await startBenchEnvoy({ enginePorts: [enginePort], directory, apis: loaded.config.apis });
 // The sample policy rewrites `?courseID=7` to /api/Course/7: the measured request takes that branch.
 const sampleUrl = `${url}/sample/api/Course?courseID=7`;
 await waitFor(httpOk(sampleUrl), 'route through the engine');

@@ -1,7 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { stringify } from 'yaml';
+import { findEnvoy } from '../../envoy/binary.js';
+import { type BootstrapApi, buildBootstrap } from '../../envoy/bootstrap.js';
+import { envoyArgs } from '../../src/config/envoy.js';
+import { freePort } from '../../src/config/plan.js';
 import { checkEngineHealth } from '../../src/extproc/health-client.js';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -88,4 +94,50 @@ export function formatLoad(label: string, result: LoadResult): string {
   const problems =
     result.errors || result.non2xx ? `  (errors ${result.errors}, non-2xx ${result.non2xx})` : '';
   return `${label.padEnd(34)} ${Math.round(result.requestsPerSecond).toLocaleString('en-US').padStart(8)} req/s   p50 ${String(result.p50).padStart(4)} ms   p99 ${String(result.p99).padStart(4)} ms${problems}`;
+}
+
+/**
+ * Starts an Envoy for a benchmark in front of the given engine processes and APIs. The API with id `direct` keeps
+ * its route but without ext_proc — the baseline, exactly as a route with no engine in front of it. Resolves to the
+ * gateway's URL once Envoy is ready.
+ */
+export async function startBenchEnvoy(options: {
+  readonly enginePorts: readonly number[];
+  readonly apis: readonly BootstrapApi[];
+  readonly directory: string;
+  readonly name?: string;
+}): Promise<string> {
+  const gatewayPort = await freePort();
+  const adminPort = await freePort();
+  const bootstrap = buildBootstrap({
+    gateway: { host: '127.0.0.1', port: gatewayPort },
+    admin: { host: '127.0.0.1', port: adminPort },
+    engine: {
+      endpoints: options.enginePorts.map((port) => ({ host: '127.0.0.1', port })),
+      messageTimeoutMs: 1000,
+    },
+    // Nothing in a benchmark calls the service; the cluster needs an address all the same.
+    service: { host: '127.0.0.1', port: adminPort },
+    apis: options.apis,
+  }) as any;
+  const routes =
+    bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config
+      .virtual_hosts[0].routes;
+  const direct = routes.find((route: { name: string }) => route.name === 'api_direct');
+  if (direct) {
+    direct.typed_per_filter_config = {
+      'envoy.filters.http.ext_proc': {
+        '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute',
+        disabled: true,
+      },
+    };
+  }
+  const file = path.join(options.directory, `${options.name ?? 'bench'}-envoy.yaml`);
+  await writeFile(file, stringify(bootstrap));
+  spawnChild(findEnvoy(), envoyArgs(file, { concurrency: 1, logLevel: 'error' }));
+  await waitFor(
+    async () => (await (await fetch(`http://127.0.0.1:${adminPort}/ready`)).text()).includes('LIVE'),
+    `envoy${options.name ? ` (${options.name})` : ''}`,
+  );
+  return `http://127.0.0.1:${gatewayPort}`;
 }

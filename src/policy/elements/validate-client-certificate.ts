@@ -1,3 +1,4 @@
+import type { CertificateModel } from '../../expr/index.js';
 import type { ElementDefinition } from '../element.js';
 import type { PolicyNode } from '../node.js';
 import { PolicyError, type RunContext } from '../runtime.js';
@@ -8,32 +9,8 @@ import { ALL_SCOPES, bool, elements, str } from '../schema.js';
  * Management's X509Certificate2). The transport builds it from what Envoy reports about the connection — never from
  * a request header — and decides `trusted` against the configured client CAs.
  */
-export interface ClientCertificate {
-  readonly pem: string;
-  /** DER bytes (X509Certificate2.RawData). */
-  readonly raw: Buffer;
-  /** SHA-1 of the DER bytes, upper-case hex (X509Certificate2.Thumbprint). */
-  readonly thumbprint: string;
-  /** Upper-case hex without separators (X509Certificate2.SerialNumber). */
-  readonly serialNumber: string;
-  /** Distinguished name as .NET prints it: most specific first, `CN=client, O=Example, C=NL`. */
-  readonly subject: string;
-  readonly issuer: string;
-  /** The subject's CN, or null. */
-  readonly commonName: string | null;
-  /** DNS names of the subject alternative name extension. */
-  readonly dnsNames: readonly string[];
-  readonly notBefore: Date;
-  readonly notAfter: Date;
-  /** Signed by a trusted client CA (directly or through trusted intermediates). */
-  readonly trusted: boolean;
-  /** The trusted certificate that signed it, when one did. */
-  readonly issuerThumbprint: string | null;
-  /** That issuer's id in the gateway's certificate store (tls.certificates), when it is one of them. */
-  readonly issuerCertificateId: string | null;
-  /** True when a revocation list of the issuer lists it; undefined when no list is known for the issuer. */
-  readonly revoked: boolean | undefined;
-}
+/** The client certificate as the transport describes it (expressions see it as X509Certificate2). */
+export type ClientCertificate = CertificateModel;
 
 export function isClientCertificate(value: unknown): value is ClientCertificate {
   return (
