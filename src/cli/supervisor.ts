@@ -28,6 +28,9 @@ export class Supervisor {
   private readonly children = new Map<string, ChildProcess>();
   private stopping = false;
   private readonly exitListeners: ((exit: ChildExit) => void)[] = [];
+  private readonly lineListeners: ((name: string, line: string) => void)[] = [];
+  /** Children whose exit is part of the plan (an Envoy replaced by a hot restart), with who awaits it. */
+  private readonly expected = new Map<string, (exit: ChildExit) => void>();
 
   constructor(private readonly out: LineSink = (line) => process.stdout.write(`${line}\n`)) {}
 
@@ -36,7 +39,37 @@ export class Supervisor {
     this.exitListeners.push(listener);
   }
 
+  /** Called with each line a child writes (after it is shown). */
+  onLine(listener: (name: string, line: string) => void): () => void {
+    this.lineListeners.push(listener);
+    return () => {
+      const index = this.lineListeners.indexOf(listener);
+      if (index >= 0) this.lineListeners.splice(index, 1);
+    };
+  }
+
+  /**
+   * From now on the child's exit is expected (it will not be reported as unexpected); resolves when it exited.
+   * Resolves at once for a child that is not running.
+   */
+  expectExit(name: string): Promise<ChildExit> {
+    if (!this.children.has(name)) return Promise.resolve({ name, code: null, signal: null });
+    return new Promise((resolve) => this.expected.set(name, resolve));
+  }
+
+  /** The child's exit is unexpected again (the plan that expected it fell through). */
+  cancelExpectedExit(name: string): void {
+    this.expected.delete(name);
+  }
+
+  /** Sends a signal to one child (its process only, not its group). False when it is not running. */
+  signal(name: string, signal: NodeJS.Signals): boolean {
+    const child = this.children.get(name);
+    return child?.pid !== undefined && child.kill(signal);
+  }
+
   async start(spec: ChildSpec, readyTimeoutMs = 30_000): Promise<void> {
+    if (this.stopping) throw new Error(`not starting ${spec.name}: stopping everything`);
     const child = spawn(spec.command, [...spec.args], {
       cwd: spec.cwd,
       env: spec.env ?? process.env,
@@ -44,9 +77,14 @@ export class Supervisor {
       detached: true,
     });
     this.children.set(spec.name, child);
+    let ready = false;
     const pad = spec.name.padEnd(8);
     for (const stream of [child.stdout, child.stderr]) {
-      if (stream) createInterface({ input: stream }).on('line', (line) => this.out(`${pad} | ${line}`));
+      if (!stream) continue;
+      createInterface({ input: stream }).on('line', (line) => {
+        this.out(`${pad} | ${line}`);
+        for (const listener of this.lineListeners) listener(spec.name, line);
+      });
     }
     const exited = new Promise<ChildExit>((resolve) => {
       child.once('exit', (code, signal) => resolve({ name: spec.name, code, signal }));
@@ -57,7 +95,12 @@ export class Supervisor {
     });
     void exited.then((exit) => {
       this.children.delete(spec.name);
-      if (!this.stopping) for (const listener of this.exitListeners) listener(exit);
+      const planned = this.expected.get(spec.name);
+      this.expected.delete(spec.name);
+      if (planned) planned(exit);
+      // A child that dies before it is ready is reported by `start` rejecting: the caller decides what it means
+      // (fatal at start-up, a refused reload later).
+      else if (!this.stopping && ready) for (const listener of this.exitListeners) listener(exit);
     });
 
     const abort = new AbortController();
@@ -74,10 +117,20 @@ export class Supervisor {
           ),
         ),
       ]);
+      ready = true;
     } finally {
       clearTimeout(timeout);
       abort.abort();
     }
+  }
+
+  /** Stops one child as `stopAll` would; its exit is expected. */
+  async stop(name: string, graceMs = 10_000): Promise<void> {
+    const child = this.children.get(name);
+    if (!child) return;
+    const exited = this.expectExit(name);
+    await stopChild(child, graceMs);
+    await exited;
   }
 
   running(): string[] {

@@ -1,0 +1,222 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { hotRestartSharedMemory } from '../../src/config/envoy.js';
+import { freePort } from '../../src/config/plan.js';
+import { descendantsOf, isAlive } from '../helpers/processes.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const cli = path.join(root, 'bin', 'portcullis.js');
+const exampleDir = path.join(root, 'examples', 'courses');
+
+/** A policy that marks every answer with `x-policy: <mark>`. */
+const marking = (mark: string) =>
+  `<policies>\n  <inbound><base /></inbound>\n  <backend><base /></backend>\n  <outbound>\n    <base />\n    <set-header name="x-policy" exists-action="override"><value>${mark}</value></set-header>\n  </outbound>\n  <on-error><base /></on-error>\n</policies>\n`;
+
+interface Ports {
+  readonly gateway: number;
+  readonly admin: number;
+  readonly backend: number;
+}
+
+function gatewayConfig(ports: Ports, apis: { id: string; policy: string }[]): string {
+  const backendUrl = `http://127.0.0.1:${ports.backend}`;
+  return stringify({
+    gateway: { http: { host: '127.0.0.1', port: ports.gateway } },
+    admin: { host: '127.0.0.1', port: ports.admin },
+    apis: apis.map((api) => ({
+      id: api.id,
+      urlSuffix: api.id,
+      serviceUrl: backendUrl,
+      policy: api.policy,
+      operations: [{ id: 'get-course', method: 'GET', urlTemplate: '/api/Course/{id}' }],
+    })),
+    processes: [
+      {
+        name: 'courses',
+        command: ['node', '--import', 'tsx', 'backend.ts'],
+        cwd: exampleDir,
+        env: { PORT: String(ports.backend) },
+        readyUrl: `${backendUrl}/healthz`,
+      },
+    ],
+  });
+}
+
+/** A steady stream of requests from a few clients until stopped (or a bounded count / time is reached). */
+function load(url: string, clients = 3, maxRequests = 4000, maxMs = 60_000) {
+  const results: { status: number; mark: string | null }[] = [];
+  const failures: string[] = [];
+  let stopped = false;
+  const started = Date.now();
+  const client = async () => {
+    while (!stopped && results.length + failures.length < maxRequests && Date.now() - started < maxMs) {
+      try {
+        const response = await fetch(url);
+        await response.arrayBuffer();
+        results.push({ status: response.status, mark: response.headers.get('x-policy') });
+      } catch (error) {
+        failures.push(String((error as Error & { cause?: unknown }).cause ?? error));
+      }
+    }
+  };
+  const done = Promise.all(Array.from({ length: clients }, client));
+  return {
+    results,
+    failures,
+    async stop() {
+      stopped = true;
+      await done;
+    },
+  };
+}
+
+async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('portcullis up reloads its configuration without dropping requests', () => {
+  let child: ChildProcess;
+  let output = '';
+  let exited: Promise<number | null>;
+  let ports: Ports;
+  let directory: string;
+  let configFile: string;
+  let baseId = 0;
+  const url = () => `http://127.0.0.1:${ports.gateway}/courses/api/Course/2`;
+
+  beforeAll(async () => {
+    ports = { gateway: await freePort(), admin: await freePort(), backend: await freePort() };
+    directory = await mkdtemp(path.join(tmpdir(), 'portcullis-reload-'));
+    configFile = path.join(directory, 'gateway.yaml');
+    await writeFile(path.join(directory, 'courses.xml'), marking('one'));
+    await writeFile(configFile, gatewayConfig(ports, [{ id: 'courses', policy: 'courses.xml' }]));
+    child = spawn(process.execPath, [cli, 'up', '--config', configFile], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    await until(() => output.includes('Press Ctrl-C to stop.') || child.exitCode !== null, 'up', 45_000);
+    expect(output).toContain('Press Ctrl-C to stop.');
+  }, 60_000);
+
+  afterAll(async () => {
+    if (!child || child.exitCode !== null) return;
+    const family = descendantsOf(child.pid!);
+    child.kill('SIGINT');
+    const code = await Promise.race([
+      exited,
+      new Promise((resolve) => setTimeout(() => resolve('timeout'), 20_000)),
+    ]);
+    for (const pid of [child.pid!, ...family]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    expect(code).toBe(0);
+    // The hot-restart family's shared memory is removed with it.
+    const baseIds = [...output.matchAll(/base id (\d+)/g)].map((match) => Number(match[1]));
+    for (const baseId of baseIds)
+      expect(existsSync(`/dev/shm/envoy_shared_memory_${baseId * 10}`)).toBe(false);
+  }, 30_000);
+
+  it('applies a changed policy under load: the new behaviour appears and no request fails', async () => {
+    const stream = load(url());
+    await until(() => stream.results.length >= 30, 'requests before the change');
+    await writeFile(path.join(directory, 'courses.xml'), marking('two'));
+    await until(
+      () => stream.results.slice(-10).every((result) => result.mark === 'two'),
+      'the new policy',
+      15_000,
+    );
+    await stream.stop();
+
+    expect(stream.failures).toEqual([]);
+    expect(stream.results.filter((result) => result.status !== 200)).toEqual([]);
+    const marks = stream.results.map((result) => result.mark);
+    expect(marks[0]).toBe('one');
+    // Once the change applied, it stays applied (only requests already in flight finish on the old pipeline).
+    expect(marks.slice(marks.indexOf('two') + 6).every((mark) => mark === 'two')).toBe(true);
+    expect(output).toContain('up: configuration reloaded (policies; Envoy unchanged)');
+    expect(output).toMatch(/engine +\| engine: configuration reloaded \(generation 2\)/);
+  }, 40_000);
+
+  it('refuses a broken policy with file:line:col and keeps the running one', async () => {
+    const stream = load(url());
+    const before = output.length;
+    await writeFile(
+      path.join(directory, 'courses.xml'),
+      '<policies>\n  <inbound>\n    <rate-limit calls="many" renewal-period="10" />\n  </inbound>\n</policies>\n',
+    );
+    await until(() => output.includes('up: configuration refused', before), 'the refusal', 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await stream.stop();
+
+    const refusal = output.slice(output.indexOf('up: configuration refused', before));
+    expect(refusal).toContain(`${path.join(directory, 'courses.xml')}:3:`);
+    expect(refusal).toContain('calls');
+    expect(stream.failures).toEqual([]);
+    expect(stream.results.length).toBeGreaterThan(0);
+    expect(stream.results.every((result) => result.status === 200 && result.mark === 'two')).toBe(true);
+    // The engines were not asked to reload a configuration up refused.
+    expect(output.slice(before)).not.toContain('engine: configuration');
+  }, 30_000);
+
+  it('publishes an added API through a hot-restarted Envoy under load, without a failed request', async () => {
+    await writeFile(path.join(directory, 'courses.xml'), marking('two'));
+    await until(() => output.split('up: configuration reloaded').length === 3, 'the repaired policy', 15_000);
+    const stream = load(url());
+    await until(() => stream.results.length >= 30, 'requests before the change');
+    await writeFile(path.join(directory, 'more.xml'), marking('more'));
+    await writeFile(
+      configFile,
+      gatewayConfig(ports, [
+        { id: 'courses', policy: 'courses.xml' },
+        { id: 'more', policy: 'more.xml' },
+      ]),
+    );
+    const added = `http://127.0.0.1:${ports.gateway}/more/api/Course/1`;
+    await until(
+      async () => {
+        const response = await fetch(added);
+        await response.arrayBuffer();
+        return response.status === 200 && response.headers.get('x-policy') === 'more';
+      },
+      'the added API',
+      30_000,
+    );
+    await until(() => output.includes('Envoy hot-restarted'), 'the restart report', 30_000);
+    // Keep the stream running until the previous Envoy drained and exited.
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    await stream.stop();
+
+    expect(stream.failures).toEqual([]);
+    expect(stream.results.length).toBeGreaterThan(50);
+    expect(stream.results.filter((result) => result.status !== 200 || result.mark !== 'two')).toEqual([]);
+    const info = (await (await fetch(`http://127.0.0.1:${ports.admin}/server_info`)).json()) as {
+      command_line_options: { restart_epoch: number };
+    };
+    const epoch = Number(/Envoy hot-restarted, epoch (\d+)/.exec(output)![1]);
+    expect(epoch).toBeGreaterThanOrEqual(1);
+    expect(info.command_line_options.restart_epoch).toBe(epoch);
+    expect(child.exitCode).toBeNull();
+
+    // One Envoy is left, the new epoch, in the family's base id (whose shared memory exists while it runs).
+    const envoys = descendantsOf(child.pid!)
+      .map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'))
+      .filter((args) => args.includes('--restart-epoch') || args.includes('--use-dynamic-base-id'));
+    expect(envoys.map((args) => args[args.indexOf('--restart-epoch') + 1])).toEqual([String(epoch)]);
+    baseId = Number(envoys[0]![envoys[0]!.indexOf('--base-id') + 1]);
+    expect(existsSync(hotRestartSharedMemory(baseId))).toBe(true);
+  }, 60_000);
+});
