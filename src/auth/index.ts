@@ -19,6 +19,7 @@ export type { AuthLimits, AuthLogger, AuthServerOptions, AuthUser, SigningAlgori
 export { createMemoryStores } from './stores/memory.js';
 export type * from './stores/types.js';
 export type { AccessTokenClaims } from './tokens.js';
+export type { UpstreamProviderOptions } from './upstream/options.js';
 
 export interface AuthorizationServer {
   /** Every AS route; mount it in the Koa app before any body parser (the AS reads raw bodies itself). */
@@ -84,6 +85,10 @@ export async function createAuthorizationServer(input: AuthServerOptions): Promi
   route(pathOf(options.endpoints.authorization), { GET: pages.authorize });
   route(pathOf(options.endpoints.login), { POST: pages.login });
   route(pathOf(options.endpoints.consent), { GET: pages.consentForm, POST: pages.consent });
+  if (pages.upstream) {
+    route(pathOf(options.endpoints.upstreamStart), { POST: pages.upstream.start });
+    route(pathOf(options.endpoints.upstreamCallback), { GET: pages.upstream.callback });
+  }
 
   const registrationPrefix = `${pathOf(options.endpoints.registration)}/`;
   const manageRegistration = registrationManagementEndpoint(server);

@@ -1,6 +1,7 @@
 import type { JWK } from 'jose';
 import { parsePasswordHash } from './crypto.js';
 import type { AuthStores } from './stores/types.js';
+import { type ResolvedUpstream, resolveUpstream, type UpstreamProviderOptions } from './upstream/options.js';
 
 export type SigningAlgorithm = 'ES256' | 'RS256' | 'EdDSA';
 
@@ -55,6 +56,8 @@ export interface AuthServerOptions {
   logger?: AuthLogger;
   /** client_id put in service tokens minted by mintServiceToken(). Default `portcullis-mcp`. */
   serviceClientId?: string;
+  /** An upstream OpenID Connect provider offered on the login page besides the configured users. */
+  identityProvider?: UpstreamProviderOptions;
 }
 
 export interface AuthLimits {
@@ -95,6 +98,7 @@ export interface ResolvedOptions {
   clock: () => number;
   logger: AuthLogger;
   serviceClientId: string;
+  upstream: ResolvedUpstream | undefined;
   endpoints: {
     authorization: string;
     login: string;
@@ -103,6 +107,9 @@ export interface ResolvedOptions {
     registration: string;
     introspection: string;
     jwks: string;
+    /** Start and callback of the upstream sign-in; under /v1/authorize/ so Envoy routes them to the service. */
+    upstreamStart: string;
+    upstreamCallback: string;
   };
   /** Paths at which the RFC 8414 document is served. */
   metadataPaths: string[];
@@ -127,6 +134,7 @@ const KNOWN_KEYS = new Set([
   'clock',
   'logger',
   'serviceClientId',
+  'identityProvider',
 ]);
 
 const PRODUCT_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
@@ -150,6 +158,13 @@ function serverUrl(path: string, value: unknown): string {
   if (url.search || url.hash || value.includes('#'))
     fail(path, `must not have a query or fragment, got "${value}"`);
   return value.replace(/\/+$/, '');
+}
+
+/** A subject this server can sign in: a configured user, or a user of the upstream provider. */
+export function isKnownSubject(options: ResolvedOptions, sub: string): boolean {
+  return (
+    options.users.has(sub) || (options.upstream !== undefined && sub.startsWith(`${options.upstream.id}|`))
+  );
 }
 
 export function isLoopbackHost(hostname: string): boolean {
@@ -202,6 +217,15 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
     users.set(user.username, user);
   });
 
+  const upstream =
+    options.identityProvider === undefined ? undefined : resolveUpstream(options.identityProvider);
+  if (upstream) {
+    for (const username of users.keys()) {
+      if (username.startsWith(`${upstream.id}|`))
+        fail('users', `"${username}" would be confused with a user of identityProvider "${upstream.id}"`);
+    }
+  }
+
   const accessTokenTtl = positiveInt('accessTokenTtlSeconds', options.accessTokenTtlSeconds, 3600);
   const codeTtl = positiveInt('codeTtlSeconds', options.codeTtlSeconds, 60);
   if (codeTtl > 600) fail('codeTtlSeconds', `must be at most 600 (OAuth 2.1 §4.1.2), got ${codeTtl}`);
@@ -241,6 +265,7 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
       error: (m, f) => console.error(`auth: ${m}`, f ?? ''),
     },
     serviceClientId: options.serviceClientId ?? 'portcullis-mcp',
+    upstream,
     endpoints: {
       authorization: `${baseUrl}/v1/authorize`,
       login: `${baseUrl}/v1/authorize/login`,
@@ -249,6 +274,8 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
       registration: `${issuer}/v1/register`,
       introspection: `${issuer}/v1/introspect`,
       jwks: `${issuer}/v1/jwks`,
+      upstreamStart: `${baseUrl}/v1/authorize/upstream`,
+      upstreamCallback: `${baseUrl}/v1/authorize/upstream/callback`,
     },
     metadataPaths,
   };

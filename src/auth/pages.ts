@@ -44,6 +44,10 @@ export interface LoginView {
   clientName: string;
   username?: string;
   error?: string;
+  /** The upstream OpenID Connect provider's button, posted to its own action with the same hidden fields. */
+  upstream?: { action: string; name: string };
+  /** False when no user is configured: only the upstream button is shown. */
+  passwords?: boolean;
 }
 
 export function loginPage(view: LoginView): RenderedPage {
@@ -52,13 +56,26 @@ export function loginPage(view: LoginView): RenderedPage {
     `<h1>Sign in</h1>
 <p><strong>${escapeHtml(view.clientName)}</strong> wants to access your account.</p>
 ${view.error ? `<p class="error" role="alert" id="error">${escapeHtml(view.error)}</p>` : ''}
-<form method="post" action="${escapeHtml(view.action)}">
+${
+  view.passwords === false
+    ? ''
+    : `<form method="post" action="${escapeHtml(view.action)}">
 <input type="hidden" name="interaction" value="${escapeHtml(view.interaction)}">
 <input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">
 <label>User name <input type="text" name="username" autocomplete="username" required value="${escapeHtml(view.username ?? '')}"></label>
 <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
 <button type="submit">Sign in</button>
-</form>`,
+</form>`
+}${
+  view.upstream
+    ? `
+<form method="post" action="${escapeHtml(view.upstream.action)}" id="upstream">
+<input type="hidden" name="interaction" value="${escapeHtml(view.interaction)}">
+<input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">
+<button type="submit">Sign in with ${escapeHtml(view.upstream.name)}</button>
+</form>`
+    : ''
+}`,
   );
 }
 

@@ -4,11 +4,13 @@ import { resolveRedirectUri } from '../clients.js';
 import { DUMMY_PASSWORD_HASH, digest, randomToken, safeEqual, verifyPassword } from '../crypto.js';
 import { OAuthError } from '../errors.js';
 import { readCookie, setCookie } from '../http.js';
+import { isKnownSubject } from '../options.js';
 import { consentPage, describeScope, errorPage, loginPage, type RenderedPage } from '../pages.js';
 import { PKCE_VALUE } from '../pkce.js';
 import type { ServerContext } from '../server-context.js';
 import type { ClientRecord, InteractionRecord, SessionRecord } from '../stores/types.js';
 import { canonicalResource } from '../tokens.js';
+import { upstreamEndpoints } from '../upstream/endpoints.js';
 
 export const SESSION_COOKIE = 'portcullis_auth';
 
@@ -28,6 +30,12 @@ export function authorizeEndpoints(server: ServerContext) {
   const { options, stores } = server;
   const cookiePath = new URL(options.endpoints.authorization).pathname;
   const baseOrigin = new URL(options.baseUrl).origin;
+  const loginChoices = {
+    passwords: options.users.size > 0 || options.upstream === undefined,
+    ...(options.upstream
+      ? { upstream: { action: options.endpoints.upstreamStart, name: options.upstream.name } }
+      : {}),
+  };
 
   function pageHeaders(ctx: Context): void {
     ctx.set('Cache-Control', 'no-store');
@@ -78,12 +86,13 @@ export function authorizeEndpoints(server: ServerContext) {
     return id && /^[A-Za-z0-9_-]{20,64}$/.test(id) ? stores.sessions.get(id) : undefined;
   }
 
-  async function newSession(ctx: Context, sub?: string): Promise<SessionRecord> {
+  async function newSession(ctx: Context, sub?: string, name?: string): Promise<SessionRecord> {
     const now = options.clock();
     const session: SessionRecord = {
       id: randomToken(),
       expiresAt: now + options.sessionTtl,
       ...(sub === undefined ? {} : { sub, authTime: now }),
+      ...(name === undefined ? {} : { name }),
     };
     await stores.sessions.set(session.id, session, session.expiresAt);
     setCookie(ctx, SESSION_COOKIE, session.id, {
@@ -163,7 +172,7 @@ export function authorizeEndpoints(server: ServerContext) {
         csrf: interaction.csrf,
         clientName: await clientName(interaction.clientId),
         redirectHost: new URL(interaction.redirectTarget).host,
-        userName: user?.name ?? session.sub!,
+        userName: user?.name ?? session.name ?? session.sub!,
         scopes: interaction.scope.map((name) => ({ name, description: describeScope(name) })),
         resource: interaction.resource,
       }),
@@ -298,7 +307,7 @@ export function authorizeEndpoints(server: ServerContext) {
         : {}),
       expiresAt: now + options.interactionTtl,
     };
-    if (session.sub !== undefined && options.users.has(session.sub)) {
+    if (session.sub !== undefined && isKnownSubject(options, session.sub)) {
       if (interaction.pendingError)
         return redirectError(
           ctx,
@@ -318,6 +327,7 @@ export function authorizeEndpoints(server: ServerContext) {
         interaction: interaction.id,
         csrf: interaction.csrf,
         clientName: client.metadata.client_name ?? `client ${clientId}`,
+        ...loginChoices,
       }),
     );
   }
@@ -386,6 +396,7 @@ export function authorizeEndpoints(server: ServerContext) {
       csrf: interaction.csrf,
       clientName: await clientName(interaction.clientId),
       username,
+      ...loginChoices,
     };
     if (blocked) {
       ctx.set('Retry-After', String(Math.max(1, blocked.resetAt - options.clock())));
@@ -440,7 +451,7 @@ export function authorizeEndpoints(server: ServerContext) {
     const checked = await checkPost(ctx);
     if (!checked) return;
     const { form, session, interaction } = checked;
-    if (session.sub === undefined || !options.users.has(session.sub)) {
+    if (session.sub === undefined || !isKnownSubject(options, session.sub)) {
       return showError(ctx, 403, 'access_denied', 'sign in first');
     }
     const decision = form.get('decision');
@@ -462,5 +473,9 @@ export function authorizeEndpoints(server: ServerContext) {
     await issueCode(ctx, interaction, session);
   }
 
-  return { authorize, login, consentForm, consent };
+  const upstream = options.upstream
+    ? upstreamEndpoints(server, { pageHeaders, showError, checkPost, loadSession, newSession, proceed })
+    : undefined;
+
+  return { authorize, login, consentForm, consent, upstream };
 }

@@ -82,6 +82,8 @@ export interface SessionRecord {
   id: string;
   /** Set once the user has logged in. */
   sub?: string;
+  /** Display name of an upstream user (configured users take theirs from the configuration). */
+  name?: string;
   authTime?: number;
   expiresAt: number;
 }
@@ -103,6 +105,8 @@ export interface InteractionRecord {
   resource: string;
   /** A redirectable error found at /authorize, delivered only after the user has logged in (OAuth 2.1 §7.12.2). */
   pendingError?: { code: string; description: string };
+  /** Set on the copy kept for an upstream sign-in in progress (see src/auth/upstream/endpoints.ts). */
+  upstream?: { interactionId: string; state: string; nonce: string; codeVerifier: string };
   expiresAt: number;
 }
 
