@@ -61,6 +61,42 @@ const limitsSchema = z
   })
   .strict();
 
+/**
+ * A secret given inline or, better, named by environment variable so the configuration file can be shared;
+ * `{ env: NAME }` is read when the service starts.
+ */
+const secretValue = z.union([
+  z.string().min(1),
+  z
+    .object({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'must be a variable name' }) })
+    .strict(),
+]);
+
+/** `{identity_provider_url}`: an upstream OpenID Connect provider offered on the login page. */
+const identityProviderSchema = z
+  .object({
+    /** Prefix of local subjects (`<id>|<upstream sub>`). */
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,32}$/, { message: 'must be 1-32 letters, digits, ".", "_" or "-"' })
+      .default('oidc'),
+    /** Shown as "Sign in with <name>"; default the issuer's host. */
+    name: z.string().min(1).optional(),
+    /** The provider's issuer identifier (discovery at `<issuer>/.well-known/openid-configuration`). */
+    issuer: z
+      .string()
+      .url()
+      .refine((value) => value.startsWith('https://') || isLoopbackHost(new URL(value).hostname), {
+        message: 'must use https (http is allowed only on a loopback host, for development)',
+      })
+      .refine((value) => !/[?#]/.test(value), { message: 'must have no query or fragment' }),
+    clientId: z.string().min(1),
+    clientSecret: secretValue,
+    /** `openid` is always requested; add `profile` or `email` to show the user's name on the consent page. */
+    scopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/)).default(['openid', 'profile']),
+  })
+  .strict();
+
 export const authConfigSchema = z
   .object({
     /** {auth_url}: the issuer, where token, registration, revocation, introspection and JWKS live. */
@@ -115,6 +151,8 @@ export const authConfigSchema = z
      */
     dataDir: z.string().min(1).optional(),
     limits: limitsSchema.optional(),
+    /** Sign-in through an upstream OpenID Connect provider, besides (or instead of) `users`. */
+    identityProvider: identityProviderSchema.optional(),
   })
   .strict();
 

@@ -6,8 +6,10 @@ import {
   type AuthorizationServer,
   type AuthServerOptions,
   createAuthorizationServer,
+  type UpstreamProviderOptions,
 } from '../auth/index.js';
 import { ConfigError, type ConfigProblem, type LoadedConfig } from '../config/load.js';
+import type { AuthConfig } from '../config/service-schema.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
 import { createServiceApp } from './app.js';
 import { configToolCatalog } from './catalog.js';
@@ -80,6 +82,9 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       signingKeys,
       ...(auth.limits ? { limits: auth.limits } : {}),
       ...(auth.dataDir ? { dataDir: path.resolve(loaded.directory, auth.dataDir) } : {}),
+      ...(auth.identityProvider
+        ? { identityProvider: await identityProvider(loaded, auth.identityProvider) }
+        : {}),
     });
   } catch (error) {
     // The schema mirrors the AS's rules; anything it still refuses is a configuration problem of `auth`.
@@ -207,4 +212,33 @@ async function readSigningKeys(loaded: LoadedConfig, file: string): Promise<JWK[
 
 function describeError(error: unknown): string {
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
+/** The upstream OpenID Connect provider's options, with its client secret read from the environment if named there. */
+async function identityProvider(
+  loaded: LoadedConfig,
+  config: NonNullable<AuthConfig['identityProvider']>,
+): Promise<UpstreamProviderOptions> {
+  let clientSecret = config.clientSecret;
+  if (typeof clientSecret !== 'string') {
+    const value = process.env[clientSecret.env];
+    if (!value) {
+      throw new ConfigError([
+        await problemAt(
+          loaded.file,
+          ['auth', 'identityProvider', 'clientSecret', 'env'],
+          `environment variable ${clientSecret.env} is not set (it holds the identity provider's client secret)`,
+        ),
+      ]);
+    }
+    clientSecret = value;
+  }
+  return {
+    id: config.id,
+    issuer: config.issuer,
+    clientId: config.clientId,
+    clientSecret,
+    scopes: config.scopes,
+    ...(config.name ? { name: config.name } : {}),
+  };
 }
