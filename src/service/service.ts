@@ -8,9 +8,11 @@ import {
   createAuthorizationServer,
   type UpstreamProviderOptions,
 } from '../auth/index.js';
+import { createRedisStores } from '../auth/stores/redis.js';
 import { ConfigError, type ConfigProblem, type LoadedConfig } from '../config/load.js';
 import type { AuthConfig } from '../config/service-schema.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
+import { RedisConnection } from '../state/redis-connection.js';
 import { createServiceApp } from './app.js';
 import { configToolCatalog } from './catalog.js';
 import { createGatewayCaller } from './gateway-caller.js';
@@ -61,6 +63,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   if (auth.signingKeys?.file) signingKeys.keys = await readSigningKeys(loaded, auth.signingKeys.file);
 
   const mcpUrl = `${auth.baseUrl.replace(/\/+$/, '')}/v1/mcp`;
+  const redis = openRedis(config.state.redis);
   let authorizationServer: AuthorizationServer;
   try {
     authorizationServer = await createAuthorizationServer({
@@ -85,8 +88,13 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       ...(auth.identityProvider
         ? { identityProvider: await identityProvider(loaded, auth.identityProvider) }
         : {}),
+      // With Redis, codes, refresh tokens, grants, revocations, sessions, consents, abuse counters and client
+      // registrations are shared by every service process; signing keys stay in signingKeys.file or dataDir
+      // (private keys are never written to Redis).
+      ...(redis ? { stores: createRedisStores(redis) } : {}),
     });
   } catch (error) {
+    await redis?.close();
     // The schema mirrors the AS's rules; anything it still refuses is a configuration problem of `auth`.
     if (error instanceof TypeError)
       throw new ConfigError([await problemAt(loaded.file, ['auth'], error.message)]);
@@ -127,6 +135,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     async close() {
       mcp.close();
       await authorizationServer.close();
+      await redis?.close();
     },
   };
 }
@@ -175,6 +184,23 @@ async function crossSectionProblems(loaded: LoadedConfig, options: ServiceOption
     }
   }
   return Promise.all(problems);
+}
+
+/** The service's own connection to the shared Redis of `state.redis`, when configured. */
+function openRedis(config: LoadedConfig['config']['state']['redis']): RedisConnection | undefined {
+  if (config === undefined) return undefined;
+  return new RedisConnection({
+    url: config.url,
+    keyPrefix: config.keyPrefix,
+    commandTimeoutMs: config.commandTimeoutMs,
+    connectTimeoutMs: config.connectTimeoutMs,
+    onStatus: (status, detail) =>
+      console.error(
+        status === 'ready'
+          ? `redis reconnected (${detail})`
+          : `redis connection lost (${config.url}): ${detail}`,
+      ),
+  });
 }
 
 /** A JWK Set of private keys from a file next to the configuration. */
