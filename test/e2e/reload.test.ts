@@ -172,9 +172,53 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     expect(output.slice(before)).not.toContain('engine: configuration');
   }, 30_000);
 
+  it('takes 20 changes under load, good and bad mixed: each good one shows promptly, each bad one is refused', async () => {
+    const policyFile = path.join(directory, 'courses.xml');
+    const goodConfig = gatewayConfig(ports, [{ id: 'courses', policy: 'courses.xml' }]);
+    const stream = load(url(), 3, 20_000, 120_000);
+    const count = (text: string) => output.split(text).length - 1;
+    for (let change = 1; change <= 20; change++) {
+      const refusals = count('up: configuration refused');
+      if (change % 4 === 0) {
+        await writeFile(
+          policyFile,
+          `<policies>\n  <inbound>\n    <set-header name="x" exists-action="sometimes" />\n`,
+        );
+      } else if (change % 4 === 2) {
+        await writeFile(configFile, `${goodConfig}colour: red\n`);
+      } else {
+        await writeFile(configFile, goodConfig);
+        await writeFile(policyFile, marking(`change-${change}`));
+        await until(
+          () => stream.results.slice(-6).every((result) => result.mark === `change-${change}`),
+          `change ${change}`,
+          10_000,
+        );
+        continue;
+      }
+      await until(
+        () => count('up: configuration refused') > refusals,
+        `the refusal of change ${change}`,
+        10_000,
+      );
+    }
+    await stream.stop();
+
+    expect(stream.failures).toEqual([]);
+    expect(stream.results.filter((result) => result.status !== 200)).toEqual([]);
+    expect(stream.results.at(-1)?.mark).toBe('change-19');
+    expect(output).toContain(`${configFile}:`);
+    expect(output).toContain('colour: unknown key "colour"');
+    expect(output).toMatch(new RegExp(`${policyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: `));
+  }, 120_000);
+
   it('publishes an added API through a hot-restarted Envoy under load, without a failed request', async () => {
     await writeFile(path.join(directory, 'courses.xml'), marking('two'));
-    await until(() => output.split('up: configuration reloaded').length === 3, 'the repaired policy', 15_000);
+    await until(
+      async () => (await fetch(url())).headers.get('x-policy') === 'two',
+      'the repaired policy',
+      15_000,
+    );
     const stream = load(url());
     await until(() => stream.results.length >= 30, 'requests before the change');
     await writeFile(path.join(directory, 'more.xml'), marking('more'));
