@@ -357,6 +357,8 @@ export function authorizeEndpoints(server: ServerContext) {
     if (
       !session ||
       !interaction ||
+      // the copy kept for an upstream sign-in is only for its callback; posting it would fork the request
+      interaction.upstream !== undefined ||
       interaction.sessionId !== session.id ||
       !safeEqual(csrf, interaction.csrf)
     ) {
@@ -434,7 +436,7 @@ export function authorizeEndpoints(server: ServerContext) {
       id = parseQuery(ctx.querystring).get('interaction');
     } catch {}
     const interaction = id === undefined ? undefined : await stores.interactions.get(id);
-    if (!session?.sub || !interaction || interaction.sessionId !== session.id) {
+    if (!session?.sub || !interaction || interaction.upstream || interaction.sessionId !== session.id) {
       return showError(
         ctx,
         403,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
@@ -84,6 +85,8 @@ interface Started {
   state: string;
   /** Our redirect to the provider's authorization endpoint. */
   upstreamAuthorize: URL;
+  /** The hidden fields of our login page (interaction id and CSRF token). */
+  fields: Record<string, string>;
 }
 
 /** Our client's authorization request, then "Sign in with Corp ID" on our login page. */
@@ -115,7 +118,7 @@ async function startUpstream(): Promise<Started> {
   });
   expect(go.status).toBe(303);
   const upstreamAuthorize = new URL(go.headers.get('location')!);
-  return { browser, verifier, state, upstreamAuthorize };
+  return { browser, verifier, state, upstreamAuthorize, fields };
 }
 
 /** Follows the provider's redirects and submits its login (as `account`) and consent pages; returns our callback URL. */
@@ -253,6 +256,19 @@ describe('sign-in through an upstream OpenID Connect provider', () => {
     const html = await response.text();
     expect(errorCodeOf(html)).toBe('login_required');
     expect(html).toContain('Corp ID refused the sign-in: login_required');
+  });
+
+  it('refuses the record kept for the callback when it is posted as an interaction', async () => {
+    const { browser, upstreamAuthorize, fields } = await startUpstream();
+    const upstreamState = upstreamAuthorize.searchParams.get('state')!;
+    const key = `upstream:${createHash('sha256').update(upstreamState).digest('base64url')}`;
+    const response = await browser.fetch(`${server.url}/v1/authorize/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...fields, interaction: key, username: 'alice', password: 'x' }),
+    });
+    expect(response.status).toBe(403);
+    expect(errorCodeOf(await response.text())).toBe('access_denied');
   });
 
   it('refuses the upstream button without the CSRF token of the interaction', async () => {
