@@ -263,4 +263,24 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     baseId = Number(envoys[0]![envoys[0]!.indexOf('--base-id') + 1]);
     expect(existsSync(hotRestartSharedMemory(baseId))).toBe(true);
   }, 60_000);
+  it('withdraws a removed API through a hot-restarted Envoy under load, without a failed request', async () => {
+    const epochBefore = Number([...output.matchAll(/Envoy hot-restarted, epoch (\d+)/g)].at(-1)![1]);
+    const stream = load(url());
+    await until(() => stream.results.length >= 30, 'requests before the change');
+    await writeFile(configFile, gatewayConfig(ports, [{ id: 'courses', policy: 'courses.xml' }]));
+    const removed = `http://127.0.0.1:${ports.gateway}/more/api/Course/1`;
+    await until(async () => (await fetch(removed)).status === 404, 'the removed API to go', 30_000);
+    await until(
+      () => output.includes(`Envoy hot-restarted, epoch ${epochBefore + 2})`),
+      'the restart report',
+      30_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    await stream.stop();
+
+    expect(stream.failures).toEqual([]);
+    expect(stream.results.length).toBeGreaterThan(50);
+    expect(stream.results.filter((result) => result.status !== 200 || result.mark !== 'two')).toEqual([]);
+    expect((await fetch(removed)).status).toBe(404);
+  }, 60_000);
 });
