@@ -97,7 +97,7 @@ async function accessToken(): Promise<string> {
   return ((await token.json()) as { access_token: string }).access_token;
 }
 
-/** Runs one scenario of the suite in Node 22 and returns the checks it wrote (`<output>/<scenario>-<ts>/checks.json`). */
+/** Runs one scenario of the suite in Node 22 and returns the checks it wrote (`<output>/server-<scenario>-<ts>/checks.json`). */
 async function runScenario(scenario: string): Promise<{ checks: Check[]; exitCode: number; stdout: string }> {
   const args = [CONFORMANCE, 'server', '--url', `${proxy.url}/v1/mcp`, '--scenario', scenario, '-o', output];
   const { exitCode, stdout } = await promisify(execFile)(NODE_22, args, { timeout: 30_000 }).then(
