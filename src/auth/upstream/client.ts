@@ -126,12 +126,12 @@ export class UpstreamClient {
         requireIdToken: true,
       });
     } catch (err) {
-      const code = err instanceof oauth.ResponseBodyError ? err.error : 'invalid_grant';
-      throw new UpstreamError(
-        'access_denied',
-        `${this.config.name} did not confirm the sign-in (${code}); start again from the application`,
-        String(err),
-      );
+      // An error answer of the token endpoint, or a token response (ID token claims, nonce) oauth4webapi refused.
+      const message =
+        err instanceof oauth.ResponseBodyError
+          ? `${this.config.name} did not confirm the sign-in (${err.error}); start again from the application`
+          : `the sign-in with ${this.config.name} was refused`;
+      throw new UpstreamError('access_denied', message, String(err));
     }
     this.#jwks ??= createRemoteJWKSet(new URL(metadata.jwks_uri!), {
       timeoutDuration: this.config.timeoutMs,

@@ -242,7 +242,7 @@ describe('sign-in through an upstream OpenID Connect provider', () => {
     expect(response.headers.get('location')).toBeNull();
     const html = await response.text();
     expect(errorCodeOf(html)).toBe('access_denied');
-    expect(html).toContain('did not confirm the sign-in');
+    expect(html).toContain('the sign-in with Corp ID was refused');
   });
 
   it("shows the provider's error to the user instead of redirecting", async () => {

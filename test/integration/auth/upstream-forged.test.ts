@@ -66,6 +66,10 @@ async function startUpstream(): Promise<void> {
       res.setHeader('Location', back.href);
       return res.end();
     }
+    if (url.pathname === '/token' && tokenError) {
+      res.statusCode = 400;
+      return json({ error: tokenError, error_description: 'the code was already used' });
+    }
     if (url.pathname === '/token') {
       const now = Math.floor(Date.now() / 1000);
       const claims = {
@@ -91,6 +95,8 @@ async function startUpstream(): Promise<void> {
 }
 
 let nextIdToken: (claims: JWTPayload) => Promise<string>;
+/** When set, the token endpoint answers with this OAuth error instead of tokens. */
+let tokenError: string | undefined;
 
 beforeAll(async () => {
   await startUpstream();
@@ -177,6 +183,16 @@ describe('forged upstream ID tokens', () => {
   it('refuses an ID token signed by a key the provider does not publish', async () => {
     const html = await expectRefused(await signInWith((claims) => forgeWithForeignKey(claims)));
     expect(html).toContain('was refused');
+  });
+
+  it("shows the token endpoint's refusal", async () => {
+    tokenError = 'invalid_grant';
+    try {
+      const html = await expectRefused(await signInWith((claims) => forge(claims)));
+      expect(html).toContain('Scripted did not confirm the sign-in (invalid_grant)');
+    } finally {
+      tokenError = undefined;
+    }
   });
 
   it('shows a 502 page when the provider cannot be reached', async () => {
