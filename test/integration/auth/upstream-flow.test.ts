@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair } from 'jose';
 import * as oauth from 'oauth4webapi';
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,6 +63,18 @@ beforeAll(async () => {
     },
     claims: { openid: ['sub'], profile: ['name'] },
     cookies: { keys: ['a-test-cookie-key-that-is-long-enough'] },
+    // Own signing key and lifetimes, so the provider does not warn about its development defaults.
+    jwks: {
+      keys: [
+        {
+          ...(await exportJWK((await generateKeyPair('RS256', { extractable: true })).privateKey)),
+          kid: 'k1',
+          alg: 'RS256',
+          use: 'sig',
+        },
+      ],
+    },
+    ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 300, IdToken: 300 },
     pkce: { required: () => true },
   });
   handler = provider.callback() as never;
