@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -120,6 +120,7 @@ export const command: CliCommand = {
       console.error(`up: ${error instanceof Error ? error.message : String(error)}`);
       await supervisor.stopAll();
       await envoys.cleanUp();
+      await rm(path.dirname(bootstrap), { recursive: true, force: true });
       return 1;
     }
 
@@ -151,6 +152,8 @@ export const command: CliCommand = {
     gateway.close();
     await supervisor.stopAll();
     await envoys.cleanUp();
+    // The bootstraps of every epoch were written there.
+    await rm(path.dirname(bootstrap), { recursive: true, force: true });
     if (outcome) {
       console.error(
         `up: ${outcome.name} stopped unexpectedly (${describeExit(outcome)}); stopped everything else.`,
