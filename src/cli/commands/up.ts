@@ -42,7 +42,8 @@ export const command: CliCommand = {
     // Policy errors are reported now, before anything starts (each engine compiles the same documents again).
     compileGateway(loaded);
     const envoyBinary = findEnvoy();
-    const plan = await planRuntime(loaded.config);
+    // Relative TLS files and the development certificate live beside the configuration.
+    const plan = await planRuntime(loaded.config, { directory: loaded.directory });
     const bootstrap = await writeBootstrap(plan);
     const configFile = path.resolve(values.config);
 
@@ -129,6 +130,12 @@ export const command: CliCommand = {
     console.log(`  gateway       http://${gatewayHost}:${plan.gateway.port}/`);
     for (const api of loaded.config.apis) {
       console.log(`  api ${api.id.padEnd(9)} http://${gatewayHost}:${plan.gateway.port}/${api.urlSuffix}/`);
+    }
+    for (const listener of plan.listeners ?? []) {
+      if (listener.role === 'http' && listener.address.port === plan.gateway.port) continue;
+      const scheme = listener.role === 'https' ? 'https' : 'http';
+      const host = listener.address.host === '0.0.0.0' ? 'localhost' : listener.address.host;
+      console.log(`  ${listener.role.padEnd(13)} ${scheme}://${host}:${listener.address.port}/`);
     }
     console.log(
       `  envoy admin   http://${plan.admin.host}:${plan.admin.port}/  (stats: /stats?filter=ext_proc)`,
@@ -232,10 +239,12 @@ class GatewayReload {
 
   private async apply(): Promise<void> {
     let config: GatewayConfig;
+    let configDirectory: string;
     try {
       const loaded = await loadConfigFile(this.configFile);
       compileGateway(loaded);
       config = loaded.config;
+      configDirectory = loaded.directory;
     } catch (error) {
       if (!(error instanceof ConfigError || error instanceof GatewayLoadError)) throw error;
       console.error(`up: configuration refused, nothing changed:\n${error.message}`);
@@ -246,7 +255,9 @@ class GatewayReload {
     );
     if (fixed.length > 0)
       console.error(`up: changes to ${fixed.join(', ')} take effect when up starts again; applying the rest`);
-    const plan = await planRuntime(keepRunningPorts(config, this.current.config, this.current.plan));
+    const plan = await planRuntime(keepRunningPorts(config, this.current.config, this.current.plan), {
+      directory: configDirectory,
+    });
     const bootstrap = bootstrapObject(plan);
     const text = renderBootstrap(bootstrap);
     if (this.closed) return;
