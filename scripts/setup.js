@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quiet = process.argv.includes('--quiet');
+// `npm test` also needs what the test suites drive: Redis, Chromium, iproute2 (network namespaces), openssl.
+const forTests = process.argv.includes('--tests');
 const log = (message) => {
   if (!quiet) console.log(`setup: ${message}`);
 };
@@ -90,5 +92,40 @@ if (process.env.ENVOY_BIN) {
   if (installedEnvoyVersion() !== pinnedVersion) {
     console.error(`setup: ${envoy} did not report version ${pinnedVersion} after installing ${requirement}.`);
     process.exit(1);
+  }
+}
+
+/** Debian packages the tests need, by the program each provides. */
+const testPackages = [
+  ['redis-server', 'redis-server'],
+  ['chromium', 'chromium'],
+  ['ip', 'iproute2'],
+  ['openssl', 'openssl'],
+];
+
+function onPath(program) {
+  return (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .concat(['/usr/sbin', '/sbin', '/usr/bin'])
+    .some((directory) => directory && existsSync(path.join(directory, program)));
+}
+
+if (forTests) {
+  const missing = testPackages.filter(([program]) => !onPath(program)).map(([, pkg]) => pkg);
+  if (missing.length > 0) {
+    const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+    if (!isRoot || !onPath('apt-get')) {
+      console.error(
+        `setup: the tests need ${missing.join(', ')}. Install them (Debian/Ubuntu: sudo apt-get install -y ${missing.join(' ')}) and run again.`,
+      );
+      process.exit(1);
+    }
+    log(`installing Debian packages for the tests: ${missing.join(' ')}`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    execFileSync('apt-get', ['update', '-qq'], { stdio: quiet ? 'ignore' : 'inherit', env });
+    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], {
+      stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit',
+      env,
+    });
   }
 }
