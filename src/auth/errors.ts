@@ -3,6 +3,8 @@
  * this table, so a `switch (err.code)` narrows cleanly and the HTTP status is decided in one place. Anything
  * thrown that is not an `OAuthError` is an internal fault and is shown to clients only as `server_error`.
  */
+
+import { StateUnavailableError } from '../state/limits.js';
 export const ERROR_CATALOG = {
   // RFC 6749 §5.2 / OAuth 2.1 token and authorization endpoint errors
   invalid_request: { status: 400, summary: 'the request is missing, repeats or malforms a parameter' },
@@ -60,9 +62,19 @@ export class OAuthError extends Error {
   }
 }
 
-/** Internal faults become a generic `server_error`; client errors keep their message. */
+/**
+ * Internal faults become a generic `server_error`; client errors keep their message. Shared state that cannot be
+ * reached (Redis down) is a passing condition: 503 `temporarily_unavailable` with Retry-After, so clients retry.
+ */
 export function toOAuthError(err: unknown): OAuthError {
-  return err instanceof OAuthError ? err : new OAuthError('server_error', 'internal error');
+  if (err instanceof OAuthError) return err;
+  if (err instanceof StateUnavailableError) {
+    return new OAuthError('temporarily_unavailable', 'the service is temporarily unavailable; retry later', {
+      status: 503,
+      headers: { 'Retry-After': '1' },
+    });
+  }
+  return new OAuthError('server_error', 'internal error');
 }
 
 /** RFC 6749 §5.2 limits error_description to %x20-21 / %x23-5B / %x5D-7E (no `"`, no `\`, ASCII only). */
