@@ -24,7 +24,7 @@ const backendPort = await freePort();
 const enginePorts = await Promise.all(Array.from({ length: engineProcesses }, () => freePort()));
 
 await startStaticBackend(backendPort);
-await Promise.all(enginePorts.map(startEngineProcess));
+await Promise.all(enginePorts.map((port) => startEngineProcess(port)));
 
 const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-bench-'));
 const gateway = await startBenchEnvoy({

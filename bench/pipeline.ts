@@ -8,17 +8,14 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfigFile } from '../src/config/load.js';
 import { freePort } from '../src/config/plan.js';
-import { checkEngineHealth } from '../src/extproc/health-client.js';
 import {
   formatLoad,
   httpOk,
   type LoadResult,
   load,
   root,
-  spawnChild,
-  startBenchEnvoy,
+  startBenchGateway,
   startStaticBackend,
   stopChildren,
   waitFor,
@@ -70,19 +67,7 @@ apis:
 `,
 );
 
-const enginePort = await freePort();
-spawnChild(process.execPath, [
-  path.join(root, 'bin', 'portcullis.js'),
-  'engine',
-  '--config',
-  file,
-  '--port',
-  String(enginePort),
-]);
-await waitFor(() => checkEngineHealth('127.0.0.1', enginePort), 'engine');
-
-const loaded = await loadConfigFile(file);
-const url = await startBenchEnvoy({ enginePorts: [enginePort], directory, apis: loaded.config.apis });
+const url = await startBenchGateway(file, directory);
 // The sample policy rewrites `?courseID=7` to /api/Course/7: the measured request takes that branch.
 const sampleUrl = `${url}/sample/api/Course?courseID=7`;
 await waitFor(httpOk(sampleUrl), 'route through the engine');

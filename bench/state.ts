@@ -8,17 +8,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfigFile } from '../src/config/load.js';
 import { freePort } from '../src/config/plan.js';
-import { checkEngineHealth } from '../src/extproc/health-client.js';
 import {
   formatLoad,
   httpOk,
   type LoadResult,
   load,
-  root,
   spawnChild,
-  startBenchEnvoy,
+  startBenchGateway,
   startStaticBackend,
   stopChildren,
   waitFor,
@@ -76,18 +73,7 @@ apis:
     operations: [{ method: GET, urlTemplate: /api/Course, policy: cached.xml }]
 `,
   );
-  const enginePort = await freePort();
-  spawnChild(process.execPath, [
-    path.join(root, 'bin', 'portcullis.js'),
-    'engine',
-    '--config',
-    file,
-    '--port',
-    String(enginePort),
-  ]);
-  await waitFor(() => checkEngineHealth('127.0.0.1', enginePort), `engine (${name})`);
-  const loaded = await loadConfigFile(file);
-  const url = await startBenchEnvoy({ enginePorts: [enginePort], directory, apis: loaded.config.apis, name });
+  const url = await startBenchGateway(file, directory, name);
   await waitFor(httpOk(`${url}/limited/api/Course`), `route through the engine (${name})`);
   return url;
 }

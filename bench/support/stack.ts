@@ -7,6 +7,7 @@ import { stringify } from 'yaml';
 import { findEnvoy } from '../../envoy/binary.js';
 import { type BootstrapApi, buildBootstrap } from '../../envoy/bootstrap.js';
 import { envoyArgs } from '../../src/config/envoy.js';
+import { loadConfigFile } from '../../src/config/load.js';
 import { freePort } from '../../src/config/plan.js';
 import { checkEngineHealth } from '../../src/extproc/health-client.js';
 
@@ -47,9 +48,36 @@ export async function waitFor(
 export const httpOk = (url: string) => async () => (await fetch(url)).ok;
 
 /** One engine process, as `portcullis up` runs it. */
-export async function startEngineProcess(port: number): Promise<void> {
-  spawnChild(process.execPath, [path.join(root, 'bin', 'portcullis.js'), 'engine', '--port', String(port)]);
+export async function startEngineProcess(port: number, configFile?: string): Promise<void> {
+  const config = configFile ? ['--config', configFile] : [];
+  spawnChild(process.execPath, [
+    path.join(root, 'bin', 'portcullis.js'),
+    'engine',
+    ...config,
+    '--port',
+    String(port),
+  ]);
   await waitFor(() => checkEngineHealth('127.0.0.1', port), `engine on ${port}`);
+}
+
+/**
+ * A gateway for a benchmark from a configuration file: one engine process running its policies, and an Envoy in
+ * front (see startBenchEnvoy: the `direct` API is the baseline). Resolves to the gateway's URL.
+ */
+export async function startBenchGateway(
+  configFile: string,
+  directory: string,
+  name?: string,
+): Promise<string> {
+  const enginePort = await freePort();
+  await startEngineProcess(enginePort, configFile);
+  const { config } = await loadConfigFile(configFile);
+  return startBenchEnvoy({
+    enginePorts: [enginePort],
+    directory,
+    apis: config.apis,
+    ...(name ? { name } : {}),
+  });
 }
 
 /** A backend answering every request with the same small JSON body. */
