@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../src/config/plan.js';
 import {
+  formatCpu,
   formatLoad,
   httpOk,
   load,
@@ -43,6 +44,8 @@ console.log(
   `passthrough (${engineProcesses} engine process${engineProcesses > 1 ? 'es' : ''}, Envoy concurrency 1, 32 connections, ${seconds} s each)`,
 );
 console.log(formatLoad('  (a) Envoy → backend', a));
+console.log(formatCpu(a));
 console.log(formatLoad('  (b) Envoy + engine → backend', b));
+console.log(formatCpu(b));
 console.log(`  ratio b/a ${(b.requestsPerSecond / a.requestsPerSecond).toFixed(2)}   (target ≥ 0.85)`);
 stopChildren();

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../src/config/plan.js';
 import {
+  formatCpu,
   formatLoad,
   httpOk,
   type LoadResult,
@@ -80,8 +81,11 @@ const c = await load(`${url}/cached/api/Course`, { seconds });
 
 console.log(`policy pipeline (1 engine process, Envoy concurrency 1, 32 connections, ${seconds} s each)`);
 console.log(formatLoad('  (a) Envoy → backend', a));
+console.log(formatCpu(a));
 console.log(formatLoad('  (b) spec sample inbound policy', b));
+console.log(formatCpu(b));
 console.log(`      ratio b/a ${ratio(b, a)}   (target ≥ 0.7)`);
 console.log(formatLoad('  (c) cache hit', c));
+console.log(formatCpu(c));
 console.log(`      ratio c/a ${ratio(c, a)}   (target ≥ 1.0; a hit never reaches the backend)`);
 stopChildren();

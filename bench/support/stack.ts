@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,16 +15,46 @@ import { checkEngineHealth } from '../../src/extproc/health-client.js';
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 
 const children: ChildProcess[] = [];
+/** The children whose CPU time `load` accounts for, by role (several processes may share one). */
+const roles: { role: string; child: ChildProcess }[] = [];
 
-/** Starts a child process that lives until the benchmark ends (its output is dropped unless it fails). */
+/**
+ * Starts a child process that lives until the benchmark ends (its output is dropped unless it fails). With a role
+ * (`envoy`, `engine`, `backend`…), `load` reports the CPU time it spent per request.
+ */
 export function spawnChild(
   command: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
+  role?: string,
 ): ChildProcess {
   const child = spawn(command, [...args], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
+  if (role) roles.push({ role, child });
   return child;
+}
+
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
+const ticksPerSecond = 100;
+
+/** CPU seconds (user + system, every thread) each role and the load generator (this process) have used so far. */
+function cpuSeconds(): Map<string, number> {
+  const totals = new Map<string, number>();
+  for (const { role, child } of roles) {
+    let seconds = 0;
+    try {
+      // Fields after the command name (which is in parentheses and may hold spaces): utime is the 14th field.
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      seconds = (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+    } catch {
+      // Not Linux, or the process is gone: no figure for it.
+    }
+    totals.set(role, (totals.get(role) ?? 0) + seconds);
+  }
+  const self = process.cpuUsage();
+  totals.set('autocannon', (self.user + self.system) / 1e6);
+  return totals;
 }
 
 export function stopChildren(): void {
@@ -50,13 +81,12 @@ export const httpOk = (url: string) => async () => (await fetch(url)).ok;
 /** One engine process, as `portcullis up` runs it. */
 export async function startEngineProcess(port: number, configFile?: string): Promise<void> {
   const config = configFile ? ['--config', configFile] : [];
-  spawnChild(process.execPath, [
-    path.join(root, 'bin', 'portcullis.js'),
+  spawnChild(
+    process.execPath,
+    [path.join(root, 'bin', 'portcullis.js'), 'engine', ...config, '--port', String(port)],
+    process.env,
     'engine',
-    ...config,
-    '--port',
-    String(port),
-  ]);
+  );
   await waitFor(() => checkEngineHealth('127.0.0.1', port), `engine on ${port}`);
 }
 
@@ -89,6 +119,7 @@ export async function startStaticBackend(port: number): Promise<void> {
       ...process.env,
       PORT: String(port),
     },
+    'backend',
   );
   await waitFor(httpOk(`http://127.0.0.1:${port}/`), `backend on ${port}`);
 }
@@ -99,6 +130,8 @@ export interface LoadResult {
   readonly p99: number;
   readonly errors: number;
   readonly non2xx: number;
+  /** CPU time per request (µs) of each role and of the load generator during the measured run (`load` only). */
+  readonly cpuPerRequest?: ReadonlyMap<string, number>;
 }
 
 /** Drives `url` with autocannon: a short warm-up, then the measured run. */
@@ -108,8 +141,15 @@ export async function load(
 ): Promise<LoadResult> {
   const base = { url, connections: options.connections ?? 32, pipelining: 1, headers: options.headers };
   await autocannon({ ...base, duration: 1 });
+  const before = cpuSeconds();
   const result = await autocannon({ ...base, duration: options.seconds ?? 8 });
+  const after = cpuSeconds();
+  const requests = Math.max(1, result.requests.total);
+  const cpuPerRequest = new Map(
+    [...after].map(([role, seconds]) => [role, ((seconds - (before.get(role) ?? 0)) * 1e6) / requests]),
+  );
   return {
+    cpuPerRequest,
     requestsPerSecond: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -122,6 +162,14 @@ export function formatLoad(label: string, result: LoadResult): string {
   const problems =
     result.errors || result.non2xx ? `  (errors ${result.errors}, non-2xx ${result.non2xx})` : '';
   return `${label.padEnd(34)} ${Math.round(result.requestsPerSecond).toLocaleString('en-US').padStart(8)} req/s   p50 ${String(result.p50).padStart(4)} ms   p99 ${String(result.p99).padStart(4)} ms${problems}`;
+}
+
+/** `CPU µs/request: envoy 95, engine 120, backend 40, autocannon 60 = 315` (processes started with a role). */
+export function formatCpu(result: LoadResult, indent = '      '): string {
+  const cpu = result.cpuPerRequest ?? new Map<string, number>();
+  const parts = [...cpu].map(([role, micros]) => `${role} ${Math.round(micros)}`);
+  const total = [...cpu.values()].reduce((sum, micros) => sum + micros, 0);
+  return `${indent}CPU µs/request: ${parts.join(', ')} = ${Math.round(total)}`;
 }
 
 /**
@@ -162,7 +210,7 @@ export async function startBenchEnvoy(options: {
   }
   const file = path.join(options.directory, `${options.name ?? 'bench'}-envoy.yaml`);
   await writeFile(file, stringify(bootstrap));
-  spawnChild(findEnvoy(), envoyArgs(file, { concurrency: 1, logLevel: 'error' }));
+  spawnChild(findEnvoy(), envoyArgs(file, { concurrency: 1, logLevel: 'error' }), process.env, 'envoy');
   await waitFor(
     async () => (await (await fetch(`http://127.0.0.1:${adminPort}/ready`)).text()).includes('LIVE'),
     `envoy${options.name ? ` (${options.name})` : ''}`,
