@@ -3,6 +3,8 @@
  * tests can assert on it and `envoy --mode validate` can check it.
  */
 
+import { adminClusterName, managementClusterName, managementConnectionManager } from './management.js';
+
 export interface Endpoint {
   readonly host: string;
   readonly port: number;
@@ -28,7 +30,7 @@ export interface AccessRule {
 
 /**
  * One listening socket. `http` and `https` carry the gateway's routes (with ext_proc); `management` answers
- * Envoy's readiness and statistics, read-only, from the admin listener.
+ * Envoy's readiness and statistics, read-only, from the admin listener, and the management API (envoy/management.ts).
  */
 export interface ListenerPlan {
   readonly name: string;
@@ -75,6 +77,8 @@ export interface BootstrapPlan {
   readonly admin: Endpoint;
   readonly engine: { readonly endpoints: readonly Endpoint[]; readonly messageTimeoutMs: number };
   readonly service: Endpoint;
+  /** Where the management API is served (`up`), behind the management listener; absent: no management API. */
+  readonly management?: Endpoint;
   readonly apis: readonly BootstrapApi[];
   /** Named backends (`set-backend-service backend-id`), each its own cluster. */
   readonly backends?: readonly { readonly id: string; readonly url: string }[];
@@ -183,12 +187,11 @@ export function buildBootstrap(plan: BootstrapPlan): Record<string, unknown> {
         ...(listenersOf(plan).some((listener) => listener.role === 'management')
           ? [staticCluster(adminClusterName, plan.admin)]
           : []),
+        ...(plan.management ? [staticCluster(managementClusterName, plan.management)] : []),
       ],
     },
   };
 }
-
-export const adminClusterName = 'portcullis_admin';
 
 /** The listeners of a plan: the one plain HTTP listener when the plan names none. */
 export function listenersOf(plan: BootstrapPlan): readonly ListenerPlan[] {
@@ -199,12 +202,21 @@ function buildListener(plan: BootstrapPlan, listener: ListenerPlan) {
   const filters: unknown[] = [];
   if (listener.rules) filters.push(rbacFilter(`inbound_${listener.name}.`, listener.rules));
   filters.push(
-    listener.role === 'management' ? managementConnectionManager() : gatewayConnectionManager(plan, listener),
+    listener.role === 'management'
+      ? managementConnectionManager(plan.management, routerFilter())
+      : gatewayConnectionManager(plan, listener),
   );
   const chain: Record<string, unknown> = { filters };
   if (listener.role === 'https') {
     if (!plan.tls) throw new TypeError(`listener ${listener.name} is https but the plan has no tls`);
     chain.transport_socket = downstreamTls(plan.tls);
+  } else if (listener.role === 'management' && plan.tls && plan.management) {
+    // Administrators' credentials travel on it: TLS with the gateway's certificate whenever there is one (the
+    // gateway's client-certificate settings are the APIs', not the administrators').
+    chain.transport_socket = downstreamTls({
+      certificateFile: plan.tls.certificateFile,
+      keyFile: plan.tls.keyFile,
+    });
   }
   return { name: listener.name, address: socketAddress(listener.address), filter_chains: [chain] };
 }
@@ -230,45 +242,6 @@ function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan) {
       route_config: { name: 'gateway', virtual_hosts: virtualHosts(plan) },
       local_reply_config: backendFailureReplies(),
       http_filters: [extProcFilter(plan), dynamicForwardProxyFilter(), routerFilter()],
-    },
-  };
-}
-
-/** Paths of Envoy's admin interface the management listener serves: readiness and statistics, nothing that changes. */
-export const managementPaths = ['/ready', '/stats', '/stats/prometheus', '/server_info'] as const;
-
-function managementConnectionManager() {
-  return {
-    name: 'envoy.filters.network.http_connection_manager',
-    typed_config: {
-      '@type':
-        'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-      stat_prefix: 'management',
-      codec_type: 'AUTO',
-      use_remote_address: true,
-      forward_client_cert_details: 'SANITIZE',
-      route_config: {
-        name: 'management',
-        virtual_hosts: [
-          {
-            name: 'management',
-            domains: ['*'],
-            routes: [
-              ...managementPaths.map((path) => ({
-                name: `management${path.replace(/[^A-Za-z0-9]+/g, '_')}`,
-                match: { path, headers: [{ name: ':method', string_match: { exact: 'GET' } }] },
-                route: { cluster: adminClusterName, timeout: '5s' },
-              })),
-              {
-                name: 'management_not_found',
-                match: { prefix: '/' },
-                direct_response: { status: 404, body: { inline_string: notFoundBody } },
-              },
-            ],
-          },
-        ],
-      },
-      http_filters: [routerFilter()],
     },
   };
 }

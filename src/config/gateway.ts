@@ -51,6 +51,8 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const source = (where: string, value: string): { file: string; text: string } | undefined => {
     if (value.trimStart().startsWith('<')) return { file: `${loaded.file} (${where})`, text: value };
     const file = path.resolve(loaded.directory, value);
+    const pending = loaded.files?.get(file);
+    if (pending !== undefined) return { file, text: pending };
     if (!existsSync(file)) {
       problems.push(`${loaded.file}: ${where}: policy file "${value}" not found (looked at ${file})`);
       return undefined;

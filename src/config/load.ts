@@ -32,6 +32,11 @@ export interface LoadedConfig {
   /** The folder relative paths in the file are resolved against. */
   readonly directory: string;
   readonly config: GatewayConfig;
+  /**
+   * Policy documents by absolute path that win over the files on disk: a change is validated with its new
+   * documents before anything is written.
+   */
+  readonly files?: ReadonlyMap<string, string>;
 }
 
 export async function loadConfigFile(file: string): Promise<LoadedConfig> {
@@ -46,12 +51,33 @@ export async function loadConfigFile(file: string): Promise<LoadedConfig> {
       },
     ]);
   });
+  return loadConfigText(text, file);
+}
+
+/**
+ * A configuration from its text, as if read from `file` (relative paths resolve beside it), optionally with
+ * policy documents that are not written yet (`files`, by absolute path).
+ */
+export async function loadConfigText(
+  text: string,
+  file: string,
+  files?: ReadonlyMap<string, string>,
+): Promise<LoadedConfig> {
   const directory = path.dirname(path.resolve(file));
-  return { file, directory, config: await expandDefinitions(parseConfig(text, file), directory) };
+  const config = await expandDefinitions(parseConfig(text, file), directory);
+  return { file, directory, config, ...(files ? { files } : {}) };
 }
 
 /** Parses and validates configuration text; throws ConfigError listing every problem found. */
 export function parseConfig(text: string, file: string): GatewayConfig {
+  return parseYamlWith(gatewayConfigSchema, text, file);
+}
+
+/**
+ * Parses YAML (or JSON, which is YAML) and validates it with a schema; every problem is located in the text
+ * (`file` names it in the messages). Throws ConfigError listing them all.
+ */
+export function parseYamlWith<T extends z.ZodType>(schema: T, text: string, file: string): z.output<T> {
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (document.errors.length > 0) {
@@ -68,7 +94,7 @@ export function parseConfig(text: string, file: string): GatewayConfig {
       }),
     );
   }
-  const result = gatewayConfigSchema.safeParse(document.toJS() ?? {}, { reportInput: true });
+  const result = schema.safeParse(document.toJS() ?? {}, { reportInput: true });
   if (result.success) return result.data;
   throw new ConfigError(
     result.error.issues.map((issue) => {

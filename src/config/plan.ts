@@ -64,6 +64,7 @@ export async function planRuntime(config: GatewayConfig, options: PlanOptions = 
     admin: await decide(config.admin),
     engine: { endpoints: engineEndpoints, messageTimeoutMs: config.engine.messageTimeoutMs },
     service: await decide(config.service),
+    ...(config.management ? { management: await decide(config.management.server) } : {}),
     apis: config.apis,
     backends: config.backends,
   };
@@ -82,15 +83,16 @@ async function planListeners(
   const network = config.network;
   const httpsPort = config.tls?.port;
   if (network.mode === 'none') {
-    if (httpsPort === undefined) return { gateway: http };
-    const https = await decide({ host: config.tls!.host, port: httpsPort });
-    return {
-      gateway: http,
-      listeners: [
-        { name: 'gateway_http', role: 'http', address: http },
-        { name: 'gateway_https', role: 'https', address: https },
-      ],
-    };
+    const listeners: ListenerPlan[] = [{ name: 'gateway_http', role: 'http', address: http }];
+    if (httpsPort !== undefined) {
+      const https = await decide({ host: config.tls!.host, port: httpsPort });
+      listeners.push({ name: 'gateway_https', role: 'https', address: https });
+    }
+    if (config.management) {
+      const address = await decide(config.management.listen ?? { host: '127.0.0.1', port: 3443 });
+      listeners.push({ name: 'management', role: 'management', address });
+    }
+    return listeners.length === 1 ? { gateway: http } : { gateway: http, listeners };
   }
   const addresses: [string, string][] =
     network.mode === 'external'

@@ -9,15 +9,16 @@ import { ConfigError, parseConfig } from './load.js';
  * Every file a configuration depends on: the file itself, its policy documents (global, products, APIs,
  * operations, fragments; inline XML is not a file), its definition files and the files those reach through
  * relative `$ref`s. Reads only the configuration (no policy is compiled), so it still answers when a policy or a
- * definition is broken — the watcher must keep watching exactly the file that needs fixing.
+ * definition is broken — the watcher must keep watching exactly the file that needs fixing. `text`: the
+ * configuration's text when it is already read (or not written yet).
  */
-export async function referencedFiles(configFile: string): Promise<string[]> {
+export async function referencedFiles(configFile: string, text?: string): Promise<string[]> {
   const file = path.resolve(configFile);
   const directory = path.dirname(file);
   const files = new Set([file]);
   let config: ReturnType<typeof parseConfig>;
   try {
-    config = parseConfig(await readFile(file, 'utf8'), file);
+    config = parseConfig(text ?? (await readFile(file, 'utf8')), file);
   } catch (error) {
     if (error instanceof ConfigError || (error as NodeJS.ErrnoException).code === 'ENOENT') return [...files];
     throw error;

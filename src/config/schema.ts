@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { managementConfigSchema } from './management-schema.js';
 import { checkPlacement, networkConfigSchema, tlsConfigSchema } from './network-schema.js';
 import { authConfigSchema, mcpConfigSchema } from './service-schema.js';
 import { stateConfigSchema } from './state-schema.js';
@@ -267,6 +268,7 @@ export const gatewayConfigSchema = z
     tls: tlsConfigSchema.optional(),
     auth: authConfigSchema.optional(),
     mcp: mcpConfigSchema.optional(),
+    management: managementConfigSchema.optional(),
     processes: z.array(companionProcessSchema).default([]),
   })
   .strict()
@@ -373,6 +375,25 @@ export const gatewayConfigSchema = z
         }
       });
     });
+    const management = config.management;
+    if (management?.listen && config.network.mode !== 'none') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['management', 'listen'],
+        message: `in ${config.network.mode} mode the management listener binds network.managementPort on the gateway's addresses; remove management.listen`,
+      });
+    }
+    const listenPort = management?.listen?.port ?? 3443;
+    if (management && config.network.mode === 'none' && listenPort !== 0) {
+      const taken = [config.gateway.http.port, config.tls?.port].filter((p) => p !== undefined && p !== 0);
+      if (taken.includes(listenPort)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['management', 'listen', 'port'],
+          message: `the management listener needs its own port; ${listenPort} is a gateway port`,
+        });
+      }
+    }
   })
   .superRefine(checkPlacement);
 

@@ -26,7 +26,7 @@ const serverUrl = z
   });
 
 /** `scrypt$N$r$p$salt$key`, as `portcullis hash-password` prints it; checked by the AS's own parser. */
-const passwordHash = z.string().superRefine((value, ctx) => {
+export const passwordHash = z.string().superRefine((value, ctx) => {
   try {
     parsePasswordHash(value);
   } catch (error) {

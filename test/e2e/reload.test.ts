@@ -147,7 +147,8 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     expect(marks[0]).toBe('one');
     // Once the change applied, it stays applied (only requests already in flight finish on the old pipeline).
     expect(marks.slice(marks.indexOf('two') + 6).every((mark) => mark === 'two')).toBe(true);
-    expect(output).toContain('up: configuration reloaded (policies; Envoy unchanged)');
+    // Requests may show the new policy before the log lines saying so have crossed the pipes.
+    await until(() => output.includes('up: configuration reloaded (policies; Envoy unchanged)'), 'the log line');
     expect(output).toMatch(/engine +\| engine: configuration reloaded \(generation 2\)/);
   }, 40_000);
 

@@ -1,16 +1,17 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { findEnvoy } from '../../../envoy/binary.js';
-import { bootstrapObject, renderBootstrap, transitionBootstrap, writeBootstrap } from '../../config/envoy.js';
-import { compileGateway, GatewayLoadError } from '../../config/gateway.js';
-import { ConfigError, loadConfigFile } from '../../config/load.js';
-import { planRuntime, type RuntimePlan } from '../../config/plan.js';
-import { FileSetWatcher, referencedFiles } from '../../config/reload.js';
-import type { GatewayConfig } from '../../config/schema.js';
+import { writeBootstrap } from '../../config/envoy.js';
+import { compileGateway } from '../../config/gateway.js';
+import { loadConfigText } from '../../config/load.js';
+import { planRuntime } from '../../config/plan.js';
+import { readConfigFiles } from '../../config/snapshot.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
+import { createManagementApp, type ManagementServer, serveManagement } from '../../management/index.js';
 import { type CliCommand, UsageError } from '../command.js';
+import { GatewayReload } from '../gateway-reload.js';
 import { EnvoyFamily } from '../hot-restart.js';
 import { waitForStopSignal } from '../signals.js';
 import {
@@ -38,14 +39,18 @@ export const command: CliCommand = {
   async run(args) {
     const { values } = parseArgs({ args: [...args], options: { config: { type: 'string' } } });
     if (!values.config) throw new UsageError('--config is required');
-    const loaded = await loadConfigFile(values.config);
+    const configFile = path.resolve(values.config);
+    // What runs is what was validated: the texts read now are the running configuration's.
+    const texts = await readConfigFiles(configFile).catch((error: NodeJS.ErrnoException) => {
+      throw new UsageError(`cannot read ${values.config} (${error.code ?? error.message})`);
+    });
+    const loaded = await loadConfigText(texts.get(configFile)!, configFile, texts);
     // Policy errors are reported now, before anything starts (each engine compiles the same documents again).
     compileGateway(loaded);
     const envoyBinary = findEnvoy();
     // Relative TLS files and the development certificate live beside the configuration.
     const plan = await planRuntime(loaded.config, { directory: loaded.directory });
     const bootstrap = await writeBootstrap(plan);
-    const configFile = path.resolve(values.config);
 
     const supervisor = new Supervisor();
     const envoys = await EnvoyFamily.create(supervisor, envoyBinary, loaded.config.envoy);
@@ -61,6 +66,16 @@ export const command: CliCommand = {
     diedDuringStart.catch(() => {});
     const start = (spec: ChildSpec) => Promise.race([supervisor.start(spec), diedDuringStart]);
 
+    const gateway = new GatewayReload(
+      configFile,
+      path.dirname(bootstrap),
+      supervisor,
+      envoys,
+      engineNames,
+      plan,
+      texts,
+    );
+    let management: ManagementServer | undefined;
     try {
       for (const companion of loaded.config.processes) {
         const [program, ...rest] = companion.command;
@@ -116,9 +131,13 @@ export const command: CliCommand = {
         ],
         ready: httpReady(`http://${plan.service.host}:${plan.service.port}/healthz`),
       });
+      if (plan.management) {
+        management = await serveManagement(createManagementApp({ store: gateway }), plan.management);
+      }
       await Promise.race([envoys.start(bootstrap, plan.admin), diedDuringStart]);
     } catch (error) {
       console.error(`up: ${error instanceof Error ? error.message : String(error)}`);
+      await management?.close();
       await supervisor.stopAll();
       await envoys.cleanUp();
       await rm(path.dirname(bootstrap), { recursive: true, force: true });
@@ -133,7 +152,9 @@ export const command: CliCommand = {
     }
     for (const listener of plan.listeners ?? []) {
       if (listener.role === 'http' && listener.address.port === plan.gateway.port) continue;
-      const scheme = listener.role === 'https' ? 'https' : 'http';
+      const tls =
+        listener.role === 'https' || (listener.role === 'management' && plan.tls && plan.management);
+      const scheme = tls ? 'https' : 'http';
       const host = listener.address.host === '0.0.0.0' ? 'localhost' : listener.address.host;
       console.log(`  ${listener.role.padEnd(13)} ${scheme}://${host}:${listener.address.port}/`);
     }
@@ -142,14 +163,6 @@ export const command: CliCommand = {
     );
     console.log(`Press Ctrl-C to stop.\n`);
 
-    const gateway = new GatewayReload(
-      configFile,
-      path.dirname(bootstrap),
-      supervisor,
-      envoys,
-      engineNames,
-      plan,
-    );
     await gateway.watch();
     const reloadOnHangup = () => void gateway.reload();
     process.on('SIGHUP', reloadOnHangup);
@@ -157,6 +170,7 @@ export const command: CliCommand = {
     const outcome = await Promise.race([stop.then(() => undefined), unexpectedExit]);
     process.off('SIGHUP', reloadOnHangup);
     gateway.close();
+    await management?.close();
     await supervisor.stopAll();
     await envoys.cleanUp();
     // The bootstraps of every epoch were written there.
@@ -171,177 +185,3 @@ export const command: CliCommand = {
     return 0;
   },
 };
-
-/** How long an engine may take to load and compile the configuration again. */
-const engineReloadTimeoutMs = 15_000;
-
-/**
- * Applies a changed configuration to the running gateway without restarting it. The engines reload on SIGHUP (each
- * swaps its pipelines; requests in flight finish on the old ones); Envoy is hot-restarted when its bootstrap
- * changes. The order keeps every request on a route that some policy guards and a cluster that exists: first an
- * Envoy with only the routes both configurations have and the clusters of both; once the Envoy before it has
- * drained and exited, the engines; then an Envoy with exactly the new bootstrap. A configuration that does not load, compile or validate is refused whole.
- */
-class GatewayReload {
-  private readonly watcher = new FileSetWatcher(() => void this.reload(), 250);
-  private running: Promise<void> | undefined;
-  private again = false;
-  private closed = false;
-  private files = 0;
-  private current: {
-    config: GatewayConfig;
-    plan: RuntimePlan;
-    bootstrap: Record<string, unknown>;
-    text: string;
-  };
-
-  constructor(
-    private readonly configFile: string,
-    private readonly directory: string,
-    private readonly supervisor: Supervisor,
-    private readonly envoys: EnvoyFamily,
-    private readonly engines: readonly string[],
-    plan: RuntimePlan,
-  ) {
-    const bootstrap = bootstrapObject(plan);
-    this.current = { config: plan.config, plan, bootstrap, text: renderBootstrap(bootstrap) };
-  }
-
-  async watch(): Promise<void> {
-    this.watcher.watch(await referencedFiles(this.configFile));
-  }
-
-  close(): void {
-    this.closed = true;
-    this.watcher.close();
-  }
-
-  /** Reloads once now; a change noticed meanwhile reloads again afterwards (the last change wins). */
-  reload(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = this.apply()
-      .catch((error: unknown) =>
-        console.error(`up: reload failed: ${error instanceof Error ? error.message : String(error)}`),
-      )
-      .finally(async () => {
-        this.running = undefined;
-        if (!this.closed) this.watcher.watch(await referencedFiles(this.configFile));
-        if (this.again && !this.closed) {
-          this.again = false;
-          void this.reload();
-        }
-      });
-    return this.running;
-  }
-
-  private async apply(): Promise<void> {
-    let config: GatewayConfig;
-    let configDirectory: string;
-    try {
-      const loaded = await loadConfigFile(this.configFile);
-      compileGateway(loaded);
-      config = loaded.config;
-      configDirectory = loaded.directory;
-    } catch (error) {
-      if (!(error instanceof ConfigError || error instanceof GatewayLoadError)) throw error;
-      console.error(`up: configuration refused, nothing changed:\n${error.message}`);
-      return;
-    }
-    const fixed = (['engine', 'service', 'processes'] as const).filter(
-      (key) => JSON.stringify(config[key]) !== JSON.stringify(this.current.config[key]),
-    );
-    if (fixed.length > 0)
-      console.error(`up: changes to ${fixed.join(', ')} take effect when up starts again; applying the rest`);
-    const plan = await planRuntime(keepRunningPorts(config, this.current.config, this.current.plan), {
-      directory: configDirectory,
-    });
-    const bootstrap = bootstrapObject(plan);
-    const text = renderBootstrap(bootstrap);
-    if (this.closed) return;
-
-    if (text === this.current.text) {
-      await this.reloadEngines();
-      this.current = { ...this.current, config };
-      console.log('up: configuration reloaded (policies; Envoy unchanged)');
-      return;
-    }
-    const nextFile = await this.write(text);
-    const invalid = await this.envoys.validate(nextFile);
-    if (invalid) {
-      console.error(`up: configuration refused, nothing changed: Envoy rejects the bootstrap:\n${invalid}`);
-      return;
-    }
-    const transition = renderBootstrap(transitionBootstrap(this.current.bootstrap, bootstrap));
-    try {
-      // The engines switch only once no Envoy without the new clusters serves any more: the previous epoch goes
-      // on serving the connections it had while it drains.
-      if (transition !== text) {
-        await this.envoys.start(await this.write(transition), plan.admin);
-        await this.envoys.previousGone();
-        await this.reloadEngines();
-        await this.envoys.start(nextFile, plan.admin);
-      } else {
-        await this.envoys.start(nextFile, plan.admin);
-        await this.envoys.previousGone();
-        await this.reloadEngines();
-      }
-    } catch (error) {
-      console.error(
-        `up: the new Envoy did not start, the previous one keeps serving: ${error instanceof Error ? error.message : String(error)}`,
-      );
-      return;
-    }
-    this.current = { config, plan, bootstrap, text };
-    console.log(`up: configuration reloaded (Envoy hot-restarted, epoch ${this.envoys.currentEpoch()})`);
-  }
-
-  private async write(text: string): Promise<string> {
-    const file = path.join(this.directory, `envoy-${++this.files}.yaml`);
-    await writeFile(file, text);
-    return file;
-  }
-
-  /** SIGHUP to every engine, then waits until each said it reloaded (or refused, or did not answer in time). */
-  private async reloadEngines(): Promise<void> {
-    const waiting = new Set(this.engines);
-    let stopListening = () => {};
-    const answered = new Promise<void>((resolve) => {
-      stopListening = this.supervisor.onLine((name, line) => {
-        if (!waiting.has(name) || !/^engine: configuration (reloaded|refused)/.test(line)) return;
-        waiting.delete(name);
-        if (waiting.size === 0) resolve();
-      });
-    });
-    for (const name of this.engines) if (!this.supervisor.signal(name, 'SIGHUP')) waiting.delete(name);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      waiting.size === 0 ? Promise.resolve() : answered,
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, engineReloadTimeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    stopListening();
-    if (waiting.size > 0) console.error(`up: ${[...waiting].join(', ')} did not report a reload in time`);
-  }
-}
-
-/**
- * The new configuration with the ports the running processes have: engines and the service are not restarted
- * by a reload, and a port the configuration leaves to the system (0) keeps the one it got.
- */
-function keepRunningPorts(config: GatewayConfig, running: GatewayConfig, plan: RuntimePlan): GatewayConfig {
-  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  return {
-    ...config,
-    engine: { ...config.engine, host: running.engine.host, ports: plan.engine.endpoints.map((e) => e.port) },
-    service: { ...config.service, host: plan.service.host, port: plan.service.port },
-    admin: same(config.admin, running.admin) ? plan.admin : config.admin,
-    gateway: same(config.gateway, running.gateway)
-      ? { ...config.gateway, http: { ...config.gateway.http, port: plan.gateway.port } }
-      : config.gateway,
-  };
-}

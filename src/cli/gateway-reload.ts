@@ -1,0 +1,321 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { bootstrapObject, renderBootstrap, transitionBootstrap } from '../config/envoy.js';
+import { compileGateway, GatewayLoadError } from '../config/gateway.js';
+import { ConfigError, loadConfigText } from '../config/load.js';
+import { planRuntime, type RuntimePlan } from '../config/plan.js';
+import { FileSetWatcher, referencedFiles } from '../config/reload.js';
+import type { GatewayConfig } from '../config/schema.js';
+import {
+  changedFiles,
+  type FileTexts,
+  readConfigFiles,
+  replaceFiles,
+  restoreFiles,
+} from '../config/snapshot.js';
+import type {
+  ChangeOutcome,
+  ChangeProgress,
+  ManagedConfiguration,
+  RunningConfiguration,
+} from '../management/store.js';
+import type { EnvoyFamily } from './hot-restart.js';
+import type { Supervisor } from './supervisor.js';
+
+/** How long an engine may take to load and compile the configuration again. */
+const engineReloadTimeoutMs = 15_000;
+
+interface Running {
+  readonly texts: FileTexts;
+  readonly config: GatewayConfig;
+  readonly plan: RuntimePlan;
+  readonly bootstrap: Record<string, unknown>;
+  readonly text: string;
+  readonly generation: number;
+}
+
+/**
+ * Applies a changed configuration to the running gateway without restarting it — from the watched files, SIGHUP,
+ * or the management API. The engines reload on SIGHUP (each swaps its pipelines; requests in flight finish on the
+ * old ones); Envoy is hot-restarted when its bootstrap changes. The order keeps every request on a route that some
+ * policy guards and a cluster that exists: first an Envoy with only the routes both configurations have and the
+ * clusters of both; once the Envoy before it has drained and exited, the engines; then an Envoy with exactly the
+ * new bootstrap. A configuration that does not load, compile or validate is refused whole, and a management change
+ * that fails at any step is written back as it was.
+ */
+export class GatewayReload implements ManagedConfiguration {
+  private readonly watcher = new FileSetWatcher(() => void this.reload(), 250);
+  /** Reloads and changes run one at a time, in order. */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** A reload from disk that is queued and not started yet: further file events join it. */
+  private queuedReload: Promise<ChangeOutcome> | undefined;
+  private closed = false;
+  private files = 0;
+  private current: Running;
+
+  constructor(
+    private readonly configFile: string,
+    private readonly directory: string,
+    private readonly supervisor: Supervisor,
+    private readonly envoys: EnvoyFamily,
+    private readonly engines: readonly string[],
+    plan: RuntimePlan,
+    texts: FileTexts,
+  ) {
+    const bootstrap = bootstrapObject(plan);
+    this.current = {
+      texts,
+      config: plan.config,
+      plan,
+      bootstrap,
+      text: renderBootstrap(bootstrap),
+      generation: 1,
+    };
+  }
+
+  async watch(): Promise<void> {
+    this.watcher.watch(await referencedFiles(this.configFile));
+  }
+
+  close(): void {
+    this.closed = true;
+    this.watcher.close();
+  }
+
+  running(): RunningConfiguration {
+    return {
+      file: this.configFile,
+      texts: this.current.texts,
+      config: this.current.plan.config,
+      generation: this.current.generation,
+    };
+  }
+
+  /** Applies the files as they are on disk now, unless they are what runs already. */
+  reload(): Promise<ChangeOutcome> {
+    if (this.queuedReload) return this.queuedReload;
+    const reload = this.enqueue(async () => {
+      this.queuedReload = undefined;
+      const texts = await readConfigFiles(this.configFile).catch(() => undefined);
+      if (!texts) {
+        console.error(`up: cannot read ${this.configFile}; the running configuration stays`);
+        return refused(400, `cannot read ${this.configFile}`, []);
+      }
+      // An editor saving the same text, or the files a management change just wrote.
+      if (changedFiles(texts, this.current.texts).length === 0) return this.unchanged();
+      return this.apply(texts);
+    });
+    this.queuedReload = reload;
+    return reload;
+  }
+
+  change(files: FileTexts, basedOn?: number, progress?: ChangeProgress): Promise<ChangeOutcome> {
+    return this.enqueue(async () => {
+      if (basedOn !== undefined && basedOn !== this.current.generation) {
+        return refused(
+          409,
+          'the configuration changed while this change was prepared; read it again and retry',
+          [],
+        );
+      }
+      const disk = await readConfigFiles(this.configFile).catch(() => undefined);
+      const differing = disk ? changedFiles(disk, this.current.texts) : [this.configFile];
+      if (differing.length > 0) {
+        return refused(
+          409,
+          'the configuration files on disk are not the ones running (a change there was refused or is being applied); fix or revert them, then try again',
+          differing.map((file) => `${file}: differs from the running configuration`),
+        );
+      }
+      const candidate = new Map(this.current.texts);
+      for (const [file, text] of files) candidate.set(file, text);
+      return this.apply(candidate, files, progress);
+    });
+  }
+
+  private enqueue(task: () => Promise<ChangeOutcome>): Promise<ChangeOutcome> {
+    const run = this.queue.then(async () => {
+      if (this.closed) return refused(503, 'the gateway is stopping', []);
+      try {
+        return await task();
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        console.error(`up: reload failed: ${message}`);
+        return refused(503, 'the change could not be applied; the running configuration stays', []);
+      } finally {
+        if (!this.closed) this.watcher.watch(await referencedFiles(this.configFile));
+      }
+    });
+    this.queue = run;
+    return run;
+  }
+
+  private unchanged(): ChangeOutcome {
+    return { ok: true, generation: this.current.generation };
+  }
+
+  /**
+   * Validates `texts` (the configuration's file and its policy documents) and makes them run. `write`: the files
+   * to write first (a management change); on any failure they are put back as they were.
+   */
+  private async apply(
+    texts: FileTexts,
+    write?: FileTexts,
+    progress?: ChangeProgress,
+  ): Promise<ChangeOutcome> {
+    let config: GatewayConfig;
+    let configDirectory: string;
+    try {
+      const loaded = await loadConfigText(texts.get(this.configFile) ?? '', this.configFile, texts);
+      compileGateway(loaded);
+      config = loaded.config;
+      configDirectory = loaded.directory;
+    } catch (error) {
+      if (!(error instanceof ConfigError || error instanceof GatewayLoadError)) throw error;
+      console.error(`up: configuration refused, nothing changed:\n${error.message}`);
+      return refused(400, 'the configuration is invalid; nothing changed', error.message.split('\n'));
+    }
+    const fixed: string[] = (['engine', 'service', 'processes'] as const).filter(
+      (key) => JSON.stringify(config[key]) !== JSON.stringify(this.current.config[key]),
+    );
+    if (!sameManagementAddresses(config, this.current.config)) fixed.push('management (addresses)');
+    if (fixed.length > 0)
+      console.error(`up: changes to ${fixed.join(', ')} take effect when up starts again; applying the rest`);
+    const plan = await planRuntime(keepRunningPorts(config, this.current.config, this.current.plan), {
+      directory: configDirectory,
+    });
+    const bootstrap = bootstrapObject(plan);
+    const text = renderBootstrap(bootstrap);
+    if (this.closed) return refused(503, 'the gateway is stopping', []);
+
+    const nextFile = text === this.current.text ? undefined : await this.write(text);
+    if (nextFile) {
+      const invalid = await this.envoys.validate(nextFile);
+      if (invalid) {
+        console.error(`up: configuration refused, nothing changed: Envoy rejects the bootstrap:\n${invalid}`);
+        return refused(400, 'Envoy rejects the bootstrap of this configuration; nothing changed', [invalid]);
+      }
+    }
+
+    const previous = write ? await replaceFiles(write) : undefined;
+    let enginesReloaded = false;
+    try {
+      if (!nextFile) {
+        await this.reloadEngines();
+        enginesReloaded = true;
+      } else {
+        progress?.restarting?.();
+        const transition = renderBootstrap(transitionBootstrap(this.current.bootstrap, bootstrap));
+        // The engines switch only once no Envoy without the new clusters serves any more: the previous epoch
+        // goes on serving the connections it had while it drains.
+        if (transition !== text) {
+          await this.envoys.start(await this.write(transition), plan.admin);
+          await this.envoys.previousGone();
+          await this.reloadEngines();
+          enginesReloaded = true;
+          await this.envoys.start(nextFile, plan.admin);
+        } else {
+          await this.envoys.start(nextFile, plan.admin);
+          await this.envoys.previousGone();
+          await this.reloadEngines();
+          enginesReloaded = true;
+        }
+      }
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      console.error(`up: the new Envoy did not start, the previous one keeps serving: ${message}`);
+      if (previous) {
+        await restoreFiles(previous);
+        // The engines read the files: put them back on the configuration that runs.
+        if (enginesReloaded) await this.reloadEngines();
+      }
+      return refused(503, 'Envoy could not start with this configuration; nothing changed', [message]);
+    }
+    const generation = this.current.generation + 1;
+    // What runs now, read back so the snapshot also covers files the change made the configuration reference.
+    const running = write ? await readConfigFiles(this.configFile).catch(() => texts) : texts;
+    this.current = { texts: running, config, plan, bootstrap, text, generation };
+    console.log(
+      nextFile
+        ? `up: configuration reloaded (Envoy hot-restarted, epoch ${this.envoys.currentEpoch()})`
+        : 'up: configuration reloaded (policies; Envoy unchanged)',
+    );
+    return { ok: true, generation };
+  }
+
+  private async write(text: string): Promise<string> {
+    const file = path.join(this.directory, `envoy-${++this.files}.yaml`);
+    await writeFile(file, text);
+    return file;
+  }
+
+  /** SIGHUP to every engine, then waits until each said it reloaded (or refused, or did not answer in time). */
+  private async reloadEngines(): Promise<void> {
+    const waiting = new Set(this.engines);
+    let stopListening = () => {};
+    const answered = new Promise<void>((resolve) => {
+      stopListening = this.supervisor.onLine((name, line) => {
+        if (!waiting.has(name) || !/^engine: configuration (reloaded|refused)/.test(line)) return;
+        waiting.delete(name);
+        if (waiting.size === 0) resolve();
+      });
+    });
+    for (const name of this.engines) if (!this.supervisor.signal(name, 'SIGHUP')) waiting.delete(name);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      waiting.size === 0 ? Promise.resolve() : answered,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, engineReloadTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    stopListening();
+    if (waiting.size > 0) console.error(`up: ${[...waiting].join(', ')} did not report a reload in time`);
+  }
+}
+
+function refused(
+  status: 400 | 409 | 503,
+  message: string,
+  problems: readonly string[],
+): ChangeOutcome & { ok: false } {
+  return { ok: false, status, message, problems };
+}
+
+/** The management API's own addresses are fixed while `up` runs (its administrators are not). */
+function sameManagementAddresses(a: GatewayConfig, b: GatewayConfig): boolean {
+  const addresses = (config: GatewayConfig) =>
+    JSON.stringify([config.management?.listen, config.management?.server, config.management === undefined]);
+  return addresses(a) === addresses(b);
+}
+
+/**
+ * The new configuration with the ports the running processes have: engines, the service and the management server
+ * are not restarted by a reload, and a port the configuration leaves to the system (0) keeps the one it got.
+ */
+function keepRunningPorts(config: GatewayConfig, running: GatewayConfig, plan: RuntimePlan): GatewayConfig {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const managementListener = plan.listeners?.find((listener) => listener.role === 'management');
+  return {
+    ...config,
+    engine: { ...config.engine, host: running.engine.host, ports: plan.engine.endpoints.map((e) => e.port) },
+    service: { ...config.service, host: plan.service.host, port: plan.service.port },
+    admin: same(config.admin, running.admin) ? plan.admin : config.admin,
+    gateway: same(config.gateway, running.gateway)
+      ? { ...config.gateway, http: { ...config.gateway.http, port: plan.gateway.port } }
+      : config.gateway,
+    // The management API is added or removed only by a restart: keep what runs, with the new administrators.
+    ...(running.management && plan.management
+      ? {
+          management: {
+            ...running.management,
+            ...(managementListener && config.network.mode === 'none'
+              ? { listen: managementListener.address }
+              : {}),
+            server: plan.management,
+            administrators: config.management?.administrators ?? running.management.administrators,
+          },
+        }
+      : { management: running.management }),
+  };
+}

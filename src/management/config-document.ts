@@ -1,0 +1,224 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import {
+  type Document,
+  isMap,
+  isScalar,
+  isSeq,
+  parseDocument,
+  Scalar,
+  type YAMLMap,
+  type YAMLSeq,
+} from 'yaml';
+import type { FileTexts } from '../config/snapshot.js';
+import { ManagementError } from './errors.js';
+
+/** A key path into the configuration, e.g. `['apis', 2, 'operations']`. */
+export type ConfigPath = readonly (string | number)[];
+
+/**
+ * The gateway configuration file as an editable YAML document: the management API changes exactly the nodes a
+ * request is about, so the operator's comments, order and layout elsewhere in the file stay as they were. Policy
+ * documents kept in their own files are edited in those files.
+ */
+export class ConfigDocument {
+  private document: Document;
+  /** The text of a replaced configuration, kept exactly as given. */
+  private verbatim: string | undefined;
+  /** Policy files to write with the configuration, by absolute path. */
+  private readonly policyFiles = new Map<string, string>();
+
+  constructor(
+    private readonly file: string,
+    private readonly texts: FileTexts,
+  ) {
+    this.document = parseDocument(texts.get(file) ?? '', { uniqueKeys: true });
+    if (!isMap(this.document.contents)) this.document.contents = this.document.createNode({}) as never;
+  }
+
+  /** The value at a path as plain data, or undefined. */
+  get(at: ConfigPath): unknown {
+    const node = this.document.getIn(at, true);
+    return node === undefined ? undefined : this.document.getIn(at);
+  }
+
+  /** The entries of a list of objects (`apis`, `apis[0].operations`…): plain data, in file order. */
+  list(at: ConfigPath): Record<string, unknown>[] {
+    const node = this.document.getIn(at, true);
+    if (node === undefined || node === null) return [];
+    if (!isSeq(node))
+      throw new ManagementError(500, 'InvalidConfiguration', `${formatPath(at)} is not a list`);
+    return (node.toJSON() as unknown[]).filter(isRecord);
+  }
+
+  /** The entries of a map (`namedValues`, `fragments`): key → plain data, in file order. */
+  entries(at: ConfigPath): [string, unknown][] {
+    const node = this.document.getIn(at, true);
+    if (node === undefined || node === null) return [];
+    if (!isMap(node))
+      throw new ManagementError(500, 'InvalidConfiguration', `${formatPath(at)} is not a map`);
+    return Object.entries(node.toJSON() as Record<string, unknown>);
+  }
+
+  /** Replaces (or adds, at the end) the list entry at `index`; the list is created when missing. */
+  setListEntry(at: ConfigPath, index: number, value: unknown): void {
+    this.edited();
+    const list = this.ensureList(at);
+    const node = this.node(value);
+    if (index < list.items.length) list.items[index] = node;
+    else list.add(node);
+  }
+
+  deleteListEntry(at: ConfigPath, index: number): void {
+    this.edited();
+    this.ensureList(at).delete(index);
+  }
+
+  /** Sets a value (a map entry, a field), creating the maps on the way. */
+  set(at: ConfigPath, value: unknown): void {
+    this.edited();
+    this.document.setIn(at, this.node(value));
+  }
+
+  delete(at: ConfigPath): void {
+    this.edited();
+    this.document.deleteIn(at);
+  }
+
+  /**
+   * The XML of the policy at `at` (the `policy` field of a scope, or a fragment): inline, or read from the file it
+   * names. Undefined when the scope has none.
+   */
+  policy(at: ConfigPath): string | undefined {
+    const value = this.get(at);
+    if (typeof value !== 'string') return undefined;
+    if (isInlineXml(value)) return value;
+    const file = this.resolve(value);
+    return this.policyFiles.get(file) ?? this.texts.get(file);
+  }
+
+  /** Sets a policy: into its own file when the scope names one, otherwise inline in the configuration. */
+  setPolicy(at: ConfigPath, xml: string): void {
+    const value = this.get(at);
+    if (typeof value === 'string' && !isInlineXml(value)) {
+      this.policyFiles.set(this.resolve(value), xml);
+      return;
+    }
+    this.edited();
+    const node = new Scalar(xml);
+    // A block scalar keeps the document readable (and exactly the text given, with `|`).
+    node.type = Scalar.BLOCK_LITERAL;
+    this.document.setIn(at, node);
+  }
+
+  /** Every policy document written inline, as the export shows them. */
+  inlinePolicies(): void {
+    const visit = (at: ConfigPath) => {
+      const xml = this.policy(at);
+      if (xml !== undefined) {
+        this.edited();
+        const node = new Scalar(xml);
+        node.type = Scalar.BLOCK_LITERAL;
+        this.document.setIn(at, node);
+      }
+    };
+    visit(['policy']);
+    for (const [id] of this.entries(['fragments'])) visit(['fragments', id]);
+    this.list(['products']).forEach((_, index) => {
+      visit(['products', index, 'policy']);
+    });
+    this.list(['apis']).forEach((_, index) => {
+      visit(['apis', index, 'policy']);
+      this.list(['apis', index, 'operations']).forEach((__, operation) => {
+        visit(['apis', index, 'operations', operation, 'policy']);
+      });
+    });
+  }
+
+  /** Replaces the whole configuration with this text (an import). */
+  replace(text: string): void {
+    this.verbatim = text;
+    this.document = parseDocument(text, { uniqueKeys: true });
+  }
+
+  /** An independent copy, to look at the configuration another way without changing this one. */
+  copy(): ConfigDocument {
+    const copy = new ConfigDocument(this.file, this.texts);
+    copy.replace(this.toString());
+    for (const [file, text] of this.policyFiles) copy.policyFiles.set(file, text);
+    return copy;
+  }
+
+  /** The files to write for this change: the configuration, and the policy files it edited. */
+  changes(): Map<string, string> {
+    return new Map([[this.file, this.toString()], ...this.policyFiles]);
+  }
+
+  toString(): string {
+    return this.verbatim ?? this.document.toString({ lineWidth: 0 });
+  }
+
+  toJSON(): unknown {
+    return this.document.toJS();
+  }
+
+  /** An edit after a replacement: the document is the truth from now on. */
+  private edited(): void {
+    this.verbatim = undefined;
+  }
+
+  private resolve(relative: string): string {
+    return path.resolve(path.dirname(this.file), relative);
+  }
+
+  private ensureList(at: ConfigPath): YAMLSeq {
+    let list = this.document.getIn(at, true);
+    if (list === undefined || list === null || (isScalar(list) && list.value === null)) {
+      this.document.setIn(at, this.document.createNode([]));
+      list = this.document.getIn(at, true);
+    }
+    if (!isSeq(list))
+      throw new ManagementError(500, 'InvalidConfiguration', `${formatPath(at)} is not a list`);
+    // Entries the API adds are written in block style, one per line, whatever the list was written in.
+    list.flow = false;
+    return list;
+  }
+
+  private node(value: unknown) {
+    const node = this.document.createNode(value);
+    if (isMap(node)) blockPolicies(node);
+    return node;
+  }
+}
+
+/** Multi-line policy XML inside an entry (an API's, an operation's) reads best as a block scalar. */
+function blockPolicies(map: YAMLMap): void {
+  for (const pair of map.items) {
+    if (isScalar(pair.value) && typeof pair.value.value === 'string' && pair.value.value.includes('\n')) {
+      pair.value.type = Scalar.BLOCK_LITERAL;
+    } else if (isMap(pair.value)) blockPolicies(pair.value);
+    else if (isSeq(pair.value)) for (const item of pair.value.items) if (isMap(item)) blockPolicies(item);
+  }
+}
+
+export function isInlineXml(value: string): boolean {
+  return value.trimStart().startsWith('<');
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function formatPath(at: ConfigPath): string {
+  return at
+    .map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`))
+    .join('');
+}
+
+/** A strong entity tag for a representation: changes whenever its JSON does. */
+export function entityTag(value: unknown): string {
+  return `"${createHash('sha256')
+    .update(JSON.stringify(value ?? null))
+    .digest('base64url')
+    .slice(0, 27)}"`;
+}
