@@ -148,7 +148,10 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     // Once the change applied, it stays applied (only requests already in flight finish on the old pipeline).
     expect(marks.slice(marks.indexOf('two') + 6).every((mark) => mark === 'two')).toBe(true);
     // Requests may show the new policy before the log lines saying so have crossed the pipes.
-    await until(() => output.includes('up: configuration reloaded (policies; Envoy unchanged)'), 'the log line');
+    await until(
+      () => output.includes('up: configuration reloaded (policies; Envoy unchanged)'),
+      'the log line',
+    );
     expect(output).toMatch(/engine +\| engine: configuration reloaded \(generation 2\)/);
   }, 40_000);
 
