@@ -72,13 +72,14 @@ function up(configFile: string, env: NodeJS.ProcessEnv = process.env): UpRun {
 }
 
 /**
- * The bundled example's configuration, moved to free ports (gateway, admin, the sample backend) so the suite never
+ * The bundled example's configuration, moved to free ports (gateway, admin, management, the sample backend) so the suite never
  * collides with a running gateway; `extraProcesses` is appended to its `processes`.
  */
 async function exampleConfig(
   extraProcesses: Record<string, unknown>[] = [],
 ): Promise<{ file: string; gatewayPort: number; backendPort: number; metricsPort: number }> {
-  const [gatewayPort, adminPort, backendPort, metricsPort] = [
+  const [gatewayPort, adminPort, backendPort, metricsPort, managementPort] = [
+    await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
@@ -88,6 +89,7 @@ async function exampleConfig(
   const backendUrl = `http://127.0.0.1:${backendPort}`;
   config.gateway = { http: { host: '127.0.0.1', port: gatewayPort } };
   config.admin = { host: '127.0.0.1', port: adminPort };
+  if (config.management) config.management.listen = { host: '127.0.0.1', port: managementPort };
   config.engine = { ...config.engine, metricsPort };
   for (const api of config.apis) {
     api.serviceUrl = backendUrl;
