@@ -166,7 +166,10 @@ export function collectionResource(collection: Collection): ManagementResource {
     }
     const at = collection.locate(document, params);
     const index = found ? (found.at.at(-1) as number) : Number.MAX_SAFE_INTEGER;
-    document.setListEntry(at, index, { id, ...(stored as Entry) });
+    // An id the entry implies (an operation's `METHOD /template`) is not written: the file stays as the operator
+    // wrote it, and the entry keeps the id the gateway gives it.
+    const entry = stored as Entry;
+    document.setListEntry(at, index, idOf(withoutId(entry)) === id ? withoutId(entry) : { id, ...entry });
   }
 }
 

@@ -3,8 +3,10 @@ import path from 'node:path';
 import {
   type Document,
   isMap,
+  isNode,
   isScalar,
   isSeq,
+  type Node,
   parseDocument,
   Scalar,
   type YAMLMap,
@@ -39,7 +41,7 @@ export class ConfigDocument {
   /** The value at a path as plain data, or undefined. */
   get(at: ConfigPath): unknown {
     const node = this.document.getIn(at, true);
-    return node === undefined ? undefined : this.document.getIn(at);
+    return isNode(node) ? node.toJSON() : node;
   }
 
   /** The entries of a list of objects (`apis`, `apis[0].operations`…): plain data, in file order. */
@@ -64,9 +66,8 @@ export class ConfigDocument {
   setListEntry(at: ConfigPath, index: number, value: unknown): void {
     this.edited();
     const list = this.ensureList(at);
-    const node = this.node(value);
-    if (index < list.items.length) list.items[index] = node;
-    else list.add(node);
+    if (index < list.items.length) list.items[index] = this.update(list.items[index], value);
+    else list.add(this.node(value));
   }
 
   deleteListEntry(at: ConfigPath, index: number): void {
@@ -77,7 +78,7 @@ export class ConfigDocument {
   /** Sets a value (a map entry, a field), creating the maps on the way. */
   set(at: ConfigPath, value: unknown): void {
     this.edited();
-    this.document.setIn(at, this.node(value));
+    this.document.setIn(at, this.update(this.document.getIn(at, true), value));
   }
 
   delete(at: ConfigPath): void {
@@ -189,6 +190,68 @@ export class ConfigDocument {
     if (isMap(node)) blockPolicies(node);
     return node;
   }
+
+  /**
+   * `existing` changed in place to hold `value`: the keys, items and scalars that stay keep their comments, style
+   * and layout, so a changed field is the only line that changes (a PATCH of one field, a product's API list).
+   */
+  private update(existing: unknown, value: unknown): unknown {
+    if (isScalar(existing) && !isNode(value) && (value === null || typeof value !== 'object')) {
+      if (existing.value !== value) {
+        existing.value = value;
+        // Policy XML reads best as a block scalar; a block scalar that became one line, as written by default.
+        const multiline = typeof value === 'string' && value.includes('\n');
+        if (multiline) existing.type = Scalar.BLOCK_LITERAL;
+        else if (existing.type === Scalar.BLOCK_LITERAL || existing.type === Scalar.BLOCK_FOLDED)
+          existing.type = undefined;
+      }
+      return existing;
+    }
+    if (isMap(existing) && isRecord(value)) {
+      existing.items = existing.items.filter((pair) => {
+        const key = isScalar(pair.key) ? pair.key.value : pair.key;
+        return typeof key === 'string' && Object.hasOwn(value, key);
+      });
+      for (const [key, item] of Object.entries(value)) {
+        const pair = existing.items.find(
+          (candidate) => isScalar(candidate.key) && candidate.key.value === key,
+        );
+        if (pair) pair.value = this.update(pair.value, item) as Node;
+        else existing.set(key, this.node(item));
+      }
+      // A flow map `{ … }` cannot hold a block scalar.
+      if (existing.flow && hasMultilineString(value)) existing.flow = false;
+      return existing;
+    }
+    if (isSeq(existing) && Array.isArray(value)) {
+      const items = existing.items;
+      const byId = (item: unknown) => (isMap(item) ? item.get('id') : undefined);
+      value.forEach((item, index) => {
+        // Entries with ids (operations) are matched by id, so each keeps its own comments when others move.
+        const id = isRecord(item) && typeof item.id === 'string' ? item.id : undefined;
+        const match = id === undefined ? -1 : items.findIndex((candidate) => byId(candidate) === id);
+        const from = match >= 0 && match >= index ? match : index;
+        if (from !== index) items.splice(index, 0, ...items.splice(from, 1));
+        items[index] = index < items.length ? (this.update(items[index], item) as Node) : this.node(item);
+      });
+      items.length = value.length;
+      if (existing.flow && hasMultilineString(value)) existing.flow = false;
+      return existing;
+    }
+    const node = this.node(value);
+    if (isNode(existing)) {
+      node.commentBefore = existing.commentBefore;
+      node.comment = existing.comment;
+      node.spaceBefore = existing.spaceBefore;
+    }
+    return node;
+  }
+}
+
+function hasMultilineString(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\n');
+  if (Array.isArray(value)) return value.some(hasMultilineString);
+  return isRecord(value) && Object.values(value).some(hasMultilineString);
 }
 
 /** Multi-line policy XML inside an entry (an API's, an operation's) reads best as a block scalar. */
