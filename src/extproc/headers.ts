@@ -3,12 +3,26 @@ import type { HeaderMap, HeaderMutation, HeaderValueOption, Struct, StructValue 
 /** Header name (lower case, as Envoy sends it) → its values in arrival order. Pseudo-headers keep their `:`. */
 export type HeaderFields = Map<string, string[]>;
 
-/** Envoy puts every value in `raw_value`; `value` is read only as a fallback for hand-made test messages. */
-export function headerFieldsFromMap(map: HeaderMap | undefined): HeaderFields {
+/**
+ * Envoy puts every value in `raw_value`; `value` is read only as a fallback for hand-made test messages. A decoded
+ * message without `raw_value` reads it as an empty byte array, so absence is an empty value here.
+ */
+export function headerFieldsFromMap(map: HeaderMap | null | undefined): HeaderFields {
   const fields: HeaderFields = new Map();
-  for (const header of map?.headers ?? []) {
-    const value = header.raw_value ? Buffer.from(header.raw_value).toString('latin1') : (header.value ?? '');
-    const key = header.key.toLowerCase();
+  const headers = map?.headers;
+  if (!headers) return fields;
+  for (let i = 0; i < headers.length; i++) {
+    const header = headers[i]!;
+    const raw = header.raw_value;
+    const value =
+      raw && raw.length > 0
+        ? Buffer.isBuffer(raw)
+          ? raw.toString('latin1')
+          : Buffer.from(raw).toString('latin1')
+        : (header.value ?? '');
+    // Envoy sends names in lower case already.
+    const name = header.key;
+    const key = hasUpperCase(name) ? name.toLowerCase() : name;
     const values = fields.get(key);
     if (values) values.push(value);
     else fields.set(key, [value]);
@@ -58,7 +72,35 @@ export function attributeValues(attributes: Record<string, Struct> | undefined):
   return values;
 }
 
+function hasUpperCase(name: string): boolean {
+  for (let i = 0; i < name.length; i++) {
+    const code = name.charCodeAt(i);
+    if (code >= 65 && code <= 90) return true;
+  }
+  return false;
+}
+
+/**
+ * A decoded google.protobuf.Value names its member in `kind` and reads every other member as a default, so `kind`
+ * decides; plain objects (hand-made, or proto-loader's) may lack it.
+ */
 function structScalar(value: StructValue): AttributeValue {
+  switch (value.kind) {
+    case 'stringValue':
+    case 'string_value':
+    case 'numberValue':
+    case 'number_value':
+    case 'boolValue':
+    case 'bool_value':
+      return (value as Record<string, AttributeValue>)[value.kind] ?? null;
+    case 'nullValue':
+    case 'null_value':
+    case 'structValue':
+    case 'struct_value':
+    case 'listValue':
+    case 'list_value':
+      return null;
+  }
   if (value.stringValue !== undefined) return value.stringValue;
   if (value.string_value !== undefined) return value.string_value;
   if (value.numberValue !== undefined) return value.numberValue;

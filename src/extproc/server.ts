@@ -2,7 +2,7 @@ import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-j
 import { HealthImplementation } from 'grpc-health-check';
 import type { ExchangeFactory } from './exchange.js';
 import type { ProcessingRequest, ProcessingResponse } from './messages.js';
-import { ExternalProcessorService, externalProcessorServiceName } from './proto.js';
+import { externalProcessorServiceName, extProcServerService } from './proto.js';
 import { ExtProcStream, type StreamObserver } from './stream.js';
 
 export interface ExtProcServerOptions {
@@ -46,14 +46,10 @@ export async function startExtProcServer(
     onProtocolError: options.observer?.onProtocolError ?? (() => {}),
   };
   let open = 0;
-  server.addService(ExternalProcessorService.service, {
+  server.addService(extProcServerService, {
     Process(call: ServerDuplexStream<ProcessingRequest, ProcessingResponse>) {
       open++;
-      let counted = true;
-      const release = () => {
-        if (counted) open--;
-        counted = false;
-      };
+      const release = onceOnly(() => open--);
       call.on('close', release);
       call.on('finish', release);
       call.on('cancelled', release);
@@ -85,5 +81,18 @@ export async function startExtProcServer(
         });
       });
     },
+  };
+}
+
+/**
+ * `action`, at most once. (Built by a call rather than written as a named closure in the handler: the TypeScript
+ * loader keeps function names, which costs a property definition for every closure it names, once per stream.)
+ */
+function onceOnly(action: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    action();
   };
 }

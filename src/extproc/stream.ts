@@ -63,6 +63,8 @@ export class ExtProcStream {
   private state: StreamState = 'idle';
   private queue: Promise<void> = Promise.resolve();
   private readonly exchange: Exchange;
+  /** The phases the answer to the request headers asked for (its `mode_override`), when it stated them. */
+  private laterPhases: ProcessingMode | undefined;
 
   constructor(
     private readonly call: Duplex,
@@ -118,7 +120,16 @@ export class ExtProcStream {
         return;
       }
       this.state = kind;
-      if (answer) this.call.write(response);
+      if (kind === 'request_headers') this.laterPhases = response.mode_override;
+      if (!answer) return;
+      this.call.write(response);
+      if (this.lastAnswer(kind)) {
+        // Nothing more will cross this stream: end it with OK now, in the same write as the answer, rather than
+        // wait for Envoy's half-close. Envoy then goes on without the engine for the rest of the request.
+        this.state = 'closed';
+        this.exchange.end?.();
+        this.call.end();
+      }
     } catch (error) {
       if (this.closed()) return;
       this.observer.onHandlerError(error, kind);
@@ -136,6 +147,20 @@ export class ExtProcStream {
       this.exchange.end?.();
       this.call.end();
     }
+  }
+
+  /**
+   * Whether the answer just written to `kind` is the last Envoy will ask for: the request headers' answer turned
+   * every later phase off (`mode_override`: no body, response headers SKIP), or the response headers' answer when
+   * that override asked for the response headers alone. Trailers are never sent (SKIP in the filter
+   * configuration, and the override leaves them unchanged); without an override nothing is assumed.
+   */
+  private lastAnswer(kind: RequestKind): boolean {
+    const later = this.laterPhases;
+    if (later === undefined || later.request_body_mode !== 'NONE' || later.response_body_mode !== 'NONE')
+      return false;
+    if (kind === 'request_headers') return later.response_header_mode === 'SKIP';
+    return kind === 'response_headers' && later.response_header_mode === 'SEND';
   }
 
   private fail(message: string): void {
@@ -165,7 +190,7 @@ export class ExtProcStream {
         const body = message[kind] as HttpBody;
         const handler = kind === 'request_body' ? exchange.requestBody : exchange.responseBody;
         const result = handler
-          ? await handler.call(exchange, body.body ?? Buffer.alloc(0), body.end_of_stream === true)
+          ? await handler.call(exchange, bodyBytes(body.body), body.end_of_stream === true)
           : { action: 'continue' as const };
         return phaseResponse(kind, result);
       }
@@ -179,6 +204,12 @@ export class ExtProcStream {
       }
     }
   }
+}
+
+/** A decoded message reads an absent `bytes` field as an empty array, not a Buffer. */
+function bodyBytes(bytes: Buffer | Uint8Array | null | undefined): Buffer {
+  if (Buffer.isBuffer(bytes)) return bytes;
+  return bytes && bytes.length > 0 ? Buffer.from(bytes) : Buffer.alloc(0);
 }
 
 function head(headers: HttpHeaders | undefined, message: ProcessingRequest) {
