@@ -8,7 +8,8 @@ import type { ElementCounters } from './policy-services.js';
  * allowed, refused and failed, with the reason; open ext_proc streams. Envoy's own counters stay on its admin port.
  */
 export class EngineMetrics {
-  private readonly requests = new Map<string, number>();
+  /** By the label values joined with NUL: the Prometheus labels are rendered only when scraped. */
+  private readonly requests = new Map<string, { labels: Record<string, string>; count: number }>();
 
   constructor(
     private readonly elements: ElementCounters,
@@ -16,21 +17,27 @@ export class EngineMetrics {
   ) {}
 
   recordExchange(summary: ExchangeSummary): void {
-    const key = labels({
-      api: summary.api ?? '',
-      operation: summary.operation ?? '',
-      outcome: summary.outcome,
-      status: summary.status === undefined ? '' : String(summary.status),
-      reason: summary.lastError?.reason ?? '',
-    });
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+    const api = summary.api ?? '';
+    const operation = summary.operation ?? '';
+    const status = summary.status === undefined ? '' : String(summary.status);
+    const reason = summary.lastError?.reason ?? '';
+    const key = `${api}\u0000${operation}\u0000${summary.outcome}\u0000${status}\u0000${reason}`;
+    const entry = this.requests.get(key);
+    if (entry) entry.count++;
+    else
+      this.requests.set(key, {
+        labels: { api, operation, outcome: summary.outcome, status, reason },
+        count: 1,
+      });
   }
 
   render(): string {
     const lines = [
       '# HELP portcullis_engine_requests_total Requests the engine saw, by API, operation, outcome, final status and LastError reason.',
       '# TYPE portcullis_engine_requests_total counter',
-      ...[...this.requests].map(([key, value]) => `portcullis_engine_requests_total{${key}} ${value}`),
+      ...[...this.requests.values()].map(
+        (entry) => `portcullis_engine_requests_total{${labels(entry.labels)}} ${entry.count}`,
+      ),
       '# HELP portcullis_policy_element_total Policy element executions by element, outcome and reason.',
       '# TYPE portcullis_policy_element_total counter',
       ...[...this.elements.entries()].map(
