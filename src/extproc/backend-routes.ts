@@ -18,6 +18,11 @@ export interface BackendRoute {
  */
 export class BackendRoutes {
   private readonly byOrigin = new Map<string, string>();
+  /**
+   * Routes already worked out, by base URL or backend id: every request needs one, and parsing the URL again each
+   * time is most of the cost. Bounded, since a policy may compute a different base URL per request.
+   */
+  private readonly known = new Map<string, BackendRoute>();
 
   constructor(
     apis: readonly { id: string; serviceUrl: string }[],
@@ -32,6 +37,22 @@ export class BackendRoutes {
 
   /** Throws TypeError for a URL that is not absolute http(s), or an unknown backend id. */
   forUrl(baseUrl: string): BackendRoute {
+    const key = `url ${baseUrl}`;
+    return this.known.get(key) ?? this.remember(key, this.routeForUrl(baseUrl));
+  }
+
+  forBackendId(id: string): BackendRoute {
+    const key = `id ${id}`;
+    return this.known.get(key) ?? this.remember(key, this.routeForBackendId(id));
+  }
+
+  private remember(key: string, route: BackendRoute): BackendRoute {
+    if (this.known.size >= maxKnownRoutes) this.known.clear();
+    this.known.set(key, Object.freeze(route));
+    return route;
+  }
+
+  private routeForUrl(baseUrl: string): BackendRoute {
     let url: URL;
     try {
       url = new URL(baseUrl);
@@ -52,7 +73,7 @@ export class BackendRoutes {
     };
   }
 
-  forBackendId(id: string): BackendRoute {
+  private routeForBackendId(id: string): BackendRoute {
     const url = this.backends.get(id);
     if (url === undefined) throw new TypeError(`no backend with id "${id}"`);
     const parsed = new URL(url);
@@ -63,3 +84,5 @@ export class BackendRoutes {
     };
   }
 }
+
+const maxKnownRoutes = 1000;

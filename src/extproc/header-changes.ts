@@ -44,16 +44,8 @@ export function diffHeaders(
   before: readonly (readonly [string, string])[],
   after: readonly (readonly [string, string])[],
 ): { set: HeaderChange[]; remove: string[] } {
-  const group = (list: readonly (readonly [string, string])[]) => {
-    const map = new Map<string, string[]>();
-    for (const [name, value] of list) {
-      const key = name.toLowerCase();
-      map.set(key, [...(map.get(key) ?? []), value]);
-    }
-    return map;
-  };
-  const old = group(before);
-  const now = group(after);
+  const old = groupByName(before);
+  const now = groupByName(after);
   const set: HeaderChange[] = [];
   for (const [name, values] of now) {
     if (framingHeaders.has(name)) continue;
@@ -69,6 +61,17 @@ export function diffHeaders(
   }
   const remove = [...old.keys()].filter((name) => !now.has(name) && !framingHeaders.has(name));
   return { set, remove };
+}
+
+function groupByName(list: readonly (readonly [string, string])[]): Map<string, string[]> {
+  const map = new Map<string, string[]>();
+  for (const [name, value] of list) {
+    const key = name.toLowerCase();
+    const values = map.get(key);
+    if (values) values.push(value);
+    else map.set(key, [value]);
+  }
+  return map;
 }
 
 /** `source.address` is "ip:port" or "[v6]:port"; policies see the address alone. */

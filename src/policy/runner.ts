@@ -127,6 +127,35 @@ export function serializeHeaders(headers: HeaderCollection): [string, string][] 
   return out;
 }
 
+/*
+ * The context's callbacks, made by functions rather than written inline: the TypeScript loader keeps the names of
+ * the closures it can name (a property definition each), and a PipelineRun is made for every request.
+ */
+
+/** context.Trace(message) → the trace sink, under the request's id. */
+function traceWriter(services: PolicyServices, context: () => PolicyContext): (message: string) => void {
+  return (message) =>
+    services.trace.write({
+      requestId: context().requestId.value,
+      source: 'context.Trace',
+      severity: 'verbose',
+      message,
+      metadata: [],
+    });
+}
+
+const clocks = new WeakMap<PolicyServices, () => number>();
+
+/** The services' clock as a function, one per services object. */
+function clockOf(services: PolicyServices): () => number {
+  let now = clocks.get(services);
+  if (now === undefined) {
+    now = () => services.clock.now();
+    clocks.set(services, now);
+  }
+  return now;
+}
+
 /** created → request → forwarded → response → done (see the file comment). */
 type RunState = 'created' | 'request' | 'forwarded' | 'response' | 'done';
 
@@ -149,7 +178,7 @@ export class PipelineRun {
       matchedParameters: { ...request.matchedParameters },
       certificate: request.certificate ?? null,
     });
-    const context = new PolicyContext({
+    const context: PolicyContext = new PolicyContext({
       request: model,
       api: new ApiInfo(request.api),
       operation: new OperationInfo(request.operation),
@@ -167,15 +196,8 @@ export class PipelineRun {
       ...(request.requestId === undefined ? {} : { requestId: request.requestId }),
       timestamp: new Date(services.clock.now()),
       tracing: request.tracing ?? false,
-      onTrace: (message) =>
-        services.trace.write({
-          requestId: context.requestId.value,
-          source: 'context.Trace',
-          severity: 'verbose',
-          message,
-          metadata: [],
-        }),
-      now: () => services.clock.now(),
+      onTrace: traceWriter(services, () => context),
+      now: clockOf(services),
     });
     this.run = new RunContext(context, services);
   }
