@@ -107,6 +107,12 @@ export function createManagementApp(options: ManagementAppOptions): Koa {
       }
       if (ctx.status === 404 && ctx.body === undefined)
         throw new ManagementError(404, 'ResourceNotFound', `no resource at ${ctx.path}`);
+      // The router answered 405 (or 501, a method no route takes) with the methods the path does take.
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
+        throw new ManagementError(405, 'MethodNotAllowed', 'this resource does not take that method', [], {
+          Allow: ctx.response.get('Allow'),
+        });
+      }
     } catch (error) {
       const failure =
         error instanceof ManagementError
@@ -134,14 +140,7 @@ export function createManagementApp(options: ManagementAppOptions): Koa {
   });
   app.use(authenticateAdministrators(() => store.running().config.management?.administrators ?? []));
   app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () =>
-        new ManagementError(405, 'MethodNotAllowed', 'this resource does not take that method'),
-      notImplemented: () =>
-        new ManagementError(405, 'MethodNotAllowed', 'this resource does not take that method'),
-    }),
-  );
+  // Not `throw: true`: a thrown 405 would lose the Allow header RFC 9110 requires (the first middleware adds the body).
+  app.use(router.allowedMethods());
   return app;
 }

@@ -215,7 +215,14 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   const result: Entry = isRecord(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key], value);
+    // Defined, not assigned: a `__proto__` key in the JSON stays an (unknown, refused) key, never the prototype.
+    else
+      Object.defineProperty(result, key, {
+        value: mergePatch(Object.hasOwn(result, key) ? result[key] : undefined, value),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
   }
   return result;
 }
