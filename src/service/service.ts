@@ -64,6 +64,14 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
 
   const mcpUrl = `${auth.baseUrl.replace(/\/+$/, '')}/v1/mcp`;
   const redis = openRedis(config.state.redis);
+  if (redis && !auth.signingKeys?.file && !auth.dataDir) {
+    // Codes and refresh tokens are shared through Redis, the private keys never are: a token one process signed
+    // would not verify in another, and a refresh redeemed there would fail.
+    console.warn(
+      'service: state.redis shares OAuth state between service processes, but each one generates its own signing keys; ' +
+        'set auth.signingKeys.file (or a shared auth.dataDir) when more than one service process runs',
+    );
+  }
   let authorizationServer: AuthorizationServer;
   try {
     authorizationServer = await createAuthorizationServer({
