@@ -27,6 +27,11 @@ export class ConfigDocument {
   private document: Document;
   /** The text of a replaced configuration, kept exactly as given. */
   private verbatim: string | undefined;
+  /**
+   * Whether the configuration itself changed. Rendering an unchanged document is not a no-op (the YAML library
+   * writes some things its own way), so a change to a policy file alone leaves the configuration file untouched.
+   */
+  private changed = false;
   /** Policy files to write with the configuration, by absolute path. */
   private readonly policyFiles = new Map<string, string>();
 
@@ -138,6 +143,7 @@ export class ConfigDocument {
 
   /** Replaces the whole configuration with this text (an import). */
   replace(text: string): void {
+    this.changed = true;
     this.verbatim = text;
     this.document = parseDocument(text, { uniqueKeys: true });
   }
@@ -152,10 +158,11 @@ export class ConfigDocument {
 
   /** The files to write for this change: the configuration, and the policy files it edited. */
   changes(): Map<string, string> {
-    return new Map([[this.file, this.toString()], ...this.policyFiles]);
+    return new Map([...(this.changed ? [[this.file, this.toString()] as const] : []), ...this.policyFiles]);
   }
 
   toString(): string {
+    if (!this.changed) return this.texts.get(this.file) ?? '';
     return this.verbatim ?? this.document.toString({ lineWidth: 0 });
   }
 
@@ -165,6 +172,7 @@ export class ConfigDocument {
 
   /** An edit after a replacement: the document is the truth from now on. */
   private edited(): void {
+    this.changed = true;
     this.verbatim = undefined;
   }
 
