@@ -16,7 +16,7 @@ export interface ManagementStoreOptions {
    * Whether a change "restarts Envoy" (as GatewayReload does when the bootstrap changes): the store calls
    * `progress.restarting()` once the files are written, then waits for `release` before the change is applied.
    */
-  readonly restarts?: (candidate: FileTexts) => boolean;
+  readonly restarts?: (candidate: FileTexts, running: FileTexts) => boolean;
   /** What a restarting change waits for; the default goes on at once. */
   readonly release?: () => Promise<void>;
 }
@@ -98,7 +98,7 @@ export class TestManagementStore implements ManagedConfiguration {
       return refused(400, 'the configuration is invalid; nothing changed', error.message.split('\n'));
     }
     await replaceFiles(files);
-    if (this.options.restarts?.(candidate)) {
+    if (this.options.restarts?.(candidate, this.current.texts)) {
       progress?.restarting?.();
       await this.options.release?.();
     }
