@@ -112,6 +112,24 @@ function issuePath(issue: z.core.$ZodIssue): (string | number)[] {
   return keys;
 }
 
+/**
+ * Keys whose values are credentials or may be secret: an error about one never repeats the value (errors are
+ * printed, logged and answered by the management API).
+ */
+const credentialKeys = new Set([
+  'primaryKey',
+  'secondaryKey',
+  'passwordHash',
+  'traceKey',
+  'clientSecret',
+  'password',
+]);
+
+function isCredential(keys: readonly (string | number)[]): boolean {
+  const named = keys.filter((key): key is string => typeof key === 'string');
+  return named[0] === 'namedValues' || named.some((key) => credentialKeys.has(key));
+}
+
 function issueMessage(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') {
     return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
@@ -119,7 +137,7 @@ function issueMessage(issue: z.core.$ZodIssue): string {
   const found = issue.input;
   if (issue.code === 'invalid_type' && found === undefined) return 'is required';
   const shown =
-    found === undefined || (typeof found === 'object' && found !== null)
+    found === undefined || (typeof found === 'object' && found !== null) || isCredential(issuePath(issue))
       ? ''
       : `, got ${JSON.stringify(found)}`;
   return `${issue.message}${shown}`;

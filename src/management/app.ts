@@ -119,7 +119,7 @@ export function createManagementApp(options: ManagementAppOptions): Koa {
           ? error
           : new ManagementError(
               500,
-              'InvalidConfiguration',
+              'InternalError',
               'the management API failed; the details are in the log',
             );
       if (!(error instanceof ManagementError)) {
@@ -133,7 +133,7 @@ export function createManagementApp(options: ManagementAppOptions): Koa {
     } finally {
       if (ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.state.administrator !== undefined) {
         audit(
-          `management: ${ctx.state.administrator} ${ctx.method} ${ctx.path} → ${ctx.status} (generation ${store.running().generation})`,
+          `management: ${ctx.state.administrator} ${ctx.method} ${ctx.path} → ${ctx.status} (${ctx.state.operation === undefined ? `generation ${store.running().generation}` : `operation ${ctx.state.operation}`})`,
         );
       }
     }

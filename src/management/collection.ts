@@ -87,7 +87,7 @@ export function collectionResource(collection: Collection): ManagementResource {
       router.get(item, (ctx) => {
         const { document } = api.read();
         const found = mustFind(document, ctx.params);
-        respond(ctx, 200, present(found.stored, found.id));
+        respond(ctx, 200, present(found.stored, found.id), version(found.stored, found.id));
       });
 
       router.put(item, async (ctx) => {
@@ -103,13 +103,13 @@ export function collectionResource(collection: Collection): ManagementResource {
         const { id: _ignored, ...body } = raw;
         const result = await api.change(ctx, (document) => {
           const found = find(document, ctx.params);
-          checkPreconditions(ctx, found && present(found.stored, found.id));
+          checkPreconditions(ctx, found && version(found.stored, found.id));
           const stored = collection.store?.(body, found?.stored) ?? body;
           write(document, ctx.params, found, id, stored);
-          return { created: !found, entry: present(stored, id) };
+          return { created: !found, entry: present(stored, id), version: version(stored, id) };
         });
         if (result.created) ctx.set('Location', ctx.path);
-        respond(ctx, result.created ? 201 : 200, result.entry);
+        respond(ctx, result.created ? 201 : 200, result.entry, result.version);
       });
 
       router.patch(item, async (ctx) => {
@@ -122,24 +122,24 @@ export function collectionResource(collection: Collection): ManagementResource {
             'the id of an entry cannot be changed; create a new one',
           );
         }
-        const entry = await api.change(ctx, (document) => {
+        const result = await api.change(ctx, (document) => {
           const found = mustFind(document, ctx.params);
-          checkPreconditions(ctx, present(found.stored, found.id));
+          checkPreconditions(ctx, version(found.stored, found.id));
           const current =
             collection.editable?.(found.stored) ?? (isRecord(found.stored) ? withoutId(found.stored) : {});
           const merged = mergePatch(current, raw) as Entry;
           validate(collection.schema, JSON.stringify(merged, null, 2), 'patched entry');
           const stored = collection.store?.(merged, found.stored) ?? merged;
           write(document, ctx.params, found, id, stored);
-          return present(stored, id);
+          return { entry: present(stored, id), version: version(stored, id) };
         });
-        respond(ctx, 200, entry);
+        respond(ctx, 200, result.entry, result.version);
       });
 
       router.delete(item, async (ctx) => {
         await api.change(ctx, (document) => {
           const found = mustFind(document, ctx.params);
-          checkPreconditions(ctx, present(found.stored, found.id));
+          checkPreconditions(ctx, version(found.stored, found.id));
           collection.beforeDelete?.(document, found.id, ctx);
           // Cascades may have moved the entry (a list entry removed before it): find it again.
           const again = mustFind(document, ctx.params);
@@ -183,13 +183,25 @@ const anyObject = {
         },
 } as unknown as z.ZodType<Entry>;
 
-export function respond(ctx: Context, status: number, entry: unknown): void {
+/**
+ * What an entry's ETag is computed from: all of it as stored, secrets included, so regenerating a key or changing a
+ * secret value is a new version even though a read shows the same thing. (A digest: the tag reveals nothing.)
+ */
+function version(stored: unknown, id: string): unknown {
+  return { id, stored: isRecord(stored) ? withoutId(stored) : stored };
+}
+
+/** Answers with an entry; its ETag is that of `tagged` (the stored version, when a read shows less of it). */
+export function respond(ctx: Context, status: number, entry: unknown, tagged: unknown = entry): void {
   ctx.status = status;
-  ctx.set('ETag', entityTag(entry));
+  ctx.set('ETag', entityTag(tagged));
   ctx.body = entry;
 }
 
-/** `If-Match` (the entry must exist and, unless `*`, be the version named) and `If-None-Match: *` (must not exist). */
+/**
+ * `If-Match` (the entry must exist and, unless `*`, be the version named) and `If-None-Match: *` (must not exist).
+ * `current`: what the entry's ETag is computed from, undefined when it does not exist.
+ */
 export function checkPreconditions(ctx: Context, current: unknown): void {
   const ifMatch = ctx.get('if-match');
   if (ifMatch) {

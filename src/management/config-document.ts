@@ -286,10 +286,19 @@ export function formatPath(at: ConfigPath): string {
     .join('');
 }
 
-/** A strong entity tag for a representation: changes whenever its JSON does. */
+/** A strong entity tag for a representation: changes whenever its content does (key order aside). */
 export function entityTag(value: unknown): string {
-  return `"${createHash('sha256')
-    .update(JSON.stringify(value ?? null))
-    .digest('base64url')
-    .slice(0, 27)}"`;
+  return `"${createHash('sha256').update(canonicalJson(value)).digest('base64url').slice(0, 27)}"`;
+}
+
+/** JSON with every object's keys sorted: the file's key order and a body's may differ for the same entry. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (isRecord(value)) {
+    const keys = Object.keys(value)
+      .filter((key) => value[key] !== undefined)
+      .sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
 }

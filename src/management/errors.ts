@@ -14,7 +14,8 @@ export type ManagementErrorCode =
   | 'Conflict'
   | 'PreconditionFailed'
   | 'ServiceUnavailable'
-  | 'InvalidConfiguration';
+  | 'InvalidConfiguration'
+  | 'InternalError';
 
 export class ManagementError extends Error {
   override readonly name = 'ManagementError';

@@ -12,6 +12,27 @@ function problems(text: string): string[] {
 }
 
 describe('gateway configuration', () => {
+  it('never repeats a credential or a named value in an error, but still says where and what rule', () => {
+    const text = [
+      'subscriptions: [{ id: a, scope: all, primaryKey: short-key-1 }]',
+      'namedValues: { api-key: 12345 }',
+      'engine: { traceKey: tiny-trace }',
+    ].join('\n');
+    const error = (() => {
+      try {
+        parseConfig(text, 'g.yaml');
+      } catch (caught) {
+        return caught as ConfigError;
+      }
+      throw new Error('expected a ConfigError');
+    })();
+    expect(error.message).toContain('g.yaml:1:');
+    expect(error.message).toContain('subscriptions[0].primaryKey: must be at least 16 characters');
+    expect(error.message).toContain('namedValues.api-key');
+    expect(error.message).toContain('engine.traceKey');
+    for (const secret of ['short-key-1', '12345', 'tiny-trace']) expect(error.message).not.toContain(secret);
+  });
+
   it('fills defaults for an empty file', () => {
     const config = parseConfig('', 'gateway.yaml');
     expect(config.gateway.http).toEqual({ host: '0.0.0.0', port: 8080 });

@@ -20,6 +20,20 @@ describe('/subscriptions', () => {
     }
   });
 
+  it('gives a subscription a new ETag when a key is regenerated, though a read shows the same', async () => {
+    const before = await h.request('GET', '/subscriptions/alice-starter');
+    expect((await h.request('POST', '/subscriptions/alice-starter/regeneratePrimaryKey')).status).toBe(204);
+    const after = await h.request('GET', '/subscriptions/alice-starter');
+    expect(after.json).toEqual(before.json);
+    expect(after.headers.get('etag')).not.toBe(before.headers.get('etag'));
+    // A write made against the version read before the key changed is refused.
+    const stale = await h.request('PATCH', '/subscriptions/alice-starter', {
+      body: { name: 'renamed' },
+      headers: { 'if-match': before.headers.get('etag')! },
+    });
+    expect(stale.status).toBe(412);
+  });
+
   it('shows the keys with POST …/listSecrets, never cached', async () => {
     const secrets = await h.request('POST', '/subscriptions/alice-starter/listSecrets');
     expect(secrets.status).toBe(200);
