@@ -78,6 +78,8 @@ export interface ExchangeSummary {
   readonly lastError?: { source: string; reason: string; message: string };
 }
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -93,7 +95,7 @@ export function policyExchanges(engine: PolicyEngine): ExchangeFactory {
 class PolicyExchange implements Exchange {
   private run: PipelineRun | undefined;
   private pipeline: Pipeline | undefined;
-  private description: RequestDescription | undefined;
+  private description: Mutable<RequestDescription> | undefined;
   private match: MatchResult<Pipeline> | undefined;
   private pendingResponse: MessageHead | undefined;
   /** The subscription decision for this call. */
@@ -169,27 +171,27 @@ class PolicyExchange implements Exchange {
     );
     const access = this.admit(match.api, url);
     this.access = access;
-    const description: RequestDescription = {
+    const keyHeader = match.api.access.keyHeader.toLowerCase();
+    // Built field by field rather than with spreads: this runs for every request.
+    const description: Mutable<RequestDescription> = {
       method,
       url: url.toString(),
       // The subscription key is the gateway's: removed before any policy or the backend sees the request.
-      headers: this.originalHeaders.filter(([name]) => name !== match.api.access.keyHeader.toLowerCase()),
+      headers: this.originalHeaders.filter(([name]) => name !== keyHeader),
       clientIp: clientAddress(head.attributes.get('source.address')),
       certificate: clientCertificate(head.attributes, this.engine.trust),
       matchedParameters: match.kind === 'operation' ? match.parameters : {},
       api: { id: match.api.id, name: match.api.name, path: `/${match.api.urlSuffix}` },
       requestId,
       tracing: this.traceCollector !== undefined,
-      ...(access.kind === 'admitted'
-        ? {
-            ...(access.subscription ? { subscription: access.subscription } : {}),
-            ...(access.user ? { user: access.user } : {}),
-            ...(access.product ? { product: access.product } : {}),
-          }
-        : {}),
     };
+    if (access.kind === 'admitted') {
+      if (access.subscription) description.subscription = access.subscription;
+      if (access.user) description.user = access.user;
+      if (access.product) description.product = access.product;
+    }
     this.description = description;
-    this.summary = { ...this.summary, api: match.api.id };
+    this.summary.api = match.api.id;
 
     if (match.kind === 'no-operation') return this.operationNotFound(match, headers);
     if (access.kind === 'refused') {
@@ -236,15 +238,14 @@ class PolicyExchange implements Exchange {
   private enterOperation(match: Extract<MatchResult<Pipeline>, { kind: 'operation' }>, hasBody: boolean) {
     this.match = match;
     this.pipeline = this.forProduct(match.operation.pipeline, match.operation.productPipelines);
-    this.summary = { ...this.summary, operation: match.operation.id };
-    this.description = {
-      ...this.description!,
-      matchedParameters: match.parameters,
-      operation: {
-        id: match.operation.id,
-        method: match.operation.method,
-        urlTemplate: match.operation.template.text,
-      },
+    this.summary.operation = match.operation.id;
+    // The description is this exchange's own (a PipelineRun reads it only when made): completed in place.
+    const description = this.description!;
+    description.matchedParameters = match.parameters;
+    description.operation = {
+      id: match.operation.id,
+      method: match.operation.method,
+      urlTemplate: match.operation.template.text,
     };
     return phasesFor(this.pipeline, hasBody);
   }
@@ -254,9 +255,11 @@ class PolicyExchange implements Exchange {
    * query parameter, which is removed from `url`), an open product, or an API that needs no subscription.
    */
   private admit(api: CatalogApi<Pipeline>, url: URL): AccessDecision {
-    const headerKey = this.originalHeaders.find(([name]) => name === api.access.keyHeader.toLowerCase())?.[1];
-    const queryKey = url.searchParams.get(api.access.keyQuery) ?? undefined;
-    if (url.searchParams.has(api.access.keyQuery)) url.searchParams.delete(api.access.keyQuery);
+    const keyHeader = api.access.keyHeader.toLowerCase();
+    const headerKey = this.originalHeaders.find(([name]) => name === keyHeader)?.[1];
+    // Without a query there is no key in it (and no need to parse the query into searchParams).
+    const queryKey = url.search === '' ? undefined : (url.searchParams.get(api.access.keyQuery) ?? undefined);
+    if (queryKey !== undefined) url.searchParams.delete(api.access.keyQuery);
     const directory = this.engine.subscriptions;
     const key = headerKey ?? queryKey;
     if (!directory) return { kind: 'admitted' };

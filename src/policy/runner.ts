@@ -175,7 +175,8 @@ export class PipelineRun {
       headers: new HeaderCollection(request.headers),
       body: request.body ?? null,
       ipAddress: request.clientIp,
-      matchedParameters: { ...request.matchedParameters },
+      // RequestModel copies the parameters into its own Map.
+      matchedParameters: request.matchedParameters ?? {},
       certificate: request.certificate ?? null,
     });
     const context: PolicyContext = new PolicyContext({
@@ -193,7 +194,8 @@ export class PipelineRun {
             ),
           })
         : null,
-      ...(request.requestId === undefined ? {} : { requestId: request.requestId }),
+      // Undefined: PolicyContext makes one.
+      requestId: request.requestId,
       timestamp: new Date(services.clock.now()),
       tracing: request.tracing ?? false,
       onTrace: traceWriter(services, () => context),
