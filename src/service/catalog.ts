@@ -3,6 +3,19 @@ import type { ToolCatalog, ToolOperation, ToolParameter } from '../mcp/index.js'
 
 type ParameterConfig = OperationConfig['queryParameters'][number];
 
+/** What the catalog is made from: the APIs and the products that publish them. */
+export type CatalogConfig = Pick<GatewayConfig, 'apis' | 'products'>;
+
+/** The MCP endpoint's catalog of a running service, which a configuration reload replaces. */
+export interface ConfigToolCatalog extends ToolCatalog {
+  /**
+   * Makes the catalog that of `config`. Listeners are called only when the operations differ from the current
+   * ones (a reload that changed policies alone leaves the tool list, and every MCP session, untouched).
+   * Returns whether they did.
+   */
+  replace(config: CatalogConfig): boolean;
+}
+
 function toolParameter(parameter: ParameterConfig): ToolParameter {
   return {
     name: parameter.name,
@@ -13,16 +26,15 @@ function toolParameter(parameter: ParameterConfig): ToolParameter {
 }
 
 /**
- * The MCP endpoint's view of the configured gateway: every operation of every API that is in at least one
- * product, with the products that grant it. Built once from the loaded configuration (which does not change
- * while the process runs), so `onChange` never fires; a catalog that reloads would call its listeners.
+ * Every operation of every API, with the products that grant it (none for an API in no product: the endpoint
+ * does not serve those). Frozen: the endpoint compiles its tools from one version and only reads it.
  */
-export function configToolCatalog(config: Pick<GatewayConfig, 'apis' | 'products'>): ToolCatalog {
+export function toolOperations(config: CatalogConfig): readonly ToolOperation[] {
   const productsOf = new Map<string, string[]>();
   for (const product of config.products) {
     for (const apiId of product.apis) productsOf.set(apiId, [...(productsOf.get(apiId) ?? []), product.id]);
   }
-  const operations: readonly ToolOperation[] = Object.freeze(
+  return Object.freeze(
     config.apis.flatMap((api) =>
       api.operations.map(
         (operation): ToolOperation =>
@@ -44,8 +56,31 @@ export function configToolCatalog(config: Pick<GatewayConfig, 'apis' | 'products
       ),
     ),
   );
+}
+
+/**
+ * The MCP endpoint's view of the configured gateway, starting from `config`. `replace` swaps in the operations of
+ * a reloaded configuration as one value, so a request sees either the old list or the new one, never a mix.
+ */
+export function configToolCatalog(config: CatalogConfig): ConfigToolCatalog {
+  let operations = toolOperations(config);
+  // Operations are plain data (strings, arrays, JSON schemas): their JSON text compares them whole.
+  let fingerprint = JSON.stringify(operations);
+  const listeners = new Set<() => void>();
   return {
     operations: () => operations,
-    onChange: () => () => {},
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    replace(next) {
+      const replacement = toolOperations(next);
+      const replacementFingerprint = JSON.stringify(replacement);
+      if (replacementFingerprint === fingerprint) return false;
+      operations = replacement;
+      fingerprint = replacementFingerprint;
+      for (const listener of [...listeners]) listener();
+      return true;
+    },
   };
 }

@@ -23,13 +23,25 @@ export interface GatewayCallerOptions {
   readonly gatewayUrl: string;
   /** Prefix of the service token's audience: `<audienceBase>/<urlSuffix>`. Default `gatewayUrl`. */
   readonly audienceBase?: string;
-  readonly apis: readonly Pick<ApiConfig, 'id' | 'urlSuffix' | 'hostnames'>[];
+  readonly apis: readonly CallerApi[];
   readonly mint: ServiceTokenMinter;
   readonly tokenTtlSeconds?: number;
   /** Per call, headers to body end. */
   readonly timeoutMs?: number;
   /** Larger gateway answers are refused rather than held in memory. */
   readonly maxResponseBytes?: number;
+}
+
+/** What the caller needs of an API to reach it through the gateway. */
+export type CallerApi = Pick<ApiConfig, 'id' | 'urlSuffix' | 'hostnames'>;
+
+/** A gateway caller whose APIs follow the configuration of a running service. */
+export interface ConfigGatewayCaller extends GatewayCaller {
+  /**
+   * From now on, calls go to the routes of `apis` (a call already sending keeps the route it started with). An
+   * API that is gone makes its tool calls fail until the catalog, replaced next, drops the tool.
+   */
+  replaceApis(apis: readonly CallerApi[]): void;
 }
 
 /** The audience of the service tokens sent to one API: its URL on the gateway. */
@@ -49,7 +61,7 @@ interface Route {
  * The credential is a short-lived token minted for this call: subject the user, audience the API's gateway URL,
  * scope the user's scopes that grant this operation. The user's own access token never leaves the MCP endpoint.
  */
-export function createGatewayCaller(options: GatewayCallerOptions): GatewayCaller {
+export function createGatewayCaller(options: GatewayCallerOptions): ConfigGatewayCaller {
   const gateway = new URL(options.gatewayUrl);
   if (gateway.pathname !== '/' || gateway.search || gateway.hash) {
     throw new TypeError(`gateway caller: gatewayUrl must be an origin, got ${options.gatewayUrl}`);
@@ -60,18 +72,24 @@ export function createGatewayCaller(options: GatewayCallerOptions): GatewayCalle
   const audienceBase = options.audienceBase ?? gateway.origin;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxResponseBytes = options.maxResponseBytes ?? 8 * 1024 * 1024;
-  const routes = new Map<string, Route>(
-    options.apis.map((api) => [
-      api.id,
-      {
-        pathPrefix: `/${api.urlSuffix}`,
-        audience: apiAudience(audienceBase, api.urlSuffix),
-        ...(api.hostnames ? { host: api.hostnames[0] } : {}),
-      },
-    ]),
-  );
+  const routesOf = (apis: readonly CallerApi[]): ReadonlyMap<string, Route> =>
+    new Map(
+      apis.map((api) => [
+        api.id,
+        {
+          pathPrefix: `/${api.urlSuffix}`,
+          audience: apiAudience(audienceBase, api.urlSuffix),
+          ...(api.hostnames ? { host: api.hostnames[0] } : {}),
+        },
+      ]),
+    );
+  // Replaced whole, never edited: a lookup sees one configuration's routes.
+  let routes = routesOf(options.apis);
 
   return {
+    replaceApis(apis) {
+      routes = routesOf(apis);
+    },
     async call(op: ToolOperation, request: ToolCallRequest, subject: Subject): Promise<GatewayResponse> {
       const route = routes.get(op.apiId);
       if (!route) throw new Error(`gateway caller: no API "${op.apiId}" in the configuration`);

@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
 import { configToolCatalog } from '../../../src/service/catalog.js';
 
-const config = parseConfig(
-  `apis:
+const TEXT = `apis:
   - id: courses
     name: Course API
     urlSuffix: courses
@@ -26,9 +25,8 @@ const config = parseConfig(
 products:
   - { id: courses, apis: [courses] }
   - { id: teaching, apis: [courses] }
-`,
-  'gw.yaml',
-);
+`;
+const config = parseConfig(TEXT, 'gw.yaml');
 
 describe('configToolCatalog', () => {
   const operations = configToolCatalog(config).operations();
@@ -67,14 +65,66 @@ describe('configToolCatalog', () => {
     expect(operations).toHaveLength(3);
   });
 
-  it('is immutable and never changes', () => {
+  it('is immutable until replaced', () => {
     expect(Object.isFrozen(operations)).toBe(true);
     expect(Object.isFrozen(operations[0])).toBe(true);
     const catalog = configToolCatalog(config);
-    const unsubscribe = catalog.onChange(() => {
+    expect(catalog.operations()).toBe(catalog.operations());
+  });
+});
+
+describe('configToolCatalog: replace', () => {
+  const labs = parseConfig(
+    `apis:
+  - id: labs
+    urlSuffix: labs
+    serviceUrl: http://127.0.0.1:1
+    operations: [{ id: list-labs, method: GET, urlTemplate: /labs }]
+products: [{ id: labs, apis: [labs] }]
+`,
+    'gw.yaml',
+  );
+
+  it('swaps in the operations of the new configuration and tells the listeners once', () => {
+    const catalog = configToolCatalog(config);
+    const before = catalog.operations();
+    let changes = 0;
+    catalog.onChange(() => changes++);
+    const withLabs = {
+      apis: [...config.apis, ...labs.apis],
+      products: [...config.products, ...labs.products],
+    };
+    expect(catalog.replace(withLabs)).toBe(true);
+    expect(changes).toBe(1);
+    expect(before).toHaveLength(3);
+    expect(catalog.operations()).toHaveLength(4);
+    expect(catalog.operations()[3]).toMatchObject({
+      apiId: 'labs',
+      operationId: 'list-labs',
+      productIds: ['labs'],
+    });
+    expect(Object.isFrozen(catalog.operations())).toBe(true);
+  });
+
+  it('calls no listener when the tools are the same (a reload that changed policies only)', () => {
+    const catalog = configToolCatalog(config);
+    const before = catalog.operations();
+    catalog.onChange(() => {
       throw new Error('no change expected');
     });
-    expect(catalog.operations()).toBe(catalog.operations());
+    // Equal, not identical: a configuration loaded again from the same text.
+    expect(catalog.replace(parseConfig(TEXT, 'gw.yaml'))).toBe(false);
+    expect(catalog.operations()).toBe(before);
+  });
+
+  it('counts a change of products alone: the same operation is granted by other scopes', () => {
+    const catalog = configToolCatalog(config);
+    let changes = 0;
+    const unsubscribe = catalog.onChange(() => changes++);
+    expect(catalog.replace({ ...config, products: [config.products[0]!] })).toBe(true);
+    expect(catalog.operations()[0]!.productIds).toEqual(['courses']);
     unsubscribe();
+    expect(catalog.replace(config)).toBe(true);
+    expect(changes).toBe(1);
   });
 });

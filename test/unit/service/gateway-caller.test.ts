@@ -148,6 +148,21 @@ describe('createGatewayCaller', () => {
     expect(apiAudience('https://gw.example.com/', 'v1/courses')).toBe('https://gw.example.com/v1/courses');
   });
 
+  it('follows replaced APIs: a new one is reached with its audience, a removed one is refused', async () => {
+    const reloaded = caller();
+    const request = { path: '/labs', templateParameters: {}, query: {}, headers: {} };
+    const labs = operation({ apiId: 'labs', productIds: ['labs'], urlTemplate: '/labs' });
+    await expect(reloaded.call(labs, request, subject)).rejects.toThrow('no API "labs"');
+    reloaded.replaceApis([{ id: 'labs', urlSuffix: 'v2/labs' }]);
+    const response = await reloaded.call(labs, request, { ...subject, scopes: ['read:labs-work'] });
+    expect(response.status).toBe(200);
+    expect(gateway.received.at(-1)!.url).toBe('/v2/labs/labs');
+    expect(minted.at(-1)).toMatchObject({ audience: `${gateway.url}/v2/labs`, scope: ['read:labs-work'] });
+    await expect(reloaded.call(operation(), { ...request, path: '/api/Course/1' }, subject)).rejects.toThrow(
+      'gateway caller: no API "courses" in the configuration',
+    );
+  });
+
   it('gives up on a gateway that does not answer in time', async () => {
     const sockets: Socket[] = [];
     const silent = createServer((socket) => void sockets.push(socket));
