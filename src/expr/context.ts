@@ -97,9 +97,9 @@ export class UrlModel {
     this.query = init.query ?? new QueryCollection();
   }
 
-  /** Parses an absolute URL ("https://h:8443/p?a=1&a=2"). */
-  static parse(text: string): UrlModel {
-    const u = new URL(text);
+  /** Parses an absolute URL ("https://h:8443/p?a=1&a=2"), or reads one parsed already (never changing it). */
+  static parse(text: string | URL): UrlModel {
+    const u = typeof text === 'string' ? new URL(text) : text;
     const query = new QueryCollection();
     for (const [k, v] of u.searchParams) query.append(k, v);
     const scheme = u.protocol.replace(/:$/, '');

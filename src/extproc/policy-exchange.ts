@@ -175,7 +175,7 @@ class PolicyExchange implements Exchange {
     // Built field by field rather than with spreads: this runs for every request.
     const description: Mutable<RequestDescription> = {
       method,
-      url: url.toString(),
+      url,
       // The subscription key is the gateway's: removed before any policy or the backend sees the request.
       headers: this.originalHeaders.filter(([name]) => name !== keyHeader),
       clientIp: clientAddress(head.attributes.get('source.address')),

@@ -45,8 +45,9 @@ export interface RequestDescription {
   /**
    * Absolute URL whose path is relative to the API (the API's URL suffix removed), e.g.
    * `https://gw.example.com/api/Course?courseID=7`. The backend URL is the backend base URL + this path + query.
+   * A URL object is read, never changed (the transport that parsed it already passes it as it is).
    */
-  readonly url: string;
+  readonly url: string | URL;
   readonly headers: HeaderInit;
   readonly clientIp: string;
   /** The client's TLS certificate as Envoy verified the connection (never from a client-sent header); null: none. */

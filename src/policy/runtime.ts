@@ -112,6 +112,8 @@ export class RunContext {
   }
 
   async #runEndTasks(): Promise<void> {
+    // Most requests leave no end task.
+    if (this.#endTasks.length === 0) return;
     const started = this.#endTasks
       .splice(0)
       .reverse()
