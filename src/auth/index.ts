@@ -7,7 +7,7 @@ import { introspectionEndpoint, tokenEndpoint } from './endpoints/token.js';
 import { OAuthError } from './errors.js';
 import { allowCors } from './http.js';
 import { KeyRing } from './keys.js';
-import { type AuthServerOptions, resolveOptions } from './options.js';
+import { type AuthServerOptions, productScopes, resolveOptions } from './options.js';
 import type { ServerContext } from './server-context.js';
 import { FileClientStore, loadSigningKeys, saveSigningKeys } from './stores/file.js';
 import { createMemoryStores } from './stores/memory.js';
@@ -45,6 +45,13 @@ export interface AuthorizationServer {
   }): Promise<string>;
   /** The RFC 8414 metadata document as served. */
   metadata(): Record<string, unknown>;
+  /**
+   * Makes the scopes those of `products` from now on (a reloaded configuration): registration, authorization and
+   * `scopes_supported` follow together. Tokens, grants, refresh tokens and registered clients already issued stay
+   * as they are — a token's scope keeps meaning its product. Throws TypeError (nothing changed) for an empty list
+   * or a name that cannot be part of a scope.
+   */
+  setProducts(products: readonly string[]): void;
   /** Promotes the pre-published next signing key; live tokens stay valid. */
   rotateSigningKey(): Promise<void>;
   close(): Promise<void>;
@@ -130,6 +137,10 @@ export async function createAuthorizationServer(input: AuthServerOptions): Promi
       return token;
     },
     metadata: () => buildMetadata(server),
+    setProducts(products) {
+      // Every reader looks the list up per request; the metadata endpoint re-serializes when it sees a new one.
+      options.scopes = productScopes(products);
+    },
     async rotateSigningKey() {
       await keys.rotate(options.clock());
       if (input.dataDir !== undefined && !input.signingKeys?.keys)

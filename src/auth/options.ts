@@ -85,6 +85,10 @@ export interface ResolvedOptions {
   issuer: string;
   baseUrl: string;
   resources: string[];
+  /**
+   * The only option that changes while the server runs (setProducts). Replaced whole, never edited in place, so a
+   * handler holding it sees one consistent list; handlers read it per request.
+   */
   scopes: string[];
   users: Map<string, AuthUser>;
   accessTokenTtl: number;
@@ -181,6 +185,25 @@ function positiveInt(path: string, value: unknown, fallback: number): number {
   return value;
 }
 
+/**
+ * `read:<product>-work` and `write:<product>-work` for each product, in order. Throws the options' TypeError for
+ * an empty list or a name that cannot be part of a scope.
+ */
+export function productScopes(products: readonly string[]): string[] {
+  if (!Array.isArray(products) || products.length === 0) fail('products', 'must be a non-empty array');
+  const scopes: string[] = [];
+  products.forEach((product, i) => {
+    if (typeof product !== 'string' || !PRODUCT_NAME.test(product)) {
+      fail(
+        `products[${i}]`,
+        `must be a product name of letters, digits, ".", "_" or "-", got ${JSON.stringify(product)}`,
+      );
+    }
+    scopes.push(`read:${product}-work`, `write:${product}-work`);
+  });
+  return scopes;
+}
+
 export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
   for (const key of Object.keys(options)) if (!KNOWN_KEYS.has(key)) fail(key, 'is not a known option');
   const issuer = serverUrl('issuer', options.issuer);
@@ -190,18 +213,7 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
   const resources = (options.resource ?? [`${baseUrl}/v1/mcp`]).map((r, i) => serverUrl(`resource[${i}]`, r));
   if (resources.length === 0) fail('resource', 'must list at least one resource');
 
-  if (!Array.isArray(options.products) || options.products.length === 0)
-    fail('products', 'must be a non-empty array');
-  const scopes: string[] = [];
-  options.products.forEach((product, i) => {
-    if (typeof product !== 'string' || !PRODUCT_NAME.test(product)) {
-      fail(
-        `products[${i}]`,
-        `must be a product name of letters, digits, ".", "_" or "-", got ${JSON.stringify(product)}`,
-      );
-    }
-    scopes.push(`read:${product}-work`, `write:${product}-work`);
-  });
+  const scopes = productScopes(options.products);
 
   if (!Array.isArray(options.users)) fail('users', 'must be an array');
   const users = new Map<string, AuthUser>();

@@ -34,10 +34,17 @@ export function buildMetadata(server: ServerContext): Record<string, unknown> {
 }
 
 export function metadataEndpoint(server: ServerContext) {
-  const document = JSON.stringify(buildMetadata(server));
+  // Serialized once per scope list: setProducts() replaces options.scopes whole, so a new array is the one sign
+  // that the document changed, and the next request serves the new one.
+  let scopes = server.options.scopes;
+  let document = JSON.stringify(buildMetadata(server));
   // The MCP-Protocol-Version request header (spec §4.1 #2) is accepted and needs no tailoring: one document
   // serves every protocol version.
   return async (ctx: Context) => {
+    if (scopes !== server.options.scopes) {
+      scopes = server.options.scopes;
+      document = JSON.stringify(buildMetadata(server));
+    }
     allowCors(ctx, 'GET');
     ctx.set('Cache-Control', 'public, max-age=300');
     ctx.status = 200;
