@@ -10,6 +10,7 @@ import {
 } from '../auth/index.js';
 import { createRedisStores } from '../auth/stores/redis.js';
 import { ConfigError, type ConfigProblem, type LoadedConfig } from '../config/load.js';
+import type { GatewayConfig } from '../config/schema.js';
 import type { AuthConfig } from '../config/service-schema.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
 import { RedisConnection } from '../state/redis-connection.js';
@@ -33,7 +34,20 @@ export interface Service {
   readonly mcp?: McpEndpoint;
   /** The MCP endpoint URL clients use (the token audience), when served. */
   readonly mcpUrl?: string;
+  /**
+   * Follows a reloaded configuration without a restart: the products (the AS's scopes), the APIs the tool calls
+   * reach and the MCP tool list. Everything else this process set up at start stays as it is; the result names
+   * what differs. A configuration the service cannot serve is refused whole with a ConfigError, nothing changed.
+   */
+  reload(loaded: LoadedConfig): Promise<ServiceReload>;
   close(): Promise<void>;
+}
+
+export interface ServiceReload {
+  /** The tools the MCP endpoint serves now (operations of APIs in a product); 0 without one. */
+  readonly tools: number;
+  /** Settings that differ from the running ones and take effect the next time the service starts. */
+  readonly atNextStart: readonly string[];
 }
 
 /** The AS accepts product ids as scope parts only in this shape; the gateway's own id rule is looser. */
@@ -49,7 +63,16 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   const problems = await crossSectionProblems(loaded, options);
   if (problems.length > 0) throw new ConfigError(problems);
   const auth = config.auth;
-  if (!auth) return { app: createServiceApp(), close: async () => {} };
+  if (!auth) {
+    return {
+      app: createServiceApp(),
+      async reload(next) {
+        await refuseProblems(next, options);
+        return { tools: 0, atNextStart: fixedSettings(config, next.config) };
+      },
+      close: async () => {},
+    };
+  }
   const mcpConfig = config.mcp ?? {
     allowedOrigins: [],
     responseMode: 'json' as const,
@@ -110,20 +133,22 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   }
 
   const gatewayUrl = options.gatewayUrl!;
+  const catalog = configToolCatalog(config);
+  const caller = createGatewayCaller({
+    gatewayUrl,
+    audienceBase: mcpConfig.gatewayUrl ?? gatewayUrl,
+    apis: config.apis,
+    mint: (input) => authorizationServer.mintServiceToken(input),
+    tokenTtlSeconds: mcpConfig.serviceTokenTtlSeconds,
+  });
   const mcp = createMcpEndpoint({
     resourceUrl: mcpUrl,
     issuer: authorizationServer.metadata().issuer as string,
     verifier: {
       verifyAccessToken: (token, expected) => authorizationServer.verifyAccessToken(token, expected),
     },
-    catalog: configToolCatalog(config),
-    caller: createGatewayCaller({
-      gatewayUrl,
-      audienceBase: mcpConfig.gatewayUrl ?? gatewayUrl,
-      apis: config.apis,
-      mint: (input) => authorizationServer.mintServiceToken(input),
-      tokenTtlSeconds: mcpConfig.serviceTokenTtlSeconds,
-    }),
+    catalog,
+    caller,
     allowedOrigins: mcpConfig.allowedOrigins,
     ...(mcpConfig.allowedHosts ? { allowedHosts: mcpConfig.allowedHosts } : {}),
     serverInfo: { name: 'portcullis', title: 'Portcullis', version: options.version ?? '0.1.0' },
@@ -135,17 +160,62 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
 
   // The AS reads raw bodies itself and the MCP adapter reads its own: no body parser in front of either.
   const app = createServiceApp({ middleware: [authorizationServer.middleware, mcp.middleware] });
+  // What runs now: the settings a reload does not apply are compared with the ones the service started with.
+  const started = config;
   return {
     app,
     authorizationServer,
     mcp,
     mcpUrl,
+    async reload(next) {
+      await refuseProblems(next, options);
+      const products = next.config.products.map((product) => product.id);
+      try {
+        // First, as it is the one step that can still refuse (no products left once `auth` is gone).
+        authorizationServer.setProducts(products);
+      } catch (error) {
+        if (!(error instanceof TypeError)) throw error;
+        throw new ConfigError([await problemAt(next.file, ['products'], error.message)]);
+      }
+      // The routes before the tools: a tool that appears can be called at once.
+      caller.replaceApis(next.config.apis);
+      catalog.replace(next.config);
+      return { tools: mcp.stats().tools, atNextStart: fixedSettings(started, next.config) };
+    },
     async close() {
       mcp.close();
       await authorizationServer.close();
       await redis?.close();
     },
   };
+}
+
+async function refuseProblems(loaded: LoadedConfig, options: ServiceOptions): Promise<void> {
+  const problems = await crossSectionProblems(loaded, options);
+  if (problems.length > 0) throw new ConfigError(problems);
+}
+
+/**
+ * Settings of the service a reload leaves as they started (users, lifetimes, URLs, keys, the MCP endpoint's
+ * options, the Redis connection), by key path, where `next` differs from `running`.
+ */
+function fixedSettings(running: GatewayConfig, next: GatewayConfig): string[] {
+  const differs = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
+  const changed: string[] = [];
+  for (const section of ['auth', 'mcp'] as const) {
+    const [before, after] = [running[section], next[section]];
+    if (before === undefined || after === undefined) {
+      if (before !== after) changed.push(section);
+      continue;
+    }
+    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+    for (const key of keys) {
+      if (differs(before[key as keyof typeof before], after[key as keyof typeof after]))
+        changed.push(`${section}.${key}`);
+    }
+  }
+  if (differs(running.state.redis, next.state.redis)) changed.push('state.redis');
+  return changed;
 }
 
 async function crossSectionProblems(loaded: LoadedConfig, options: ServiceOptions): Promise<ConfigProblem[]> {

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { loadConfigFile } from '../../config/load.js';
-import { createService } from '../../service/service.js';
+import { ConfigError, loadConfigFile } from '../../config/load.js';
+import { createService, type Service } from '../../service/service.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 
@@ -36,7 +36,16 @@ export const command: CliCommand = {
     console.log(`service listening on ${values.host}:${(server.address() as AddressInfo).port}`);
     if (service.mcpUrl)
       console.log(`service: MCP endpoint ${service.mcpUrl}, issuer ${loaded.config.auth!.issuer}`);
+    // SIGHUP (from `up`, once the engines run a changed configuration): read it again and follow its catalog.
+    // One reload at a time, in order, so the last signal leaves the last configuration.
+    let reloading = Promise.resolve();
+    const reload = () => {
+      reloading = reloading.then(() => reloadService(service, values.config!));
+    };
+    process.on('SIGHUP', reload);
     await waitForStopSignal({ exitWithParent: values.supervised === true });
+    process.off('SIGHUP', reload);
+    await reloading;
     // Envoy keeps connections alive: finish what is in flight, then close the rest.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
@@ -47,3 +56,24 @@ export const command: CliCommand = {
     return 0;
   },
 };
+
+/** Applies the configuration file as it is now; a configuration that does not load or fit is refused whole. */
+async function reloadService(service: Service, file: string): Promise<void> {
+  try {
+    const outcome = await service.reload(await loadConfigFile(file));
+    if (outcome.atNextStart.length > 0) {
+      console.error(
+        `service: changes to ${outcome.atNextStart.join(', ')} take effect when the service starts again`,
+      );
+    }
+    console.log(`service: configuration reloaded (${outcome.tools} tools)`);
+  } catch (error) {
+    const message =
+      error instanceof ConfigError
+        ? error.message
+        : error instanceof Error
+          ? (error.stack ?? error.message)
+          : String(error);
+    console.error(`service: configuration refused, nothing changed:\n${message}`);
+  }
+}

@@ -178,3 +178,143 @@ mcp: { gatewayUrl: "https://gateway.example.com" }
     expect(payload).toMatchObject({ sub: 'alice', scope: 'read:courses-work', client_id: 'portcullis-mcp' });
   });
 });
+
+describe('createService: reload', () => {
+  let gateway: EchoBackend;
+  let service: Service;
+  let url: string;
+  let file: string;
+  let close: () => Promise<void>;
+
+  const gatewayYaml = (extra: { apis?: string; products?: string; auth?: string; mcp?: string } = {}) =>
+    `apis:
+  - id: courses
+    urlSuffix: courses
+    serviceUrl: http://127.0.0.1:1
+    operations: [{ id: list-courses, method: GET, urlTemplate: /api/Course }]
+${extra.apis ?? ''}products:
+  - { id: courses, apis: [courses] }
+${extra.products ?? ''}${AUTH}${extra.auth ?? ''}mcp: { pageSize: ${extra.mcp ?? '100'} }
+`;
+  const withLabs = {
+    apis: `  - id: labs
+    urlSuffix: labs
+    serviceUrl: http://127.0.0.1:1
+    operations: [{ id: list-labs, method: GET, urlTemplate: /labs }]
+`,
+    products: '  - { id: labs, apis: [labs] }\n',
+  };
+
+  beforeAll(async () => {
+    gateway = await startEchoBackend();
+    file = await configFile('reload.yaml', gatewayYaml());
+    service = await createService(await loadConfigFile(file), { gatewayUrl: gateway.url });
+    const server = service.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    close = async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await service.close();
+    };
+  });
+  afterAll(async () => {
+    await close?.();
+    await gateway?.close();
+  });
+
+  /** An MCP session as a client holding `scope` has it: initialize, then JSON-RPC requests. */
+  async function session(scope: string[]) {
+    const token = await service.authorizationServer!.mintServiceToken({
+      subject: 'alice',
+      audience: service.mcpUrl!,
+      scope,
+    });
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    const post = async (method: string, params: unknown) => {
+      const response = await fetch(`${url}/v1/mcp`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+      expect(response.status).toBe(200);
+      return { response, body: (await response.json()) as { result: any } };
+    };
+    const init = await post('initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 't', version: '1' },
+    });
+    headers['mcp-session-id'] = init.response.headers.get('mcp-session-id')!;
+    headers['mcp-protocol-version'] = '2025-06-18';
+    return {
+      headers,
+      tools: async () =>
+        ((await post('tools/list', {})).body.result.tools as { name: string }[]).map((tool) => tool.name),
+      call: async (name: string) => (await post('tools/call', { name, arguments: {} })).body.result,
+    };
+  }
+
+  const scopesSupported = async () =>
+    (
+      (await (await fetch(`${url}/.well-known/oauth-authorization-server`)).json()) as {
+        scopes_supported: string[];
+      }
+    ).scopes_supported;
+
+  it('follows the products and APIs of the reloaded configuration; other settings wait for a restart', async () => {
+    const client = await session(['read:courses-work', 'read:labs-work']);
+    expect(await client.tools()).toEqual(['list-courses']);
+    // The session's event stream, where the endpoint announces a changed tool list.
+    const stream = await fetch(`${url}/v1/mcp`, {
+      headers: { ...client.headers, accept: 'text/event-stream' },
+    });
+    expect(stream.status).toBe(200);
+    const events = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+
+    await writeFile(file, gatewayYaml({ ...withLabs, auth: '  accessTokenTtlSeconds: 600\n', mcp: '50' }));
+    expect(await service.reload(await loadConfigFile(file))).toEqual({
+      tools: 2,
+      atNextStart: ['auth.accessTokenTtlSeconds', 'mcp.pageSize'],
+    });
+    let seen = '';
+    while (!seen.includes('notifications/tools/list_changed')) seen += (await events.read()).value;
+    await events.cancel();
+
+    expect(await client.tools()).toEqual(['list-courses', 'list-labs']);
+    expect(await scopesSupported()).toEqual([
+      'read:courses-work',
+      'write:courses-work',
+      'read:labs-work',
+      'write:labs-work',
+    ]);
+    expect((await client.call('list-labs')).isError).toBeFalsy();
+    expect(gateway.received.at(-1)!.url).toBe('/labs/labs');
+  });
+
+  it('refuses a configuration it cannot serve, naming the place, and changes nothing', async () => {
+    await writeFile(
+      file,
+      gatewayYaml({ products: '  - { id: _labs, apis: [labs] }\n', apis: withLabs.apis }),
+    );
+    const error = await service.reload(await loadConfigFile(file)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toBe(
+      `${file}:12:7: products[1].id: must start with a letter or digit and have at most 63 characters to name a scope, got "_labs"`,
+    );
+    expect(service.mcp!.stats().tools).toBe(2);
+    expect(await scopesSupported()).toContain('read:labs-work');
+  });
+
+  it('drops what the configuration no longer has', async () => {
+    await writeFile(file, gatewayYaml());
+    expect(await service.reload(await loadConfigFile(file))).toEqual({ tools: 1, atNextStart: [] });
+    expect(await scopesSupported()).toEqual(['read:courses-work', 'write:courses-work']);
+    const client = await session(['read:courses-work', 'read:labs-work']);
+    expect(await client.tools()).toEqual(['list-courses']);
+  });
+});
