@@ -22,8 +22,15 @@ import type {
 import type { EnvoyFamily } from './hot-restart.js';
 import type { Supervisor } from './supervisor.js';
 
-/** How long an engine may take to load and compile the configuration again. */
-const engineReloadTimeoutMs = 15_000;
+/** How long a child may take to load (and compile) the configuration again. */
+const childReloadTimeoutMs = 15_000;
+
+/** The line each kind of child prints when it has taken a SIGHUP into account, either way. */
+const ENGINE_ANSWER = /^engine: configuration (reloaded|refused)/;
+const SERVICE_ANSWER = /^service: configuration (reloaded|refused)/;
+
+/** The Koa service's name under `up`. */
+const SERVICE = 'service';
 
 interface Running {
   readonly texts: FileTexts;
@@ -231,6 +238,9 @@ export class GatewayReload implements ManagedConfiguration {
       }
       return refused(503, 'Envoy could not start with this configuration; nothing changed', [message]);
     }
+    // The service last, once every route of the new configuration is served: a tool it now lists can be called.
+    // It reads the same files; a configuration it cannot serve leaves it on its catalog (it says why).
+    await this.reloadChildren([SERVICE], SERVICE_ANSWER);
     const generation = this.current.generation + 1;
     // What runs now, read back so the snapshot also covers files the change made the configuration reference.
     const running = write ? await readConfigFiles(this.configFile).catch(() => texts) : texts;
@@ -249,23 +259,30 @@ export class GatewayReload implements ManagedConfiguration {
     return file;
   }
 
-  /** SIGHUP to every engine, then waits until each said it reloaded (or refused, or did not answer in time). */
-  private async reloadEngines(): Promise<void> {
-    const waiting = new Set(this.engines);
+  private reloadEngines(): Promise<void> {
+    return this.reloadChildren(this.engines, ENGINE_ANSWER);
+  }
+
+  /**
+   * SIGHUP to each named child, then waits until each printed `answer` (it reloaded, or refused), or did not answer
+   * in time. A child that is not running is not waited for.
+   */
+  private async reloadChildren(names: readonly string[], answer: RegExp): Promise<void> {
+    const waiting = new Set(names);
     let stopListening = () => {};
     const answered = new Promise<void>((resolve) => {
       stopListening = this.supervisor.onLine((name, line) => {
-        if (!waiting.has(name) || !/^engine: configuration (reloaded|refused)/.test(line)) return;
+        if (!waiting.has(name) || !answer.test(line)) return;
         waiting.delete(name);
         if (waiting.size === 0) resolve();
       });
     });
-    for (const name of this.engines) if (!this.supervisor.signal(name, 'SIGHUP')) waiting.delete(name);
+    for (const name of names) if (!this.supervisor.signal(name, 'SIGHUP')) waiting.delete(name);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       waiting.size === 0 ? Promise.resolve() : answered,
       new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, engineReloadTimeoutMs);
+        timer = setTimeout(resolve, childReloadTimeoutMs);
       }),
     ]);
     clearTimeout(timer);

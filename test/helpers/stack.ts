@@ -39,6 +39,8 @@ export interface Stack {
    * answers with a JSON echo of what it received, headers included, so tests can see the gateway's credential.
    */
   readonly echo: EchoBackend;
+  /** The generated configuration `up` runs (and watches: editing it reloads the gateway). */
+  readonly configFile: string;
   /** Everything `portcullis up` printed so far (its children's lines are prefixed with their names). */
   output(): string;
   stop(): Promise<void>;
@@ -145,6 +147,7 @@ processes:
     mcpUrl: `${gatewayUrl}/v1/mcp`,
     coursesBackendUrl: `http://127.0.0.1:${coursesPort}`,
     echo,
+    configFile: file,
     output: () => output,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
