@@ -234,7 +234,10 @@ export function authorizeEndpoints(server: ServerContext) {
         ),
       };
     }
-    const allowed = client.metadata.scope ? client.metadata.scope.split(' ') : options.scopes;
+    // A client registered for a product's scopes keeps only those that still exist (products change on reload).
+    const allowed = client.metadata.scope
+      ? client.metadata.scope.split(' ').filter((s) => options.scopes.includes(s))
+      : options.scopes;
     const requested = params.get('scope');
     const scope =
       requested === undefined ? allowed : [...new Set(requested.split(' ').filter((s) => s !== ''))];

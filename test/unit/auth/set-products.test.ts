@@ -130,6 +130,20 @@ describe('AuthorizationServer.setProducts', () => {
     ).resolves.toMatchObject({ sub: 'alice' });
   });
 
+  it('stops authorizing a registered client for the scopes of a product that was removed', async () => {
+    as.setProducts(['courses', 'labs']);
+    const registered = await register('read:labs-work read:courses-work');
+    const client = ((await registered.json()) as { client_id: string }).client_id;
+    expect((await authorize(client, 'read:labs-work')).searchParams.get('error')).toBeNull();
+
+    as.setProducts(['courses']);
+    const refused = await authorize(client, 'read:labs-work');
+    expect(refused.origin + refused.pathname).toBe(REDIRECT);
+    expect(refused.searchParams.get('error')).toBe('invalid_scope');
+    // What the client still may have is unchanged.
+    expect((await authorize(client, 'read:courses-work')).searchParams.get('error')).toBeNull();
+  });
+
   it('refuses a product list that cannot make scopes, and keeps the one it has', async () => {
     const kept = await scopesSupported();
     expect(() => as.setProducts([])).toThrow(

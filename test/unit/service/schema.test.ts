@@ -52,7 +52,8 @@ describe('auth and mcp configuration', () => {
     ['  colour: red\n', 'gw.yaml:5:3: auth.colour: unknown key "colour"'],
     [
       '  users: [{ username: alice, passwordHash: "md5$abc" }]\n',
-      'gw.yaml:5:30: auth.users[0].passwordHash: must look like scrypt$N$r$p$salt$key (make one with `portcullis hash-password`), got "md5$abc"',
+      // A password hash is a credential: the error says what is wrong, never what was found.
+      'gw.yaml:5:30: auth.users[0].passwordHash: must look like scrypt$N$r$p$salt$key (make one with `portcullis hash-password`)',
     ],
     [
       `  users:\n    - { username: a, passwordHash: "${hash}" }\n    - { username: a, passwordHash: "${hash}" }\n`,
