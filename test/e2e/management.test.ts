@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import { hashPassword } from '../../src/auth/index.js';
 import { freePort } from '../../src/config/plan.js';
 import { descendantsOf, isAlive } from '../helpers/processes.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * The management API as an operator uses it: `portcullis up` with a `management` section, every call through
@@ -61,14 +62,6 @@ function call(
     outgoing.on('error', reject);
     outgoing.end(options.body);
   });
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000) {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe('the management API through Envoy, on a running gateway', () => {

@@ -9,6 +9,7 @@ import { stringify } from 'yaml';
 import { hotRestartSharedMemory } from '../../src/config/envoy.js';
 import { freePort } from '../../src/config/plan.js';
 import { descendantsOf, isAlive } from '../helpers/processes.js';
+import { until } from '../helpers/wait.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const cli = path.join(root, 'bin', 'portcullis.js');
@@ -74,18 +75,6 @@ function load(url: string, clients = 3, maxRequests = 4000, maxMs = 60_000) {
       await done;
     },
   };
-}
-
-async function until(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<void> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('portcullis up reloads its configuration without dropping requests', () => {

@@ -78,3 +78,29 @@ export async function startEnvoy(
     },
   };
 }
+
+/** What the real Envoy says of a bootstrap in `--mode validate` ("configuration '…' OK" when it accepts it). */
+export async function envoyValidates(yaml: string, name = 'envoy.yaml'): Promise<string> {
+  const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-validate-'));
+  const file = path.join(directory, name);
+  await writeFile(file, yaml);
+  try {
+    const child = spawn(findEnvoy(), [
+      '--mode',
+      'validate',
+      '-c',
+      file,
+      '--disable-hot-restart',
+      '-l',
+      'error',
+    ]);
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (code !== 0) throw new Error(`envoy --mode validate exited with ${code}:\n${output}`);
+    return output;
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}

@@ -1,32 +1,9 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { findEnvoy } from '../../../envoy/binary.js';
 import { type BootstrapPlan, buildBootstrap } from '../../../envoy/bootstrap.js';
 import { bootstrapYaml } from '../../../src/config/envoy.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
-
-const run = promisify(execFile);
-
-async function envoyValidates(yaml: string): Promise<string> {
-  const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-validate-'));
-  const file = path.join(directory, 'envoy.yaml');
-  await writeFile(file, yaml);
-  const { stdout, stderr } = await run(findEnvoy(), [
-    '--mode',
-    'validate',
-    '-c',
-    file,
-    '--disable-hot-restart',
-    '-l',
-    'error',
-  ]);
-  return stdout + stderr;
-}
+import { envoyValidates } from '../../helpers/envoy.js';
 
 const plan: BootstrapPlan = {
   gateway: { host: '0.0.0.0', port: 8080 },

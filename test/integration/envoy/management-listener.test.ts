@@ -1,16 +1,13 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { findEnvoy } from '../../../envoy/binary.js';
 import { managementPaths } from '../../../envoy/management.js';
 import { bootstrapObject, bootstrapYaml } from '../../../src/config/envoy.js';
 import { ConfigError, parseConfig } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
+import { envoyValidates } from '../../helpers/envoy.js';
 
-const run = promisify(execFile);
 const hash = `scrypt$16384$8$1$${Buffer.alloc(16, 1).toString('base64url')}$${Buffer.alloc(32, 2).toString('base64url')}`;
 
 const managed = (extra = '') => `
@@ -20,22 +17,6 @@ management:
   server: { port: 13444 }
   administrators: [{ name: admin, passwordHash: "${hash}" }]
 ${extra}`;
-
-async function envoyValidates(yaml: string): Promise<string> {
-  const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-validate-'));
-  const file = path.join(directory, 'envoy.yaml');
-  await writeFile(file, yaml);
-  const { stdout, stderr } = await run(findEnvoy(), [
-    '--mode',
-    'validate',
-    '-c',
-    file,
-    '--disable-hot-restart',
-    '-l',
-    'error',
-  ]);
-  return stdout + stderr;
-}
 
 function listener(bootstrap: any, name: string) {
   return bootstrap.static_resources.listeners.find((candidate: { name: string }) => candidate.name === name);
