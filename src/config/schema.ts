@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import { stateConfigSchema } from '../state/options.js';
 import { managementConfigSchema } from './management-schema.js';
 import { checkPlacement, networkConfigSchema, tlsConfigSchema } from './network-schema.js';
 import { authConfigSchema, mcpConfigSchema } from './service-schema.js';
-import { stateConfigSchema } from './state-schema.js';
 
 /**
  * The gateway configuration file. Every object is strict: an unknown key is an error naming its path, because a

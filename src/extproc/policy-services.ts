@@ -1,4 +1,3 @@
-import { type StateConfig, stateConfigSchema } from '../config/state-schema.js';
 import {
   CsChar,
   CsDateTime,
@@ -32,6 +31,7 @@ import {
   StateUnavailableError,
 } from '../state/limits.js';
 import { MemoryLimitStore } from '../state/memory-limits.js';
+import { type StateConfig, stateConfigSchema } from '../state/options.js';
 import { RedisByteCache } from '../state/redis-cache.js';
 import { RedisConnection } from '../state/redis-connection.js';
 import { RedisLimitStore } from '../state/redis-limits.js';
