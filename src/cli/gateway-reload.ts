@@ -56,6 +56,8 @@ export class GatewayReload implements ManagedConfiguration {
   private queue: Promise<unknown> = Promise.resolve();
   /** A reload from disk that is queued and not started yet: further file events join it. */
   private queuedReload: Promise<ChangeOutcome> | undefined;
+  /** Whether the queued reload was asked for by SIGHUP. */
+  private forceQueued = false;
   private closed = false;
   private files = 0;
   private current: Running;
@@ -98,18 +100,24 @@ export class GatewayReload implements ManagedConfiguration {
     };
   }
 
-  /** Applies the files as they are on disk now, unless they are what runs already. */
-  reload(): Promise<ChangeOutcome> {
+  /**
+   * Applies the files as they are on disk now, unless they are what runs already. `force` (SIGHUP) applies them
+   * anyway: the files a configuration names beyond its policies (a CA bundle, a certificate) are read again.
+   */
+  reload(force = false): Promise<ChangeOutcome> {
+    this.forceQueued ||= force;
     if (this.queuedReload) return this.queuedReload;
     const reload = this.enqueue(async () => {
       this.queuedReload = undefined;
+      const forced = this.forceQueued;
+      this.forceQueued = false;
       const texts = await readConfigFiles(this.configFile).catch(() => undefined);
       if (!texts) {
         console.error(`up: cannot read ${this.configFile}; the running configuration stays`);
         return refused(400, `cannot read ${this.configFile}`, []);
       }
       // An editor saving the same text, or the files a management change just wrote.
-      if (changedFiles(texts, this.current.texts).length === 0) return this.unchanged();
+      if (!forced && changedFiles(texts, this.current.texts).length === 0) return this.unchanged();
       return this.apply(texts);
     });
     this.queuedReload = reload;

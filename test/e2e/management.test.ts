@@ -361,6 +361,14 @@ processes:
     expect(problems.join('\n')).toMatch(/gateway\.yaml:\d+:\d+: apis\[0\]\.urlSuffix: is required/);
   }, 90_000);
 
+  it('reloads on SIGHUP even when no file changed (files beyond the policies are read again)', async () => {
+    const reloads = () => output.split('engine: configuration reloaded').length;
+    const before = reloads();
+    child.kill('SIGHUP');
+    await until(() => reloads() > before, 'the engine to reload on SIGHUP');
+    expect((await call(`${management}/apis`)).status).toBe(200);
+  });
+
   it('deletes an API through a hot-restarted Envoy: its URLs are gone', async () => {
     expect((await manage('DELETE', '/apis/second')).status).toBe(202);
     expect((await call(`${gateway}/second/api/Course/2`)).status).toBe(404);

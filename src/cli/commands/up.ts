@@ -164,7 +164,7 @@ export const command: CliCommand = {
     console.log(`Press Ctrl-C to stop.\n`);
 
     await gateway.watch();
-    const reloadOnHangup = () => void gateway.reload();
+    const reloadOnHangup = () => void gateway.reload(true);
     process.on('SIGHUP', reloadOnHangup);
 
     const outcome = await Promise.race([stop.then(() => undefined), unexpectedExit]);
