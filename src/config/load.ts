@@ -143,7 +143,8 @@ function issueMessage(issue: z.core.$ZodIssue): string {
   return `${issue.message}${shown}`;
 }
 
-function formatPath(keys: readonly (string | number)[]): string {
+/** A key path as the messages write it, e.g. `apis[0].serviceUrl`. */
+export function formatPath(keys: readonly (string | number)[]): string {
   return keys
     .map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`))
     .join('');

@@ -3,7 +3,7 @@ import Koa from 'koa';
 import { authenticateAdministrators } from './authenticate.js';
 import { ConfigDocument } from './config-document.js';
 import { ManagementError } from './errors.js';
-import { PendingOperations } from './operations.js';
+import { PendingOperations } from './pending-operations.js';
 import { type ManagementApi, readBody, validate } from './resource.js';
 import { managementResources } from './resources/index.js';
 import type { ManagedConfiguration } from './store.js';

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { z } from 'zod';
 import { type ConfigDocument, type ConfigPath, entityTag, isRecord } from './config-document.js';
 import { ManagementError, notFound } from './errors.js';
-import { type ManagementApi, type ManagementResource, validate } from './resource.js';
+import { checkPreconditions, type ManagementApi, type ManagementResource, validate } from './resource.js';
 
 type Params = Record<string, string>;
 type Entry = Record<string, unknown>;
@@ -196,29 +196,6 @@ export function respond(ctx: Context, status: number, entry: unknown, tagged: un
   ctx.status = status;
   ctx.set('ETag', entityTag(tagged));
   ctx.body = entry;
-}
-
-/**
- * `If-Match` (the entry must exist and, unless `*`, be the version named) and `If-None-Match: *` (must not exist).
- * `current`: what the entry's ETag is computed from, undefined when it does not exist.
- */
-export function checkPreconditions(ctx: Context, current: unknown): void {
-  const ifMatch = ctx.get('if-match');
-  if (ifMatch) {
-    const tags = ifMatch.split(',').map((tag) => tag.trim());
-    if (current === undefined || (!tags.includes('*') && !tags.includes(entityTag(current)))) {
-      throw new ManagementError(
-        412,
-        'PreconditionFailed',
-        current === undefined
-          ? 'If-Match: the entry does not exist'
-          : 'If-Match: the entry has changed since that version was read',
-      );
-    }
-  }
-  if (ctx.get('if-none-match').trim() === '*' && current !== undefined) {
-    throw new ManagementError(412, 'PreconditionFailed', 'If-None-Match: *: the entry exists already');
-  }
 }
 
 /** RFC 7396 JSON merge patch: objects merge key by key, `null` removes a key, anything else replaces. */

@@ -12,6 +12,7 @@ import {
   type YAMLMap,
   type YAMLSeq,
 } from 'yaml';
+import { formatPath } from '../config/load.js';
 import type { FileTexts } from '../config/snapshot.js';
 import { ManagementError } from './errors.js';
 
@@ -278,12 +279,6 @@ export function isInlineXml(value: string): boolean {
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function formatPath(at: ConfigPath): string {
-  return at
-    .map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`))
-    .join('');
 }
 
 /** A strong entity tag for a representation: changes whenever its content does (key order aside). */

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import { ConfigError, formatProblem, parseYamlWith } from '../config/load.js';
-import type { ConfigDocument } from './config-document.js';
+import { type ConfigDocument, entityTag } from './config-document.js';
 import { ManagementError } from './errors.js';
 import type { RunningConfiguration } from './store.js';
 
@@ -83,5 +83,29 @@ export function validate<S extends z.ZodType>(schema: S, text: string, label: st
       `the ${label} is invalid`,
       error.problems.map(formatProblem),
     );
+  }
+}
+
+/**
+ * `If-Match` (the resource must exist and, unless `*`, be the version named) and `If-None-Match: *` (it must not
+ * exist). `current`: what the resource's ETag is computed from, undefined when it does not exist; `what` names it
+ * in the refusal.
+ */
+export function checkPreconditions(ctx: Context, current: unknown, what = 'the entry'): void {
+  const ifMatch = ctx.get('if-match');
+  if (ifMatch) {
+    const tags = ifMatch.split(',').map((tag) => tag.trim());
+    if (current === undefined || (!tags.includes('*') && !tags.includes(entityTag(current)))) {
+      throw new ManagementError(
+        412,
+        'PreconditionFailed',
+        current === undefined
+          ? `If-Match: ${what} does not exist`
+          : `If-Match: ${what} has changed since that version was read`,
+      );
+    }
+  }
+  if (ctx.get('if-none-match').trim() === '*' && current !== undefined) {
+    throw new ManagementError(412, 'PreconditionFailed', `If-None-Match: *: ${what} exists already`);
   }
 }

@@ -1,7 +1,7 @@
 import { parseDocument, stringify } from 'yaml';
 import { type ConfigDocument, entityTag } from '../config-document.js';
 import { ManagementError } from '../errors.js';
-import type { ManagementResource } from '../resource.js';
+import { checkPreconditions, type ManagementResource } from '../resource.js';
 
 const yamlMediaTypes = ['application/yaml', 'application/x-yaml', 'text/yaml', 'application/json'] as const;
 
@@ -42,17 +42,8 @@ export const configuration: ManagementResource = {
       }
       const json = ctx.is('application/json') !== false && ctx.is('application/json') !== null;
       await api.change(ctx, (document) => {
-        const ifMatch = ctx.get('if-match');
-        if (
-          ifMatch &&
-          !ifMatch.split(',').some((tag) => ['*', entityTag(exported(document))].includes(tag.trim()))
-        ) {
-          throw new ManagementError(
-            412,
-            'PreconditionFailed',
-            'If-Match: the configuration has changed since it was exported',
-          );
-        }
+        // The configuration always exists: If-None-Match: * can never hold, If-Match compares with the export.
+        checkPreconditions(ctx, exported(document), 'the configuration');
         // JSON is stored as YAML, the configuration file's language.
         document.replace(json ? stringify(parsed.toJS()) : text);
       });

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { type ConfigDocument, type ConfigPath, entityTag } from '../config-document.js';
 import { ManagementError } from '../errors.js';
 import type { ManagementResource } from '../resource.js';
-import { xmlMediaTypes } from '../resource.js';
+import { checkPreconditions, xmlMediaTypes } from '../resource.js';
 import { indexOf, operationId } from './references.js';
 
 type Params = Record<string, string>;
@@ -56,24 +56,6 @@ function answerXml(ctx: Context, status: number, xml: string): void {
   ctx.body = xml;
 }
 
-function checkXmlPreconditions(ctx: Context, current: string | undefined): void {
-  const ifMatch = ctx.get('if-match');
-  if (
-    ifMatch &&
-    (current === undefined ||
-      !ifMatch.split(',').some((tag) => ['*', entityTag(current)].includes(tag.trim())))
-  ) {
-    throw new ManagementError(
-      412,
-      'PreconditionFailed',
-      'If-Match: the policy has changed since that version was read',
-    );
-  }
-  if (ctx.get('if-none-match').trim() === '*' && current !== undefined) {
-    throw new ManagementError(412, 'PreconditionFailed', 'If-None-Match: *: the policy exists already');
-  }
-}
-
 export const policies: ManagementResource = {
   name: 'policies',
   register(router, api) {
@@ -101,7 +83,7 @@ export const policies: ManagementResource = {
         const created = await api.change(ctx, (document) => {
           const at = scope.at(document, ctx.params);
           const current = document.policy(at);
-          checkXmlPreconditions(ctx, current);
+          checkPreconditions(ctx, current, 'the policy');
           document.setPolicy(at, xml);
           return current === undefined;
         });
@@ -114,7 +96,7 @@ export const policies: ManagementResource = {
           const current = document.policy(at);
           if (current === undefined)
             throw new ManagementError(404, 'ResourceNotFound', `${scope.what(ctx.params)} is not set`);
-          checkXmlPreconditions(ctx, current);
+          checkPreconditions(ctx, current, 'the policy');
           document.delete(at);
         });
         ctx.status = 204;

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ConfigDocument,
-  entityTag,
-  formatPath,
-  isInlineXml,
-} from '../../../src/management/config-document.js';
+import { formatPath } from '../../../src/config/load.js';
+import { ConfigDocument, entityTag, isInlineXml } from '../../../src/management/config-document.js';
 
 const file = '/srv/gateway/gateway.yaml';
 const policyFile = '/srv/gateway/policies/api.xml';
