@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -9,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { hashPassword } from '../../src/auth/index.js';
 import { freePort } from '../../src/config/plan.js';
-import { descendantsOf, isAlive } from '../helpers/processes.js';
+import { startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
 
 /**
@@ -18,7 +17,6 @@ import { until } from '../helpers/wait.js';
  */
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const cli = path.join(root, 'bin', 'portcullis.js');
 const exampleDir = path.join(root, 'examples', 'courses');
 const password = 'correct horse battery staple';
 
@@ -65,9 +63,7 @@ function call(
 }
 
 describe('the management API through Envoy, on a running gateway', () => {
-  let child: ChildProcess;
-  let output = '';
-  let exited: Promise<number | null>;
+  let run: UpRun;
   let directory: string;
   let configFile: string;
   let management: string;
@@ -143,26 +139,14 @@ processes:
     readyUrl: http://127.0.0.1:${ports.backend}/healthz
 `,
     );
-    child = spawn(process.execPath, [cli, 'up', '--config', configFile], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-    await until(() => output.includes('Press Ctrl-C to stop.') || child.exitCode !== null, 'up', 45_000);
-    expect(output).toContain('Press Ctrl-C to stop.');
-    expect(output).toContain(`management    http://127.0.0.1:${ports.management}/`);
+    run = startUp(configFile);
+    await run.waitFor('Press Ctrl-C to stop.');
+    expect(run.output()).toContain(`management    http://127.0.0.1:${ports.management}/`);
   }, 60_000);
 
   afterAll(async () => {
-    if (!child || child.exitCode !== null) return;
-    const family = descendantsOf(child.pid!);
-    child.kill('SIGINT');
-    const code = await Promise.race([
-      exited,
-      new Promise((resolve) => setTimeout(() => resolve('timeout'), 20_000)),
-    ]);
-    for (const pid of [child.pid!, ...family]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    if (!run) return;
+    const code = await run.stop();
     expect(code).toBe(0);
   }, 30_000);
 
@@ -182,8 +166,8 @@ processes:
     const ready = await call(`${management}/ready`, { auth: false });
     expect(ready.status).toBe(200);
     expect(ready.text).toContain('LIVE');
-    expect(output).toContain('management: sign-in refused for "admin"');
-    expect(output).not.toContain('wrong');
+    expect(run.output()).toContain('management: sign-in refused for "admin"');
+    expect(run.output()).not.toContain('wrong');
   });
 
   it('replaces a policy with raw XML: written to its file, the next requests run it', async () => {
@@ -202,7 +186,7 @@ processes:
     const read = await call(`${management}/apis/courses/policies/policy`);
     expect(read.text).toBe(xml);
     expect(read.headers['content-type']).toMatch(/^application\/xml/);
-    expect(output).toMatch(/management: admin PUT \/apis\/courses\/policies\/policy → 200/);
+    expect(run.output()).toMatch(/management: admin PUT \/apis\/courses\/policies\/policy → 200/);
   });
 
   it('refuses a broken policy with the line and column in the XML sent, and keeps the running one', async () => {
@@ -310,7 +294,7 @@ processes:
   it('refuses changes while the files on disk hold a change that does not run', async () => {
     const good = readFileSync(configFile, 'utf8');
     await writeFile(configFile, `${good}\nnot: [valid`);
-    await until(() => output.includes('up: configuration refused'), 'the refusal of the edit');
+    await until(() => run.output().includes('up: configuration refused'), 'the refusal of the edit');
     const conflict = await manage('PUT', '/backends/another', { url: 'http://127.0.0.1:2' });
     expect(conflict.status).toBe(409);
     expect(conflict.json.error.code).toBe('Conflict');
@@ -362,9 +346,9 @@ processes:
   }, 90_000);
 
   it('reloads on SIGHUP even when no file changed (files beyond the policies are read again)', async () => {
-    const reloads = () => output.split('engine: configuration reloaded').length;
+    const reloads = () => run.output().split('engine: configuration reloaded').length;
     const before = reloads();
-    child.kill('SIGHUP');
+    run.child.kill('SIGHUP');
     await until(() => reloads() > before, 'the engine to reload on SIGHUP');
     expect((await call(`${management}/apis`)).status).toBe(200);
   });

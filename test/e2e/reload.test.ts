@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { hotRestartSharedMemory } from '../../src/config/envoy.js';
 import { freePort } from '../../src/config/plan.js';
-import { descendantsOf, isAlive } from '../helpers/processes.js';
+import { descendantsOf } from '../helpers/processes.js';
+import { startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const cli = path.join(root, 'bin', 'portcullis.js');
 const exampleDir = path.join(root, 'examples', 'courses');
 
 /** A policy that marks every answer with `x-policy: <mark>`. */
@@ -78,9 +77,7 @@ function load(url: string, clients = 3, maxRequests = 4000, maxMs = 60_000) {
 }
 
 describe('portcullis up reloads its configuration without dropping requests', () => {
-  let child: ChildProcess;
-  let output = '';
-  let exited: Promise<number | null>;
+  let run: UpRun;
   let ports: Ports;
   let directory: string;
   let configFile: string;
@@ -93,28 +90,16 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     configFile = path.join(directory, 'gateway.yaml');
     await writeFile(path.join(directory, 'courses.xml'), marking('one'));
     await writeFile(configFile, gatewayConfig(ports, [{ id: 'courses', policy: 'courses.xml' }]));
-    child = spawn(process.execPath, [cli, 'up', '--config', configFile], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-    await until(() => output.includes('Press Ctrl-C to stop.') || child.exitCode !== null, 'up', 45_000);
-    expect(output).toContain('Press Ctrl-C to stop.');
+    run = startUp(configFile);
+    await run.waitFor('Press Ctrl-C to stop.');
   }, 60_000);
 
   afterAll(async () => {
-    if (!child || child.exitCode !== null) return;
-    const family = descendantsOf(child.pid!);
-    child.kill('SIGINT');
-    const code = await Promise.race([
-      exited,
-      new Promise((resolve) => setTimeout(() => resolve('timeout'), 20_000)),
-    ]);
-    for (const pid of [child.pid!, ...family]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    if (!run) return;
+    const code = await run.stop();
     expect(code).toBe(0);
     // The hot-restart family's shared memory is removed with it.
-    const baseIds = [...output.matchAll(/base id (\d+)/g)].map((match) => Number(match[1]));
+    const baseIds = [...run.output().matchAll(/base id (\d+)/g)].map((match) => Number(match[1]));
     for (const baseId of baseIds)
       expect(existsSync(`/dev/shm/envoy_shared_memory_${baseId * 10}`)).toBe(false);
   }, 30_000);
@@ -138,38 +123,38 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     expect(marks.slice(marks.indexOf('two') + 6).every((mark) => mark === 'two')).toBe(true);
     // Requests may show the new policy before the log lines saying so have crossed the pipes.
     await until(
-      () => output.includes('up: configuration reloaded (policies; Envoy unchanged)'),
+      () => run.output().includes('up: configuration reloaded (policies; Envoy unchanged)'),
       'the log line',
     );
-    expect(output).toMatch(/engine +\| engine: configuration reloaded \(generation 2\)/);
+    expect(run.output()).toMatch(/engine +\| engine: configuration reloaded \(generation 2\)/);
   }, 40_000);
 
   it('refuses a broken policy with file:line:col and keeps the running one', async () => {
     const stream = load(url());
-    const before = output.length;
+    const before = run.output().length;
     await writeFile(
       path.join(directory, 'courses.xml'),
       '<policies>\n  <inbound>\n    <rate-limit calls="many" renewal-period="10" />\n  </inbound>\n</policies>\n',
     );
-    await until(() => output.includes('up: configuration refused', before), 'the refusal', 15_000);
+    await until(() => run.output().includes('up: configuration refused', before), 'the refusal', 15_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     await stream.stop();
 
-    const refusal = output.slice(output.indexOf('up: configuration refused', before));
+    const refusal = run.output().slice(run.output().indexOf('up: configuration refused', before));
     expect(refusal).toContain(`${path.join(directory, 'courses.xml')}:3:`);
     expect(refusal).toContain('calls');
     expect(stream.failures).toEqual([]);
     expect(stream.results.length).toBeGreaterThan(0);
     expect(stream.results.every((result) => result.status === 200 && result.mark === 'two')).toBe(true);
     // The engines were not asked to reload a configuration up refused.
-    expect(output.slice(before)).not.toContain('engine: configuration');
+    expect(run.output().slice(before)).not.toContain('engine: configuration');
   }, 30_000);
 
   it('takes 20 changes under load, good and bad mixed: each good one shows promptly, each bad one is refused', async () => {
     const policyFile = path.join(directory, 'courses.xml');
     const goodConfig = gatewayConfig(ports, [{ id: 'courses', policy: 'courses.xml' }]);
     const stream = load(url(), 3, 20_000, 150_000);
-    const count = (text: string) => output.split(text).length - 1;
+    const count = (text: string) => run.output().split(text).length - 1;
     for (let change = 1; change <= 20; change++) {
       const refusals = count('up: configuration refused');
       if (change % 4 === 0) {
@@ -201,9 +186,11 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     expect(stream.failures).toEqual([]);
     expect(stream.results.filter((result) => result.status !== 200)).toEqual([]);
     expect(stream.results.at(-1)?.mark).toBe('change-19');
-    expect(output).toContain(`${configFile}:`);
-    expect(output).toContain('colour: unknown key "colour"');
-    expect(output).toMatch(new RegExp(`${policyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: `));
+    expect(run.output()).toContain(`${configFile}:`);
+    expect(run.output()).toContain('colour: unknown key "colour"');
+    expect(run.output()).toMatch(
+      new RegExp(`${policyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: `),
+    );
   }, 160_000);
 
   it('publishes an added API through a hot-restarted Envoy under load, without a failed request', async () => {
@@ -233,7 +220,7 @@ describe('portcullis up reloads its configuration without dropping requests', ()
       'the added API',
       30_000,
     );
-    await until(() => output.includes('Envoy hot-restarted'), 'the restart report', 30_000);
+    await until(() => run.output().includes('Envoy hot-restarted'), 'the restart report', 30_000);
     // Keep the stream running until the previous Envoy drained and exited.
     await new Promise((resolve) => setTimeout(resolve, 6000));
     await stream.stop();
@@ -244,13 +231,13 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     const info = (await (await fetch(`http://127.0.0.1:${ports.admin}/server_info`)).json()) as {
       command_line_options: { restart_epoch: number };
     };
-    const epoch = Number(/Envoy hot-restarted, epoch (\d+)/.exec(output)![1]);
+    const epoch = Number(/Envoy hot-restarted, epoch (\d+)/.exec(run.output())![1]);
     expect(epoch).toBeGreaterThanOrEqual(1);
     expect(info.command_line_options.restart_epoch).toBe(epoch);
-    expect(child.exitCode).toBeNull();
+    expect(run.child.exitCode).toBeNull();
 
     // One Envoy is left, the new epoch, in the family's base id (whose shared memory exists while it runs).
-    const envoys = descendantsOf(child.pid!)
+    const envoys = descendantsOf(run.child.pid!)
       .map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'))
       .filter((args) => args.includes('--restart-epoch') || args.includes('--use-dynamic-base-id'));
     expect(envoys.map((args) => args[args.indexOf('--restart-epoch') + 1])).toEqual([String(epoch)]);
@@ -258,14 +245,14 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     expect(existsSync(hotRestartSharedMemory(baseId))).toBe(true);
   }, 60_000);
   it('withdraws a removed API through a hot-restarted Envoy under load, without a failed request', async () => {
-    const epochBefore = Number([...output.matchAll(/Envoy hot-restarted, epoch (\d+)/g)].at(-1)![1]);
+    const epochBefore = Number([...run.output().matchAll(/Envoy hot-restarted, epoch (\d+)/g)].at(-1)![1]);
     const stream = load(url());
     await until(() => stream.results.length >= 30, 'requests before the change');
     await writeFile(configFile, gatewayConfig(ports, [{ id: 'courses', policy: 'courses.xml' }]));
     const removed = `http://127.0.0.1:${ports.gateway}/more/api/Course/1`;
     await until(async () => (await fetch(removed)).status === 404, 'the removed API to go', 30_000);
     await until(
-      () => output.includes(`Envoy hot-restarted, epoch ${epochBefore + 2})`),
+      () => run.output().includes(`Envoy hot-restarted, epoch ${epochBefore + 2})`),
       'the restart report',
       30_000,
     );

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,66 +6,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { freePort } from '../../src/config/plan.js';
 import { descendantsOf, isAlive } from '../helpers/processes.js';
+import { startUp, type UpRun } from '../helpers/up.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const cli = path.join(root, 'bin', 'portcullis.js');
 const exampleDir = path.join(root, 'examples', 'courses');
-
-interface UpRun {
-  readonly child: ChildProcess;
-  output(): string;
-  /** Resolves when the output contains `text`; rejects if the process exits first or after `timeoutMs`. */
-  waitFor(text: string, timeoutMs?: number): Promise<void>;
-  exited: Promise<number | null>;
-}
 
 const runs: UpRun[] = [];
 
 /** A run a test left behind (it failed half-way) is stopped as a user would, then anything left is killed. */
 afterEach(async () => {
-  for (const run of runs.splice(0)) {
-    if (run.child.exitCode !== null) continue;
-    const family = descendantsOf(run.child.pid!);
-    run.child.kill('SIGINT');
-    await Promise.race([run.exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
-    for (const pid of [run.child.pid!, ...family]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-  }
+  for (const run of runs.splice(0)) await run.stop(15_000);
 });
 
 function up(configFile: string, env: NodeJS.ProcessEnv = process.env): UpRun {
-  const child = spawn(process.execPath, [cli, 'up', '--config', configFile], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const listeners: (() => void)[] = [];
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString();
-    for (const listener of listeners) listener();
-  };
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const run: UpRun = {
-    child,
-    output: () => output,
-    exited,
-    waitFor(text, timeoutMs = 45_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => output.includes(text) && resolve();
-        listeners.push(check);
-        check();
-        const timer = setTimeout(
-          () => reject(new Error(`no "${text}" within ${timeoutMs} ms:\n${output}`)),
-          timeoutMs,
-        );
-        void exited.then((code) => {
-          clearTimeout(timer);
-          if (!output.includes(text)) reject(new Error(`exited ${code} before "${text}":\n${output}`));
-        });
-      });
-    },
-  };
+  const run = startUp(configFile, env);
   runs.push(run);
   return run;
 }

@@ -1,0 +1,66 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { descendantsOf, isAlive } from './processes.js';
+
+const cli = fileURLToPath(new URL('../../bin/portcullis.js', import.meta.url));
+
+/** `portcullis up` running in a test, its output collected as it comes. */
+export interface UpRun {
+  readonly child: ChildProcess;
+  output(): string;
+  /** Resolves when the output contains `text`; rejects if the process exits first or after `timeoutMs`. */
+  waitFor(text: string, timeoutMs?: number): Promise<void>;
+  readonly exited: Promise<number | null>;
+  /**
+   * Stops it as a user would (SIGINT), then kills whatever of its family is left after `timeoutMs`. Resolves with
+   * its exit code, or 'timeout'.
+   */
+  stop(timeoutMs?: number): Promise<number | null | 'timeout'>;
+}
+
+export function startUp(configFile: string, env: NodeJS.ProcessEnv = process.env): UpRun {
+  const child = spawn(process.execPath, [cli, 'up', '--config', configFile], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listeners: (() => void)[] = [];
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const listener of listeners) listener();
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => output,
+    exited,
+    waitFor(text, timeoutMs = 45_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => output.includes(text) && resolve();
+        listeners.push(check);
+        check();
+        const timer = setTimeout(
+          () => reject(new Error(`no "${text}" within ${timeoutMs} ms:\n${output}`)),
+          timeoutMs,
+        );
+        void exited.then((code) => {
+          clearTimeout(timer);
+          if (!output.includes(text)) reject(new Error(`exited ${code} before "${text}":\n${output}`));
+        });
+      });
+    },
+    async stop(timeoutMs = 20_000) {
+      if (child.exitCode !== null) return child.exitCode;
+      const family = descendantsOf(child.pid!);
+      child.kill('SIGINT');
+      const code = await Promise.race([
+        exited,
+        new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), timeoutMs)),
+      ]);
+      for (const pid of [child.pid!, ...family]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+      return code;
+    },
+  };
+}
