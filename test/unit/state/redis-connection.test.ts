@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisConnection } from '../../../src/state/redis-connection.js';
 import { type RunningRedis, startRedis } from '../../helpers/redis.js';
+import { until } from '../../helpers/wait.js';
 
 const MODULE = fileURLToPath(new URL('../../../src/state/redis-connection.ts', import.meta.url));
 
@@ -54,8 +55,7 @@ describe('RedisConnection lifecycle', () => {
     });
     await connection.ready(5000);
     await redis.stop();
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(connection.available).toBe(false);
+    await until(() => !connection.available, 'the connection to notice Redis is gone', 10_000);
     await expect(connection.run('ping', (client) => client.ping())).rejects.toThrow(/redis unavailable/);
     await redis.start();
     await connection.ready(5000);
