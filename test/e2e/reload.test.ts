@@ -165,6 +165,7 @@ describe('portcullis up reloads its configuration without dropping requests', ()
       } else if (change % 4 === 2) {
         await writeFile(configFile, `${goodConfig}colour: red\n`);
       } else {
+        const reloads = count('up: configuration reloaded');
         await writeFile(configFile, goodConfig);
         await writeFile(policyFile, marking(`change-${change}`));
         await until(
@@ -172,6 +173,13 @@ describe('portcullis up reloads its configuration without dropping requests', ()
           `change ${change}`,
           // Prompt, with room for a machine busy with the rest of the suite.
           15_000,
+        );
+        // The engines answer with the new policy before up has finished the reload (the service reloads last):
+        // the next change starts from a settled gateway, so its refusal is not queued behind this reload.
+        await until(
+          () => count('up: configuration reloaded') > reloads,
+          `the end of change ${change}`,
+          30_000,
         );
         continue;
       }
