@@ -1540,6 +1540,9 @@ export function compile(
     if (e instanceof DepthError) fail('ExpressionLimitExceeded', e.message, e.offset);
     if (e instanceof ParseError || e instanceof CompileError)
       fail('ExpressionSyntaxError', e.message, e.offset);
+    // The depth limit bounds the tree; this is the net for a shape it does not count yet.
+    if (e instanceof RangeError && /call stack/i.test(e.message))
+      fail('ExpressionLimitExceeded', 'the expression is nested too deeply to compile', 0);
     throw e;
   }
   const frameSize = compiler.frameSize;

@@ -283,6 +283,7 @@ function readNumber(src: string, i: number, to: number): Token {
   if (src[i] === '0' && (src[i + 1] === 'x' || src[i + 1] === 'X')) {
     let j = i + 2;
     while (j < to && /[0-9a-fA-F_]/.test(src[j]!)) j++;
+    if (j === i + 2 || src[j - 1] === '_') throw new LexError('invalid hexadecimal literal', start);
     text = `0x${src.slice(i + 2, j).replace(/_/g, '')}`;
     i = j;
   } else {

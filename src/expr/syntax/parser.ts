@@ -345,6 +345,9 @@ class Parser {
 
   private binary(minPrec: number): Expr {
     this.enter();
+    // Each operator of a left-associative chain (`a + b + c …`) nests the tree one level deeper, although the
+    // parser loops: the compiler and the evaluator recurse on that tree, so the chain counts against the depth.
+    const depthBefore = this.depth;
     try {
       let left = this.unary();
       for (;;) {
@@ -356,6 +359,7 @@ class Parser {
         if (op === '>>' && this.peek(2).value === '=' && this.peek(2).start === this.peek().end) return left;
         const opTok = this.tok;
         this.i += op === '>>' ? 2 : 1;
+        this.enter();
         if (op === 'is') {
           left = this.isExpr(left, opTok.start);
           continue;
@@ -369,7 +373,7 @@ class Parser {
         left = { k: 'binary', pos: opTok.start, op, left, right };
       }
     } finally {
-      this.leave();
+      this.depth = depthBefore - 1;
     }
   }
 
@@ -415,9 +419,14 @@ class Parser {
       }
       if (t.value === '++' || t.value === '--') {
         this.i++;
-        const target = this.unary();
-        checkAssignable(target, t.start);
-        return { k: 'update', pos: t.start, op: t.value, prefix: true, target };
+        this.enter();
+        try {
+          const target = this.unary();
+          checkAssignable(target, t.start);
+          return { k: 'update', pos: t.start, op: t.value, prefix: true, target };
+        } finally {
+          this.leave();
+        }
       }
       if (t.value === '(') {
         const cast = this.tryCast();
@@ -789,10 +798,21 @@ class Parser {
     return args;
   }
 
+  /** Member accesses, calls and indexers: like a binary chain, each link nests the tree one level deeper. */
   private postfix(e: Expr): Expr {
+    const depthBefore = this.depth;
+    try {
+      return this.postfixLinks(e);
+    } finally {
+      this.depth = depthBefore;
+    }
+  }
+
+  private postfixLinks(e: Expr): Expr {
     for (;;) {
       const t = this.tok;
       if (t.kind !== 'punct') return e;
+      this.enter();
       switch (t.value) {
         case '.':
         case '?.': {

@@ -132,6 +132,32 @@ describe('limits', () => {
     expect(() => compileExpression(unary, { kind: 'expression' })).toThrow(ExpressionError);
   });
 
+  // Found by the fuzzing harness (test/fuzz): shapes the parser builds in a loop, but that nest the tree as deeply
+  // as parentheses would — each overflowed the stack (a RangeError, not an ExpressionError) before they counted.
+  it.each([
+    ['a left-associative chain', `${'"a"+'.repeat(5000)}"a"`],
+    ['prefix decrements', `${'--'.repeat(5000)}x`],
+    ['prefix minus signs', `${'- '.repeat(5000)}1`],
+    ['member accesses', `context${'.Request'.repeat(5000)}`],
+    ['calls and indexers', `x${'()[0]'.repeat(3000)}`],
+  ])('AST depth counts %s', (_shape, text) => {
+    expect(() => compileExpression(text, { kind: 'expression' })).toThrow(/nesting exceeds the limit of 128/);
+  });
+
+  it('a chain within the depth limit still runs', () => {
+    expect(
+      toDotNetString(
+        compileExpression(`${'"a"+'.repeat(100)}"a"`, { kind: 'expression' }).evaluate(makeContext()),
+      ),
+    ).toBe('a'.repeat(101));
+  });
+
+  it('a hexadecimal literal needs digits (found by fuzzing: "0x" was a SyntaxError from BigInt)', () => {
+    for (const text of ['0x', '0x_', '0x1_'])
+      expect(() => compileExpression(text, { kind: 'expression' })).toThrow(/invalid hexadecimal literal/);
+    expect(compileExpression('0xFF', { kind: 'expression' }).evaluate(makeContext())).toBe(255);
+  });
+
   it('infinite loops hit the step limit', () => {
     for (const loop of [
       'while (true) { } ',
