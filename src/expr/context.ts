@@ -4,6 +4,8 @@
  * variables, …). Expressions reach these objects only through the member tables in library/context.ts, which list
  * exactly API Management's members; the TypeScript API here is for our own code.
  */
+
+import { decodeUriLeniently } from './runtime/decode-uri.js';
 import { CsDateTime, CsGuid, CsTimeSpan } from './runtime/values.js';
 
 /** IReadOnlyDictionary<string, string[]>: several values per name, insertion order kept. */
@@ -107,7 +109,7 @@ export class UrlModel {
       scheme,
       host: u.hostname,
       port: u.port ? Number(u.port) : (DEFAULT_PORTS[scheme] ?? 80),
-      path: decodeURI(u.pathname),
+      path: decodeUriLeniently(u.pathname),
       query,
     });
   }

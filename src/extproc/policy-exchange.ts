@@ -166,9 +166,9 @@ class PolicyExchange implements Exchange {
     this.originalHeaders = policyVisibleHeaders(headers);
     const apiRelativePath = rawPath.slice(match.api.urlSuffix.length + 1) || '/';
     this.requestedApiRoot = pathname === `/${match.api.urlSuffix}`;
-    const url = new URL(
-      `${scheme}://${authority || 'localhost'}${apiRelativePath.startsWith('/') ? '' : '/'}${apiRelativePath}`,
-    );
+    const url = requestUrl(scheme, authority, apiRelativePath);
+    // Envoy forwards only well-formed requests; this is for an ext_proc client that is not Envoy, or a bug in one.
+    if (!url) return this.respond(malformedRequest);
     const access = this.admit(match.api, url);
     this.access = access;
     const keyHeader = match.api.access.keyHeader.toLowerCase();
@@ -552,6 +552,25 @@ class PolicyExchange implements Exchange {
     };
   }
 }
+
+/** The URL policies see, or undefined when the scheme or authority cannot make one. */
+function requestUrl(scheme: string, authority: string, apiRelativePath: string): URL | undefined {
+  try {
+    return new URL(
+      `${scheme}://${authority || 'localhost'}${apiRelativePath.startsWith('/') ? '' : '/'}${apiRelativePath}`,
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+const malformedRequest: FinalResponse = {
+  status: 400,
+  reason: 'Bad Request',
+  headers: [['content-type', 'application/json']],
+  body: Buffer.from(JSON.stringify({ statusCode: 400, message: 'The request URL is malformed.' })),
+  bodyChanged: true,
+};
 
 /** What to ask Envoy for after the request headers. */
 function phasesFor(pipeline: Pipeline, requestHasBody: boolean): PhaseRequests {

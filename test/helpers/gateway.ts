@@ -3,9 +3,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createEngine, type EngineOptions } from '../../src/config/engine.js';
 import { compileGateway } from '../../src/config/gateway.js';
-import { loadConfigFile } from '../../src/config/load.js';
+import { type LoadedConfig, loadConfigFile } from '../../src/config/load.js';
 import { backendCertificateTable, clientTrustStore, freePort } from '../../src/config/plan.js';
-import { type ListeningExtProcServer, startExtProcServer } from '../../src/extproc/server.js';
+import {
+  type ExtProcServerOptions,
+  type ListeningExtProcServer,
+  startExtProcServer,
+} from '../../src/extproc/server.js';
 import { type RunningEnvoy, startEnvoy } from './envoy.js';
 
 export interface GatewayStack {
@@ -16,15 +20,21 @@ export interface GatewayStack {
   stop(): Promise<void>;
 }
 
+export interface RunningEngine {
+  readonly engine: ListeningExtProcServer;
+  readonly loaded: LoadedConfig;
+}
+
 /**
- * A real Envoy and the real engine (in this process) for a gateway configuration: `files` are written beside
- * the configuration (policy documents it names). Ports are free ones; the service cluster points nowhere.
+ * The real engine (in this process) for a gateway configuration, on a free port: `files` are written beside the
+ * configuration (policy documents it names).
  */
-export async function startGateway(
+export async function startEngine(
   configYaml: string,
   files: Record<string, string> = {},
   engineOptions: EngineOptions = {},
-): Promise<GatewayStack> {
+  observer?: ExtProcServerOptions['observer'],
+): Promise<RunningEngine> {
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-gateway-'));
   for (const [name, text] of Object.entries(files)) await writeFile(path.join(directory, name), text);
   const file = path.join(directory, 'gateway.yaml');
@@ -39,9 +49,23 @@ export async function startGateway(
         backendCertificates: await backendCertificateTable(loaded.config, loaded.directory),
         ...engineOptions,
       }).exchanges,
+      ...(observer ? { observer } : {}),
     },
     { host: '127.0.0.1', port: 0 },
   );
+  return { engine, loaded };
+}
+
+/**
+ * A real Envoy and the real engine (in this process) for a gateway configuration: `files` are written beside
+ * the configuration (policy documents it names). Ports are free ones; the service cluster points nowhere.
+ */
+export async function startGateway(
+  configYaml: string,
+  files: Record<string, string> = {},
+  engineOptions: EngineOptions = {},
+): Promise<GatewayStack> {
+  const { engine, loaded } = await startEngine(configYaml, files, engineOptions);
   const envoy = await startEnvoy({
     gateway: { host: '127.0.0.1', port: await freePort() },
     admin: { host: '127.0.0.1', port: await freePort() },

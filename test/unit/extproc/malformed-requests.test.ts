@@ -1,0 +1,79 @@
+/**
+ * Requests the fuzzing harness (test/fuzz) found to throw inside the engine: each now gets an answer and no handler
+ * fails. Over a real gRPC stream to the real engine.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectFakeEnvoy, headerMap } from '../../helpers/extproc-client.js';
+import { type RunningEngine, startEngine } from '../../helpers/gateway.js';
+
+const CONFIG = `
+apis:
+  - id: courses
+    urlSuffix: courses
+    serviceUrl: http://127.0.0.1:9
+    policy: courses.xml
+    operations:
+      - { id: get, method: GET, urlTemplate: "/api/Course/{id}" }
+`;
+
+const POLICY = `<policies>
+  <inbound><base /><set-header name="x-path" exists-action="override"><value>@(context.Request.Url.Path)</value></set-header></inbound>
+  <backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error>
+</policies>`;
+
+describe('malformed requests get an answer, not a handler error', () => {
+  let running: RunningEngine;
+  const handlerErrors: string[] = [];
+
+  beforeAll(async () => {
+    running = await startEngine(
+      CONFIG,
+      { 'courses.xml': POLICY },
+      {},
+      {
+        onHandlerError: (error) => handlerErrors.push(String(error)),
+      },
+    );
+  });
+  afterAll(async () => {
+    await running?.engine.shutdown(100);
+  });
+
+  async function send(headers: Record<string, string>) {
+    const envoy = connectFakeEnvoy(running.engine.port);
+    try {
+      return await envoy.exchange({ request_headers: { headers: headerMap(headers), end_of_stream: true } });
+    } finally {
+      envoy.finish();
+      envoy.close();
+    }
+  }
+
+  it('a path with a malformed escape: policies see it as sent (as .NET leaves what it cannot unescape)', async () => {
+    const answer = await send({
+      ':path': '/courses/api/Course/%ZZ%41',
+      ':method': 'GET',
+      ':authority': 'g',
+      ':scheme': 'http',
+    });
+    const set = answer.request_headers?.response?.header_mutation?.set_headers ?? [];
+    const path = set.find((option) => option.header.key === 'x-path');
+    expect(Buffer.from(path!.header.raw_value).toString()).toBe('/api/Course/%ZZA');
+    expect(handlerErrors).toEqual([]);
+  });
+
+  it('a scheme or authority that makes no URL: 400 with a JSON body', async () => {
+    for (const headers of [
+      { ':path': '/courses/api/Course/1', ':method': 'GET', ':authority': 'a b', ':scheme': 'http' },
+      { ':path': '/courses/api/Course/1', ':method': 'GET', ':authority': 'g', ':scheme': 'no scheme' },
+    ]) {
+      const answer = await send(headers);
+      expect(answer.immediate_response?.status.code).toBe(400);
+      expect(JSON.parse(answer.immediate_response!.body!.toString())).toEqual({
+        statusCode: 400,
+        message: 'The request URL is malformed.',
+      });
+    }
+    expect(handlerErrors).toEqual([]);
+  });
+});
