@@ -14,7 +14,7 @@ import { makeContext } from '../unit/expr/helpers.js';
 import { fuzzParameters, testTimeout } from './budget.js';
 
 const CORPUS = '/work/shared/corpus/apim-snippets';
-const BUDGET = { runs: 3000, seconds: 8 };
+const BUDGET = { runs: 3000, seconds: 5 };
 
 function corpusFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

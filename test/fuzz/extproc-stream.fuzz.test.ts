@@ -11,7 +11,7 @@ import { connectFakeEnvoy, headerMap } from '../helpers/extproc-client.js';
 import { type RunningEngine, startEngine } from '../helpers/gateway.js';
 import { fuzzParameters, STACK_FRAME, testTimeout } from './budget.js';
 
-const BUDGET = { runs: 300, seconds: 10 };
+const BUDGET = { runs: 300, seconds: 5 };
 
 const CONFIG = `
 apis:

@@ -12,7 +12,7 @@ import { validatePolicies } from '../../src/policy/validate.js';
 import { fuzzParameters, STACK_FRAME, testTimeout } from './budget.js';
 
 const CORPUS = '/work/shared/corpus/apim-snippets';
-const BUDGET = { runs: 1500, seconds: 8 };
+const BUDGET = { runs: 1500, seconds: 5 };
 
 function corpusFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
