@@ -15,6 +15,8 @@ export {
   BodyConsumedError,
   CertificateModel,
   DeploymentInfo,
+  decodeUrlPath,
+  encodeUrlPath,
   GroupInfo,
   HeaderCollection,
   LastErrorInfo,
