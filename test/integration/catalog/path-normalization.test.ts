@@ -9,7 +9,32 @@ import { apiYaml, policy } from '../policies/support.js';
  * A wildcard operation must not reach a denied operation through dot-segments, however they are spelled, and an
  * encoded slash reaches the backend as the client wrote it (never double-encoded).
  */
-describe('path normalisation through Envoy', () => {
+/** Envoy's HttpConnectionManager of the gateway listener in a generated bootstrap. */
+function gatewayConnectionManager(bootstrap: Record<string, unknown>): Record<string, unknown> {
+  const resources = bootstrap.static_resources as {
+    listeners: { filter_chains: { filters: { name: string; typed_config: Record<string, unknown> }[] }[] }[];
+  };
+  const filter = resources.listeners[0]!.filter_chains[0]!.filters.find(
+    (candidate) => candidate.name === 'envoy.filters.network.http_connection_manager',
+  );
+  return filter!.typed_config;
+}
+
+/** An Envoy configured elsewhere (plugin mode) that leaves the path as the client sent it: the engine alone. */
+function withoutEnvoyNormalisation(bootstrap: Record<string, unknown>): Record<string, unknown> {
+  const manager = gatewayConnectionManager(bootstrap);
+  manager.normalize_path = false;
+  manager.merge_slashes = false;
+  delete manager.path_with_escaped_slashes_action;
+  return bootstrap;
+}
+
+describe.each([
+  // Envoy resolves every spelling first, so the denied operation's own policy answers.
+  ['through Envoy as Portcullis configures it', (bootstrap: Record<string, unknown>) => bootstrap, [403]],
+  // That Envoy routes `//courses/…` by its raw prefix, to its not-found route, before the engine sees it.
+  ['behind an Envoy that does not normalise (the engine alone)', withoutEnvoyNormalisation, [403, 404]],
+])('path normalisation %s', (_title, bootstrap, denials) => {
   let backend: EchoBackend;
   let gateway: GatewayStack;
 
@@ -29,6 +54,8 @@ describe('path normalisation through Envoy', () => {
     </return-response>`,
         }),
       },
+      {},
+      bootstrap,
     );
   });
 
@@ -72,11 +99,13 @@ describe('path normalisation through Envoy', () => {
     '//courses/open/..//api/Course/1',
     '/courses/open/./../api/Course/1',
     '/courses/open/x/../../api/Course/1',
+    '/courses/open\\..\\api/Course/1',
+    '/courses/open/%2e%2E/api/Course/1',
   ])('%s is the denied operation, never the course from the backend', async (path) => {
     const before = backend.received.length;
     const answer = await rawGet(path);
-    expect(answer.status, answer.body).toBe(403);
-    expect(answer.body).toBe('denied by the course operation');
+    expect(denials, answer.body).toContain(answer.status);
+    if (answer.status === 403) expect(answer.body).toBe('denied by the course operation');
     expect(backend.received.length).toBe(before);
   });
 
@@ -89,6 +118,22 @@ describe('path normalisation through Envoy', () => {
     const before = backend.received.length;
     const answer = await rawGet(path);
     expect(answer.status, answer.body).toBe(400);
+    expect(backend.received.length).toBe(before);
+  });
+
+  it('a dot-segment after an empty segment never reaches the denied operation', async () => {
+    // Envoy resolves "open//.." to "open" (the ".." takes the empty segment), the engine merges slashes first and
+    // resolves it to the API root: either way the path matched is the path forwarded.
+    const answer = await rawGet('/courses/open//../api/Course/1');
+    if (answer.status === 200) expect(backend.received.at(-1)?.url).toBe('/open/api/Course/1');
+    else expect(answer.body).toBe('denied by the course operation');
+  });
+
+  it('a malformed percent-encoding is refused with 400, not an engine failure', async () => {
+    const before = backend.received.length;
+    const answer = await rawGet('/courses/open/%zz');
+    expect(answer.status, answer.body).toBe(400);
+    expect(JSON.parse(answer.body)).toMatchObject({ statusCode: 400 });
     expect(backend.received.length).toBe(before);
   });
 
@@ -109,6 +154,14 @@ describe('path normalisation through Envoy', () => {
     const before = backend.received.length;
     const answer = await rawGet('/courses/api%2fCourse/1');
     expect(answer.status, answer.body).toBe(404);
+    expect(backend.received.length).toBe(before);
+  });
+
+  it('a dot-segment with ";parameters" (which Servlet containers strip) is refused or resolved', async () => {
+    const before = backend.received.length;
+    const answer = await rawGet('/courses/open/..;x=1/api/Course/1');
+    // Envoy's normalize_path resolves it as a dot-segment (the denied operation answers); the engine refuses it.
+    expect([400, 403], answer.body).toContain(answer.status);
     expect(backend.received.length).toBe(before);
   });
 
