@@ -233,6 +233,15 @@ function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan) {
       generate_request_id: false,
       // An edge gateway trusts the TCP peer, not a client-supplied X-Forwarded-For.
       use_remote_address: true,
+      // One path for everyone (Envoy's edge best practices): dot-segments, `%2e` dots and `\` resolved, slashes
+      // merged, before the engine matches the operation and before the router forwards, so the backend resolves
+      // the path the policy was chosen for. The engine normalises the same way (src/catalog/request-path.ts).
+      normalize_path: true,
+      merge_slashes: true,
+      // An encoded slash is data (RFC 3986): kept as the client wrote it, matched as part of its segment and
+      // forwarded once-encoded. Unescaping would merge two different resources into one (a `{name}` holding "a/b");
+      // the engine refuses the one dangerous use, a dot-segment behind an encoded slash (`..%2F`).
+      path_with_escaped_slashes_action: 'KEEP_UNCHANGED',
       // A client-sent X-Forwarded-Client-Cert is dropped: policies get the certificate from the TLS connection
       // itself (ext_proc attributes), never from a header a client could forge.
       forward_client_cert_details: 'SANITIZE',

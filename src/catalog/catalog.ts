@@ -53,7 +53,7 @@ export type MatchResult<Pipeline> =
       readonly kind: 'operation';
       readonly api: CatalogApi<Pipeline>;
       readonly operation: CatalogOperation<Pipeline>;
-      /** The path after the URL suffix, starting with "/" (percent-decoded). */
+      /** The path after the URL suffix, starting with "/" (normalised, still percent-encoded). */
       readonly apiPath: string;
       readonly parameters: Readonly<Record<string, string>>;
     }
@@ -126,9 +126,10 @@ export class Catalog<Pipeline> {
   }
 
   /**
-   * `path` is the request's path without the query string, as received (percent-encoded). For a SOAP API the
-   * `soap` hints (SOAPAction header, Content-Type) pick the operation; when they cannot, the result asks for the
-   * body (`soap-body`) and `matchSoapBody` finishes the match.
+   * `path` is the request's path without the query string, normalised (`normalizeRequestPath`) and still
+   * percent-encoded: the engine forwards this same path, so the operation matched is the one the backend serves.
+   * For a SOAP API the `soap` hints (SOAPAction header, Content-Type) pick the operation; when they cannot, the
+   * result asks for the body (`soap-body`) and `matchSoapBody` finishes the match.
    */
   match(
     host: string,
@@ -142,7 +143,7 @@ export class Catalog<Pipeline> {
       if (api.hostnames.length > 0 && !api.hostnames.includes(hostname)) continue;
       const prefix = `/${api.urlSuffix}`;
       if (path !== prefix && !path.startsWith(`${prefix}/`)) continue;
-      const apiPath = safeDecode(path.slice(prefix.length) || '/');
+      const apiPath = path.slice(prefix.length) || '/';
       const wanted = method.toUpperCase();
       if (api.type === 'soap') return this.matchSoap(api, apiPath, wanted, soap);
       for (const operation of api.operations) {
@@ -191,12 +192,4 @@ function soapOperation<Pipeline>(
   return operation
     ? { kind: 'operation', api, operation, apiPath, parameters: {} }
     : { kind: 'no-operation', api, apiPath };
-}
-
-function safeDecode(path: string): string {
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
 }

@@ -1,3 +1,5 @@
+import { decodeSegment } from './request-path.js';
+
 /**
  * API Management URL templates: `/api/Course/{id}`, `/files/{*path}` (the rest of the path), optionally with a
  * query part `/search?q={q}` whose parameters must be present. Compiled once into a matcher.
@@ -9,7 +11,10 @@ export interface UrlTemplate {
   readonly parameters: readonly string[];
   /** Higher is more specific: literal segments outrank parameters, which outrank a wildcard. */
   readonly specificity: number;
-  /** Matches a decoded API-relative path and its query; undefined when it does not match. */
+  /**
+   * Matches a normalised, percent-encoded API-relative path (see request-path.ts) and its query; undefined when it
+   * does not match. Only a literal "/" separates segments: an encoded one (`%2F`) is part of its segment's value.
+   */
   match(path: string, query: URLSearchParams): Record<string, string> | undefined;
 }
 
@@ -68,7 +73,7 @@ export function compileUrlTemplate(text: string): UrlTemplate {
     parameters: names,
     specificity,
     match(path, query) {
-      const parts = path.split('/').slice(1);
+      const parts = path.split('/').slice(1).map(decodeSegment);
       const params: Record<string, string> = {};
       for (let index = 0; index < segments.length; index++) {
         const segment = segments[index]!;

@@ -4,8 +4,6 @@
  * variables, …). Expressions reach these objects only through the member tables in library/context.ts, which list
  * exactly API Management's members; the TypeScript API here is for our own code.
  */
-
-import { decodeUriLeniently } from './runtime/decode-uri.js';
 import { CsDateTime, CsGuid, CsTimeSpan } from './runtime/values.js';
 
 /** IReadOnlyDictionary<string, string[]>: several values per name, insertion order kept. */
@@ -83,7 +81,39 @@ export class QueryCollection extends StringValuesMap {
 
 const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
 
-/** IUrl. `path` starts with "/"; `query` holds decoded names and values. */
+/**
+ * A URL path as policies see it: percent-decoded, except the escapes of reserved characters (`%2F` stays `%2F`,
+ * as decodeURI keeps it) and of "%" itself, so that `encodeUrlPath` gives the same path back and an encoded slash
+ * is never turned into a separator or encoded twice.
+ */
+export function decodeUrlPath(encoded: string): string {
+  if (!encoded.includes('%')) return encoded;
+  try {
+    // decodeURI turns "%2525" into "%25": the "%" escape survives, the way decodeURI keeps "%2F".
+    return decodeURI(encoded.replaceAll('%25', '%2525'));
+  } catch {
+    // A malformed escape (`%ZZ`, a lone `%`, bytes that are not UTF-8) stays as written, as .NET's Uri leaves
+    // what it cannot unescape; the runs of escapes around it are decoded on their own.
+    return encoded.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+      try {
+        return decodeURI(run.replaceAll('%25', '%2525'));
+      } catch {
+        return run;
+      }
+    });
+  }
+}
+
+/** The inverse of `decodeUrlPath`: escapes what a path may not hold, leaving the escapes it kept as they are. */
+export function encodeUrlPath(path: string): string {
+  if (!path.includes('%')) return encodeURI(path);
+  return path
+    .split(/(%[0-9A-Fa-f]{2})/)
+    .map((part, index) => (index % 2 === 1 ? part : encodeURI(part)))
+    .join('');
+}
+
+/** IUrl. `path` starts with "/" (see `decodeUrlPath`); `query` holds decoded names and values. */
 export class UrlModel {
   scheme: string;
   host: string;
@@ -109,7 +139,7 @@ export class UrlModel {
       scheme,
       host: u.hostname,
       port: u.port ? Number(u.port) : (DEFAULT_PORTS[scheme] ?? 80),
-      path: decodeUriLeniently(u.pathname),
+      path: decodeUrlPath(u.pathname),
       query,
     });
   }
@@ -136,7 +166,7 @@ export class UrlModel {
   /** scheme://host[:port]/path?query, the port omitted when it is the scheme's default. */
   toString(): string {
     const port = DEFAULT_PORTS[this.scheme] === this.port ? '' : `:${this.port}`;
-    return `${this.scheme}://${this.host}${port}${encodeURI(this.path)}${this.queryString}`;
+    return `${this.scheme}://${this.host}${port}${encodeUrlPath(this.path)}${this.queryString}`;
   }
 }
 

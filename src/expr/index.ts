@@ -15,6 +15,8 @@ export {
   BodyConsumedError,
   CertificateModel,
   DeploymentInfo,
+  decodeUrlPath,
+  encodeUrlPath,
   GroupInfo,
   HeaderCollection,
   LastErrorInfo,
@@ -39,7 +41,6 @@ export type { ExpressionLimits } from './limits.js';
 export { DEFAULT_LIMITS } from './limits.js';
 export type { SourceOrigin } from './origin.js';
 export { toBoolean, toDotNetString, toInt32 } from './runtime/convert.js';
-export { decodeUriLeniently } from './runtime/decode-uri.js';
 export {
   CsChar,
   CsDateTime,

@@ -5,6 +5,7 @@ import {
   upstreamTimeoutHeader,
 } from '../../envoy/bootstrap.js';
 import type { Catalog, CatalogApi, MatchResult } from '../catalog/catalog.js';
+import { type NormalizedPath, normalizeRequestPath } from '../catalog/request-path.js';
 import {
   type AccessDecision,
   type SubscriptionDirectory,
@@ -130,7 +131,6 @@ class PolicyExchange implements Exchange {
     const authority = firstHeader(headers, ':authority') ?? '';
     const scheme = firstHeader(headers, ':scheme') ?? 'http';
     const queryStart = rawPath.indexOf('?');
-    const pathname = queryStart < 0 ? rawPath : rawPath.slice(0, queryStart);
     const search = queryStart < 0 ? '' : rawPath.slice(queryStart);
     const clientRequestId = firstHeader(headers, 'x-request-id');
     const requestId =
@@ -146,6 +146,11 @@ class PolicyExchange implements Exchange {
       ? []
       : [{ name: 'x-request-id', value: requestId }];
 
+    // Matched and forwarded alike: the operation whose policy runs is the one the backend resolves.
+    const normalized = normalizeRequestPath(queryStart < 0 ? rawPath : rawPath.slice(0, queryStart));
+    if (!normalized.ok) return this.refusePath(normalized, requestIdHeader);
+    const pathname = normalized.path;
+    const pathChanged = pathname.length + search.length !== rawPath.length;
     const match = this.engine.catalog.match(authority, method, pathname, new URLSearchParams(search), {
       soapAction: firstHeader(headers, 'soapaction'),
       contentType: firstHeader(headers, 'content-type'),
@@ -155,16 +160,18 @@ class PolicyExchange implements Exchange {
       this.summary.outcome = 'not-an-api';
       return {
         action: 'continue',
-        headers: requestIdHeader,
+        headers: pathChanged
+          ? [...requestIdHeader, { name: ':path', value: `${pathname}${search}` }]
+          : requestIdHeader,
         removeHeaders: this.strippedHeaders,
-        // A client's routing header may have picked the route; pick again without it.
-        clearRouteCache: this.strippedHeaders.length > 0,
+        // A client's routing header may have picked the route, or the raw path did: pick again without them.
+        clearRouteCache: this.strippedHeaders.length > 0 || pathChanged,
         next: { requestBody: false, responseHeaders: false, responseBody: false },
       };
     }
 
     this.originalHeaders = policyVisibleHeaders(headers);
-    const apiRelativePath = rawPath.slice(match.api.urlSuffix.length + 1) || '/';
+    const apiRelativePath = `${pathname.slice(match.api.urlSuffix.length + 1) || '/'}${search}`;
     this.requestedApiRoot = pathname === `/${match.api.urlSuffix}`;
     const url = requestUrl(scheme, authority, apiRelativePath);
     // Envoy forwards only well-formed requests; this is for an ext_proc client that is not Envoy, or a bug in one.
@@ -532,6 +539,23 @@ class PolicyExchange implements Exchange {
       headers: [{ name: ':status', value: String(response.status) }, ...set],
       removeHeaders: remove,
       body: response.body,
+    };
+  }
+
+  /** A path the engine will not resolve (see catalog/request-path.ts): 400 before any API or policy sees it. */
+  private refusePath(
+    refusal: Extract<NormalizedPath, { ok: false }>,
+    requestIdHeader: HeaderChange[],
+  ): PhaseResult {
+    this.summary.outcome = 'responded';
+    this.summary.status = 400;
+    this.summary.lastError = { source: 'request-path', reason: refusal.reason, message: refusal.message };
+    return {
+      action: 'respond',
+      status: 400,
+      headers: [...requestIdHeader, { name: 'content-type', value: 'application/json' }],
+      body: Buffer.from(JSON.stringify({ statusCode: 400, message: `Bad request: ${refusal.message}.` })),
+      details: `portcullis_${refusal.reason}`,
     };
   }
 

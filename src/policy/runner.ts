@@ -11,6 +11,7 @@
 import {
   ApiInfo,
   ExpressionError,
+  encodeUrlPath,
   GroupInfo,
   HeaderCollection,
   LastErrorInfo,
@@ -239,7 +240,7 @@ export class PipelineRun {
       kind: 'forward',
       request: {
         method: request.method,
-        pathAndQuery: encodeURI(request.url.path) + request.url.queryString,
+        pathAndQuery: encodeUrlPath(request.url.path) + request.url.queryString,
         headers: serializeHeaders(request.headers),
         body: bodyChanged
           ? consumed

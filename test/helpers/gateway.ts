@@ -1,6 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { type BootstrapPlan, buildBootstrap } from '../../envoy/bootstrap.js';
 import { createEngine, type EngineOptions } from '../../src/config/engine.js';
 import { compileGateway } from '../../src/config/gateway.js';
 import { type LoadedConfig, loadConfigFile } from '../../src/config/load.js';
@@ -64,16 +65,19 @@ export async function startGateway(
   configYaml: string,
   files: Record<string, string> = {},
   engineOptions: EngineOptions = {},
+  /** Changes the generated Envoy bootstrap before Envoy starts (e.g. to stand for an Envoy configured elsewhere). */
+  bootstrap: (generated: Record<string, unknown>) => Record<string, unknown> = (generated) => generated,
 ): Promise<GatewayStack> {
   const { engine, loaded } = await startEngine(configYaml, files, engineOptions);
-  const envoy = await startEnvoy({
+  const plan: BootstrapPlan = {
     gateway: { host: '127.0.0.1', port: await freePort() },
     admin: { host: '127.0.0.1', port: await freePort() },
     engine: { endpoints: [{ host: '127.0.0.1', port: engine.port }], messageTimeoutMs: 2000 },
     service: { host: '127.0.0.1', port: await freePort() },
     apis: loaded.config.apis,
     backends: loaded.config.backends,
-  });
+  };
+  const envoy = await startEnvoy(plan, bootstrap(buildBootstrap(plan)));
   return {
     envoy,
     engine,

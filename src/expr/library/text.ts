@@ -1,5 +1,6 @@
 /** Convert, Encoding, BitConverter, StringBuilder, Uri, WebUtility. */
 
+import { decodeUrlPath } from '../context.js';
 import { asNumber, toDotNetStringRt, toInt32, toInt64 } from '../runtime/convert.js';
 import {
   CsException,
@@ -11,7 +12,6 @@ import {
   type Rt,
   typeName,
 } from '../runtime/core.js';
-import { decodeUriLeniently } from '../runtime/decode-uri.js';
 import { CsEnum } from '../runtime/enum.js';
 import { parseDateTime } from '../runtime/format-date.js';
 import { CsChar, CsDateTime, CsDecimal, CsDouble } from '../runtime/values.js';
@@ -354,7 +354,7 @@ export const UriType = defineType({
     }),
   },
   methods: {
-    ToString: (_rt, u: CsUri) => (u.url ? decodeUriLeniently(u.url.toString()) : u.original),
+    ToString: (_rt, u: CsUri) => (u.url ? decodeUrlPath(u.url.toString()) : u.original),
     GetLeftPart: (_rt, u: CsUri, args) => {
       const x = abs(u);
       const part = (args[0] as CsEnum).value;

@@ -4,6 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Revision } from '../protocol/revisions.js';
 import type { ToolCatalog, ToolOperation } from '../types.js';
 import { assignToolNames } from './naming.js';
+import { pathParameterProblems } from './request.js';
 import { type ArgumentBinding, buildToolInput } from './schema.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
@@ -118,7 +119,7 @@ export class ToolRegistry {
         bindings,
         readOnly,
         grantingScopes,
-        validate: this.#compile(name, inputSchema, bindings),
+        validate: this.#compile(name, op.urlTemplate, inputSchema, bindings),
       });
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -129,6 +130,7 @@ export class ToolRegistry {
 
   #compile(
     name: string,
+    urlTemplate: string,
     schema: Readonly<Record<string, unknown>>,
     bindings: readonly ArgumentBinding[],
   ): (args: unknown) => readonly string[] {
@@ -147,7 +149,11 @@ export class ToolRegistry {
       };
       validator = this.#ajv.compile(fallback);
     }
-    return (args) => (validator(args) ? [] : formatErrors(validator.errors));
+    // Valid arguments may still lead out of the operation (a path parameter of ".."): refused the same way.
+    return (args) =>
+      validator(args)
+        ? pathParameterProblems(urlTemplate, bindings, args as Record<string, unknown>)
+        : formatErrors(validator.errors);
   }
 }
 

@@ -1,4 +1,4 @@
-import { decodeUriLeniently, QueryCollection } from '../../expr/index.js';
+import { decodeUrlPath, QueryCollection } from '../../expr/index.js';
 import type { ElementDefinition } from '../element.js';
 import { bool, EMPTY, GPAO, str } from '../schema.js';
 
@@ -52,7 +52,7 @@ export const rewriteUri: ElementDefinition = {
           if (!matched.has(name) && !query.has(name)) query.set(name, values);
         }
       }
-      const path = decodeUriLeniently(rawPath);
+      const path = decodeUrlPath(rawPath);
       request.url.path = path.startsWith('/') ? path : `/${path}`;
       request.url.query = query;
       return 'next';

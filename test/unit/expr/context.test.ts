@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   compileExpression,
+  decodeUrlPath,
+  encodeUrlPath,
   LastErrorInfo,
   MessageBody,
   ResponseModel,
   readsBody,
+  UrlModel,
 } from '../../../src/expr/index.js';
 import { failure, makeContext, show, showBlock } from './helpers.js';
 
@@ -178,5 +181,31 @@ describe('context model', () => {
     expect(readsBody(compileExpression('var c = context; return 1;', { kind: 'block' }), 'Response')).toBe(
       true,
     );
+  });
+});
+
+describe('URL paths as policies see them', () => {
+  it.each([
+    ['/api%2fCourse/1', '/api%2fCourse/1'],
+    ['/a%20b/%C3%A9', '/a b/é'],
+    ['/literal%25percent', '/literal%25percent'],
+    ['/%252F', '/%252F'],
+    ['/a%5Cb', '/a\\b'],
+    ['/a%3Fb%23c', '/a%3Fb%23c'],
+  ])('%s is %s, and encodes back to the same path', (encoded, decoded) => {
+    expect(decodeUrlPath(encoded)).toBe(decoded);
+    expect(encodeUrlPath(decoded).toLowerCase()).toBe(encoded.toLowerCase());
+  });
+
+  it('never encodes an encoded slash twice', () => {
+    expect(UrlModel.parse('http://h/api%2fCourse/1').path).toBe('/api%2fCourse/1');
+    expect(UrlModel.parse('http://h/api%2fCourse/1').toString()).toBe('http://h/api%2fCourse/1');
+  });
+});
+
+describe('decodeUrlPath', () => {
+  it('keeps a malformed escape as written and decodes the escapes around it (found by fuzzing: decodeURI threw)', () => {
+    expect(decodeUrlPath('/a/%ZZ%41/%')).toBe('/a/%ZZA/%');
+    expect(decodeUrlPath('/a%2Fb%25')).toBe('/a%2Fb%25');
   });
 });

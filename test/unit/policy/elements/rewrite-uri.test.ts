@@ -2,11 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { inbound } from '../fakes.js';
 import { diagnosticsOf } from './util.js';
 
-const rewrite = async (template: string, url: string, extra = '', urlTemplate = '/get?a={b}') => {
+const rewrite = async (
+  template: string,
+  url: string,
+  extra = '',
+  urlTemplate = '/get?a={b}',
+  matchedParameters: Record<string, string> = { b: 'b', id: '7' },
+) => {
   const { outcome } = await inbound(`<rewrite-uri template="${template}" ${extra} />`, {
     url,
     operation: { urlTemplate },
-    matchedParameters: { b: 'b', id: '7' },
+    matchedParameters,
   });
   if (outcome.kind !== 'forward') throw new Error('expected forward');
   return outcome.request.pathAndQuery;
@@ -23,6 +29,13 @@ describe('rewrite-uri', () => {
 
   it('fills {param}s from the matched parameters, encoded', async () => {
     expect(await rewrite('/v2/items/{id}?x={b}', 'https://gw/get?a=b')).toBe('/v2/items/7?x=b');
+  });
+
+  it('encodes a parameter holding "/" or "%" once: %2F and %25 reach the backend, never %252F', async () => {
+    const path = (id: string) => rewrite('/v2/items/{id}', 'https://gw/get', '', '/get/{id}', { id });
+    expect(await path('a/b')).toBe('/v2/items/a%2Fb');
+    expect(await path('50%')).toBe('/v2/items/50%25');
+    expect(await path('%2F..%2F')).toBe('/v2/items/%252F..%252F');
   });
 
   it('takes the whole template from an expression', async () => {
