@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { redactText } from '../redact.js';
 import { locateResource } from './auth/resource-metadata.js';
 import { mcpKoaMiddleware } from './koa.js';
 import { methodTable } from './methods/index.js';
@@ -62,7 +63,16 @@ function checkOptions(o: McpEndpointOptions): void {
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   checkOptions(options);
   const location = locateResource(options.resourceUrl);
-  const log = options.log ?? ((message: string, error?: unknown) => console.error(message, error ?? ''));
+  const log =
+    options.log ??
+    ((message: string, error?: unknown) =>
+      console.error(
+        redactText(
+          error === undefined
+            ? message
+            : `${message} ${error instanceof Error ? error.stack : String(error)}`,
+        ),
+      ));
   const tools = new ToolRegistry(options.catalog, { warn: (m) => log(m) });
   const sessions = new SessionStore(options.sessions);
   const dispatcher = new Dispatcher(methodTable);

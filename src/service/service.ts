@@ -13,6 +13,7 @@ import { ConfigError, type ConfigProblem, type LoadedConfig } from '../config/lo
 import type { GatewayConfig } from '../config/schema.js';
 import type { AuthConfig } from '../config/service-schema.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
+import { redactText } from '../redact.js';
 import { RedisConnection } from '../state/redis-connection.js';
 import { createServiceApp } from './app.js';
 import { configToolCatalog } from './catalog.js';
@@ -155,7 +156,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     responseMode: mcpConfig.responseMode,
     pageSize: mcpConfig.pageSize,
     log: (message, error) =>
-      console.error(error === undefined ? message : `${message} ${describeError(error)}`),
+      console.error(redactText(error === undefined ? message : `${message} ${describeError(error)}`)),
   });
 
   // The AS reads raw bodies itself and the MCP adapter reads its own: no body parser in front of either.
@@ -274,9 +275,11 @@ function openRedis(config: LoadedConfig['config']['state']['redis']): RedisConne
     connectTimeoutMs: config.connectTimeoutMs,
     onStatus: (status, detail) =>
       console.error(
-        status === 'ready'
-          ? `redis reconnected (${detail})`
-          : `redis connection lost (${config.url}): ${detail}`,
+        redactText(
+          status === 'ready'
+            ? `redis reconnected (${detail})`
+            : `redis connection lost (${config.url}): ${detail}`,
+        ),
       ),
   });
 }
@@ -315,7 +318,7 @@ async function readSigningKeys(loaded: LoadedConfig, file: string): Promise<JWK[
 }
 
 function describeError(error: unknown): string {
-  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+  return redactText(error instanceof Error ? (error.stack ?? error.message) : String(error));
 }
 
 /** The upstream OpenID Connect provider's options, with its client secret read from the environment if named there. */
