@@ -178,6 +178,13 @@ export const mcpConfigSchema = z
     /** Tools per `tools/list` page. */
     pageSize: z.number().int().min(1).max(1000).default(100),
     /**
+     * Most messages in one JSON-RPC batch (revision 2025-03-26 only): a bigger batch is refused whole with
+     * -32600 and HTTP 400, since each `tools/call` in it becomes a call through the gateway.
+     */
+    maxBatchSize: z.number().int().min(1).max(1000).default(50),
+    /** Requests of one batch that run at the same time; the others wait their turn. */
+    batchConcurrency: z.number().int().min(1).max(64).default(4),
+    /**
      * Lifetime of the token the MCP service mints for each tool call it sends through the gateway (subject: the
      * user; audience: the API's gateway URL). Short, because it is used at once.
      */

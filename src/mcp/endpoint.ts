@@ -28,6 +28,10 @@ export interface McpEndpointOptions {
   readonly responseMode?: ResponseMode;
   /** Tools per `tools/list` page (default 100). */
   readonly pageSize?: number;
+  /** Most messages in one JSON-RPC batch (default 50); a bigger batch is refused whole. */
+  readonly maxBatchSize?: number;
+  /** Requests of one batch run at most this many at a time (default 4). */
+  readonly batchConcurrency?: number;
   /** Largest POST body accepted (default 4 MiB). */
   readonly maxBodyBytes?: number;
   readonly sessions?: SessionStoreOptions;
@@ -49,6 +53,13 @@ function checkOptions(o: McpEndpointOptions): void {
   const pageSize = o.pageSize ?? 100;
   if (!Number.isInteger(pageSize) || pageSize < 1) {
     throw new TypeError(`createMcpEndpoint: pageSize must be a positive integer, got ${o.pageSize}`);
+  }
+  for (const [name, value] of [
+    ['maxBatchSize', o.maxBatchSize],
+    ['batchConcurrency', o.batchConcurrency],
+  ] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1))
+      throw new TypeError(`createMcpEndpoint: ${name} must be a positive integer, got ${value}`);
   }
   for (const origin of o.allowedOrigins ?? []) {
     if (new URL(origin).origin !== origin) {
@@ -100,6 +111,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     context,
     responseMode: options.responseMode,
     keepAliveMs: options.keepAliveMs,
+    ...(options.maxBatchSize !== undefined ? { maxBatchSize: options.maxBatchSize } : {}),
+    ...(options.batchConcurrency !== undefined ? { batchConcurrency: options.batchConcurrency } : {}),
   });
   const stopBroadcast = tools.onChange(() => transport.broadcastToolListChanged());
 

@@ -11,7 +11,7 @@ import {
 import { createRedisStores } from '../auth/stores/redis.js';
 import { ConfigError, type ConfigProblem, type LoadedConfig } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
-import type { AuthConfig } from '../config/service-schema.js';
+import { type AuthConfig, mcpConfigSchema } from '../config/service-schema.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
 import { redactText } from '../redact.js';
 import { RedisConnection } from '../state/redis-connection.js';
@@ -74,12 +74,8 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       close: async () => {},
     };
   }
-  const mcpConfig = config.mcp ?? {
-    allowedOrigins: [],
-    responseMode: 'json' as const,
-    pageSize: 100,
-    serviceTokenTtlSeconds: 60,
-  };
+  // Without an `mcp` block, every MCP setting has its schema default.
+  const mcpConfig = config.mcp ?? mcpConfigSchema.parse({});
 
   const signingKeys: NonNullable<AuthServerOptions['signingKeys']> = {
     algorithm: auth.signingKeys?.algorithm ?? 'ES256',
@@ -155,6 +151,8 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     serverInfo: { name: 'portcullis', title: 'Portcullis', version: options.version ?? '0.1.0' },
     responseMode: mcpConfig.responseMode,
     pageSize: mcpConfig.pageSize,
+    maxBatchSize: mcpConfig.maxBatchSize,
+    batchConcurrency: mcpConfig.batchConcurrency,
     log: (message, error) =>
       console.error(redactText(error === undefined ? message : `${message} ${describeError(error)}`)),
   });
