@@ -170,7 +170,8 @@ export const mcpConfigSchema = z
     allowedOrigins: z.array(origin).default([]),
     /**
      * `Host` values (with port) accepted by the endpoint; others are 403. DNS-rebinding protection for
-     * deployments on a developer's machine. Every host when absent.
+     * deployments on a developer's machine. Every host when absent. A browser `Origin` whose host[:port] is listed
+     * is accepted too (the endpoint's own names), besides `allowedOrigins`.
      */
     allowedHosts: z.array(z.string().min(1)).min(1).optional(),
     /** Answer POSTs as one JSON body (default) or as an SSE stream when the client accepts both. */

@@ -20,7 +20,10 @@ export interface McpEndpointOptions {
   readonly caller: GatewayCaller;
   /** Browser origins allowed besides the endpoint's own; any other `Origin` is 403. */
   readonly allowedOrigins?: readonly string[];
-  /** When set, requests whose `Host` is not listed are 403 (DNS-rebinding protection for local use). */
+  /**
+   * When set, requests whose `Host` is not listed are 403 (DNS-rebinding protection for local use); an `Origin`
+   * whose host[:port] is listed is accepted like the endpoint's own.
+   */
   readonly allowedHosts?: readonly string[];
   readonly serverInfo: ServerInfo;
   readonly instructions?: string;
