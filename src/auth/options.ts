@@ -1,4 +1,5 @@
 import type { JWK } from 'jose';
+import { redactFields, redactText } from '../redact.js';
 import { parsePasswordHash } from './crypto.js';
 import type { AuthStores } from './stores/types.js';
 import { type ResolvedUpstream, resolveUpstream, type UpstreamProviderOptions } from './upstream/options.js';
@@ -274,7 +275,7 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
     logger: options.logger ?? {
       info: noop,
       warn: noop,
-      error: (m, f) => console.error(`auth: ${m}`, f ?? ''),
+      error: (m, f) => console.error(redactText(`auth: ${m}`), redactFields(f) ?? ''),
     },
     serviceClientId: options.serviceClientId ?? 'portcullis-mcp',
     upstream,

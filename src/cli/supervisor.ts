@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { redactText } from '../redact.js';
 
 export interface ChildSpec {
   /** Shown before each of its log lines and in every message about it. */
@@ -82,7 +83,8 @@ export class Supervisor {
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
       createInterface({ input: stream }).on('line', (line) => {
-        this.out(`${pad} | ${line}`);
+        // Envoy and companions (a sample backend) log what they like: credentials are removed from what is shown.
+        this.out(`${pad} | ${redactText(line)}`);
         for (const listener of this.lineListeners) listener(spec.name, line);
       });
     }

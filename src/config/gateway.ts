@@ -15,6 +15,7 @@ import {
   type Scope,
   type ScopeDocuments,
 } from '../policy/index.js';
+import { redactionMarker, redactText } from '../redact.js';
 import type { LoadedConfig } from './load.js';
 import type { GatewayConfig } from './schema.js';
 
@@ -81,16 +82,15 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     }
   };
 
-  // A failing expression may quote a secret named value; every pipeline removes them from what it reports.
+  // A failing expression may quote a secret named value or a credential the request carried (a URL with its key, a
+  // header): every pipeline removes them from what it reports (LastError.Message, its log lines).
   const secrets = [...namedValues.values()]
     .filter((entry) => entry.secret === true && entry.value.length > 0)
     .map((entry) => entry.value)
     .sort((a, b) => b.length - a.length);
-  const redact = (text: string) => secrets.reduce((out, secret) => out.split(secret).join('***'), text);
-  const pipeline = (docs: ScopeDocuments): Pipeline => {
-    const built = buildPipeline(docs);
-    return secrets.length === 0 ? built : Object.freeze({ ...built, redact });
-  };
+  const redact = (text: string) =>
+    redactText(secrets.reduce((out, secret) => out.split(secret).join(redactionMarker), text));
+  const pipeline = (docs: ScopeDocuments): Pipeline => Object.freeze({ ...buildPipeline(docs), redact });
 
   const global = compile('policy', config.policy, 'global');
   const productDocuments = new Map(

@@ -170,13 +170,21 @@ export const mcpConfigSchema = z
     allowedOrigins: z.array(origin).default([]),
     /**
      * `Host` values (with port) accepted by the endpoint; others are 403. DNS-rebinding protection for
-     * deployments on a developer's machine. Every host when absent.
+     * deployments on a developer's machine. Every host when absent. A browser `Origin` whose host[:port] is listed
+     * is accepted too (the endpoint's own names), besides `allowedOrigins`.
      */
     allowedHosts: z.array(z.string().min(1)).min(1).optional(),
     /** Answer POSTs as one JSON body (default) or as an SSE stream when the client accepts both. */
     responseMode: z.enum(['json', 'sse']).default('json'),
     /** Tools per `tools/list` page. */
     pageSize: z.number().int().min(1).max(1000).default(100),
+    /**
+     * Most messages in one JSON-RPC batch (revision 2025-03-26 only): a bigger batch is refused whole with
+     * -32600 and HTTP 400, since each `tools/call` in it becomes a call through the gateway.
+     */
+    maxBatchSize: z.number().int().min(1).max(1000).default(50),
+    /** Requests of one batch that run at the same time; the others wait their turn. */
+    batchConcurrency: z.number().int().min(1).max(64).default(4),
     /**
      * Lifetime of the token the MCP service mints for each tool call it sends through the gateway (subject: the
      * user; audience: the API's gateway URL). Short, because it is used at once.

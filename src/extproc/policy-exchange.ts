@@ -23,6 +23,7 @@ import {
   type RequestOutcome,
   type TraceEntry,
 } from '../policy/index.js';
+import { redactUrl } from '../redact.js';
 import type { BackendRoute, BackendRoutes } from './backend-routes.js';
 import { clientCertificate, type TrustStore } from './client-certificate.js';
 import type {
@@ -358,8 +359,12 @@ class PolicyExchange implements Exchange {
     // Releases what the request held (a concurrency slot) even when the client went away mid-request.
     void this.run?.end();
     const lastError = this.run?.context.lastError;
+    // The access log shows what was asked, not the credentials it carried (the API's own key parameter too).
+    const keyQuery =
+      this.match && this.match.kind !== 'no-api' ? [this.match.api.access.keyQuery] : undefined;
     const summary: ExchangeSummary = {
       ...this.summary,
+      path: redactUrl(this.summary.path, keyQuery),
       ...(lastError?.reason
         ? { lastError: { source: lastError.source, reason: lastError.reason, message: lastError.message } }
         : {}),

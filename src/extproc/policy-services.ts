@@ -20,6 +20,7 @@ import {
   type PolicyServices,
   type TraceSink,
 } from '../policy/index.js';
+import { redactFields, redactText } from '../redact.js';
 import { RedisEventStream, type SendOutcome } from '../state/event-stream.js';
 import {
   type ConcurrencyLease,
@@ -37,7 +38,7 @@ import { RedisConnection } from '../state/redis-connection.js';
 import { RedisLimitStore } from '../state/redis-limits.js';
 import { type ByteCodec, type CachingType, TieredCache } from '../state/tiered-cache.js';
 
-/** Structured log lines on stderr, one JSON object each. */
+/** Structured log lines on stderr, one JSON object each, with credentials redacted (see redact.ts). */
 export const jsonLogger: Logger = {
   debug: () => {},
   info: (message, fields) => log('info', message, fields),
@@ -55,7 +56,7 @@ let flushScheduled = false;
 const flushAtBytes = 64 * 1024;
 
 function log(level: string, message: string, fields?: Record<string, unknown>): void {
-  pendingLog += `${logLine(new Date().toISOString(), level, message, fields)}\n`;
+  pendingLog += `${logLine(new Date().toISOString(), level, redactText(message), redactFields(fields))}\n`;
   if (pendingLog.length >= flushAtBytes) flushLog();
   else if (!flushScheduled) {
     flushScheduled = true;

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Logger, TraceEntry, TraceSink } from '../policy/index.js';
+import { redactText } from '../redact.js';
 
 /**
  * Where policy trace entries (the `trace` element, `context.Trace`) go: to the request's debug trace when an
@@ -10,7 +11,13 @@ export class TraceRouter implements TraceSink {
 
   constructor(private readonly logger: Logger) {}
 
-  write(entry: TraceEntry): void {
+  write(traced: TraceEntry): void {
+    // A policy may trace what it read (a header, the URL): credentials in it never reach a log or a debug trace.
+    const entry: TraceEntry = {
+      ...traced,
+      message: redactText(traced.message),
+      metadata: traced.metadata.map(([name, value]) => [name, redactText(value)] as const),
+    };
     const collector = this.collectors.get(entry.requestId);
     if (collector) collector.push(entry);
     else {

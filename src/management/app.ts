@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
+import { redactText } from '../redact.js';
 import { authenticateAdministrators } from './authenticate.js';
 import { ConfigDocument } from './config-document.js';
 import { ManagementError } from './errors.js';
@@ -21,7 +22,7 @@ export interface ManagementAppOptions {
  */
 export function createManagementApp(options: ManagementAppOptions): Koa {
   const { store } = options;
-  const audit = options.audit ?? ((line: string) => console.log(line));
+  const audit = options.audit ?? ((line: string) => console.log(redactText(line)));
   const app = new Koa();
   app.silent = true;
 
@@ -124,7 +125,9 @@ export function createManagementApp(options: ManagementAppOptions): Koa {
             );
       if (!(error instanceof ManagementError)) {
         console.error(
-          `management: ${ctx.method} ${ctx.path} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+          redactText(
+            `management: ${ctx.method} ${ctx.path} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+          ),
         );
       }
       ctx.status = failure.status;

@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { redactText } from '../redact.js';
 import { locateResource } from './auth/resource-metadata.js';
 import { mcpKoaMiddleware } from './koa.js';
 import { methodTable } from './methods/index.js';
@@ -19,7 +20,10 @@ export interface McpEndpointOptions {
   readonly caller: GatewayCaller;
   /** Browser origins allowed besides the endpoint's own; any other `Origin` is 403. */
   readonly allowedOrigins?: readonly string[];
-  /** When set, requests whose `Host` is not listed are 403 (DNS-rebinding protection for local use). */
+  /**
+   * When set, requests whose `Host` is not listed are 403 (DNS-rebinding protection for local use); an `Origin`
+   * whose host[:port] is listed is accepted like the endpoint's own.
+   */
   readonly allowedHosts?: readonly string[];
   readonly serverInfo: ServerInfo;
   readonly instructions?: string;
@@ -27,6 +31,10 @@ export interface McpEndpointOptions {
   readonly responseMode?: ResponseMode;
   /** Tools per `tools/list` page (default 100). */
   readonly pageSize?: number;
+  /** Most messages in one JSON-RPC batch (default 50); a bigger batch is refused whole. */
+  readonly maxBatchSize?: number;
+  /** Requests of one batch run at most this many at a time (default 4). */
+  readonly batchConcurrency?: number;
   /** Largest POST body accepted (default 4 MiB). */
   readonly maxBodyBytes?: number;
   readonly sessions?: SessionStoreOptions;
@@ -49,6 +57,13 @@ function checkOptions(o: McpEndpointOptions): void {
   if (!Number.isInteger(pageSize) || pageSize < 1) {
     throw new TypeError(`createMcpEndpoint: pageSize must be a positive integer, got ${o.pageSize}`);
   }
+  for (const [name, value] of [
+    ['maxBatchSize', o.maxBatchSize],
+    ['batchConcurrency', o.batchConcurrency],
+  ] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1))
+      throw new TypeError(`createMcpEndpoint: ${name} must be a positive integer, got ${value}`);
+  }
   for (const origin of o.allowedOrigins ?? []) {
     if (new URL(origin).origin !== origin) {
       throw new TypeError(
@@ -62,7 +77,16 @@ function checkOptions(o: McpEndpointOptions): void {
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   checkOptions(options);
   const location = locateResource(options.resourceUrl);
-  const log = options.log ?? ((message: string, error?: unknown) => console.error(message, error ?? ''));
+  const log =
+    options.log ??
+    ((message: string, error?: unknown) =>
+      console.error(
+        redactText(
+          error === undefined
+            ? message
+            : `${message} ${error instanceof Error ? error.stack : String(error)}`,
+        ),
+      ));
   const tools = new ToolRegistry(options.catalog, { warn: (m) => log(m) });
   const sessions = new SessionStore(options.sessions);
   const dispatcher = new Dispatcher(methodTable);
@@ -90,6 +114,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     context,
     responseMode: options.responseMode,
     keepAliveMs: options.keepAliveMs,
+    ...(options.maxBatchSize !== undefined ? { maxBatchSize: options.maxBatchSize } : {}),
+    ...(options.batchConcurrency !== undefined ? { batchConcurrency: options.batchConcurrency } : {}),
   });
   const stopBroadcast = tools.onChange(() => transport.broadcastToolListChanged());
 

@@ -91,6 +91,17 @@ function view(ctx: Koa.Context, body: Buffer | undefined): HttpRequestView {
 }
 
 /**
+ * A page served from one of the endpoint's own names (`allowedHosts`: `127.0.0.1:8080` besides `localhost:8080`)
+ * is the endpoint's own site: its Origin is accepted when the origin's host[:port] is listed. Only http(s) origins;
+ * `null` and anything unparsable are not.
+ */
+function originHostAllowed(origin: string, hosts: ReadonlySet<string> | undefined): boolean {
+  if (!hosts || !URL.canParse(origin)) return false;
+  const url = new URL(origin);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && hosts.has(url.host.toLowerCase());
+}
+
+/**
  * The Koa side of the endpoint: serves RFC 9728 metadata, answers CORS preflights, checks Host/Origin and the
  * bearer token, then hands the request to the transport. Paths it does not own go to `next`.
  */
@@ -132,7 +143,7 @@ export function mcpKoaMiddleware(o: KoaAdapterOptions): Koa.Middleware {
       (ctx, state) => {
         const origin = ctx.get('origin');
         if (!origin) return undefined;
-        if (!origins.has(origin)) {
+        if (!origins.has(origin) && !originHostAllowed(origin, hosts)) {
           return errorReply(
             403,
             ErrorCodes.Transport,

@@ -1,4 +1,5 @@
 import Koa from 'koa';
+import { redactText } from '../redact.js';
 
 export interface ServiceAppOptions {
   /** Further middleware mounted after the built-in routes (the OAuth server, the MCP endpoint). */
@@ -14,7 +15,7 @@ export function createServiceApp(options: ServiceAppOptions = {}): Koa {
   app.silent = true;
   app.on('error', (error: unknown) => {
     console.error(
-      `service error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      redactText(`service error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     );
   });
   app.use(async (ctx, next) => {

@@ -11,8 +11,9 @@ import {
 import { createRedisStores } from '../auth/stores/redis.js';
 import { ConfigError, type ConfigProblem, type LoadedConfig } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
-import type { AuthConfig } from '../config/service-schema.js';
+import { type AuthConfig, mcpConfigSchema } from '../config/service-schema.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
+import { redactText } from '../redact.js';
 import { RedisConnection } from '../state/redis-connection.js';
 import { createServiceApp } from './app.js';
 import { configToolCatalog } from './catalog.js';
@@ -73,12 +74,8 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       close: async () => {},
     };
   }
-  const mcpConfig = config.mcp ?? {
-    allowedOrigins: [],
-    responseMode: 'json' as const,
-    pageSize: 100,
-    serviceTokenTtlSeconds: 60,
-  };
+  // Without an `mcp` block, every MCP setting has its schema default.
+  const mcpConfig = config.mcp ?? mcpConfigSchema.parse({});
 
   const signingKeys: NonNullable<AuthServerOptions['signingKeys']> = {
     algorithm: auth.signingKeys?.algorithm ?? 'ES256',
@@ -154,8 +151,10 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     serverInfo: { name: 'portcullis', title: 'Portcullis', version: options.version ?? '0.1.0' },
     responseMode: mcpConfig.responseMode,
     pageSize: mcpConfig.pageSize,
+    maxBatchSize: mcpConfig.maxBatchSize,
+    batchConcurrency: mcpConfig.batchConcurrency,
     log: (message, error) =>
-      console.error(error === undefined ? message : `${message} ${describeError(error)}`),
+      console.error(redactText(error === undefined ? message : `${message} ${describeError(error)}`)),
   });
 
   // The AS reads raw bodies itself and the MCP adapter reads its own: no body parser in front of either.
@@ -274,9 +273,11 @@ function openRedis(config: LoadedConfig['config']['state']['redis']): RedisConne
     connectTimeoutMs: config.connectTimeoutMs,
     onStatus: (status, detail) =>
       console.error(
-        status === 'ready'
-          ? `redis reconnected (${detail})`
-          : `redis connection lost (${config.url}): ${detail}`,
+        redactText(
+          status === 'ready'
+            ? `redis reconnected (${detail})`
+            : `redis connection lost (${config.url}): ${detail}`,
+        ),
       ),
   });
 }
@@ -315,7 +316,7 @@ async function readSigningKeys(loaded: LoadedConfig, file: string): Promise<JWK[
 }
 
 function describeError(error: unknown): string {
-  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+  return redactText(error instanceof Error ? (error.stack ?? error.message) : String(error));
 }
 
 /** The upstream OpenID Connect provider's options, with its client secret read from the environment if named there. */

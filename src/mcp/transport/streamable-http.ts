@@ -1,3 +1,4 @@
+import { concurrencyLimit } from '../protocol/concurrency.js';
 import type { Dispatcher } from '../protocol/dispatcher.js';
 import {
   classify,
@@ -38,9 +39,17 @@ export interface StreamableHttpOptions {
   readonly responseMode?: ResponseMode;
   /** Comment frames on open streams at this interval, so idle proxies keep them. Default 25 s. */
   readonly keepAliveMs?: number;
+  /** Most messages in one JSON-RPC batch; a bigger batch is refused whole (400, -32600). Default 50. */
+  readonly maxBatchSize?: number;
+  /** Requests of one batch that run at the same time; the others wait their turn. Default 4. */
+  readonly batchConcurrency?: number;
   /** Optional handler for the stateless 2026-07-28 revision (selected by the `MCP-Protocol-Version` header). */
   readonly stateless?: (request: HttpRequestView, subject: Subject, revision: Revision) => Promise<HttpReply>;
 }
+
+/** See `maxBatchSize` and `batchConcurrency`. */
+export const defaultMaxBatchSize = 50;
+export const defaultBatchConcurrency = 4;
 
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
@@ -139,6 +148,15 @@ export class StreamableHttpTransport {
     const batch = Array.isArray(parsed);
     const raw = batch ? (parsed as unknown[]) : [parsed];
     if (raw.length === 0) return errorReply(400, ErrorCode.InvalidRequest, 'Invalid Request: empty batch');
+    // Refused before anything is read from it: each tools/call would become a call through the gateway.
+    const maxBatchSize = this.#o.maxBatchSize ?? defaultMaxBatchSize;
+    if (raw.length > maxBatchSize) {
+      return errorReply(
+        400,
+        ErrorCode.InvalidRequest,
+        `Invalid Request: a batch holds at most ${maxBatchSize} messages (mcp.maxBatchSize), got ${raw.length}`,
+      );
+    }
     const messages = raw.map(classify);
     const sse = wantsSse && (!wantsJson || this.#o.responseMode === 'sse');
 
@@ -196,7 +214,8 @@ export class StreamableHttpTransport {
     if (requests.length === 0 && invalid.length === 0) {
       return { status: 202, headers: { [SESSION_HEADER]: session.id } };
     }
-    const pending = requests.map((r) => this.#o.dispatcher.request(r, ctx));
+    const limit = concurrencyLimit(this.#o.batchConcurrency ?? defaultBatchConcurrency);
+    const pending = requests.map((r) => limit(() => this.#o.dispatcher.request(r, ctx)));
     return sse
       ? this.#sseReply(pending, invalid, { [SESSION_HEADER]: session.id })
       : this.#jsonReply(pending, invalid, batch, { [SESSION_HEADER]: session.id });

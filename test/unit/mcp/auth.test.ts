@@ -273,4 +273,38 @@ describe('Host allow-list', () => {
       await local.close();
     }
   });
+
+  // Issue 13: `Origin: http://127.0.0.1:8080` was refused although 127.0.0.1:8080 is in mcp.allowedHosts.
+  it('accepts an Origin whose host[:port] is in allowedHosts, and no other', async () => {
+    const local = await startApp((url) => ({
+      issuer: ISSUER,
+      verifier: kit.verifier,
+      catalog: new MutableCatalog(sampleOperations()),
+      caller: new FakeCaller(),
+      serverInfo: { name: 'p', version: '1' },
+      allowedHosts: [new URL(url).host, 'gateway.test:8080', 'LocalHost'],
+    }));
+    try {
+      const t = await kit.sign({ sub: 'a', client_id: 'c', scope: '', aud: local.url });
+      const statusFor = async (origin: string) => {
+        const res = await send(local.url, initializeMessage(), { token: t, headers: { origin } });
+        await res.arrayBuffer();
+        return [res.status, res.headers.get('access-control-allow-origin')];
+      };
+      for (const origin of ['http://gateway.test:8080', 'https://gateway.test:8080', 'http://localhost']) {
+        expect(await statusFor(origin), origin).toEqual([200, origin]);
+      }
+      for (const origin of [
+        'http://gateway.test:9999',
+        'http://gateway.test',
+        'http://evil.example',
+        'null',
+        'ftp://gateway.test:8080',
+      ]) {
+        expect(await statusFor(origin), origin).toEqual([403, null]);
+      }
+    } finally {
+      await local.close();
+    }
+  });
 });

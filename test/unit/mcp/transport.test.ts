@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../helpers/wait.js';
 import {
   createTokenKit,
   FakeCaller,
@@ -313,6 +314,105 @@ describe('batches', () => {
     const session = await openSession(app.url, alice, '2025-03-26');
     const res = await send(app.url, [], { token: alice, session });
     expect(res.status).toBe(400);
+  });
+});
+
+/** Issue 13: 1,500 tools/call in one POST became 1,500 gateway calls, all at once. */
+describe('batch limits', () => {
+  /** A gateway that answers only when told, and remembers how many calls it held at once. */
+  class HeldCaller extends FakeCaller {
+    inFlight = 0;
+    mostInFlight = 0;
+    readonly #waiting: (() => void)[] = [];
+    override async call(...args: Parameters<FakeCaller['call']>) {
+      this.inFlight++;
+      this.mostInFlight = Math.max(this.mostInFlight, this.inFlight);
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+      this.inFlight--;
+      return super.call(...args);
+    }
+    releaseAll(): number {
+      const released = this.#waiting.splice(0);
+      for (const release of released) release();
+      return released.length;
+    }
+  }
+  let limited: RunningApp;
+  let caller: HeldCaller;
+  const call = (id: number) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'listCourses', arguments: {} },
+  });
+
+  beforeAll(async () => {
+    caller = new HeldCaller();
+    limited = await startApp(() => ({
+      issuer: ISSUER,
+      verifier: kit.verifier,
+      catalog,
+      caller,
+      serverInfo: { name: 'portcullis', version: '0.1.0' },
+      keepAliveMs: 0,
+      maxBatchSize: 10,
+      batchConcurrency: 3,
+    }));
+  });
+  afterAll(() => limited.close());
+
+  it('refuses a batch over maxBatchSize whole, with -32600 and 400, calling nothing', async () => {
+    const token = await kit.sign({
+      sub: 'alice',
+      client_id: 'c1',
+      scope: 'read:courses-work',
+      aud: limited.url,
+    });
+    const session = await openSession(limited.url, token, '2025-03-26');
+    const res = await send(
+      limited.url,
+      Array.from({ length: 11 }, (_, i) => call(i)),
+      { token, session, version: '2025-03-26' },
+    );
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message: 'Invalid Request: a batch holds at most 10 messages (mcp.maxBatchSize), got 11',
+      },
+    });
+    expect(caller.calls).toHaveLength(0);
+  });
+
+  it('runs the calls of a batch at most batchConcurrency at a time, and answers them all', async () => {
+    const token = await kit.sign({
+      sub: 'alice',
+      client_id: 'c1',
+      scope: 'read:courses-work',
+      aud: limited.url,
+    });
+    const session = await openSession(limited.url, token, '2025-03-26');
+    const reply = send(
+      limited.url,
+      Array.from({ length: 10 }, (_, i) => call(i)),
+      { token, session, version: '2025-03-26' },
+    );
+    let released = 0;
+    const started = Date.now();
+    while (released < 10 && Date.now() - started < 10_000) {
+      await until(() => caller.inFlight > 0, 'a gateway call', 5_000);
+      expect(caller.inFlight).toBeLessThanOrEqual(3);
+      released += caller.releaseAll();
+    }
+    const res = await reply;
+    expect(res.status).toBe(200);
+    const answers = (await res.json()) as { id: number; result?: unknown }[];
+    expect(answers.map((answer) => answer.id).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(answers.every((answer) => answer.result !== undefined)).toBe(true);
+    expect(caller.mostInFlight).toBe(3);
+    expect(released).toBe(10);
   });
 });
 

@@ -44,6 +44,8 @@ describe('auth and mcp configuration', () => {
       allowedOrigins: ['https://app.example.com'],
       responseMode: 'json',
       pageSize: 100,
+      maxBatchSize: 50,
+      batchConcurrency: 4,
       serviceTokenTtlSeconds: 60,
     });
   });
