@@ -13,6 +13,7 @@ import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
 import { PageDriver } from '../helpers/stack-browser.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * The official MCP SDK client against the stack as `portcullis up` runs it, every request through Envoy: from
@@ -22,8 +23,8 @@ import { PageDriver } from '../helpers/stack-browser.js';
  */
 
 const ACCESS_TOKEN_TTL = 3;
-/** The verifier allows 5 s of clock skew, so a token is refused from exp + 5 s on. */
-const EXPIRED_AFTER_MS = (ACCESS_TOKEN_TTL + 6) * 1000;
+/** The verifier allows 5 s of clock skew, so a token is refused from exp + 5 s on: wait for that, with room. */
+const EXPIRY_TIMEOUT_MS = (ACCESS_TOKEN_TTL + 5) * 1000 + 10_000;
 const REDIRECT = 'http://127.0.0.1:47123/callback';
 const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'] as const;
 
@@ -209,7 +210,23 @@ describe('official MCP SDK client through Envoy, from nothing', () => {
       );
 
       // Let the access token expire: the next call gets 401, the SDK refreshes and the call goes on.
-      await new Promise((resolve) => setTimeout(resolve, EXPIRED_AFTER_MS));
+      await until(
+        async () => {
+          const probe = await fetch(stack.mcpUrl, {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${firstToken.access_token}`,
+              accept: 'application/json, text/event-stream',
+              'content-type': 'application/json',
+            },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 'expiry-probe', method: 'ping' }),
+          });
+          await probe.arrayBuffer();
+          return probe.status === 401;
+        },
+        'the access token to expire',
+        EXPIRY_TIMEOUT_MS,
+      );
       const tokenRequestsBefore = log.filter((line) => line === 'POST /v1/token -> 200').length;
       const again = await client.callTool({ name: 'get-course', arguments: { id: '3' } });
       expect(JSON.parse((again.content as { text: string }[])[0]!.text)).toEqual(
