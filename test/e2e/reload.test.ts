@@ -83,6 +83,17 @@ describe('portcullis up reloads its configuration without dropping requests', ()
   let configFile: string;
   let baseId = 0;
   const url = () => `http://127.0.0.1:${ports.gateway}/courses/api/Course/2`;
+  /** The command lines of the Envoys up runs now (an epoch that is draining included). */
+  const envoyCommandLines = () =>
+    descendantsOf(run.child.pid!)
+      .map((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        } catch {
+          return []; // exited since it was listed
+        }
+      })
+      .filter((args) => args.includes('--restart-epoch') || args.includes('--use-dynamic-base-id'));
 
   beforeAll(async () => {
     ports = { gateway: await freePort(), admin: await freePort(), backend: await freePort() };
@@ -230,7 +241,7 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     );
     await until(() => run.output().includes('Envoy hot-restarted'), 'the restart report', 30_000);
     // Keep the stream running until the previous Envoy drained and exited.
-    await new Promise((resolve) => setTimeout(resolve, 6000));
+    await until(() => envoyCommandLines().length === 1, 'the previous Envoy to drain and exit', 30_000);
     await stream.stop();
 
     expect(stream.failures).toEqual([]);
@@ -245,9 +256,7 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     expect(run.child.exitCode).toBeNull();
 
     // One Envoy is left, the new epoch, in the family's base id (whose shared memory exists while it runs).
-    const envoys = descendantsOf(run.child.pid!)
-      .map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'))
-      .filter((args) => args.includes('--restart-epoch') || args.includes('--use-dynamic-base-id'));
+    const envoys = envoyCommandLines();
     expect(envoys.map((args) => args[args.indexOf('--restart-epoch') + 1])).toEqual([String(epoch)]);
     baseId = Number(envoys[0]![envoys[0]!.indexOf('--base-id') + 1]);
     expect(existsSync(hotRestartSharedMemory(baseId))).toBe(true);
@@ -264,7 +273,7 @@ describe('portcullis up reloads its configuration without dropping requests', ()
       'the restart report',
       30_000,
     );
-    await new Promise((resolve) => setTimeout(resolve, 6000));
+    await until(() => envoyCommandLines().length === 1, 'the previous Envoy to drain and exit', 30_000);
     await stream.stop();
 
     expect(stream.failures).toEqual([]);
