@@ -28,6 +28,10 @@ export function managementConnectionManager(api: Endpoint | undefined, routerFil
       stat_prefix: 'management',
       codec_type: 'AUTO',
       use_remote_address: true,
+      // The same one path for Envoy's routes and the management API as on the gateway listener (bootstrap.ts).
+      normalize_path: true,
+      merge_slashes: true,
+      path_with_escaped_slashes_action: 'KEEP_UNCHANGED',
       forward_client_cert_details: 'SANITIZE',
       route_config: {
         name: 'management',

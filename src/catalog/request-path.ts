@@ -25,11 +25,13 @@ const unreservedEscape = /%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[dDeE]|5[fF]|7
 const malformedEscape = /%(?![0-9A-Fa-f]{2})/;
 const encodedSlash = /%(?:2[fF]|5[cC])/;
 const mayHideDotSegment = /%(?:2[fF]|5[cC])|;/;
+const dotSegment = /\/\.\.?(?:\/|$)/;
 
 export function normalizeRequestPath(path: string): NormalizedPath {
   // Not origin-form (`*`, or no path at all): no API can match it, and there is nothing to resolve.
   if (!path.startsWith('/') && !path.startsWith('\\')) return { ok: true, path };
-  const malformed = malformedEscape.exec(path);
+  const escaped = path.includes('%');
+  const malformed = escaped ? malformedEscape.exec(path) : null;
   if (malformed) {
     return {
       ok: false,
@@ -37,11 +39,13 @@ export function normalizeRequestPath(path: string): NormalizedPath {
       message: `the path has a "%" that does not start a percent-encoded byte at offset ${malformed.index}`,
     };
   }
-  const decoded = path.includes('%')
+  // Each step only when it has something to do: most paths need none of them.
+  let resolved = escaped
     ? path.replace(unreservedEscape, (byte) => String.fromCharCode(Number.parseInt(byte.slice(1), 16)))
     : path;
-  const merged = decoded.replace(/\\/g, '/').replace(/\/{2,}/g, '/');
-  const resolved = removeDotSegments(merged);
+  if (resolved.includes('\\')) resolved = resolved.replaceAll('\\', '/');
+  if (resolved.includes('//')) resolved = resolved.replace(/\/{2,}/g, '/');
+  if (dotSegment.test(resolved)) resolved = removeDotSegments(resolved);
   const hiding = mayHideDotSegment.test(resolved)
     ? resolved.split('/').find((segment) => segment.split(encodedSlash).some(isDotSegment))
     : undefined;
@@ -65,7 +69,6 @@ export function isDotSegment(piece: string): boolean {
  * it (none at the root); a dot-segment at the end leaves a trailing slash (`/a/b/..` → `/a/`).
  */
 export function removeDotSegments(path: string): string {
-  if (!path.includes('.')) return path;
   const input = path.split('/').slice(1);
   const output: string[] = [];
   for (let index = 0; index < input.length; index++) {

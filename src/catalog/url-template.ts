@@ -73,16 +73,20 @@ export function compileUrlTemplate(text: string): UrlTemplate {
     parameters: names,
     specificity,
     match(path, query) {
-      const parts = path.split('/').slice(1).map(decodeSegment);
+      const parts = path.split('/').slice(1);
+      const escaped = path.includes('%');
       const params: Record<string, string> = {};
       for (let index = 0; index < segments.length; index++) {
         const segment = segments[index]!;
         if (segment.kind === 'wildcard') {
-          params[segment.name] = parts.slice(index).join('/');
+          const rest = parts.slice(index);
+          params[segment.name] = (escaped ? rest.map(decodeSegment) : rest).join('/');
           return matchQuery(params, query);
         }
-        const part = parts[index];
-        if (part === undefined) return undefined;
+        const encoded = parts[index];
+        if (encoded === undefined) return undefined;
+        // Decoded segment by segment: an encoded "/" is part of its segment, never a separator.
+        const part = escaped ? decodeSegment(encoded) : encoded;
         if (segment.kind === 'literal') {
           if (part.toLowerCase() !== segment.text) return undefined;
         } else {

@@ -148,10 +148,11 @@ class PolicyExchange implements Exchange {
       : [{ name: 'x-request-id', value: requestId }];
 
     // Matched and forwarded alike: the operation whose policy runs is the one the backend resolves.
-    const normalized = normalizeRequestPath(queryStart < 0 ? rawPath : rawPath.slice(0, queryStart));
+    const rawPathname = queryStart < 0 ? rawPath : rawPath.slice(0, queryStart);
+    const normalized = normalizeRequestPath(rawPathname);
     if (!normalized.ok) return this.refusePath(normalized, requestIdHeader);
     const pathname = normalized.path;
-    const pathChanged = pathname.length + search.length !== rawPath.length;
+    const pathChanged = pathname !== rawPathname;
     const match = this.engine.catalog.match(authority, method, pathname, new URLSearchParams(search), {
       soapAction: firstHeader(headers, 'soapaction'),
       contentType: firstHeader(headers, 'content-type'),

@@ -48,8 +48,15 @@ export function pathParameterProblems(
   const { path } = buildToolCallRequest(urlTemplate, bindings, args);
   const pathOnly = path.split('?')[0]!;
   const normalized = normalizeRequestPath(pathOnly);
-  if (!normalized.ok || normalized.path !== pathOnly) {
-    problems.push(`arguments: the path ${JSON.stringify(pathOnly)} would not stay within ${urlTemplate}`);
+  if (!normalized.ok) {
+    problems.push(
+      `arguments: the gateway would refuse the path ${JSON.stringify(pathOnly)}: ${normalized.message}`,
+    );
+  } else if (normalized.path !== pathOnly) {
+    problems.push(
+      `arguments: the gateway would resolve the path ${JSON.stringify(pathOnly)} to ` +
+        `${JSON.stringify(normalized.path)}, which may not be ${urlTemplate} (no empty or dot-segments)`,
+    );
   }
   return problems;
 }

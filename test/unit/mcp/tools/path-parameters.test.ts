@@ -73,6 +73,15 @@ describe('tools/call path parameters stay within their operation', () => {
     expect(calls).toEqual([]);
   });
 
+  it('a wildcard with an empty segment is refused: the gateway would merge the slashes', async () => {
+    const { reply, calls } = await callTool('openFile', { rest: 'a//b' });
+    expect(reply.result?.content[0]?.text).toBe(
+      'Invalid arguments for tool openFile: arguments: the gateway would resolve the path "/open/a//b" to ' +
+        '"/open/a/b", which may not be /open/{*rest} (no empty or dot-segments)',
+    );
+    expect(calls).toEqual([]);
+  });
+
   it('is JSON-RPC -32602 before 2025-11-25, like any invalid argument', async () => {
     const { reply, calls } = await callTool('getCourse', { id: '..' }, '2025-06-18');
     expect(reply.error?.code).toBe(-32602);
