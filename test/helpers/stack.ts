@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { hashPassword } from '../../src/auth/index.js';
 import { freePort } from '../../src/config/plan.js';
 import { type EchoBackend, startEchoBackend } from './backend.js';
+import { startUp } from './up.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const cli = path.join(root, 'bin', 'portcullis.js');
 const exampleDir = path.join(root, 'examples', 'courses');
 
 /** The users every stack knows; the passwords are test fixtures, hashed into the configuration at start. */
@@ -119,27 +118,9 @@ processes:
 `,
   );
 
-  const child: ChildProcess = spawn(process.execPath, [cli, 'up', '--config', file], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the stack was not up within 45 s:\n${output}`)), 45_000);
-    const collect = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Press Ctrl-C to stop.')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`portcullis up exited (${code}) before it was up:\n${output}`));
-    });
-  });
+  // One process helper for every test that runs `up`: stop() ends the whole process family, not only `up`.
+  const run = startUp(file);
+  await run.waitFor('Press Ctrl-C to stop.');
 
   return {
     gatewayUrl,
@@ -148,14 +129,9 @@ processes:
     coursesBackendUrl: `http://127.0.0.1:${coursesPort}`,
     echo,
     configFile: file,
-    output: () => output,
+    output: run.output,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGINT');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await run.stop(10_000);
       await echo.close();
       await rm(directory, { recursive: true, force: true });
     },
