@@ -1,4 +1,5 @@
 import type { JWK } from 'jose';
+import type { Context } from 'koa';
 import { parsePasswordHash } from './crypto.js';
 import type { AuthStores } from './stores/types.js';
 import { type ResolvedUpstream, resolveUpstream, type UpstreamProviderOptions } from './upstream/options.js';
@@ -54,6 +55,12 @@ export interface AuthServerOptions {
   /** Epoch seconds; injected by tests to move time. */
   clock?: () => number;
   logger?: AuthLogger;
+  /**
+   * The address of the client that sent a request: the key of the per-address limits and the `address` of
+   * security events. Default the TCP peer; behind a proxy, the address the proxy determined (never a value the
+   * client wrote, such as X-Forwarded-For's first entry).
+   */
+  clientAddress?: (ctx: Context) => string;
   /** client_id put in service tokens minted by mintServiceToken(). Default `portcullis-mcp`. */
   serviceClientId?: string;
   /** An upstream OpenID Connect provider offered on the login page besides the configured users. */
@@ -101,6 +108,7 @@ export interface ResolvedOptions {
   limits: AuthLimits;
   clock: () => number;
   logger: AuthLogger;
+  clientAddress: (ctx: Context) => string;
   serviceClientId: string;
   upstream: ResolvedUpstream | undefined;
   endpoints: {
@@ -137,6 +145,7 @@ const KNOWN_KEYS = new Set([
   'dataDir',
   'clock',
   'logger',
+  'clientAddress',
   'serviceClientId',
   'identityProvider',
 ]);
@@ -169,6 +178,12 @@ export function isKnownSubject(options: ResolvedOptions, sub: string): boolean {
   return (
     options.users.has(sub) || (options.upstream !== undefined && sub.startsWith(`${options.upstream.id}|`))
   );
+}
+
+/** The TCP peer, with an IPv4-mapped IPv6 address written as IPv4. */
+export function peerAddress(ctx: Context): string {
+  const peer = ctx.req.socket.remoteAddress ?? 'unknown';
+  return /^::ffff:\d{1,3}(\.\d{1,3}){3}$/i.test(peer) ? peer.slice(7) : peer;
 }
 
 export function isLoopbackHost(hostname: string): boolean {
@@ -276,6 +291,7 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
       warn: noop,
       error: (m, f) => console.error(`auth: ${m}`, f ?? ''),
     },
+    clientAddress: options.clientAddress ?? peerAddress,
     serviceClientId: options.serviceClientId ?? 'portcullis-mcp',
     upstream,
     endpoints: {

@@ -386,7 +386,7 @@ export function authorizeEndpoints(server: ServerContext) {
     const password = form.get('password') ?? '';
     const { limits } = options;
     const accountKey = `login:account:${username}`;
-    const addressKey = `login:address:${ctx.ip}`;
+    const addressKey = `login:address:${options.clientAddress(ctx)}`;
     const [account, address] = await Promise.all([
       stores.counters.get(accountKey),
       stores.counters.get(addressKey),
@@ -418,7 +418,7 @@ export function authorizeEndpoints(server: ServerContext) {
         stores.counters.increment(accountKey, limits.loginWindowSeconds),
         stores.counters.increment(addressKey, limits.loginWindowSeconds),
       ]);
-      options.logger.warn('sign-in failed', { address: ctx.ip });
+      options.logger.warn('sign-in failed', { address: options.clientAddress(ctx) });
       return render(ctx, 401, loginPage({ ...view, error: 'The user name or password is not correct.' }));
     }
     await stores.counters.reset(accountKey);

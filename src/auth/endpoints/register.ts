@@ -16,7 +16,7 @@ export function registrationEndpoint(server: ServerContext) {
     allowCors(ctx, 'POST');
     noStore(ctx);
     try {
-      await limitRegistrations(server, ctx.ip);
+      await limitRegistrations(server, server.options.clientAddress(ctx));
       const metadata = validateClientMetadata(await readJsonObject(ctx.req), server.options.scopes);
       const now = server.options.clock();
       const clientId = randomToken(16);
@@ -34,7 +34,7 @@ export function registrationEndpoint(server: ServerContext) {
       server.options.logger.info('client registered', {
         client_id: clientId,
         method: metadata.token_endpoint_auth_method,
-        address: ctx.ip,
+        address: server.options.clientAddress(ctx),
       });
       sendJson(ctx, 201, {
         ...clientResponse(server, client),

@@ -28,7 +28,7 @@ export function tokenEndpoint(server: ServerContext) {
       const { client } = await server.clientAuth.authenticate(
         ctx.get('Authorization') || undefined,
         form,
-        ctx.ip,
+        server.options.clientAddress(ctx),
       );
       const grant = GRANTS.get(grantType as GrantType);
       if (!grant)
@@ -55,7 +55,7 @@ async function revoke(server: ServerContext, ctx: Context, form: Map<string, str
   const { client } = await server.clientAuth.authenticate(
     ctx.get('Authorization') || undefined,
     form,
-    ctx.ip,
+    server.options.clientAddress(ctx),
   );
   const token = form.get('token')!;
   const lookups = [revokeRefreshToken, revokeAccessToken];
@@ -96,7 +96,7 @@ export function introspectionEndpoint(server: ServerContext) {
       const { client, method } = await server.clientAuth.authenticate(
         ctx.get('Authorization') || undefined,
         form,
-        ctx.ip,
+        server.options.clientAddress(ctx),
       );
       if (method === 'none')
         throw new OAuthError('invalid_client', 'introspection requires a confidential client');
