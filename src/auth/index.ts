@@ -66,7 +66,7 @@ export async function createAuthorizationServer(input: AuthServerOptions): Promi
   if (input.dataDir !== undefined && input.stores === undefined)
     stores.clients = await FileClientStore.open(input.dataDir);
   const keys = await openKeyRing(input);
-  const tokens = new AccessTokens(options, keys, stores.denylist);
+  const tokens = new AccessTokens(options, keys, stores.denylist, stores.clients);
   const server: ServerContext = {
     options,
     stores,

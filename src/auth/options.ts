@@ -1,6 +1,13 @@
 import type { JWK } from 'jose';
 import type { Context } from 'koa';
 import { parsePasswordHash } from './crypto.js';
+import {
+  type SecurityEventFields,
+  type SecurityEventType,
+  type SecurityLog,
+  securityEvent,
+  stderrSecurityLog,
+} from './security-events.js';
 import type { AuthStores } from './stores/types.js';
 import { type ResolvedUpstream, resolveUpstream, type UpstreamProviderOptions } from './upstream/options.js';
 
@@ -61,6 +68,8 @@ export interface AuthServerOptions {
    * client wrote, such as X-Forwarded-For's first entry).
    */
   clientAddress?: (ctx: Context) => string;
+  /** Where security events go (src/auth/security-events.ts); default one JSON line each on stderr. */
+  securityLog?: SecurityLog;
   /** client_id put in service tokens minted by mintServiceToken(). Default `portcullis-mcp`. */
   serviceClientId?: string;
   /** An upstream OpenID Connect provider offered on the login page besides the configured users. */
@@ -109,6 +118,8 @@ export interface ResolvedOptions {
   clock: () => number;
   logger: AuthLogger;
   clientAddress: (ctx: Context) => string;
+  /** Records one security event (no secrets in `fields`: see security-events.ts). */
+  securityEvent: (type: SecurityEventType, fields: SecurityEventFields) => void;
   serviceClientId: string;
   upstream: ResolvedUpstream | undefined;
   endpoints: {
@@ -146,6 +157,7 @@ const KNOWN_KEYS = new Set([
   'clock',
   'logger',
   'clientAddress',
+  'securityLog',
   'serviceClientId',
   'identityProvider',
 ]);
@@ -292,6 +304,7 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
       error: (m, f) => console.error(`auth: ${m}`, f ?? ''),
     },
     clientAddress: options.clientAddress ?? peerAddress,
+    securityEvent: (type, fields) => (options.securityLog ?? stderrSecurityLog)(securityEvent(type, fields)),
     serviceClientId: options.serviceClientId ?? 'portcullis-mcp',
     upstream,
     endpoints: {

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Answer, BrowserAt, sendFrom } from '../helpers/source-address.js';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * The authorization server's abuse limits and security log as `portcullis up` runs them, every request through
@@ -182,5 +183,212 @@ describe('limits are keyed on the address Envoy saw, not on X-Forwarded-For', ()
     );
     expect(answer.status, answer.text).not.toBe(429);
     expect([200, 303]).toContain(answer.status);
+  });
+});
+
+/** Every credential a test handled, so the last test can check that none reached the log. */
+const secrets: string[] = [];
+
+/** Signs `browser` in as alice, allows, and returns the code the client's callback got, with its verifier. */
+async function signedInCode(browser: BrowserAt, clientId: string) {
+  const { verifier, challenge } = pkce();
+  const page = await browser.send(authorizeUrl(clientId, { code_challenge: challenge }));
+  expect(page.status, page.text).toBe(200);
+  const login = formOf(page.text);
+  const afterLogin = await browser.post(login.action, {
+    ...login.fields,
+    username: USERS.alice.username,
+    password: USERS.alice.password,
+  });
+  expect(afterLogin.status, afterLogin.text).toBe(303);
+  let callback = new URL(afterLogin.headers.location!, stack.gatewayUrl);
+  // A consent given before is remembered: the sign-in then redirects to the client at once.
+  if (callback.origin === stack.gatewayUrl) {
+    const consent = formOf((await browser.send(callback.href)).text);
+    const allowed = await browser.post(consent.action, { ...consent.fields, decision: 'allow' });
+    callback = new URL(allowed.headers.location!);
+  }
+  expect(callback.origin + callback.pathname).toBe(REDIRECT_URI);
+  const code = callback.searchParams.get('code')!;
+  secrets.push(code, verifier);
+  return { code, verifier };
+}
+
+function formOf(html: string) {
+  const action = /<form method="post" action="([^"]+)"/.exec(html)![1]!.replace(/&amp;/g, '&');
+  const fields: Record<string, string> = {};
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    fields[m[1]!] = m[2]!;
+  return { action, fields };
+}
+
+function tokenFormFrom(from: string, form: Record<string, string>) {
+  return sendFrom(from, `${stack.issuer}/v1/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form).toString(),
+  });
+}
+
+function mcpInitializeFrom(from: string, token: string) {
+  return sendFrom(from, stack.mcpUrl, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    }),
+  });
+}
+
+describe('a deleted client (RFC 7592 §2.3)', () => {
+  it('loses its access tokens at the MCP endpoint and its refresh tokens at the token endpoint', async () => {
+    const from = '127.0.0.51';
+    const client = await registeredFrom(from, 'none');
+    secrets.push(client.registrationToken);
+    const { code, verifier } = await signedInCode(new BrowserAt(from), client.clientId);
+    const tokens = await tokenFormFrom(from, {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+      client_id: client.clientId,
+    });
+    expect(tokens.status, tokens.text).toBe(200);
+    const { access_token: accessToken, refresh_token: refreshToken } = tokens.json() as Record<
+      string,
+      string
+    >;
+    secrets.push(accessToken!, refreshToken!);
+    expect((await mcpInitializeFrom(from, accessToken!)).status).toBe(200);
+
+    const deleted = await sendFrom(from, `${stack.issuer}/v1/register/${client.clientId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${client.registrationToken}` },
+    });
+    expect(deleted.status).toBe(204);
+
+    const refused = await mcpInitializeFrom(from, accessToken!);
+    expect(refused.status).toBe(401);
+    expect(refused.headers['www-authenticate']).toContain('invalid_token');
+    const refreshed = await tokenFormFrom(from, {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken!,
+      client_id: client.clientId,
+    });
+    expect({ status: refreshed.status, error: refreshed.json().error }).toEqual({
+      status: 401,
+      error: 'invalid_client',
+    });
+  });
+});
+
+describe('the security log', () => {
+  it('has one JSON line per security event, with the address Envoy saw, and no secret anywhere in the output', async () => {
+    const from = '127.0.0.61';
+    const client = await registeredFrom(from, 'client_secret_basic');
+    secrets.push(client.secret!, client.registrationToken);
+    const auth = basic(client.clientId, client.secret!);
+    // A code redeemed twice, then a refresh token used twice.
+    const { code, verifier } = await signedInCode(new BrowserAt(from), client.clientId);
+    const exchange = () =>
+      sendFrom(from, `${stack.issuer}/v1/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          code_verifier: verifier,
+          redirect_uri: REDIRECT_URI,
+        }).toString(),
+      });
+    expect((await exchange()).status).toBe(200);
+    expect((await exchange()).json().error).toBe('invalid_grant');
+    const second = await signedInCode(new BrowserAt(from), client.clientId);
+    const issued = await sendFrom(from, `${stack.issuer}/v1/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: second.code,
+        code_verifier: second.verifier,
+        redirect_uri: REDIRECT_URI,
+      }).toString(),
+    });
+    const refreshToken = issued.json().refresh_token as string;
+    secrets.push(refreshToken, issued.json().access_token as string);
+    const refresh = () =>
+      sendFrom(from, `${stack.issuer}/v1/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }).toString(),
+      });
+    const rotated = await refresh();
+    expect(rotated.status).toBe(200);
+    secrets.push(rotated.json().refresh_token as string, rotated.json().access_token as string);
+    expect((await refresh()).json().error).toBe('invalid_grant');
+    // A password typed into the user name field must not reach the log either.
+    const browser = new BrowserAt(from);
+    const page = await loginPage(browser, client.clientId);
+    await browser.post(page.action, {
+      ...page.fields,
+      username: USERS.alice.password,
+      password: USERS.alice.username,
+    });
+
+    const events = () =>
+      stack
+        .output()
+        .split('\n')
+        .map((line) => line.slice(line.indexOf('{"event":"security"')))
+        .filter((line) => line.startsWith('{"event":"security"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const expected: [string, Record<string, unknown>][] = [
+      [
+        'client.registered',
+        { address: from, client_id: client.clientId, auth_method: 'client_secret_basic' },
+      ],
+      ['login.succeeded', { address: from, client_id: client.clientId, username: 'alice' }],
+      ['authorization_code.replayed', { address: from, client_id: client.clientId, username: 'alice' }],
+      ['refresh_token.reused', { address: from, client_id: client.clientId, username: 'alice' }],
+      ['login.failed', { address: from, client_id: client.clientId, reason: 'unknown_user' }],
+      // from the earlier tests
+      ['login.failed', { address: '127.0.0.42', reason: 'unknown_user' }],
+      ['login.locked', { address: '127.0.0.42', limit: 'login.address' }],
+      ['rate_limit.refused', { address: '127.0.0.42', limit: 'login.address' }],
+      ['rate_limit.refused', { address: '127.0.0.21', limit: 'registration' }],
+      ['client_auth.failed', { address: '127.0.0.32', reason: 'wrong_secret' }],
+      ['rate_limit.refused', { address: '127.0.0.32', limit: 'client_auth' }],
+      ['client.deleted', { address: '127.0.0.51' }],
+    ];
+    await until(
+      () =>
+        expected.every(([type, fields]) =>
+          events().some(
+            (event) => event.type === type && Object.entries(fields).every(([k, v]) => event[k] === v),
+          ),
+        ),
+      `the security events ${expected.map(([type]) => type).join(', ')}`,
+      10_000,
+    ).catch((error: Error) => {
+      throw new Error(
+        `${error.message}; logged:\n${events()
+          .map((e) => JSON.stringify(e))
+          .join('\n')}`,
+      );
+    });
+    for (const event of events()) {
+      expect(Object.keys(event).slice(0, 3)).toEqual(['event', 'type', 'time']);
+      expect(Number.isNaN(Date.parse(event.time as string))).toBe(false);
+    }
+    // No credential appears anywhere in what `up` printed, log lines included.
+    const output = stack.output();
+    for (const secret of [...secrets, USERS.alice.password]) expect(output).not.toContain(secret);
   });
 });

@@ -385,15 +385,23 @@ export function authorizeEndpoints(server: ServerContext) {
     const username = form.get('username') ?? '';
     const password = form.get('password') ?? '';
     const { limits } = options;
+    const address = options.clientAddress(ctx);
+    const user = options.users.get(username);
+    // Only a name that is an account goes to the log: a wrong one may be a password typed in the wrong field.
+    const event = { address, client_id: interaction.clientId, ...(user ? { username } : {}) };
     const accountKey = `login:account:${username}`;
-    const addressKey = `login:address:${options.clientAddress(ctx)}`;
-    const [account, address] = await Promise.all([
+    const addressKey = `login:address:${address}`;
+    const [account, perAddress] = await Promise.all([
       stores.counters.get(accountKey),
       stores.counters.get(addressKey),
     ]);
     const blocked = [
-      account && account.count >= limits.loginFailuresPerAccount ? account : undefined,
-      address && address.count >= limits.loginFailuresPerAddress ? address : undefined,
+      account && account.count >= limits.loginFailuresPerAccount
+        ? { limit: 'login.account' as const, ...account }
+        : undefined,
+      perAddress && perAddress.count >= limits.loginFailuresPerAddress
+        ? { limit: 'login.address' as const, ...perAddress }
+        : undefined,
     ].find((c) => c !== undefined);
     const view = {
       action: options.endpoints.login,
@@ -404,24 +412,43 @@ export function authorizeEndpoints(server: ServerContext) {
       ...loginChoices,
     };
     if (blocked) {
-      ctx.set('Retry-After', String(Math.max(1, blocked.resetAt - options.clock())));
+      const retryAfter = Math.max(1, blocked.resetAt - options.clock());
+      options.securityEvent('rate_limit.refused', {
+        ...event,
+        limit: blocked.limit,
+        retry_after: retryAfter,
+      });
+      ctx.set('Retry-After', String(retryAfter));
       return render(
         ctx,
         429,
         loginPage({ ...view, error: 'Too many failed sign-in attempts. Try again later.' }),
       );
     }
-    const user = options.users.get(username);
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     if (!user || !ok) {
-      await Promise.all([
+      const [accountNow, addressNow] = await Promise.all([
         stores.counters.increment(accountKey, limits.loginWindowSeconds),
         stores.counters.increment(addressKey, limits.loginWindowSeconds),
       ]);
-      options.logger.warn('sign-in failed', { address: options.clientAddress(ctx) });
+      options.securityEvent('login.failed', { ...event, reason: user ? 'wrong_password' : 'unknown_user' });
+      // The failure that reaches a limit starts the lockout; later refusals are rate_limit.refused.
+      for (const [limit, counter, max] of [
+        ['login.account', accountNow, limits.loginFailuresPerAccount],
+        ['login.address', addressNow, limits.loginFailuresPerAddress],
+      ] as const) {
+        if (counter.count === max) {
+          options.securityEvent('login.locked', {
+            ...event,
+            limit,
+            retry_after: Math.max(1, counter.resetAt - options.clock()),
+          });
+        }
+      }
       return render(ctx, 401, loginPage({ ...view, error: 'The user name or password is not correct.' }));
     }
     await stores.counters.reset(accountKey);
+    options.securityEvent('login.succeeded', event);
     // A new session id at sign-in defeats session fixation; the interaction follows the browser to it.
     await stores.sessions.delete(checked.session.id);
     const session = await newSession(ctx, user.username);
