@@ -62,7 +62,9 @@ type Handler = (ctx: Context) => Promise<void>;
 
 export async function createAuthorizationServer(input: AuthServerOptions): Promise<AuthorizationServer> {
   const options = resolveOptions(input);
-  const stores = input.stores ?? createMemoryStores(options.clock);
+  const stores =
+    input.stores ??
+    createMemoryStores(options.clock, { maxInteractions: options.limits.pendingAuthorizations });
   if (input.dataDir !== undefined && input.stores === undefined)
     stores.clients = await FileClientStore.open(input.dataDir);
   const keys = await openKeyRing(input);

@@ -84,6 +84,14 @@ export interface AuthLimits {
   registrationWindowSeconds: number;
   clientAuthFailures: number;
   clientAuthWindowSeconds: number;
+  /** Authorization requests (GET /v1/authorize) one address may start per window. */
+  authorizationsPerAddress: number;
+  authorizationWindowSeconds: number;
+  /**
+   * Pending authorization requests kept in memory (without Redis) at most; past it the oldest is dropped (its
+   * user starts again). Each is at most a few KB (the parameters' lengths are capped).
+   */
+  pendingAuthorizations: number;
 }
 
 const DEFAULT_LIMITS: AuthLimits = {
@@ -94,6 +102,9 @@ const DEFAULT_LIMITS: AuthLimits = {
   registrationWindowSeconds: 60 * 60,
   clientAuthFailures: 10,
   clientAuthWindowSeconds: 5 * 60,
+  authorizationsPerAddress: 60,
+  authorizationWindowSeconds: 60,
+  pendingAuthorizations: 5000,
 };
 
 /** Options after validation: every default applied, every URL derived once. */

@@ -58,6 +58,15 @@ const limitsSchema = z
     registrationWindowSeconds: positiveInt.optional(),
     clientAuthFailures: positiveInt.optional(),
     clientAuthWindowSeconds: positiveInt.optional(),
+    /** Authorization requests one client address may start per window (default 60 per 60 s); more get 429. */
+    authorizationsPerAddress: positiveInt.optional(),
+    authorizationWindowSeconds: positiveInt.optional(),
+    /**
+     * Pending authorization requests (started, not yet finished by sign-in and consent) kept in memory when there
+     * is no Redis, default 5000; past it the oldest is dropped and its user starts again. With Redis they expire
+     * after 15 minutes and the per-address limit bounds them.
+     */
+    pendingAuthorizations: positiveInt.optional(),
   })
   .strict();
 

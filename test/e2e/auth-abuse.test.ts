@@ -19,6 +19,8 @@ beforeAll(async () => {
     loginFailuresPerAddress: 3
     loginFailuresPerAccount: 100
     registrationsPerAddress: 3
+    authorizationsPerAddress: 500
+    pendingAuthorizations: 100
 `,
   });
 });
@@ -183,6 +185,62 @@ describe('limits are keyed on the address Envoy saw, not on X-Forwarded-For', ()
     );
     expect(answer.status, answer.text).not.toBe(429);
     expect([200, 303]).toContain(answer.status);
+  });
+});
+
+describe('anonymous authorization requests are bounded', () => {
+  it('an oversized parameter is refused with a 400 page naming it, never redirected', async () => {
+    const client = await registeredFrom('127.0.0.81', 'none');
+    for (const [name, length] of [
+      ['state', 14_000],
+      ['scope', 1025],
+      ['redirect_uri', 2049],
+    ] as const) {
+      const value =
+        name === 'redirect_uri'
+          ? `${REDIRECT_URI}?${'x'.repeat(length)}`.slice(0, length)
+          : 'x'.repeat(length);
+      const answer = await sendFrom('127.0.0.81', authorizeUrl(client.clientId, { [name]: value }));
+      expect(answer.status, name).toBe(400);
+      expect(answer.headers.location).toBeUndefined();
+      expect(answer.headers['set-cookie']).toBeUndefined();
+      expect(answer.text).toContain(`${name} must be at most`);
+      expect(/<code id="error">([^<]*)<\/code>/.exec(answer.text)?.[1]).toBe('invalid_request');
+    }
+  });
+
+  it('1,000 requests keep only the newest pendingAuthorizations (100) pending; past the per-address limit → 429', async () => {
+    const client = await registeredFrom('127.0.0.71', 'none');
+    const first = new BrowserAt('127.0.0.71');
+    const second = new BrowserAt('127.0.0.72');
+    const state = 's'.repeat(1000);
+    const pages: { browser: BrowserAt; text: string }[] = [];
+    for (const browser of [first, second]) {
+      for (let i = 0; i < 500; i++) {
+        const page = await browser.send(authorizeUrl(client.clientId, { state }));
+        expect(page.status).toBe(200);
+        // Only the ones around the cap are needed again; the others are dropped at once.
+        const index = pages.length;
+        pages.push({ browser, text: index === 0 || index === 899 || index === 900 ? page.text : '' });
+      }
+    }
+    const signIn = (page: { browser: BrowserAt; text: string }) => {
+      const form = formOf(page.text);
+      return page.browser.post(form.action, {
+        ...form.fields,
+        username: USERS.alice.username,
+        password: USERS.alice.password,
+      });
+    };
+    // The first 900 were dropped, oldest first; the newest 100 are still there.
+    expect((await signIn(pages[0]!)).status).toBe(403);
+    expect((await signIn(pages[899]!)).status).toBe(403);
+    const kept = await signIn(pages[900]!);
+    expect(kept.status, kept.text).toBe(303);
+
+    const refused = await first.send(authorizeUrl(client.clientId));
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toMatch(/^\d+$/);
   });
 });
 
@@ -366,6 +424,7 @@ describe('the security log', () => {
       ['client_auth.failed', { address: '127.0.0.32', reason: 'wrong_secret' }],
       ['rate_limit.refused', { address: '127.0.0.32', limit: 'client_auth' }],
       ['client.deleted', { address: '127.0.0.51' }],
+      ['rate_limit.refused', { address: '127.0.0.71', limit: 'authorization' }],
     ];
     await until(
       () =>
