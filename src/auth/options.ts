@@ -41,7 +41,11 @@ export interface AuthServerOptions {
   codeTtlSeconds?: number;
   /** Lifetime of a login session cookie. */
   sessionTtlSeconds?: number;
-  /** Default true (the spec lists plain); when false, `plain` is refused and no longer advertised. */
+  /**
+   * Default true (the service specification lists plain, and OAuth 2.1 §4.1.1 reads a missing method as plain);
+   * when false, `plain` and a missing method are refused and plain is no longer advertised. The risk of true is
+   * described at `auth.allowPlainPkce` in src/config/service-schema.ts.
+   */
   allowPlainPkce?: boolean;
   /**
    * Private JWKs (with `kid` and `alg`); the first signs, all are published. When omitted, a current and a

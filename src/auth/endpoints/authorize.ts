@@ -243,6 +243,14 @@ export function authorizeEndpoints(server: ServerContext) {
     // OAuth 2.1 §4.1.1: an absent method means plain.
     const method = params.get('code_challenge_method') ?? 'plain';
     const methods = options.allowPlainPkce ? ['S256', 'plain'] : ['S256'];
+    if (!params.has('code_challenge_method') && !methods.includes('plain')) {
+      return {
+        error: new OAuthError(
+          'invalid_request',
+          'code_challenge_method is required and must be S256 (without it the method is plain, which this server refuses)',
+        ),
+      };
+    }
     if (!methods.includes(method)) {
       return {
         error: new OAuthError(
