@@ -1,8 +1,9 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientAddressHeader } from '../../../envoy/bootstrap.js';
-import { freePort } from '../../../src/config/plan.js';
+import { buildBootstrap, clientAddressHeader } from '../../../envoy/bootstrap.js';
+import { ConfigError, parseConfig } from '../../../src/config/load.js';
+import { freePort, planRuntime } from '../../../src/config/plan.js';
 import { type RunningEnvoy, startEnvoy } from '../../helpers/envoy.js';
 
 /**
@@ -88,5 +89,35 @@ describe('the client address Envoy hands the service', () => {
   it('with one trusted proxy but no X-Forwarded-For, falls back to the TCP peer', async () => {
     const headers = await headersSeen(behindProxy, '127.0.0.7', {});
     expect(headers[clientAddressHeader]).toBe('127.0.0.7');
+  });
+});
+
+describe('gateway.trustedProxyHops', () => {
+  /** xff_num_trusted_hops of every gateway listener's connection manager. */
+  async function trustedHops(yaml: string): Promise<unknown[]> {
+    const bootstrap = buildBootstrap(await planRuntime(parseConfig(yaml, 'gateway.yaml'))) as {
+      static_resources: {
+        listeners: { filter_chains: { filters: { typed_config: Record<string, unknown> }[] }[] }[];
+      };
+    };
+    return bootstrap.static_resources.listeners.map(
+      (listener) => listener.filter_chains[0]!.filters.at(-1)!.typed_config.xff_num_trusted_hops,
+    );
+  }
+
+  it("is 0 by default (the client is the TCP peer) and becomes Envoy's xff_num_trusted_hops", async () => {
+    expect(await trustedHops('gateway: { http: { port: 0 } }')).toEqual([0]);
+    expect(await trustedHops('gateway: { http: { port: 0 }, trustedProxyHops: 2 }')).toEqual([2]);
+  });
+
+  it('refuses a negative or absurd count, naming the key', () => {
+    for (const value of ['-1', '11', '1.5']) {
+      expect(() => parseConfig(`gateway: { trustedProxyHops: ${value} }`, 'gateway.yaml')).toThrow(
+        ConfigError,
+      );
+      expect(() => parseConfig(`gateway: { trustedProxyHops: ${value} }`, 'gateway.yaml')).toThrow(
+        /gateway\.trustedProxyHops/,
+      );
+    }
   });
 });
