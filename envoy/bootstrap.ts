@@ -82,6 +82,11 @@ export interface BootstrapPlan {
   readonly apis: readonly BootstrapApi[];
   /** Named backends (`set-backend-service backend-id`), each its own cluster. */
   readonly backends?: readonly { readonly id: string; readonly url: string }[];
+  /**
+   * Proxies in front of the gateway listeners whose X-Forwarded-For entries are trusted (Envoy's
+   * `xff_num_trusted_hops`); 0 (absent): the client is the TCP peer.
+   */
+  readonly trustedProxyHops?: number;
 }
 
 /**
@@ -123,6 +128,13 @@ export const upstreamTimeoutHeader = 'x-envoy-upstream-rq-timeout-ms';
 
 /** Every header with this prefix is Portcullis-internal: clients' copies are stripped before any policy runs. */
 export const internalHeaderPrefix = 'x-portcullis-';
+
+/**
+ * The client's address as Envoy determined it (the TCP peer, or the entry `trustedProxyHops` trusted proxies put in
+ * X-Forwarded-For), set by Envoy on every request it routes to the Koa service, replacing any copy a client sent.
+ * The service keys its abuse limits on it: X-Forwarded-For itself starts with whatever the client wrote.
+ */
+export const clientAddressHeader = `${internalHeaderPrefix}client-address`;
 
 export function apiClusterName(apiId: string): string {
   return `api_${apiId}`;
@@ -231,7 +243,8 @@ function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan) {
       codec_type: 'AUTO',
       // The engine assigns request ids (kept when the client sent one), so every log line agrees.
       generate_request_id: false,
-      // An edge gateway trusts the TCP peer, not a client-supplied X-Forwarded-For.
+      // An edge gateway trusts the TCP peer, not a client-supplied X-Forwarded-For; behind trusted proxies, the
+      // entry the nearest one appended (the client address the engine's source.address and the service see).
       use_remote_address: true,
       // One path for everyone (Envoy's edge best practices): dot-segments, `%2e` dots and `\` resolved, slashes
       // merged, before the engine matches the operation and before the router forwards, so the backend resolves
@@ -242,6 +255,7 @@ function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan) {
       // forwarded once-encoded. Unescaping would merge two different resources into one (a `{name}` holding "a/b");
       // the engine refuses the one dangerous use, a dot-segment behind an encoded slash (`..%2F`).
       path_with_escaped_slashes_action: 'KEEP_UNCHANGED',
+      xff_num_trusted_hops: plan.trustedProxyHops ?? 0,
       // A client-sent X-Forwarded-Client-Cert is dropped: policies get the certificate from the TLS connection
       // itself (ext_proc attributes), never from a header a client could forge.
       forward_client_cert_details: 'SANITIZE',
@@ -470,6 +484,13 @@ function serviceRoutes() {
         : { cluster: serviceClusterName, timeout: '60s' },
     // The service is ours, not a published API: no policy runs in front of it.
     typed_per_filter_config: extProcDisabled,
+    // The address Envoy trusts, overwriting a client's copy (the engine, which strips the others, is off here).
+    request_headers_to_add: [
+      {
+        header: { key: clientAddressHeader, value: '%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%' },
+        append_action: 'OVERWRITE_IF_EXISTS_OR_ADD',
+      },
+    ],
   }));
 }
 

@@ -103,28 +103,44 @@ export class ClientAuthenticator {
     const failures = await this.counters.get(counterKey);
     if (failures && failures.count >= limits.clientAuthFailures) {
       const retryAfter = Math.max(1, failures.resetAt - this.options.clock());
+      this.options.securityEvent('rate_limit.refused', {
+        address,
+        client_id: presented.clientId,
+        limit: 'client_auth',
+        retry_after: retryAfter,
+      });
       throw new OAuthError('temporarily_unavailable', 'too many failed client authentications; retry later', {
         headers: { 'Retry-After': String(retryAfter) },
       });
     }
 
     const client = await this.clients.get(presented.clientId);
-    let problem: string | undefined;
-    if (!client) problem = 'unknown client';
+    // What the client is told, and the short reason the security log records.
+    let problem: { description: string; reason: string } | undefined;
+    if (!client) problem = { description: 'unknown client', reason: 'unknown_client' };
     else if (client.metadata.token_endpoint_auth_method !== presented.method) {
-      problem = `the client is registered for ${client.metadata.token_endpoint_auth_method}, not ${presented.method}`;
+      problem = {
+        description: `the client is registered for ${client.metadata.token_endpoint_auth_method}, not ${presented.method}`,
+        reason: 'wrong_method',
+      };
     } else if (presented.secret !== undefined) {
       // Both digests are computed on every path, so the comparison time does not depend on the stored secret.
       const ok = safeEqual(digest(presented.secret), client.secretDigest ?? '');
-      if (!ok) problem = 'client authentication failed';
+      if (!ok) problem = { description: 'client authentication failed', reason: 'wrong_secret' };
       else if (client.secretExpiresAt !== 0 && client.secretExpiresAt <= this.options.clock()) {
-        problem = 'the client secret has expired';
+        problem = { description: 'the client secret has expired', reason: 'secret_expired' };
       }
     }
     if (problem !== undefined || !client) {
       if (presented.secret !== undefined)
         await this.counters.increment(counterKey, limits.clientAuthWindowSeconds);
-      throw refuse(problem ?? 'unknown client');
+      this.options.securityEvent('client_auth.failed', {
+        address,
+        client_id: presented.clientId,
+        auth_method: presented.method,
+        reason: problem?.reason ?? 'unknown_client',
+      });
+      throw refuse(problem?.description ?? 'unknown client');
     }
     return { client, method: presented.method };
   }

@@ -16,6 +16,7 @@ import { type AccessTokenClaims, AccessTokens } from './tokens.js';
 export { hashPassword, verifyPassword } from './crypto.js';
 export { ERROR_CATALOG, OAuthError, type OAuthErrorCode } from './errors.js';
 export type { AuthLimits, AuthLogger, AuthServerOptions, AuthUser, SigningAlgorithm } from './options.js';
+export { peerAddress } from './options.js';
 export { createMemoryStores } from './stores/memory.js';
 export type * from './stores/types.js';
 export type { AccessTokenClaims } from './tokens.js';
@@ -61,11 +62,13 @@ type Handler = (ctx: Context) => Promise<void>;
 
 export async function createAuthorizationServer(input: AuthServerOptions): Promise<AuthorizationServer> {
   const options = resolveOptions(input);
-  const stores = input.stores ?? createMemoryStores(options.clock);
+  const stores =
+    input.stores ??
+    createMemoryStores(options.clock, { maxInteractions: options.limits.pendingAuthorizations });
   if (input.dataDir !== undefined && input.stores === undefined)
     stores.clients = await FileClientStore.open(input.dataDir);
   const keys = await openKeyRing(input);
-  const tokens = new AccessTokens(options, keys, stores.denylist);
+  const tokens = new AccessTokens(options, keys, stores.denylist, stores.clients);
   const server: ServerContext = {
     options,
     stores,

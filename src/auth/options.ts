@@ -1,6 +1,14 @@
 import type { JWK } from 'jose';
+import type { Context } from 'koa';
 import { redactFields, redactText } from '../redact.js';
 import { parsePasswordHash } from './crypto.js';
+import {
+  type SecurityEventFields,
+  type SecurityEventType,
+  type SecurityLog,
+  securityEvent,
+  stderrSecurityLog,
+} from './security-events.js';
 import type { AuthStores } from './stores/types.js';
 import { type ResolvedUpstream, resolveUpstream, type UpstreamProviderOptions } from './upstream/options.js';
 
@@ -34,7 +42,11 @@ export interface AuthServerOptions {
   codeTtlSeconds?: number;
   /** Lifetime of a login session cookie. */
   sessionTtlSeconds?: number;
-  /** Default true (the spec lists plain); when false, `plain` is refused and no longer advertised. */
+  /**
+   * Default true (the service specification lists plain, and OAuth 2.1 §4.1.1 reads a missing method as plain);
+   * when false, `plain` and a missing method are refused and plain is no longer advertised. The risk of true is
+   * described at `auth.allowPlainPkce` in src/config/service-schema.ts.
+   */
   allowPlainPkce?: boolean;
   /**
    * Private JWKs (with `kid` and `alg`); the first signs, all are published. When omitted, a current and a
@@ -55,6 +67,14 @@ export interface AuthServerOptions {
   /** Epoch seconds; injected by tests to move time. */
   clock?: () => number;
   logger?: AuthLogger;
+  /**
+   * The address of the client that sent a request: the key of the per-address limits and the `address` of
+   * security events. Default the TCP peer; behind a proxy, the address the proxy determined (never a value the
+   * client wrote, such as X-Forwarded-For's first entry).
+   */
+  clientAddress?: (ctx: Context) => string;
+  /** Where security events go (src/auth/security-events.ts); default one JSON line each on stderr. */
+  securityLog?: SecurityLog;
   /** client_id put in service tokens minted by mintServiceToken(). Default `portcullis-mcp`. */
   serviceClientId?: string;
   /** An upstream OpenID Connect provider offered on the login page besides the configured users. */
@@ -69,6 +89,14 @@ export interface AuthLimits {
   registrationWindowSeconds: number;
   clientAuthFailures: number;
   clientAuthWindowSeconds: number;
+  /** Authorization requests (GET /v1/authorize) one address may start per window. */
+  authorizationsPerAddress: number;
+  authorizationWindowSeconds: number;
+  /**
+   * Pending authorization requests kept in memory (without Redis) at most; past it the oldest is dropped (its
+   * user starts again). Each is at most a few KB (the parameters' lengths are capped).
+   */
+  pendingAuthorizations: number;
 }
 
 const DEFAULT_LIMITS: AuthLimits = {
@@ -79,6 +107,9 @@ const DEFAULT_LIMITS: AuthLimits = {
   registrationWindowSeconds: 60 * 60,
   clientAuthFailures: 10,
   clientAuthWindowSeconds: 5 * 60,
+  authorizationsPerAddress: 60,
+  authorizationWindowSeconds: 60,
+  pendingAuthorizations: 5000,
 };
 
 /** Options after validation: every default applied, every URL derived once. */
@@ -102,6 +133,9 @@ export interface ResolvedOptions {
   limits: AuthLimits;
   clock: () => number;
   logger: AuthLogger;
+  clientAddress: (ctx: Context) => string;
+  /** Records one security event (no secrets in `fields`: see security-events.ts). */
+  securityEvent: (type: SecurityEventType, fields: SecurityEventFields) => void;
   serviceClientId: string;
   upstream: ResolvedUpstream | undefined;
   endpoints: {
@@ -138,6 +172,8 @@ const KNOWN_KEYS = new Set([
   'dataDir',
   'clock',
   'logger',
+  'clientAddress',
+  'securityLog',
   'serviceClientId',
   'identityProvider',
 ]);
@@ -170,6 +206,12 @@ export function isKnownSubject(options: ResolvedOptions, sub: string): boolean {
   return (
     options.users.has(sub) || (options.upstream !== undefined && sub.startsWith(`${options.upstream.id}|`))
   );
+}
+
+/** The TCP peer, with an IPv4-mapped IPv6 address written as IPv4. */
+export function peerAddress(ctx: Context): string {
+  const peer = ctx.req.socket.remoteAddress ?? 'unknown';
+  return /^::ffff:\d{1,3}(\.\d{1,3}){3}$/i.test(peer) ? peer.slice(7) : peer;
 }
 
 export function isLoopbackHost(hostname: string): boolean {
@@ -277,6 +319,8 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
       warn: noop,
       error: (m, f) => console.error(redactText(`auth: ${m}`), redactFields(f) ?? ''),
     },
+    clientAddress: options.clientAddress ?? peerAddress,
+    securityEvent: (type, fields) => (options.securityLog ?? stderrSecurityLog)(securityEvent(type, fields)),
     serviceClientId: options.serviceClientId ?? 'portcullis-mcp',
     upstream,
     endpoints: {

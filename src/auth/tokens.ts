@@ -3,7 +3,7 @@ import { randomToken } from './crypto.js';
 import { OAuthError } from './errors.js';
 import type { KeyRing } from './keys.js';
 import type { ResolvedOptions } from './options.js';
-import type { AccessTokenDenylist } from './stores/types.js';
+import type { AccessTokenDenylist, ClientStore } from './stores/types.js';
 
 /** RFC 9068 access token claims as issued here. */
 export interface AccessTokenClaims {
@@ -41,6 +41,7 @@ export class AccessTokens {
     private readonly options: ResolvedOptions,
     private readonly keys: KeyRing,
     private readonly denylist: AccessTokenDenylist,
+    private readonly clients: ClientStore,
   ) {}
 
   async mint(input: AccessTokenInput): Promise<{ token: string; claims: AccessTokenClaims }> {
@@ -64,8 +65,8 @@ export class AccessTokens {
   }
 
   /**
-   * Verifies signature, algorithm (pinned: never `none`, never HS*), typ, issuer, audience, lifetime and the
-   * revocation denylist. Every failure is `invalid_token`; jose's TypeErrors for key/alg confusion included,
+   * Verifies signature, algorithm (pinned: never `none`, never HS*), typ, issuer, audience, lifetime, the
+   * revocation denylist and that the client still exists. Every failure is `invalid_token`; jose's TypeErrors for key/alg confusion included,
    * so a forged header can never produce a 500.
    */
   async verify(
@@ -75,6 +76,11 @@ export class AccessTokens {
     const claims = await this.verifySignature(token, expected.audience);
     if (await this.denylist.has(claims.jti))
       throw new OAuthError('invalid_token', 'the access token has been revoked');
+    // RFC 7592 §2.3: deleting a client invalidates its tokens. Checked here rather than by denylisting every
+    // token at deletion, because no store lists a client's grants. The gateway's own service tokens have no
+    // registration.
+    if (claims.client_id !== this.options.serviceClientId && !(await this.clients.get(claims.client_id)))
+      throw new OAuthError('invalid_token', 'the client this access token was issued to has been deleted');
     const granted = new Set(claims.scope.split(' '));
     const missing = (expected.requiredScopes ?? []).filter((s) => !granted.has(s));
     if (missing.length > 0) {

@@ -219,9 +219,17 @@ export const gatewayConfigSchema = z
     gateway: z
       .object({
         http: listener('0.0.0.0', 8080),
+        /**
+         * How many proxies in front of the gateway (a load balancer, a CDN) are trusted to append the client's
+         * address to X-Forwarded-For. 0: the client is the TCP peer and X-Forwarded-For is only passed on. With N,
+         * the client is the N-th entry from the end as it arrives; set it only when every path to the listeners
+         * goes through those proxies, or a client can choose its own address (the key of the service's abuse
+         * limits, the engine's `ip-filter` and `context.Request.IpAddress`).
+         */
+        trustedProxyHops: z.number().int().min(0).max(10).default(0),
       })
       .strict()
-      .default({ http: { host: '0.0.0.0', port: 8080 } }),
+      .default({ http: { host: '0.0.0.0', port: 8080 }, trustedProxyHops: 0 }),
     admin: listener('127.0.0.1', 9901),
     engine: z
       .object({

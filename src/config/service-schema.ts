@@ -58,6 +58,15 @@ const limitsSchema = z
     registrationWindowSeconds: positiveInt.optional(),
     clientAuthFailures: positiveInt.optional(),
     clientAuthWindowSeconds: positiveInt.optional(),
+    /** Authorization requests one client address may start per window (default 60 per 60 s); more get 429. */
+    authorizationsPerAddress: positiveInt.optional(),
+    authorizationWindowSeconds: positiveInt.optional(),
+    /**
+     * Pending authorization requests (started, not yet finished by sign-in and consent) kept in memory when there
+     * is no Redis, default 5000; past it the oldest is dropped and its user starts again. With Redis they expire
+     * after 15 minutes and the per-address limit bounds them.
+     */
+    pendingAuthorizations: positiveInt.optional(),
   })
   .strict();
 
@@ -128,7 +137,15 @@ export const authConfigSchema = z
     codeTtlSeconds: seconds.max(600).default(60),
     /** Lifetime of the login session cookie. */
     sessionTtlSeconds: seconds.default(8 * 3600),
-    /** `plain` PKCE is in the spec's metadata; false refuses it and stops advertising it. */
+    /**
+     * Whether PKCE `plain` is accepted (and advertised). Default true because the service specification lists
+     * `plain` in `code_challenge_methods_supported` and says the server supports it; OAuth 2.1 (§4.1.1) also makes
+     * an authorization request without `code_challenge_method` mean `plain`. The risk: with `plain` the challenge
+     * IS the verifier, so anyone who sees the authorization request (browser history, a proxy or referrer log, a
+     * malicious app on the device) can redeem an intercepted code; S256 does not have that weakness. RFC 7636 §4.2
+     * lets a client use `plain` only when it cannot use S256, and OAuth 2.1 (§7.5.2) tells clients to use S256. Set false when every
+     * client sends S256 (MCP clients must): `plain` and a missing method are then refused with invalid_request.
+     */
     allowPlainPkce: z.boolean().default(true),
     /** Secure session cookies; false only for plain-http development on loopback. */
     cookieSecure: z.boolean().default(true),

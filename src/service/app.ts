@@ -11,7 +11,9 @@ export interface ServiceAppOptions {
  * goes to the log.
  */
 export function createServiceApp(options: ServiceAppOptions = {}): Koa {
-  const app = new Koa({ proxy: true });
+  // No forwarded header is trusted implicitly (ctx.ip would be X-Forwarded-For's first entry, which the client
+  // writes): the client's address comes from service/client-address.ts.
+  const app = new Koa({ proxy: false });
   app.silent = true;
   app.on('error', (error: unknown) => {
     console.error(

@@ -17,6 +17,7 @@ import { redactText } from '../redact.js';
 import { RedisConnection } from '../state/redis-connection.js';
 import { createServiceApp } from './app.js';
 import { configToolCatalog } from './catalog.js';
+import { clientAddress } from './client-address.js';
 import { createGatewayCaller } from './gateway-caller.js';
 import { problemAt } from './locate.js';
 
@@ -110,6 +111,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       sessionTtlSeconds: auth.sessionTtlSeconds,
       allowPlainPkce: auth.allowPlainPkce,
       cookieSecure: auth.cookieSecure,
+      clientAddress,
       signingKeys,
       ...(auth.limits ? { limits: auth.limits } : {}),
       ...(auth.dataDir ? { dataDir: path.resolve(loaded.directory, auth.dataDir) } : {}),

@@ -14,6 +14,26 @@ import { upstreamEndpoints } from '../upstream/endpoints.js';
 
 export const SESSION_COOKIE = 'portcullis_auth';
 
+const SESSION_ID = /^[A-Za-z0-9_-]{20,64}$/;
+
+/**
+ * The longest value each authorization request parameter may have. What a pending request keeps comes from these
+ * (the rest is validated against the registration or the configuration), so an anonymous caller cannot make the
+ * server hold more than a few KB per request. Generous for real clients: a state or nonce is usually under 100
+ * characters; a redirect URI can be registered with up to 2000.
+ */
+const PARAMETER_LIMITS: ReadonlyMap<string, number> = new Map([
+  ['response_type', 32],
+  ['client_id', 128],
+  ['redirect_uri', 2048],
+  ['scope', 1024],
+  ['state', 1024],
+  ['nonce', 256],
+  ['code_challenge', 128],
+  ['code_challenge_method', 16],
+  ['resource', 2048],
+]);
+
 /**
  * The authorization endpoint (OAuth 2.1 §4.1.1) and its login and consent pages.
  *
@@ -81,9 +101,14 @@ export function authorizeEndpoints(server: ServerContext) {
     });
   }
 
+  /**
+   * A signed-in session is a stored record; a browser that has not signed in is only its cookie's random id
+   * (what its pending requests are bound to), so anonymous visits store no session.
+   */
   async function loadSession(ctx: Context): Promise<SessionRecord | undefined> {
     const id = readCookie(ctx, SESSION_COOKIE);
-    return id && /^[A-Za-z0-9_-]{20,64}$/.test(id) ? stores.sessions.get(id) : undefined;
+    if (!id || !SESSION_ID.test(id)) return undefined;
+    return (await stores.sessions.get(id)) ?? { id, expiresAt: options.clock() + options.sessionTtl };
   }
 
   async function newSession(ctx: Context, sub?: string, name?: string): Promise<SessionRecord> {
@@ -94,7 +119,7 @@ export function authorizeEndpoints(server: ServerContext) {
       ...(sub === undefined ? {} : { sub, authTime: now }),
       ...(name === undefined ? {} : { name }),
     };
-    await stores.sessions.set(session.id, session, session.expiresAt);
+    if (sub !== undefined) await stores.sessions.set(session.id, session, session.expiresAt);
     setCookie(ctx, SESSION_COOKIE, session.id, {
       secure: options.cookieSecure,
       path: cookiePath,
@@ -218,6 +243,14 @@ export function authorizeEndpoints(server: ServerContext) {
     // OAuth 2.1 §4.1.1: an absent method means plain.
     const method = params.get('code_challenge_method') ?? 'plain';
     const methods = options.allowPlainPkce ? ['S256', 'plain'] : ['S256'];
+    if (!params.has('code_challenge_method') && !methods.includes('plain')) {
+      return {
+        error: new OAuthError(
+          'invalid_request',
+          'code_challenge_method is required and must be S256 (without it the method is plain, which this server refuses)',
+        ),
+      };
+    }
     if (!methods.includes(method)) {
       return {
         error: new OAuthError(
@@ -262,15 +295,57 @@ export function authorizeEndpoints(server: ServerContext) {
     return { challenge, method: method as 'S256' | 'plain', scope, resource };
   }
 
+  /** Counts an authorization request of the caller's address; false (after a 429 page) past the limit. */
+  async function withinAuthorizationLimit(ctx: Context): Promise<boolean> {
+    const { authorizationsPerAddress, authorizationWindowSeconds } = options.limits;
+    const address = options.clientAddress(ctx);
+    const { count, resetAt } = await stores.counters.increment(
+      `authorize:address:${address}`,
+      authorizationWindowSeconds,
+    );
+    if (count <= authorizationsPerAddress) return true;
+    const retryAfter = Math.max(1, resetAt - options.clock());
+    // Once per window, not once per refused request: a flood must not flood the log too.
+    if (count === authorizationsPerAddress + 1) {
+      options.securityEvent('rate_limit.refused', {
+        address,
+        limit: 'authorization',
+        retry_after: retryAfter,
+      });
+    }
+    ctx.set('Retry-After', String(retryAfter));
+    showError(
+      ctx,
+      429,
+      'temporarily_unavailable',
+      'too many authorization requests from this address; try again later',
+    );
+    return false;
+  }
+
   /** GET {base_url}/v1/authorize */
   async function authorize(ctx: Context): Promise<void> {
     pageHeaders(ctx);
+    if (!(await withinAuthorizationLimit(ctx))) return;
     let params: Map<string, string>;
     try {
       params = parseQuery(ctx.querystring);
     } catch (err) {
       // A repeated client_id or redirect_uri leaves no trustworthy redirect target: show, never redirect.
       return showError(ctx, 400, 'invalid_request', (err as OAuthError).message);
+    }
+    // Shown, never redirected: an oversized state could not be returned, and before sign-in this server redirects
+    // to no one (OAuth 2.1 §7.12.2).
+    for (const [name, value] of params) {
+      const max = PARAMETER_LIMITS.get(name);
+      if (max !== undefined && value.length > max) {
+        return showError(
+          ctx,
+          400,
+          'invalid_request',
+          `${name} must be at most ${max} characters, got ${value.length}`,
+        );
+      }
     }
     const clientId = params.get('client_id');
     if (clientId === undefined) return showError(ctx, 400, 'invalid_request', 'client_id is required');
@@ -385,15 +460,23 @@ export function authorizeEndpoints(server: ServerContext) {
     const username = form.get('username') ?? '';
     const password = form.get('password') ?? '';
     const { limits } = options;
+    const address = options.clientAddress(ctx);
+    const user = options.users.get(username);
+    // Only a name that is an account goes to the log: a wrong one may be a password typed in the wrong field.
+    const event = { address, client_id: interaction.clientId, ...(user ? { username } : {}) };
     const accountKey = `login:account:${username}`;
-    const addressKey = `login:address:${ctx.ip}`;
-    const [account, address] = await Promise.all([
+    const addressKey = `login:address:${address}`;
+    const [account, perAddress] = await Promise.all([
       stores.counters.get(accountKey),
       stores.counters.get(addressKey),
     ]);
     const blocked = [
-      account && account.count >= limits.loginFailuresPerAccount ? account : undefined,
-      address && address.count >= limits.loginFailuresPerAddress ? address : undefined,
+      account && account.count >= limits.loginFailuresPerAccount
+        ? { limit: 'login.account' as const, ...account }
+        : undefined,
+      perAddress && perAddress.count >= limits.loginFailuresPerAddress
+        ? { limit: 'login.address' as const, ...perAddress }
+        : undefined,
     ].find((c) => c !== undefined);
     const view = {
       action: options.endpoints.login,
@@ -404,24 +487,43 @@ export function authorizeEndpoints(server: ServerContext) {
       ...loginChoices,
     };
     if (blocked) {
-      ctx.set('Retry-After', String(Math.max(1, blocked.resetAt - options.clock())));
+      const retryAfter = Math.max(1, blocked.resetAt - options.clock());
+      options.securityEvent('rate_limit.refused', {
+        ...event,
+        limit: blocked.limit,
+        retry_after: retryAfter,
+      });
+      ctx.set('Retry-After', String(retryAfter));
       return render(
         ctx,
         429,
         loginPage({ ...view, error: 'Too many failed sign-in attempts. Try again later.' }),
       );
     }
-    const user = options.users.get(username);
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     if (!user || !ok) {
-      await Promise.all([
+      const [accountNow, addressNow] = await Promise.all([
         stores.counters.increment(accountKey, limits.loginWindowSeconds),
         stores.counters.increment(addressKey, limits.loginWindowSeconds),
       ]);
-      options.logger.warn('sign-in failed', { address: ctx.ip });
+      options.securityEvent('login.failed', { ...event, reason: user ? 'wrong_password' : 'unknown_user' });
+      // The failure that reaches a limit starts the lockout; later refusals are rate_limit.refused.
+      for (const [limit, counter, max] of [
+        ['login.account', accountNow, limits.loginFailuresPerAccount],
+        ['login.address', addressNow, limits.loginFailuresPerAddress],
+      ] as const) {
+        if (counter.count === max) {
+          options.securityEvent('login.locked', {
+            ...event,
+            limit,
+            retry_after: Math.max(1, counter.resetAt - options.clock()),
+          });
+        }
+      }
       return render(ctx, 401, loginPage({ ...view, error: 'The user name or password is not correct.' }));
     }
     await stores.counters.reset(accountKey);
+    options.securityEvent('login.succeeded', event);
     // A new session id at sign-in defeats session fixation; the interaction follows the browser to it.
     await stores.sessions.delete(checked.session.id);
     const session = await newSession(ctx, user.username);

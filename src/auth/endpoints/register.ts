@@ -16,7 +16,8 @@ export function registrationEndpoint(server: ServerContext) {
     allowCors(ctx, 'POST');
     noStore(ctx);
     try {
-      await limitRegistrations(server, ctx.ip);
+      const address = server.options.clientAddress(ctx);
+      await limitRegistrations(server, address);
       const metadata = validateClientMetadata(await readJsonObject(ctx.req), server.options.scopes);
       const now = server.options.clock();
       const clientId = randomToken(16);
@@ -31,10 +32,10 @@ export function registrationEndpoint(server: ServerContext) {
         metadata,
       };
       await server.stores.clients.put(client);
-      server.options.logger.info('client registered', {
+      server.options.securityEvent('client.registered', {
+        address,
         client_id: clientId,
-        method: metadata.token_endpoint_auth_method,
-        address: ctx.ip,
+        auth_method: metadata.token_endpoint_auth_method,
       });
       sendJson(ctx, 201, {
         ...clientResponse(server, client),
@@ -54,8 +55,14 @@ async function limitRegistrations(server: ServerContext, address: string): Promi
     registrationWindowSeconds,
   );
   if (count > registrationsPerAddress) {
+    const retryAfter = Math.max(1, resetAt - server.options.clock());
+    server.options.securityEvent('rate_limit.refused', {
+      address,
+      limit: 'registration',
+      retry_after: retryAfter,
+    });
     throw new OAuthError('temporarily_unavailable', 'too many registrations from this address; retry later', {
-      headers: { 'Retry-After': String(Math.max(1, resetAt - server.options.clock())) },
+      headers: { 'Retry-After': String(retryAfter) },
     });
   }
 }
@@ -104,9 +111,20 @@ export function registrationManagementEndpoint(server: ServerContext) {
         }
         const updated = { ...client, metadata };
         await server.stores.clients.put(updated);
+        server.options.securityEvent('client.updated', {
+          address: server.options.clientAddress(ctx),
+          client_id: client.clientId,
+          auth_method: metadata.token_endpoint_auth_method,
+        });
         sendJson(ctx, 200, clientResponse(server, updated));
       } else {
+        // From now on its access tokens are refused (AccessTokens.verify) and its refresh tokens and codes can no
+        // longer be redeemed (client authentication finds no client).
         await server.stores.clients.delete(client.clientId);
+        server.options.securityEvent('client.deleted', {
+          address: server.options.clientAddress(ctx),
+          client_id: client.clientId,
+        });
         ctx.status = 204;
       }
     } catch (err) {

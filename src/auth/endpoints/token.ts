@@ -25,10 +25,11 @@ export function tokenEndpoint(server: ServerContext) {
         return;
       }
       if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required');
+      const address = server.options.clientAddress(ctx);
       const { client } = await server.clientAuth.authenticate(
         ctx.get('Authorization') || undefined,
         form,
-        ctx.ip,
+        address,
       );
       const grant = GRANTS.get(grantType as GrantType);
       if (!grant)
@@ -39,7 +40,7 @@ export function tokenEndpoint(server: ServerContext) {
           `the client is not registered for the ${grant.name} grant`,
         );
       }
-      sendJson(ctx, 200, await grant.handle({ form, client, server }));
+      sendJson(ctx, 200, await grant.handle({ form, client, server, address }));
     } catch (err) {
       sendOAuthError(ctx, err, server.options.logger);
     }
@@ -55,7 +56,7 @@ async function revoke(server: ServerContext, ctx: Context, form: Map<string, str
   const { client } = await server.clientAuth.authenticate(
     ctx.get('Authorization') || undefined,
     form,
-    ctx.ip,
+    server.options.clientAddress(ctx),
   );
   const token = form.get('token')!;
   const lookups = [revokeRefreshToken, revokeAccessToken];
@@ -96,7 +97,7 @@ export function introspectionEndpoint(server: ServerContext) {
       const { client, method } = await server.clientAuth.authenticate(
         ctx.get('Authorization') || undefined,
         form,
-        ctx.ip,
+        server.options.clientAddress(ctx),
       );
       if (method === 'none')
         throw new OAuthError('invalid_client', 'introspection requires a confidential client');

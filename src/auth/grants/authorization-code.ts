@@ -14,7 +14,7 @@ import type { GrantHandler } from './types.js';
 export const authorizationCode: GrantHandler = {
   name: 'authorization_code',
   parameters: ['code', 'code_verifier', 'redirect_uri', 'resource'],
-  async handle({ form, client, server }) {
+  async handle({ form, client, server, address }) {
     const code = form.get('code');
     if (code === undefined) throw new OAuthError('invalid_request', 'code is required');
     const verifier = form.get('code_verifier');
@@ -47,8 +47,10 @@ export const authorizationCode: GrantHandler = {
 
     if (record.consumed || !(await server.stores.codes.consume(record.id))) {
       await revokeGrant(server, record.grantId);
-      server.options.logger.warn('authorization code replayed; grant revoked', {
+      server.options.securityEvent('authorization_code.replayed', {
+        address,
         client_id: client.clientId,
+        username: record.sub,
       });
       throw new OAuthError('invalid_grant', 'the authorization code has already been used');
     }

@@ -13,7 +13,7 @@ import type { GrantHandler } from './types.js';
 export const refreshToken: GrantHandler = {
   name: 'refresh_token',
   parameters: ['refresh_token', 'scope', 'resource'],
-  async handle({ form, client, server }) {
+  async handle({ form, client, server, address }) {
     const presented = form.get('refresh_token');
     if (presented === undefined) throw new OAuthError('invalid_request', 'refresh_token is required');
 
@@ -26,7 +26,11 @@ export const refreshToken: GrantHandler = {
     }
     if (record.consumed) {
       await revokeGrant(server, record.grantId);
-      server.options.logger.warn('refresh token reused; grant revoked', { client_id: client.clientId });
+      server.options.securityEvent('refresh_token.reused', {
+        address,
+        client_id: client.clientId,
+        username: record.sub,
+      });
       throw new OAuthError('invalid_grant', 'the refresh token has already been used; the grant is revoked');
     }
     const grant = await server.stores.grants.get(record.grantId);
@@ -48,6 +52,12 @@ export const refreshToken: GrantHandler = {
 
     if (!(await server.stores.refreshTokens.consume(record.id))) {
       await revokeGrant(server, record.grantId);
+      server.options.securityEvent('refresh_token.reused', {
+        address,
+        client_id: client.clientId,
+        username: record.sub,
+        reason: 'concurrent',
+      });
       throw new OAuthError('invalid_grant', 'the refresh token has already been used; the grant is revoked');
     }
     return issueTokens(server, { grant, client, scope });

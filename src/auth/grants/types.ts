@@ -5,6 +5,8 @@ export interface GrantRequest {
   form: Map<string, string>;
   client: ClientRecord;
   server: ServerContext;
+  /** The client's address, for the security log. */
+  address: string;
 }
 
 /** One OAuth grant type: its name, the parameters it reads, and its handler. */

@@ -22,7 +22,15 @@ type Clock = () => number;
  */
 class ExpiringMap<T> {
   readonly #entries = new Map<string, { value: T; expiresAt: number }>();
-  constructor(private readonly now: Clock) {}
+  /** `maxEntries`: past it, the entry written longest ago is dropped (a bound on what anonymous callers can store). */
+  constructor(
+    private readonly now: Clock,
+    private readonly maxEntries = Number.POSITIVE_INFINITY,
+  ) {}
+
+  get size(): number {
+    return this.#entries.size;
+  }
 
   get(key: string): T | undefined {
     const entry = this.#entries.get(key);
@@ -35,6 +43,12 @@ class ExpiringMap<T> {
   }
 
   set(key: string, value: T, expiresAt: number): void {
+    // Re-inserted, so the Map's order stays the order of the last writes and the first key is the oldest.
+    this.#entries.delete(key);
+    if (this.#entries.size >= this.maxEntries) {
+      const oldest = this.#entries.keys().next();
+      if (!oldest.done) this.#entries.delete(oldest.value);
+    }
     this.#entries.set(key, { value, expiresAt });
   }
 
@@ -186,11 +200,19 @@ class MemoryCounterStore implements CounterStore {
   }
 }
 
+export interface MemoryStoreLimits {
+  /** Pending authorization requests kept at most (the oldest is dropped past it); unbounded when absent. */
+  readonly maxInteractions?: number;
+}
+
 /** Creates the in-process store set; `now` returns epoch seconds. */
-export function createMemoryStores(now: Clock = () => Math.floor(Date.now() / 1000)): AuthStores {
+export function createMemoryStores(
+  now: Clock = () => Math.floor(Date.now() / 1000),
+  limits: MemoryStoreLimits = {},
+): AuthStores {
   const maps: ExpiringMap<unknown>[] = [];
-  const map = <T>() => {
-    const m = new ExpiringMap<T>(now);
+  const map = <T>(maxEntries?: number) => {
+    const m = new ExpiringMap<T>(now, maxEntries);
     maps.push(m as ExpiringMap<unknown>);
     return m;
   };
@@ -205,7 +227,7 @@ export function createMemoryStores(now: Clock = () => Math.floor(Date.now() / 10
     grants: new MemoryGrantStore(map<StoredGrant>(), now),
     denylist: new MemoryDenylist(map<true>()),
     sessions: new MemoryExpiringStore(map()),
-    interactions: new MemoryExpiringStore(map()),
+    interactions: new MemoryExpiringStore(map(limits.maxInteractions)),
     consents: new MemoryExpiringStore(map()),
     counters: new MemoryCounterStore(map(), now),
     async close() {

@@ -97,7 +97,11 @@ export function upstreamEndpoints(server: ServerContext, helpers: InteractionHel
       return fail(ctx, err);
     }
     const sub = upstreamSubject(upstream, identity.sub);
-    options.logger.info('upstream sign-in', { provider: upstream.id, sub });
+    options.securityEvent('login.succeeded', {
+      address: options.clientAddress(ctx),
+      client_id: interaction.clientId,
+      username: sub,
+    });
     // A new session id at sign-in defeats session fixation; the interaction follows the browser to it.
     await stores.sessions.delete(session.id);
     const signedIn = await helpers.newSession(ctx, sub, identity.name ?? identity.email);
@@ -109,6 +113,10 @@ export function upstreamEndpoints(server: ServerContext, helpers: InteractionHel
   function fail(ctx: Context, err: unknown): void {
     if (!(err instanceof UpstreamError)) throw err;
     options.logger.warn('upstream sign-in refused', { code: err.code, detail: err.detail ?? err.message });
+    options.securityEvent('login.failed', {
+      address: options.clientAddress(ctx),
+      reason: `upstream_${err.code}`,
+    });
     helpers.showError(ctx, err.code === 'temporarily_unavailable' ? 502 : 400, err.code, err.message);
   }
 

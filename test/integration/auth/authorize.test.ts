@@ -322,6 +322,18 @@ describe('authorization endpoint', () => {
         result.state,
         strict.issuer,
       );
+      // An absent method is plain (OAuth 2.1 §4.1.1): refused too, and the description says what to send.
+      const absent = await authorize(strict, client, { code_challenge_method: undefined });
+      expectRedirectError(
+        absent.location,
+        client.redirectUri,
+        'invalid_request',
+        absent.state,
+        strict.issuer,
+      );
+      expect(absent.location?.searchParams.get('error_description')).toMatch(
+        /code_challenge_method is required and must be S256/,
+      );
     } finally {
       await strict.close();
     }
