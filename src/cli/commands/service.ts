@@ -46,6 +46,7 @@ export const command: CliCommand = {
     reportListening(bound);
     // `up` sends it once Envoy has bound the gateway listener when that port is left to the system.
     const gatewayUrl = values['await-gateway-url'] ? await gatewayUrlFromParent() : given;
+    if (gatewayUrl) console.log(`service: tool calls go through ${gatewayUrl}`);
     const loaded = await loadConfigFile(values.config);
     const service = await createService(loaded, gatewayUrl ? { gatewayUrl } : {});
     handle = service.app.callback();
