@@ -117,6 +117,7 @@ describe('portcullis up supervises its children', () => {
   }, 60_000);
 
   afterAll(async () => {
+    if (process.env.DEBUG_UP) console.log(run.output());
     if (run) expect(await run.stop()).toBe(0);
     await echo?.close();
   }, 30_000);
@@ -203,6 +204,8 @@ describe('portcullis up supervises its children', () => {
 
   it('restarts Envoy killed under load: a fresh epoch binds the same ports, the engines and the service are untouched', async () => {
     const others = processesOf(run, (argv) => isCli('engine')(argv) || isCli('service')(argv));
+    // One Envoy serves (the one before it has drained and exited).
+    await until(() => processesOf(run, isEnvoy).length === 1, 'a single Envoy', 15_000);
     const [envoy] = processesOf(run, isEnvoy);
     const gap = await killUnderLoad('envoy', envoy!, load(`${gateway}/echo/things/x`, { timeoutMs: 8000 }));
     expect(gap.failed).toBeGreaterThan(0);
