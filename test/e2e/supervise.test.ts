@@ -248,6 +248,17 @@ describe('portcullis up supervises its children', () => {
     expect(mcp.status).toBe(401);
   }, 60_000);
 
+  it('counts each restart, by process, at the root of the management API', async () => {
+    const management = printedUrl(run.output(), 'management');
+    const basic = `Basic ${Buffer.from(`${ADMIN.name}:${ADMIN.password}`).toString('base64')}`;
+    const index = (await (await fetch(`${management}/`, { headers: { authorization: basic } })).json()) as {
+      restarts: Record<string, number>;
+    };
+    const engines = Object.entries(index.restarts).filter(([name]) => name.startsWith('engine-'));
+    expect(engines.map(([, count]) => count)).toEqual([1]);
+    expect(index.restarts).toMatchObject({ envoy: 1, service: 1 });
+  });
+
   /** The name `up` gave an engine process: the one whose line reports the port the process listens on. */
   function engineName(pid: number): string {
     const ports = listeningPortsOf(pid);

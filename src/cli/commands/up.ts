@@ -163,7 +163,10 @@ export const command: CliCommand = {
         )
       ).port!;
       if (plan.management) {
-        management = await serveManagement(createManagementApp({ store: gateway }), plan.management);
+        management = await serveManagement(
+          createManagementApp({ store: gateway, restarts: () => supervisor.restartCounts() }),
+          plan.management,
+        );
         bound.management = management.port;
       }
       const portless = plan;
