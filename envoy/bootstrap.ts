@@ -546,6 +546,28 @@ function engineCluster(plan: BootstrapPlan) {
     circuit_breakers: {
       thresholds: [{ max_connections: 10_000, max_pending_requests: 10_000, max_requests: 10_000 }],
     },
+    // An engine that died (`up` restarts it) or is draining answers NOT_SERVING or nothing: its streams go to the
+    // others until it is back, instead of every other request failing. The health check notices within a second
+    // and lets it back at its first good answer; outlier detection reacts to the failed streams at once. With every
+    // engine out, Envoy's panic routing still tries them all (a prompt 500 rather than a wait).
+    health_checks: [
+      {
+        timeout: '0.5s',
+        interval: '1s',
+        no_traffic_interval: '1s',
+        unhealthy_threshold: 1,
+        healthy_threshold: 1,
+        grpc_health_check: { service_name: 'envoy.service.ext_proc.v3.ExternalProcessor' },
+      },
+    ],
+    outlier_detection: {
+      split_external_local_origin_errors: true,
+      consecutive_local_origin_failure: 3,
+      interval: '1s',
+      base_ejection_time: '1s',
+      max_ejection_time: '5s',
+      max_ejection_percent: 50,
+    },
     load_assignment: {
       cluster_name: engineClusterName,
       endpoints: [

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { bootstrapObject, renderBootstrap, transitionBootstrap } from '../config/envoy.js';
 import { compileGateway, GatewayLoadError } from '../config/gateway.js';
 import { ConfigError, loadConfigText } from '../config/load.js';
-import { planRuntime, type RuntimePlan } from '../config/plan.js';
+import { planRuntime, type RuntimePlan, withBoundPorts } from '../config/plan.js';
 import { FileSetWatcher, referencedFiles } from '../config/reload.js';
 import type { GatewayConfig } from '../config/schema.js';
 import {
@@ -19,7 +19,7 @@ import type {
   ManagedConfiguration,
   RunningConfiguration,
 } from '../management/store.js';
-import type { EnvoyFamily } from './hot-restart.js';
+import type { EnvoyAddresses, EnvoyFamily } from './hot-restart.js';
 import type { Supervisor } from './supervisor.js';
 
 /** How long a child may take to load (and compile) the configuration again. */
@@ -80,6 +80,31 @@ export class GatewayReload implements ManagedConfiguration {
       text: renderBootstrap(bootstrap),
       generation: 1,
     };
+  }
+
+  /**
+   * What runs now that every process has bound its ports (the plan `up` started with left some to the system): the
+   * ports a reload keeps and the bootstrap a restarted Envoy starts on.
+   */
+  adopt(plan: RuntimePlan): void {
+    const bootstrap = bootstrapObject(plan);
+    this.current = { ...this.current, plan, bootstrap, text: renderBootstrap(bootstrap) };
+  }
+
+  /**
+   * Starts an Envoy on the bootstrap that runs — the first one, or again after the serving Envoy died — in turn with
+   * reloads, so it never races a hot restart. Resolves with the plan that runs then (the ports Envoy bound put in);
+   * rejects when it does not come up.
+   */
+  startEnvoy(): Promise<RuntimePlan> {
+    const started = this.queue.then(async () => {
+      if (this.closed) throw new Error('the gateway is stopping');
+      const envoy = await this.envoys.start(await this.write(this.current.text));
+      this.adopt(withBoundPorts(this.current.plan, { envoy }));
+      return this.current.plan;
+    });
+    this.queue = started.catch(() => {});
+    return started;
   }
 
   async watch(): Promise<void> {
@@ -196,11 +221,11 @@ export class GatewayReload implements ManagedConfiguration {
     if (!sameManagementAddresses(config, this.current.config)) fixed.push('management (addresses)');
     if (fixed.length > 0)
       console.error(`up: changes to ${fixed.join(', ')} take effect when up starts again; applying the rest`);
-    const plan = await planRuntime(keepRunningPorts(config, this.current.config, this.current.plan), {
+    let plan = await planRuntime(keepRunningPorts(config, this.current.config, this.current.plan), {
       directory: configDirectory,
     });
-    const bootstrap = bootstrapObject(plan);
-    const text = renderBootstrap(bootstrap);
+    let bootstrap = bootstrapObject(plan);
+    let text = renderBootstrap(bootstrap);
     if (this.closed) return refused(503, 'the gateway is stopping', []);
 
     const nextFile = text === this.current.text ? undefined : await this.write(text);
@@ -223,18 +248,23 @@ export class GatewayReload implements ManagedConfiguration {
         const transition = renderBootstrap(transitionBootstrap(this.current.bootstrap, bootstrap));
         // The engines switch only once no Envoy without the new clusters serves any more: the previous epoch
         // goes on serving the connections it had while it drains.
+        let envoy: EnvoyAddresses;
         if (transition !== text) {
-          await this.envoys.start(await this.write(transition), plan.admin);
+          await this.envoys.start(await this.write(transition));
           await this.envoys.previousGone();
           await this.reloadEngines();
           enginesReloaded = true;
-          await this.envoys.start(nextFile, plan.admin);
+          envoy = await this.envoys.start(nextFile);
         } else {
-          await this.envoys.start(nextFile, plan.admin);
+          envoy = await this.envoys.start(nextFile);
           await this.envoys.previousGone();
           await this.reloadEngines();
           enginesReloaded = true;
         }
+        // A listener the new configuration leaves to the system (0) keeps the port it got from now on.
+        plan = withBoundPorts(plan, { envoy });
+        bootstrap = bootstrapObject(plan);
+        text = renderBootstrap(bootstrap);
       }
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -321,8 +351,12 @@ function sameManagementAddresses(a: GatewayConfig, b: GatewayConfig): boolean {
 function keepRunningPorts(config: GatewayConfig, running: GatewayConfig, plan: RuntimePlan): GatewayConfig {
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const managementListener = plan.listeners?.find((listener) => listener.role === 'management');
+  const httpsListener = plan.listeners?.find((listener) => listener.role === 'https');
   return {
     ...config,
+    ...(config.tls && httpsListener && config.tls.port === running.tls?.port
+      ? { tls: { ...config.tls, port: httpsListener.address.port } }
+      : {}),
     engine: { ...config.engine, host: running.engine.host, ports: plan.engine.endpoints.map((e) => e.port) },
     service: { ...config.service, host: plan.service.host, port: plan.service.port },
     admin: same(config.admin, running.admin) ? plan.admin : config.admin,

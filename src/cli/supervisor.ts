@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { redactText } from '../redact.js';
+import { isListeningReport } from './child-report.js';
+import { defaultRestartPolicy, RestartHistory, type RestartPolicy } from './restart-policy.js';
 
 export interface ChildSpec {
   /** Shown before each of its log lines and in every message about it. */
@@ -9,8 +11,30 @@ export interface ChildSpec {
   readonly args: readonly string[];
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * A Node IPC channel to the child: it reports the port it bound (see child-report.ts) and can be sent messages.
+   */
+  readonly ipc?: boolean;
   /** Resolves when the child is ready to serve; rejects with a reason otherwise. */
-  readonly ready: (signal: AbortSignal) => Promise<void>;
+  readonly ready: (signal: AbortSignal, child: StartingChild) => Promise<void>;
+  /**
+   * What brings the child back when it dies while it serves (not when it fails to start): without it, its death is
+   * only reported to `onUnexpectedExit`.
+   */
+  readonly restart?: () => Promise<unknown>;
+  /** The name its deaths are counted and reported under (the Envoys of one hot-restart family share one). */
+  readonly family?: string;
+}
+
+/** A child being started, as its readiness probe sees it. */
+export interface StartingChild {
+  /** Resolves with the first port the child reports over IPC (never, for a child without IPC or that never does). */
+  readonly port: Promise<number>;
+}
+
+export interface StartedChild {
+  /** The port the child reported, when it reported one before it was ready. */
+  readonly port?: number;
 }
 
 export interface ChildExit {
@@ -19,25 +43,53 @@ export interface ChildExit {
   readonly signal: NodeJS.Signals | null;
 }
 
+/** A child that died more often than the restart policy allows. */
+export interface GaveUp {
+  readonly family: string;
+  /** How its last life ended: `killed by SIGKILL`, `exit code 3`, or why its restart failed. */
+  readonly last: string;
+  readonly deaths: number;
+  readonly windowMs: number;
+}
+
 type LineSink = (line: string) => void;
 
 /**
- * Starts named child processes, prefixes their output, waits for readiness, notices when one dies, and stops them
- * all. Children get their own process group so a stop reaches whatever they started too.
+ * Starts named child processes, prefixes their output, waits for readiness, restarts one that dies while it
+ * serves (with backoff, see restart-policy.ts), and stops them all. Children get their own process group so a stop
+ * reaches whatever they started too.
  */
 export class Supervisor {
   private readonly children = new Map<string, ChildProcess>();
   private stopping = false;
   private readonly exitListeners: ((exit: ChildExit) => void)[] = [];
+  private readonly giveUpListeners: ((gaveUp: GaveUp) => void)[] = [];
   private readonly lineListeners: ((name: string, line: string) => void)[] = [];
   /** Children whose exit is part of the plan (an Envoy replaced by a hot restart), with who awaits it. */
   private readonly expected = new Map<string, (exit: ChildExit) => void>();
+  private readonly histories = new Map<string, RestartHistory>();
+  /** Restarts waiting for their backoff delay: cancelled by a stop. */
+  private readonly pendingRestarts = new Set<NodeJS.Timeout>();
 
-  constructor(private readonly out: LineSink = (line) => process.stdout.write(`${line}\n`)) {}
+  constructor(
+    private readonly out: LineSink = (line) => process.stdout.write(`${line}\n`),
+    private readonly policy: RestartPolicy = defaultRestartPolicy,
+    private readonly log: LineSink = (line) => process.stderr.write(`${line}\n`),
+  ) {}
 
-  /** Called when a child exits while the supervisor is not stopping. */
+  /** Called when a child without a `restart` exits while the supervisor is not stopping. */
   onUnexpectedExit(listener: (exit: ChildExit) => void): void {
     this.exitListeners.push(listener);
+  }
+
+  /** Called when a child keeps dying: more deaths within the policy's window than it allows. */
+  onGiveUp(listener: (gaveUp: GaveUp) => void): void {
+    this.giveUpListeners.push(listener);
+  }
+
+  /** Restarts so far, by family (the child's name unless it names one). */
+  restartCounts(): Record<string, number> {
+    return Object.fromEntries([...this.histories].map(([family, history]) => [family, history.count()]));
   }
 
   /** Called with each line a child writes (after it is shown). */
@@ -69,16 +121,31 @@ export class Supervisor {
     return child?.pid !== undefined && child.kill(signal);
   }
 
-  async start(spec: ChildSpec, readyTimeoutMs = 30_000): Promise<void> {
+  /** Sends a message over a child's IPC channel. False when it is not running or has no channel. */
+  send(name: string, message: unknown): boolean {
+    const child = this.children.get(name);
+    return child?.connected === true && child.send(message as object);
+  }
+
+  async start(spec: ChildSpec, readyTimeoutMs = 30_000): Promise<StartedChild> {
     if (this.stopping) throw new Error(`not starting ${spec.name}: stopping everything`);
+    const startedAt = Date.now();
     const child = spawn(spec.command, [...spec.args], {
       cwd: spec.cwd,
       env: spec.env ?? process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: spec.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
     this.children.set(spec.name, child);
     let ready = false;
+    let reportedPort: number | undefined;
+    const port = new Promise<number>((resolve) => {
+      child.on('message', (message) => {
+        if (!isListeningReport(message) || reportedPort !== undefined) return;
+        reportedPort = message.port;
+        resolve(message.port);
+      });
+    });
     const pad = spec.name.padEnd(8);
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
@@ -96,20 +163,31 @@ export class Supervisor {
       });
     });
     void exited.then((exit) => {
-      this.children.delete(spec.name);
+      // Only the current process of that name leaves the table (a restart may already have replaced it).
+      if (this.children.get(spec.name) === child) this.children.delete(spec.name);
       const planned = this.expected.get(spec.name);
       this.expected.delete(spec.name);
-      if (planned) planned(exit);
+      if (planned) return planned(exit);
       // A child that dies before it is ready is reported by `start` rejecting: the caller decides what it means
-      // (fatal at start-up, a refused reload later).
-      else if (!this.stopping && ready) for (const listener of this.exitListeners) listener(exit);
+      // (fatal at start-up, a refused reload, another try of a restart).
+      if (this.stopping || !ready) return;
+      // Whatever it started in its group goes with it; its replacement starts afresh.
+      signalGroup(child, 'SIGKILL');
+      if (spec.restart)
+        this.restartLater(
+          spec.family ?? spec.name,
+          spec.restart,
+          `exited (${describeExit(exit)})`,
+          startedAt,
+        );
+      else for (const listener of this.exitListeners) listener(exit);
     });
 
     const abort = new AbortController();
     const timeout = setTimeout(() => abort.abort(), readyTimeoutMs);
     try {
       await Promise.race([
-        spec.ready(abort.signal),
+        spec.ready(abort.signal, { port }),
         exited.then((exit) => {
           throw new Error(`${spec.name} exited before it was ready (${describeExit(exit)})`);
         }),
@@ -124,6 +202,37 @@ export class Supervisor {
       clearTimeout(timeout);
       abort.abort();
     }
+    return reportedPort === undefined ? {} : { port: reportedPort };
+  }
+
+  /**
+   * A child of `family` died (`how`: "exited (killed by SIGKILL)") after it had been up since `upSince`: restart it
+   * after the policy's delay, or give up on it. A restart that fails before the child is ready is one more death.
+   */
+  private restartLater(family: string, restart: () => Promise<unknown>, how: string, upSince: number): void {
+    const history = this.histories.get(family) ?? new RestartHistory(this.policy);
+    this.histories.set(family, history);
+    const decision = history.died(upSince);
+    if ('giveUp' in decision) {
+      for (const listener of this.giveUpListeners)
+        listener({ family, last: how, deaths: decision.deaths, windowMs: decision.windowMs });
+      return;
+    }
+    this.log(`up: ${family} ${how}; restarting in ${decision.delayMs} ms (restart ${decision.restart})`);
+    const timer = setTimeout(async () => {
+      this.pendingRestarts.delete(timer);
+      if (this.stopping) return;
+      const attempt = Date.now();
+      try {
+        await restart();
+        this.log(`up: ${family} is back (restart ${decision.restart})`);
+      } catch (error) {
+        if (this.stopping) return;
+        const message = error instanceof Error ? error.message : String(error);
+        this.restartLater(family, restart, `did not come back (${message})`, attempt);
+      }
+    }, decision.delayMs);
+    this.pendingRestarts.add(timer);
   }
 
   /** Stops one child as `stopAll` would; its exit is expected. */
@@ -139,9 +248,11 @@ export class Supervisor {
     return [...this.children.keys()];
   }
 
-  /** SIGTERM to every child (newest first), SIGKILL to any still alive after `graceMs`. */
+  /** SIGTERM to every child (newest first), SIGKILL to any still alive after `graceMs`. No restart after this. */
   async stopAll(graceMs = 10_000): Promise<void> {
     this.stopping = true;
+    for (const timer of this.pendingRestarts) clearTimeout(timer);
+    this.pendingRestarts.clear();
     const children = [...this.children.entries()].reverse();
     await Promise.all(children.map(([, child]) => stopChild(child, graceMs)));
     this.children.clear();

@@ -1,6 +1,3 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { stringify } from 'yaml';
 import { buildBootstrap } from '../../envoy/bootstrap.js';
 import type { RuntimePlan } from './plan.js';
@@ -15,14 +12,6 @@ export function bootstrapObject(plan: RuntimePlan): Record<string, unknown> {
 
 export function renderBootstrap(bootstrap: Record<string, unknown>): string {
   return stringify(bootstrap, { lineWidth: 0 });
-}
-
-/** Writes the bootstrap to a fresh temporary folder and returns its path. */
-export async function writeBootstrap(plan: RuntimePlan): Promise<string> {
-  const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-envoy-'));
-  const file = path.join(directory, 'envoy.yaml');
-  await writeFile(file, bootstrapYaml(plan));
-  return file;
 }
 
 export interface EnvoyArgsOptions {
@@ -52,12 +41,14 @@ export const hotRestartParentShutdownSeconds = 5;
  * Command-line arguments for one Envoy. Without `hotRestart`, hot restart is off: each Envoy owns its base id,
  * so several (tests in parallel) can run on one machine without sharing memory segments. With it, the first
  * epoch lets Envoy choose a base id nobody on the machine uses (several `up` run at once in the tests), and each
- * later epoch joins that base id.
+ * later epoch joins that base id. `adminAddressFile`: where Envoy writes the address its admin bound (the
+ * bootstrap may leave the port to the system).
  */
 export function envoyArgs(
   bootstrapFile: string,
   options: EnvoyArgsOptions,
   hotRestart?: HotRestartEpoch,
+  adminAddressFile?: string,
 ): string[] {
   const restart = hotRestart
     ? [
@@ -78,6 +69,7 @@ export function envoyArgs(
     '-l',
     options.logLevel,
     ...restart,
+    ...(adminAddressFile === undefined ? [] : ['--admin-address-path', adminAddressFile]),
     '--log-format',
     '[%Y-%m-%d %T.%e][%l] %v',
   ];

@@ -2,12 +2,13 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import type {
-  BootstrapPlan,
-  DownstreamTlsPlan,
-  Endpoint,
-  ListenerPlan,
-  UpstreamTlsPlan,
+import {
+  type BootstrapPlan,
+  type DownstreamTlsPlan,
+  type Endpoint,
+  type ListenerPlan,
+  listenersOf,
+  type UpstreamTlsPlan,
 } from '../../envoy/bootstrap.js';
 import type { SidecarPlan } from '../../envoy/sidecar.js';
 import { type TrustStore, trustStore } from '../extproc/client-certificate.js';
@@ -16,7 +17,12 @@ import { ensureDevelopmentCertificate } from './development-certificate.js';
 import { backendRulesFor, inboundRulesFor } from './network-schema.js';
 import type { GatewayConfig } from './schema.js';
 
-/** The configuration with every port decided: what Envoy, the engine and the service are started with. */
+/**
+ * The configuration as Envoy, the engine and the service are started with it. A port the configuration leaves to
+ * the system (0) stays 0 here: the process that listens on it binds it and reports the port it got (engines, the
+ * service, the management server), or Envoy binds it and `up` reads it back; `withBoundPorts` puts them in.
+ * Choosing a free port in one process for another to bind later is a race: anything may take it in between.
+ */
 export interface RuntimePlan extends BootstrapPlan {
   readonly config: GatewayConfig;
 }
@@ -26,7 +32,10 @@ export interface PlanOptions {
   readonly directory?: string;
 }
 
-/** Asks the kernel for a free TCP port on a host by binding port 0 and letting go of it. */
+/**
+ * Asks the kernel for a port that is free now by binding port 0 and letting go of it. Only for tests that must
+ * write a port into a configuration before anything runs: nothing of `up` depends on a port staying free.
+ */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -41,16 +50,62 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
-async function decide(endpoint: { host: string; port: number }): Promise<Endpoint> {
-  return { host: endpoint.host, port: endpoint.port === 0 ? await freePort(endpoint.host) : endpoint.port };
+/** The ports processes bound themselves where the plan left them to the system (0). */
+export interface BoundPorts {
+  /** One per engine, in the order of `engine.endpoints`. */
+  readonly engines?: readonly number[];
+  readonly service?: number;
+  readonly management?: number;
+  /** Envoy's, read back from its admin once it runs. */
+  readonly envoy?: {
+    readonly admin: Endpoint;
+    /** By listener name. */
+    readonly listeners: ReadonlyMap<string, Endpoint>;
+  };
+}
+
+/** The plan with the ports its processes bound (the hosts stay the configured ones). */
+export function withBoundPorts(plan: RuntimePlan, bound: BoundPorts): RuntimePlan {
+  const at = (endpoint: Endpoint, port: number | undefined): Endpoint =>
+    port === undefined ? endpoint : { host: endpoint.host, port };
+  const listeners = listenersOf(plan);
+  const gatewayListener = listeners.find(
+    (listener) =>
+      listener.role === 'http' &&
+      listener.address.host === plan.gateway.host &&
+      listener.address.port === plan.gateway.port,
+  );
+  const envoyPort = (name: string | undefined) =>
+    name === undefined ? undefined : bound.envoy?.listeners.get(name)?.port;
+  return {
+    ...plan,
+    gateway: at(plan.gateway, envoyPort(gatewayListener?.name)),
+    ...(plan.listeners
+      ? {
+          listeners: plan.listeners.map((listener) => ({
+            ...listener,
+            address: at(listener.address, envoyPort(listener.name)),
+          })),
+        }
+      : {}),
+    admin: at(plan.admin, bound.envoy?.admin.port),
+    engine: {
+      ...plan.engine,
+      endpoints: plan.engine.endpoints.map((endpoint, index) => at(endpoint, bound.engines?.[index])),
+    },
+    service: at(plan.service, bound.service),
+    ...(plan.management ? { management: at(plan.management, bound.management) } : {}),
+  };
+}
+
+function endpointOf(endpoint: { host: string; port: number }): Endpoint {
+  return { host: endpoint.host, port: endpoint.port };
 }
 
 export async function planRuntime(config: GatewayConfig, options: PlanOptions = {}): Promise<RuntimePlan> {
   const directory = options.directory ?? process.cwd();
-  const engineEndpoints = await Promise.all(
-    config.engine.ports.map((port) => decide({ host: config.engine.host, port })),
-  );
-  const http = await decide(config.gateway.http);
+  const engineEndpoints = config.engine.ports.map((port) => endpointOf({ host: config.engine.host, port }));
+  const http = endpointOf(config.gateway.http);
   const tls = config.tls ? await planTls(config.tls, directory) : undefined;
   const placement = await planListeners(config, http);
   return {
@@ -61,10 +116,10 @@ export async function planRuntime(config: GatewayConfig, options: PlanOptions = 
     ...(config.tls && Object.keys(config.tls.backends).length > 0
       ? { upstreamTls: planUpstreamTls(config.tls, directory) }
       : {}),
-    admin: await decide(config.admin),
+    admin: endpointOf(config.admin),
     engine: { endpoints: engineEndpoints, messageTimeoutMs: config.engine.messageTimeoutMs },
-    service: await decide(config.service),
-    ...(config.management ? { management: await decide(config.management.server) } : {}),
+    service: endpointOf(config.service),
+    ...(config.management ? { management: endpointOf(config.management.server) } : {}),
     apis: config.apis,
     backends: config.backends,
     trustedProxyHops: config.gateway.trustedProxyHops,
@@ -86,11 +141,11 @@ async function planListeners(
   if (network.mode === 'none') {
     const listeners: ListenerPlan[] = [{ name: 'gateway_http', role: 'http', address: http }];
     if (httpsPort !== undefined) {
-      const https = await decide({ host: config.tls!.host, port: httpsPort });
+      const https = endpointOf({ host: config.tls!.host, port: httpsPort });
       listeners.push({ name: 'gateway_https', role: 'https', address: https });
     }
     if (config.management) {
-      const address = await decide(config.management.listen ?? { host: '127.0.0.1', port: 3443 });
+      const address = endpointOf(config.management.listen ?? { host: '127.0.0.1', port: 3443 });
       listeners.push({ name: 'management', role: 'management', address });
     }
     return listeners.length === 1 ? { gateway: http } : { gateway: http, listeners };

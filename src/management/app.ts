@@ -13,6 +13,8 @@ export interface ManagementAppOptions {
   readonly store: ManagedConfiguration;
   /** One line per change made (who, what, the outcome): the audit trail. Default: standard output. */
   readonly audit?: (line: string) => void;
+  /** How often each process of the gateway was restarted since it started (`up`), shown at `/`. */
+  readonly restarts?: () => Readonly<Record<string, number>>;
 }
 
 /**
@@ -94,6 +96,7 @@ export function createManagementApp(options: ManagementAppOptions): Koa {
     ctx.body = {
       generation: store.running().generation,
       resources: managementResources.map((resource) => resource.name),
+      ...(options.restarts ? { restarts: options.restarts() } : {}),
     };
   });
   for (const resource of managementResources) resource.register(router, api);

@@ -1,8 +1,11 @@
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import type { Endpoint } from '../../envoy/bootstrap.js';
 
 export interface ManagementServer {
+  /** The port it listens on (the endpoint's, or the one the system chose for port 0). */
+  readonly port: number;
   close(): Promise<void>;
 }
 
@@ -14,6 +17,7 @@ export function serveManagement(app: Koa, endpoint: Endpoint): Promise<Managemen
     server.listen(endpoint.port, endpoint.host, () => {
       server.off('error', reject);
       resolve({
+        port: (server.address() as AddressInfo).port,
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { hotRestartSharedMemory } from '../../src/config/envoy.js';
 import { freePort } from '../../src/config/plan.js';
+import { load } from '../helpers/load.js';
 import { descendantsOf } from '../helpers/processes.js';
 import { startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
@@ -46,34 +47,6 @@ function gatewayConfig(ports: Ports, apis: { id: string; policy: string }[]): st
       },
     ],
   });
-}
-
-/** A steady stream of requests from a few clients until stopped (or a bounded count / time is reached). */
-function load(url: string, clients = 3, maxRequests = 4000, maxMs = 60_000) {
-  const results: { status: number; mark: string | null }[] = [];
-  const failures: string[] = [];
-  let stopped = false;
-  const started = Date.now();
-  const client = async () => {
-    while (!stopped && results.length + failures.length < maxRequests && Date.now() - started < maxMs) {
-      try {
-        const response = await fetch(url);
-        await response.arrayBuffer();
-        results.push({ status: response.status, mark: response.headers.get('x-policy') });
-      } catch (error) {
-        failures.push(String((error as Error & { cause?: unknown }).cause ?? error));
-      }
-    }
-  };
-  const done = Promise.all(Array.from({ length: clients }, client));
-  return {
-    results,
-    failures,
-    async stop() {
-      stopped = true;
-      await done;
-    },
-  };
 }
 
 describe('portcullis up reloads its configuration without dropping requests', () => {
@@ -164,7 +137,7 @@ describe('portcullis up reloads its configuration without dropping requests', ()
   it('takes 20 changes under load, good and bad mixed: each good one shows promptly, each bad one is refused', async () => {
     const policyFile = path.join(directory, 'courses.xml');
     const goodConfig = gatewayConfig(ports, [{ id: 'courses', policy: 'courses.xml' }]);
-    const stream = load(url(), 3, 20_000, 150_000);
+    const stream = load(url(), { clients: 3, maxRequests: 20_000, maxMs: 150_000 });
     const count = (text: string) => run.output().split(text).length - 1;
     for (let change = 1; change <= 20; change++) {
       const refusals = count('up: configuration refused');

@@ -101,17 +101,27 @@ describe('portcullis up', () => {
     await expect(fetch(`http://127.0.0.1:${gatewayPort}/courses/api/Course`)).rejects.toThrow();
   });
 
-  it('says which child died and exits non-zero, stopping the others', async () => {
+  it('restarts a child that dies with a growing backoff, and gives up on one that keeps dying, naming it', async () => {
     const { file } = await exampleConfig([
-      { name: 'fragile', command: ['node', '-e', 'setTimeout(() => process.exit(3), 1500)'] },
+      { name: 'fragile', command: ['node', '-e', 'setTimeout(() => process.exit(3), 300)'] },
     ]);
     const run = up(file);
     const exitCode = await run.exited;
     expect(exitCode).toBe(1);
-    expect(run.output()).toMatch(
-      /fragile stopped unexpectedly \(exit code 3\)|fragile exited before it was ready \(exit code 3\)/,
-    );
-  });
+    const output = run.output();
+    // Each death is logged and counted, each wait twice the one before.
+    for (const [restart, delay] of [
+      [1, 100],
+      [2, 200],
+      [3, 400],
+      [4, 800],
+      [5, 1600],
+    ])
+      expect(output).toContain(
+        `up: fragile exited (exit code 3); restarting in ${delay} ms (restart ${restart})`,
+      );
+    expect(output).toMatch(/up: fragile keeps dying \(6 times within 60 s, last: exited \(exit code 3\)\)/);
+  }, 40_000);
 
   it('explains how to install Envoy when it cannot be found', async () => {
     const { file } = await exampleConfig();

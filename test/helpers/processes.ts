@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** The parent pid of a process, from /proc; undefined when it is gone. */
 function parentOf(pid: number): number | undefined {
@@ -39,4 +39,34 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The TCP ports a process listens on (Linux /proc: its socket inodes, matched in /proc/net/tcp and tcp6). */
+export function listeningPortsOf(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      const match = /^socket:\[(\d+)\]$/.exec(target);
+      if (match) inodes.add(match[1]!);
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const row of text.split('\n').slice(1)) {
+      const fields = row.trim().split(/\s+/);
+      // local_address is HEX_IP:HEX_PORT, st 0A is LISTEN, the inode is the tenth field.
+      if (fields[3] === '0A' && inodes.has(fields[9]!))
+        ports.add(Number.parseInt(fields[1]!.split(':')[1]!, 16));
+    }
+  }
+  return [...ports];
 }

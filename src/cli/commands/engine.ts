@@ -6,6 +6,7 @@ import { EngineMetrics, serveMetrics } from '../../extproc/metrics.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
 import { ElementCounters } from '../../extproc/policy-services.js';
 import { startExtProcServer } from '../../extproc/server.js';
+import { reportListening } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 
@@ -13,7 +14,7 @@ export const command: CliCommand = {
   name: 'engine',
   summary: 'run one policy engine process (the ext_proc gRPC server Envoy calls)',
   usage:
-    'portcullis engine --port PORT [--host HOST] [--config FILE [--no-watch]] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads)',
+    'portcullis engine --port PORT|0 [--host HOST] [--config FILE [--no-watch]] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads)',
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
@@ -66,6 +67,8 @@ export const command: CliCommand = {
     );
     activeStreams = () => server.activeStreams();
     console.log(`engine listening on ${values.host}:${server.port}`);
+    // Under `up`: the port it got when asked for any (0), so Envoy is configured with it.
+    reportListening(server.port);
     const metricsServer =
       engine && values['metrics-port'] !== undefined
         ? await serveMetrics(new CurrentMetrics(engine), values.host!, Number(values['metrics-port']))

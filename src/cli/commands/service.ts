@@ -1,7 +1,9 @@
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfigFile } from '../../config/load.js';
 import { createService, type Service } from '../../service/service.js';
+import { gatewayUrlFromParent, reportListening } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 
@@ -19,21 +21,35 @@ export const command: CliCommand = {
         host: { type: 'string', default: '127.0.0.1' },
         // Where tool calls reach Envoy's gateway listener; `up` passes it.
         'gateway-url': { type: 'string' },
+        // Under `up` when the gateway port is 0: the URL comes over IPC once Envoy has bound it.
+        'await-gateway-url': { type: 'boolean', default: false },
       },
     });
     if (!values.config) throw new UsageError('--config is required');
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
-    const gatewayUrl = values['gateway-url'];
-    if (gatewayUrl !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(gatewayUrl))
-      throw new UsageError(`--gateway-url must be an http(s) origin, got "${gatewayUrl}"`);
+    const given = values['gateway-url'];
+    if (given !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(given))
+      throw new UsageError(`--gateway-url must be an http(s) origin, got "${given}"`);
+    // Bound before anything else, so `up` learns the port (it may be 0: any free one) and can configure Envoy with
+    // it while this process waits for the gateway's URL. Until the service is built it answers 503.
+    let handle: RequestListener = (_request, response) => {
+      response.writeHead(503, { 'content-type': 'text/plain' }).end('starting\n');
+    };
+    const server = createServer((request, response) => handle(request, response));
+    await new Promise<void>((resolve, reject) =>
+      server.once('listening', resolve).once('error', reject).listen(port, values.host),
+    );
+    const bound = (server.address() as AddressInfo).port;
+    console.log(`service listening on ${values.host}:${bound}`);
+    reportListening(bound);
+    // `up` sends it once Envoy has bound the gateway listener when that port is left to the system.
+    const gatewayUrl = values['await-gateway-url'] ? await gatewayUrlFromParent() : given;
+    if (gatewayUrl) console.log(`service: tool calls go through ${gatewayUrl}`);
     const loaded = await loadConfigFile(values.config);
     const service = await createService(loaded, gatewayUrl ? { gatewayUrl } : {});
-    const app = service.app;
-    const server = app.listen(port, values.host);
-    await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
-    console.log(`service listening on ${values.host}:${(server.address() as AddressInfo).port}`);
+    handle = service.app.callback();
     if (service.mcpUrl)
       console.log(`service: MCP endpoint ${service.mcpUrl}, issuer ${loaded.config.auth!.issuer}`);
     // SIGHUP (from `up`, once the engines run a changed configuration): read it again and follow its catalog.

@@ -1,27 +1,26 @@
-import { rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { findEnvoy } from '../../../envoy/binary.js';
-import { writeBootstrap } from '../../config/envoy.js';
+import { listenersOf } from '../../../envoy/bootstrap.js';
 import { compileGateway } from '../../config/gateway.js';
 import { loadConfigText } from '../../config/load.js';
-import { planRuntime } from '../../config/plan.js';
+import { planRuntime, withBoundPorts } from '../../config/plan.js';
+import type { CompanionProcessConfig } from '../../config/schema.js';
 import { readConfigFiles } from '../../config/snapshot.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
 import { createManagementApp, type ManagementServer, serveManagement } from '../../management/index.js';
+import type { GatewayUrlMessage } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { GatewayReload } from '../gateway-reload.js';
 import { EnvoyFamily } from '../hot-restart.js';
 import { waitForStopSignal } from '../signals.js';
-import {
-  type ChildExit,
-  type ChildSpec,
-  describeExit,
-  httpReady,
-  pollUntil,
-  Supervisor,
-} from '../supervisor.js';
+import { type ChildSpec, type GaveUp, httpReady, pollUntil, Supervisor } from '../supervisor.js';
+
+/** The Koa service's name under `up`. */
+const SERVICE = 'service';
 
 /** A wildcard listen address is reached on loopback. */
 function connectableHost(host: string): string {
@@ -48,99 +47,146 @@ export const command: CliCommand = {
     // Policy errors are reported now, before anything starts (each engine compiles the same documents again).
     compileGateway(loaded);
     const envoyBinary = findEnvoy();
-    // Relative TLS files and the development certificate live beside the configuration.
-    const plan = await planRuntime(loaded.config, { directory: loaded.directory });
-    const bootstrap = await writeBootstrap(plan);
+    // Relative TLS files and the development certificate live beside the configuration. Ports left to the system
+    // (0) stay 0 in this plan: each process binds its own and the plan takes what they report.
+    let plan = await planRuntime(loaded.config, { directory: loaded.directory });
+    // The bootstraps of every epoch are written here.
+    const bootstrapDirectory = await mkdtemp(path.join(tmpdir(), 'portcullis-envoy-'));
 
     const supervisor = new Supervisor();
     const envoys = await EnvoyFamily.create(supervisor, envoyBinary, loaded.config.envoy);
     const engineNames = plan.engine.endpoints.map((_, index) =>
       plan.engine.endpoints.length > 1 ? `engine-${index + 1}` : 'engine',
     );
-    const unexpectedExit = new Promise<ChildExit>((resolve) => supervisor.onUnexpectedExit(resolve));
+    const gaveUp = new Promise<GaveUp>((resolve) => supervisor.onGiveUp(resolve));
     const stop = waitForStopSignal();
-    // A child that dies while later ones are still starting ends the start-up at once.
-    const diedDuringStart = unexpectedExit.then((exit) => {
-      throw new Error(`${exit.name} stopped unexpectedly (${describeExit(exit)})`);
+    // A child that keeps dying while later ones are still starting ends the start-up.
+    const keptDying = gaveUp.then((giving) => {
+      throw new Error(keepsDying(giving));
     });
-    diedDuringStart.catch(() => {});
-    const start = (spec: ChildSpec) => Promise.race([supervisor.start(spec), diedDuringStart]);
+    keptDying.catch(() => {});
+    const during = <T>(step: Promise<T>) => Promise.race([step, keptDying]);
 
     const gateway = new GatewayReload(
       configFile,
-      path.dirname(bootstrap),
+      bootstrapDirectory,
       supervisor,
       envoys,
       engineNames,
       plan,
       texts,
     );
-    let management: ManagementServer | undefined;
-    try {
-      for (const companion of loaded.config.processes) {
-        const [program, ...rest] = companion.command;
-        await start({
-          name: companion.name,
-          command: program === 'node' ? process.execPath : program!,
-          args: rest,
-          cwd: path.resolve(loaded.directory, companion.cwd ?? '.'),
-          env: { ...process.env, ...companion.env },
-          ready: companion.readyUrl ? httpReady(companion.readyUrl) : async () => {},
-        });
-      }
-      for (const [index, endpoint] of plan.engine.endpoints.entries()) {
-        await start({
-          name: engineNames[index]!,
-          command: process.execPath,
-          args: [
-            cliEntry,
-            'engine',
-            '--supervised',
-            // `up` watches the files and tells the engines when to reload, in step with Envoy (see reloadGateway).
-            '--no-watch',
-            '--config',
-            configFile,
-            '--host',
-            endpoint.host,
-            '--port',
-            String(endpoint.port),
-            // Each engine process gets its own metrics port: the configured one, then the next ones.
-            ...(loaded.config.engine.metricsPort === undefined
-              ? []
-              : ['--metrics-port', String(loaded.config.engine.metricsPort + index)]),
-          ],
-          ready: (signal) => pollUntil(() => checkEngineHealth(endpoint.host, endpoint.port), signal),
-        });
-      }
-      await start({
-        name: 'service',
+    envoys.restartWith(() => gateway.startEnvoy());
+    /** The ports the engines and the service bound: a restarted one binds the same, which Envoy is configured with. */
+    const bound: { engines: number[]; service?: number; management?: number } = { engines: [] };
+    const gatewayUrl = () => `http://${connectableHost(plan.gateway.host)}:${plan.gateway.port}`;
+    const companionSpec = (companion: CompanionProcessConfig): ChildSpec => {
+      const [program, ...rest] = companion.command;
+      return {
+        name: companion.name,
+        command: program === 'node' ? process.execPath : program!,
+        args: rest,
+        cwd: path.resolve(loaded.directory, companion.cwd ?? '.'),
+        env: { ...process.env, ...companion.env },
+        ready: companion.readyUrl ? httpReady(companion.readyUrl) : async () => {},
+        restart: () => supervisor.start(companionSpec(companion)),
+      };
+    };
+    const engineSpec = (index: number, port: number): ChildSpec => {
+      const host = plan.engine.endpoints[index]!.host;
+      return {
+        name: engineNames[index]!,
         command: process.execPath,
+        ipc: true,
         args: [
           cliEntry,
-          'service',
+          'engine',
           '--supervised',
+          // `up` watches the files and tells the engines when to reload, in step with Envoy (see reloadGateway).
+          '--no-watch',
           '--config',
           configFile,
           '--host',
-          plan.service.host,
+          host,
           '--port',
-          String(plan.service.port),
-          // Tool calls of the MCP endpoint go through the gateway listener, so the APIs' policies apply.
-          '--gateway-url',
-          `http://${connectableHost(plan.gateway.host)}:${plan.gateway.port}`,
+          String(port),
+          // Each engine process gets its own metrics port: the configured one, then the next ones.
+          ...(loaded.config.engine.metricsPort === undefined
+            ? []
+            : ['--metrics-port', String(loaded.config.engine.metricsPort + index)]),
         ],
-        ready: httpReady(`http://${plan.service.host}:${plan.service.port}/healthz`),
-      });
-      if (plan.management) {
-        management = await serveManagement(createManagementApp({ store: gateway }), plan.management);
+        ready: async (signal, child) => {
+          const port = await child.port;
+          await pollUntil(() => checkEngineHealth(host, port), signal);
+        },
+        restart: () => supervisor.start(engineSpec(index, bound.engines[index]!)),
+      };
+    };
+    // Until Envoy runs, a gateway port left to the system is not known: the service then waits for it over IPC and
+    // is ready, for now, once it reported its own port.
+    const serviceSpec = (port: number, gateway: string | undefined): ChildSpec => ({
+      name: SERVICE,
+      command: process.execPath,
+      ipc: true,
+      args: [
+        cliEntry,
+        'service',
+        '--supervised',
+        '--config',
+        configFile,
+        '--host',
+        plan.service.host,
+        '--port',
+        String(port),
+        // Tool calls of the MCP endpoint go through the gateway listener, so the APIs' policies apply.
+        ...(gateway === undefined ? ['--await-gateway-url'] : ['--gateway-url', gateway]),
+      ],
+      ready: async (signal, child) => {
+        const port = await child.port;
+        if (gateway !== undefined) await serviceHealthy(plan.service.host, port, signal);
+      },
+      restart: () => supervisor.start(serviceSpec(bound.service!, gatewayUrl())),
+    });
+    const gatewayPortKnown = plan.gateway.port !== 0;
+
+    let management: ManagementServer | undefined;
+    try {
+      for (const companion of loaded.config.processes)
+        await during(supervisor.start(companionSpec(companion)));
+      for (const [index, endpoint] of plan.engine.endpoints.entries()) {
+        const started = await during(supervisor.start(engineSpec(index, endpoint.port)));
+        bound.engines.push(started.port!);
       }
-      await Promise.race([envoys.start(bootstrap, plan.admin), diedDuringStart]);
+      bound.service = (
+        await during(
+          supervisor.start(serviceSpec(plan.service.port, gatewayPortKnown ? gatewayUrl() : undefined)),
+        )
+      ).port!;
+      if (plan.management) {
+        management = await serveManagement(
+          createManagementApp({ store: gateway, restarts: () => supervisor.restartCounts() }),
+          plan.management,
+        );
+        bound.management = management.port;
+      }
+      const portless = plan;
+      plan = withBoundPorts(plan, bound);
+      gateway.adopt(plan);
+      plan = await during(gateway.startEnvoy());
+      // The management listener reaches Envoy's own admin through a cluster: with the admin port left to the system
+      // the first Envoy's cluster could not name it; the next epoch, which takes the listeners over, does.
+      if (portless.admin.port === 0 && listenersOf(plan).some((listener) => listener.role === 'management'))
+        plan = await during(gateway.startEnvoy());
+      if (!gatewayPortKnown) {
+        supervisor.send(SERVICE, { kind: 'gateway-url', url: gatewayUrl() } satisfies GatewayUrlMessage);
+        await during(serviceHealthy(plan.service.host, bound.service, AbortSignal.timeout(30_000)));
+      }
     } catch (error) {
       console.error(`up: ${error instanceof Error ? error.message : String(error)}`);
-      await management?.close();
       await supervisor.stopAll();
+      await management?.close();
       await envoys.cleanUp();
-      await rm(path.dirname(bootstrap), { recursive: true, force: true });
+      await rm(bootstrapDirectory, { recursive: true, force: true });
       return 1;
     }
 
@@ -167,21 +213,29 @@ export const command: CliCommand = {
     const reloadOnHangup = () => void gateway.reload(true);
     process.on('SIGHUP', reloadOnHangup);
 
-    const outcome = await Promise.race([stop.then(() => undefined), unexpectedExit]);
+    const outcome = await Promise.race([stop.then(() => undefined), gaveUp]);
     process.off('SIGHUP', reloadOnHangup);
     gateway.close();
-    await management?.close();
+    // First, so that no child is restarted while the others stop.
     await supervisor.stopAll();
+    await management?.close();
     await envoys.cleanUp();
-    // The bootstraps of every epoch were written there.
-    await rm(path.dirname(bootstrap), { recursive: true, force: true });
+    await rm(bootstrapDirectory, { recursive: true, force: true });
     if (outcome) {
-      console.error(
-        `up: ${outcome.name} stopped unexpectedly (${describeExit(outcome)}); stopped everything else.`,
-      );
+      console.error(`up: ${keepsDying(outcome)}; stopped everything else.`);
       return 1;
     }
     console.log('up: stopped.');
     return 0;
   },
 };
+
+function keepsDying(giving: GaveUp): string {
+  return `${giving.family} keeps dying (${giving.deaths} times within ${giving.windowMs / 1000} s, last: ${giving.last})`;
+}
+
+/** The service answers its health check (it does once it is built, not while it waits for the gateway URL). */
+async function serviceHealthy(host: string, port: number, signal: AbortSignal): Promise<void> {
+  await httpReady(`http://${connectableHost(host)}:${port}/healthz`)(signal);
+  if (signal.aborted) throw new Error(`the service was not healthy on port ${port} in time`);
+}

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEngine } from '../../../src/config/engine.js';
 import { loadConfigFile } from '../../../src/config/load.js';
-import { freePort, planRuntime } from '../../../src/config/plan.js';
+import { freePort, planRuntime, withBoundPorts } from '../../../src/config/plan.js';
 import { type ListeningExtProcServer, startExtProcServer } from '../../../src/extproc/server.js';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../../helpers/certificates.js';
@@ -83,12 +83,13 @@ apis:
     );
     const loaded = await loadConfigFile(file);
     const plan = await planRuntime(loaded.config, { directory: loaded.directory });
+    // The engine binds the port the configuration leaves to the system, and Envoy is configured with it.
     const [endpoint] = plan.engine.endpoints;
     engine = await startExtProcServer(
       { exchanges: (await buildEngine(file, { accessLog: false })).exchanges },
       endpoint!,
     );
-    envoy = await startEnvoy(plan);
+    envoy = await startEnvoy(withBoundPorts(plan, { engines: [engine.port] }));
   }, 60_000);
 
   afterAll(async () => {
