@@ -27,6 +27,7 @@ import {
   CsException,
   type CsType,
   checkSize,
+  checkStringLength,
   enumerate,
   findIndexer,
   findMethod,
@@ -362,14 +363,11 @@ class Compiler {
         } else {
           text = toDotNetStringRt(rt, v);
         }
+        const next = parts[i + 1]!;
+        checkStringLength(rt, s.length + Math.max(text.length, Math.abs(h.align)) + next.length);
         if (h.align > 0) text = text.padStart(h.align);
         else if (h.align < 0) text = text.padEnd(-h.align);
-        s += text + parts[i + 1]!;
-        if (s.length > rt.limits.maxStringLength) {
-          throw new LimitError(
-            `a string of ${s.length} characters exceeds the limit of ${rt.limits.maxStringLength}`,
-          );
-        }
+        s += text + next;
       }
       return s;
     };

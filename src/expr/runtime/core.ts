@@ -67,6 +67,27 @@ export function checkStringLength(rt: Rt, length: number): void {
   }
 }
 
+/**
+ * A string under construction: chunks are counted as they are added and the limit is raised as soon as the total
+ * exceeds it, so the oversized result is never joined. `rt` null (rendering outside an evaluation) means no limit.
+ */
+export class BoundedText {
+  private readonly chunks: string[] = [];
+  private total = 0;
+  constructor(private readonly rt: Rt | null) {}
+  get length(): number {
+    return this.total;
+  }
+  add(chunk: string): void {
+    this.total += chunk.length;
+    if (this.rt) checkStringLength(this.rt, this.total);
+    this.chunks.push(chunk);
+  }
+  toString(): string {
+    return this.chunks.join('');
+  }
+}
+
 export function checkSize(rt: Rt, n: number): void {
   if (n > rt.limits.maxCollectionSize) {
     throw new LimitError(`a collection of ${n} elements exceeds the limit of ${rt.limits.maxCollectionSize}`);
