@@ -64,6 +64,7 @@ describe('expression regexes through Envoy', () => {
   });
 
   it('a policy whose literal pattern needs backtracking is refused at load, naming file, line and column', async () => {
+    // Stopped at once should it start (it must not), so a failing run leaves no Envoy behind.
     const refused = startGateway(
       `apis:\n${apiYaml('look', backend.url, [['get', 'GET', '/x', 'look.xml']])}\n`,
       {
