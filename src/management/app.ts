@@ -4,10 +4,12 @@ import { redactText } from '../redact.js';
 import { authenticateAdministrators } from './authenticate.js';
 import { ConfigDocument } from './config-document.js';
 import { ManagementError } from './errors.js';
+import { keepInsideFolder } from './inside-folder.js';
 import { PendingOperations } from './pending-operations.js';
 import { type ManagementApi, readBody, validate } from './resource.js';
 import { managementResources } from './resources/index.js';
 import type { ManagedConfiguration } from './store.js';
+import { refuseForgedWrites } from './write-guard.js';
 
 export interface ManagementAppOptions {
   readonly store: ManagedConfiguration;
@@ -39,7 +41,9 @@ export function createManagementApp(options: ManagementAppOptions): Koa {
     change(ctx, edit) {
       const run = queue.then(async () => {
         const { document, running } = api.read();
+        const named = new Set(document.policyFileReferences().map((reference) => reference.file));
         const result = await edit(document);
+        keepInsideFolder(document, running.file, named);
         let restarting = () => {};
         const accepted = new Promise<'accepted'>((resolve) => {
           restarting = () => resolve('accepted');
@@ -144,6 +148,7 @@ export function createManagementApp(options: ManagementAppOptions): Koa {
       }
     }
   });
+  app.use(refuseForgedWrites);
   app.use(authenticateAdministrators(() => store.running().config.management?.administrators ?? []));
   app.use(router.routes());
   // Not `throw: true`: a thrown 405 would lose the Allow header RFC 9110 requires (the first middleware adds the body).

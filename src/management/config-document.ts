@@ -120,7 +120,7 @@ export class ConfigDocument {
 
   /** Every policy document written inline, as the export shows them. */
   inlinePolicies(): void {
-    const visit = (at: ConfigPath) => {
+    for (const at of this.policyPlaces()) {
       const xml = this.policy(at);
       if (xml !== undefined) {
         this.edited();
@@ -128,17 +128,36 @@ export class ConfigDocument {
         node.type = Scalar.BLOCK_LITERAL;
         this.document.setIn(at, node);
       }
+    }
+  }
+
+  /**
+   * Where a policy document may be, inline or as a file name: global, fragments, products, APIs, operations. Parts
+   * of the wrong shape (an import not validated yet) hold none.
+   */
+  policyPlaces(): ConfigPath[] {
+    const length = (at: ConfigPath) => {
+      const value = this.get(at);
+      return Array.isArray(value) ? value.length : 0;
     };
-    visit(['policy']);
-    for (const [id] of this.entries(['fragments'])) visit(['fragments', id]);
-    this.list(['products']).forEach((_, index) => {
-      visit(['products', index, 'policy']);
-    });
-    this.list(['apis']).forEach((_, index) => {
-      visit(['apis', index, 'policy']);
-      this.list(['apis', index, 'operations']).forEach((__, operation) => {
-        visit(['apis', index, 'operations', operation, 'policy']);
-      });
+    const fragments = this.get(['fragments']);
+    const places: ConfigPath[] = [['policy']];
+    if (isRecord(fragments)) for (const id of Object.keys(fragments)) places.push(['fragments', id]);
+    for (let index = 0; index < length(['products']); index++) places.push(['products', index, 'policy']);
+    for (let index = 0; index < length(['apis']); index++) {
+      places.push(['apis', index, 'policy']);
+      for (let operation = 0; operation < length(['apis', index, 'operations']); operation++) {
+        places.push(['apis', index, 'operations', operation, 'policy']);
+      }
+    }
+    return places;
+  }
+
+  /** The policy files the configuration names (absolute paths), each with where it is named. */
+  policyFileReferences(): { readonly at: ConfigPath; readonly file: string }[] {
+    return this.policyPlaces().flatMap((at) => {
+      const value = this.get(at);
+      return typeof value === 'string' && !isInlineXml(value) ? [{ at, file: this.resolve(value) }] : [];
     });
   }
 

@@ -5,6 +5,7 @@
  */
 export type ManagementErrorCode =
   | 'Unauthorized'
+  | 'Forbidden'
   | 'TooManyRequests'
   | 'ResourceNotFound'
   | 'MethodNotAllowed'

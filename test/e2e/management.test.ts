@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -289,6 +289,53 @@ processes:
     const refused = await manage('DELETE', '/products/gold');
     expect(refused.status).toBe(409);
     expect(refused.json.error.message).toContain('s1');
+  });
+
+  // Issue 13: a cross-site form POST to …/regeneratePrimaryKey succeeded (204); a policy path could lead outside the
+  // configuration folder and the next policy write overwrote that file; a YAML alias bomb was 503, not 400.
+  it('refuses forged and form-encoded writes, policy files outside the folder and a YAML alias bomb', async () => {
+    expect((await manage('PUT', '/subscriptions/forged', { scope: { api: 'courses' } })).status).toBe(201);
+    const key = async () =>
+      (await manage('POST', '/subscriptions/forged/listSecrets')).json.primaryKey as string;
+    const before = await key();
+    const regenerate = '/subscriptions/forged/regeneratePrimaryKey';
+    const form = await manage('POST', regenerate, '', 'application/x-www-form-urlencoded');
+    expect(form.status).toBe(415);
+    expect(form.json.error.code).toBe('UnsupportedMediaType');
+    const foreign = await manage('POST', regenerate, undefined, 'application/json', {
+      origin: 'https://evil.example',
+    });
+    expect(foreign.status).toBe(403);
+    const crossSite = await manage('POST', regenerate, undefined, 'application/json', {
+      'sec-fetch-site': 'cross-site',
+    });
+    expect(crossSite.status).toBe(403);
+    expect(await key()).toBe(before);
+    // The management API's own origin, as a browser on its page would send it, may write.
+    expect(
+      (await manage('POST', regenerate, undefined, 'application/json', { origin: management })).status,
+    ).toBe(204);
+    expect(await key()).not.toBe(before);
+
+    const victim = path.join(path.dirname(directory), `${path.basename(directory)}-victim.xml`);
+    await writeFile(victim, marking('victim'));
+    const outside = await manage('PATCH', '/apis/courses/operations/list', {
+      policy: `../${path.basename(victim)}`,
+    });
+    expect(outside.status).toBe(400);
+    expect(outside.json.error.message).toBe('policy files must be inside the configuration folder');
+    expect(readFileSync(victim, 'utf8')).toBe(marking('victim'));
+    await rm(victim);
+
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+    for (let level = 1; level < 9; level++) {
+      const [previous, name] = [String.fromCharCode(96 + level), String.fromCharCode(97 + level)];
+      levels.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(', ')}]`);
+    }
+    const bomb = await manage('PUT', '/configuration', `${levels.join('\n')}\n`, 'application/yaml');
+    expect(bomb.status).toBe(400);
+    expect(bomb.json.error.code).toBe('ValidationError');
+    expect((await call(`${gateway}/courses/api/Course`)).status).toBeLessThan(500);
   });
 
   it('refuses changes while the files on disk hold a change that does not run', async () => {

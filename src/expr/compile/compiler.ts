@@ -22,9 +22,12 @@ import {
   toDotNetStringRt,
 } from '../runtime/convert.js';
 import {
+  ArgumentRefusal,
+  type ConstantArgsCheck,
   CsException,
   type CsType,
   checkSize,
+  checkStringLength,
   enumerate,
   findIndexer,
   findMethod,
@@ -39,6 +42,7 @@ import {
   type TypeInfo,
   typeName,
   typeOf,
+  UNKNOWN_ARG,
 } from '../runtime/core.js';
 import { CsEnum } from '../runtime/enum.js';
 import { CsChar, CsDecimal, CsDouble } from '../runtime/values.js';
@@ -359,14 +363,11 @@ class Compiler {
         } else {
           text = toDotNetStringRt(rt, v);
         }
+        const next = parts[i + 1]!;
+        checkStringLength(rt, s.length + Math.max(text.length, Math.abs(h.align)) + next.length);
         if (h.align > 0) text = text.padStart(h.align);
         else if (h.align < 0) text = text.padEnd(-h.align);
-        s += text + parts[i + 1]!;
-        if (s.length > rt.limits.maxStringLength) {
-          throw new LimitError(
-            `a string of ${s.length} characters exceeds the limit of ${rt.limits.maxStringLength}`,
-          );
-        }
+        s += text + next;
       }
       return s;
     };
@@ -554,6 +555,7 @@ class Compiler {
           callee.pos,
         );
       }
+      this.checkConstantArgs(info.constantArgChecks.get(name), `${info.name}.${name}`, e.args, callee.pos);
       return at(callee.pos, (rt, f) => m(rt, null, evalArgs(codes, rt, f), typeArgs));
     }
     const target = this.exprInChain(callee.target, true);
@@ -906,6 +908,40 @@ class Compiler {
     }
   }
 
+  /** Runs a library's compile-time argument check (e.g. a literal regex pattern) and refuses at the argument. */
+  private checkConstantArgs(
+    check: ConstantArgsCheck | undefined,
+    what: string,
+    args: Arg[],
+    pos: number,
+  ): void {
+    if (!check) return;
+    try {
+      check(args.map((a) => (a.modifier ? UNKNOWN_ARG : this.constantOf(a.expr))));
+    } catch (err) {
+      if (!(err instanceof ArgumentRefusal)) throw err;
+      throw new CompileError(`${what}: ${err.message}`, args[err.argIndex]?.expr.pos ?? pos);
+    }
+  }
+
+  /** The value of a constant expression (literal, enum member, enum members combined with `|`), or UNKNOWN_ARG. */
+  private constantOf(e: Expr): unknown {
+    if (e.k === 'lit') return literalValue(e.value);
+    if (e.k === 'member' && !e.nullCond) {
+      const owner = this.typeOrNamespace(e.target);
+      const p = owner?.kind === 'type' ? owner.type.info.staticProps.get(e.name) : undefined;
+      return p && 'constant' in p ? p.constant : UNKNOWN_ARG;
+    }
+    if (e.k === 'binary' && e.op === '|') {
+      const a = this.constantOf(e.left);
+      const b = this.constantOf(e.right);
+      if (a instanceof CsEnum && b instanceof CsEnum && a.enumName === b.enumName) {
+        return new CsEnum(a.enumName, a.value | b.value, a.names);
+      }
+    }
+    return UNKNOWN_ARG;
+  }
+
   private newObject(e: Extract<Expr, { k: 'new' }>): Code {
     const type = this.resolveType(e.type);
     const info = type.info;
@@ -913,6 +949,7 @@ class Compiler {
       throw new CompileError(`'${info.name}' cannot be created in policy expressions`, e.pos);
     const construct = info.construct;
     const { codes } = this.args(e.args);
+    this.checkConstantArgs(info.constantArgChecks.get('new'), `new ${info.name}`, e.args, e.pos);
     let init: ((rt: EvalRt, f: Frame, obj: unknown) => void) | null = null;
     if (e.init?.k === 'object') {
       const members = e.init.members.map((m) => {

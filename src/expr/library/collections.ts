@@ -207,7 +207,8 @@ export const ListType = defineType({
       return null;
     },
     AddRange: (rt, self: CsList, args) => {
-      for (const x of [...enumerate(args[0])]) add(rt, self, x);
+      // A copy only when adding the list to itself; otherwise each element is checked against the limit as it comes.
+      for (const x of args[0] === self ? [...self.items] : enumerate(args[0])) add(rt, self, x);
       return null;
     },
     Insert: (rt, self: CsList, args) => {
@@ -384,7 +385,7 @@ export const HashSetType = defineType({
     Remove: (_rt, self: CsHashSet, args) =>
       self.map.delete(args[0] === null ? null : keyOf(args[0], self.comparer)),
     UnionWith: (rt, self: CsHashSet, args) => {
-      for (const x of [...enumerate(args[0])]) self.add(rt, x);
+      for (const x of args[0] === self ? [...self.map.values()] : enumerate(args[0])) self.add(rt, x);
       return null;
     },
     Clear: (_rt, self: CsHashSet) => {

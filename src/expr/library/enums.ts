@@ -1,10 +1,10 @@
 /** Enum types: each is a type whose static members are its values; instances share the Enum member table. */
-import { argError, defineType, prop, type TypeInfo } from '../runtime/core.js';
+import { argError, defineType, type Property, type TypeInfo } from '../runtime/core.js';
 import { CsEnum, type EnumDef, makeEnum } from '../runtime/enum.js';
 
 export function defineEnumType(def: EnumDef, namespace: string, aliases: string[] = []): TypeInfo {
-  const staticProps: Record<string, ReturnType<typeof prop>> = {};
-  for (const [name, value] of def.values) staticProps[name] = prop(() => value);
+  const staticProps: Record<string, Property> = {};
+  for (const [name, value] of def.values) staticProps[name] = { get: () => value, constant: value };
   return defineType({
     name: def.name,
     namespace,

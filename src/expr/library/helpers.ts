@@ -3,8 +3,9 @@ import { OutRef } from '../compile/support.js';
 import { toDotNetStringRt } from '../runtime/convert.js';
 import {
   argError,
+  BoundedText,
   CsException,
-  checkString,
+  checkStringLength,
   findMethod,
   type Rt,
   typeName,
@@ -70,12 +71,20 @@ export function toStringWithFormat(rt: Rt, v: unknown, format: string | null): s
 
 /** string.Format composite formatting: {index[,alignment][:format]} with {{ and }} escapes. */
 export function compositeFormat(rt: Rt, fmt: string, args: unknown[]): string {
-  let out = '';
+  const out = new BoundedText(rt);
   for (let i = 0; i < fmt.length; i++) {
     const ch = fmt[i]!;
+    if (ch !== '{' && ch !== '}') {
+      // Literal text up to the next brace, as one chunk.
+      let end = i + 1;
+      while (end < fmt.length && fmt[end] !== '{' && fmt[end] !== '}') end++;
+      out.add(fmt.slice(i, end));
+      i = end - 1;
+      continue;
+    }
     if (ch === '{') {
       if (fmt[i + 1] === '{') {
-        out += '{';
+        out.add('{');
         i++;
         continue;
       }
@@ -92,23 +101,33 @@ export function compositeFormat(rt: Rt, fmt: string, args: unknown[]): string {
       }
       let text = toStringWithFormat(rt, args[idx], m[3] ?? null);
       const align = m[2] ? Number(m[2]) : 0;
+      checkStringLength(rt, out.length + Math.max(text.length, Math.abs(align)));
       if (align > 0) text = text.padStart(align);
       else if (align < 0) text = text.padEnd(-align);
-      out += text;
+      out.add(text);
       i = close;
       continue;
     }
-    if (ch === '}') {
-      if (fmt[i + 1] === '}') {
-        out += '}';
-        i++;
-        continue;
-      }
+    // A '}' outside a format item must be doubled.
+    if (fmt[i + 1] !== '}')
       throw new CsException('FormatException', 'Input string was not in a correct format.');
-    }
-    out += ch;
+    out.add('}');
+    i++;
   }
-  return checkString(rt, out);
+  return out.toString();
+}
+
+/** string.Join / string.Concat: the running length is checked as each item is rendered, before anything is joined. */
+export function joinWithinLimit(rt: Rt, items: Iterable<unknown>, separator: string): string {
+  const parts: string[] = [];
+  let length = 0;
+  for (const item of items) {
+    const text = toDotNetStringRt(rt, item);
+    length += text.length + (parts.length > 0 ? separator.length : 0);
+    checkStringLength(rt, length);
+    parts.push(text);
+  }
+  return parts.join(separator);
 }
 
 /** `params object[] args` — a single array argument is the params array itself. */

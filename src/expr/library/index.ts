@@ -14,6 +14,7 @@ import './jwt.js';
 import './text.js';
 import './datetime.js';
 import './misc.js';
+import './regex.js';
 import { setValueEquals } from '../runtime/convert.js';
 import type { Method } from '../runtime/core.js';
 import { KNOWN_MEMBERS } from '../runtime/core.js';

@@ -7,10 +7,10 @@ import { CsAnon } from '../compile/support.js';
 import { toDotNetStringRt } from '../runtime/convert.js';
 import {
   argError,
+  BoundedText,
   CsException,
   type CsType,
   checkSize,
-  checkString,
   defineType,
   enumerate,
   invalidCast,
@@ -411,26 +411,41 @@ function valueJson(v: JValue): string {
   }
 }
 
-export function writeJson(rt: Rt | null, t: JToken, indented: boolean, level = 0): string {
-  const nl = indented ? '\n' : '';
-  const ind = (n: number): string => (indented ? '  '.repeat(n) : '');
-  let out: string;
-  if (t instanceof JValue) return valueJson(t);
-  if (t instanceof JProperty)
-    return `${quote(t.name)}:${indented ? ' ' : ''}${writeJson(rt, t.value, indented, level)}`;
-  if (t instanceof JObject) {
-    if (t.props.size === 0) return '{}';
-    const parts = [...t.props.values()].map((p) => ind(level + 1) + writeJson(rt, p, indented, level + 1));
-    out = `{${nl}${parts.join(`,${nl}`)}${nl}${ind(level)}}`;
-  } else if (t instanceof JArray) {
-    if (t.items.length === 0) return '[]';
-    const parts = t.items.map((x) => ind(level + 1) + writeJson(rt, x, indented, level + 1));
-    out = `[${nl}${parts.join(`,${nl}`)}${nl}${ind(level)}]`;
-  } else {
-    out = 'null';
+/** JSON text of a token; with `rt`, the output is counted as it is written and the string limit raised on the way. */
+export function writeJson(rt: Rt | null, t: JToken, indented: boolean): string {
+  const out = new BoundedText(rt);
+  writeToken(out, t, indented, 0);
+  return out.toString();
+}
+
+function writeToken(out: BoundedText, t: JToken, indented: boolean, level: number): void {
+  if (t instanceof JValue) {
+    out.add(valueJson(t));
+    return;
   }
-  if (rt) checkString(rt, out);
-  return out;
+  if (t instanceof JProperty) {
+    out.add(`${quote(t.name)}:${indented ? ' ' : ''}`);
+    writeToken(out, t.value, indented, level);
+    return;
+  }
+  if (!(t instanceof JObject || t instanceof JArray)) {
+    out.add('null');
+    return;
+  }
+  const children: JToken[] = t instanceof JObject ? [...t.props.values()] : t.items;
+  const [open, close] = t instanceof JObject ? ['{', '}'] : ['[', ']'];
+  if (children.length === 0) {
+    out.add(open + close);
+    return;
+  }
+  const nl = indented ? '\n' : '';
+  const indent = (n: number): string => (indented ? '  '.repeat(n) : '');
+  out.add(open + nl);
+  children.forEach((child, k) => {
+    out.add((k > 0 ? `,${nl}` : '') + indent(level + 1));
+    writeToken(out, child, indented, level + 1);
+  });
+  out.add(nl + indent(level) + close);
 }
 
 // ---- conversions between runtime values and tokens ----
@@ -480,8 +495,10 @@ export function fromValue(rt: Rt, v: unknown, depth = 0): JToken {
   }
   if (typeof v === 'object' && typeOf(v).enumerate) {
     const a = new JArray();
-    for (const x of enumerate(v)) a.add(fromValue(rt, x, depth + 1));
-    checkSize(rt, a.items.length);
+    for (const x of enumerate(v)) {
+      checkSize(rt, a.items.length + 1);
+      a.add(fromValue(rt, x, depth + 1));
+    }
     return a;
   }
   // Other host objects (context members, Jwt, …) serialise as objects of their listed properties.
@@ -1039,10 +1056,12 @@ export const JArrayType = defineType({
     const a = new JArray();
     const src =
       args.length === 1 && args[0] !== null && typeof args[0] === 'object' && !(args[0] instanceof JToken)
-        ? [...enumerate(args[0])]
+        ? enumerate(args[0])
         : args;
-    for (const x of src) a.add(tokenArg(rt, x));
-    checkSize(rt, a.items.length);
+    for (const x of src) {
+      checkSize(rt, a.items.length + 1);
+      a.add(tokenArg(rt, x));
+    }
     return a;
   },
   addItem: (rt, self: JArray, args) => {

@@ -26,9 +26,17 @@ import { CsComparer, compareStrings } from './string.js';
 
 type Fn = (...a: unknown[]) => unknown;
 
+/** The sequence as an array; a lazy source (a string's characters) costs its steps as it is read, not after. */
 function items(rt: Rt, v: unknown): unknown[] {
-  const list = Array.isArray(v) ? v : [...enumerate(v)];
-  step(rt, list.length);
+  if (Array.isArray(v)) {
+    step(rt, v.length);
+    return v;
+  }
+  const list: unknown[] = [];
+  for (const x of enumerate(v)) {
+    step(rt);
+    list.push(x);
+  }
   return list;
 }
 

@@ -1,11 +1,11 @@
 /** System.String (instance and static members) and StringComparison / StringSplitOptions / StringComparer. */
 
-import { toDotNetStringRt } from '../runtime/convert.js';
 import {
   argError,
+  BoundedText,
   CsException,
   checkSize,
-  checkString,
+  checkStringLength,
   defineType,
   enumerate,
   invalidCast,
@@ -19,7 +19,7 @@ import {
 import { CsEnum, makeEnum } from '../runtime/enum.js';
 import { CsChar } from '../runtime/values.js';
 import { defineEnumType } from './enums.js';
-import { compositeFormat, enumValue, hashString, int, paramsArray, str } from './helpers.js';
+import { compositeFormat, enumValue, hashString, int, joinWithinLimit, paramsArray, str } from './helpers.js';
 
 export const StringComparison = makeEnum('StringComparison', {
   CurrentCulture: 0,
@@ -184,7 +184,7 @@ function pad(rt: Rt, s: string, args: unknown[], left: boolean): string {
       "Non-negative number required. (Parameter 'totalWidth')",
     );
   const ch = args[1] === undefined ? ' ' : textArg(args[1], 'paddingChar');
-  if (width > rt.limits.maxStringLength) checkString(rt, ' '.repeat(rt.limits.maxStringLength + 1));
+  checkStringLength(rt, width);
   return left ? s.padStart(width, ch) : s.padEnd(width, ch);
 }
 
@@ -194,25 +194,25 @@ function replace(rt: Rt, s: string, args: unknown[]): string {
   const newValue = args[1] === null ? '' : textArg(args[1], 'newValue');
   const comparison = args.length > 2 ? comparisonArg(args[args.length - 1]) : 4;
   if (!ignoresCase(comparison)) {
-    // Estimate the result size before building it, so `"a".Replace("a", big)` in a loop cannot allocate wildly.
-    const hits = s.split(oldValue).length - 1;
-    if (s.length + hits * (newValue.length - oldValue.length) > rt.limits.maxStringLength) {
-      checkString(rt, ' '.repeat(rt.limits.maxStringLength + 1));
-    }
+    // Count the hits (without splitting) and check the result's size before building it.
+    let hits = 0;
+    for (let at = s.indexOf(oldValue); at >= 0; at = s.indexOf(oldValue, at + oldValue.length)) hits++;
+    checkStringLength(rt, s.length + hits * (newValue.length - oldValue.length));
     return s.split(oldValue).join(newValue);
   }
   const h = s.toUpperCase();
   const n = oldValue.toUpperCase();
-  let out = '';
+  const out = new BoundedText(rt);
   let i = 0;
   for (;;) {
     const j = h.indexOf(n, i);
     if (j < 0) break;
-    out += s.slice(i, j) + newValue;
+    out.add(s.slice(i, j));
+    out.add(newValue);
     i = j + oldValue.length;
-    checkString(rt, out);
   }
-  return checkString(rt, out + s.slice(i));
+  out.add(s.slice(i));
+  return out.toString();
 }
 
 const methods: Record<string, Method> = {
@@ -264,7 +264,9 @@ const methods: Record<string, Method> = {
   Insert: (rt, self: string, args) => {
     const start = int(args[0]);
     checkRange(start >= 0 && start <= self.length, 'startIndex');
-    return checkString(rt, self.slice(0, start) + str(args[1]) + self.slice(start));
+    const value = str(args[1]);
+    checkStringLength(rt, self.length + value.length);
+    return self.slice(0, start) + value + self.slice(start);
   },
   Trim: (_rt, self: string, args) => trim(self, charSet(args), true, true),
   TrimStart: (_rt, self: string, args) => trim(self, charSet(args), true, false),
@@ -276,8 +278,10 @@ const methods: Record<string, Method> = {
   Split: (rt, self: string, args) => split(rt, self, args),
   PadLeft: (rt, self: string, args) => pad(rt, self, args, true),
   PadRight: (rt, self: string, args) => pad(rt, self, args, false),
-  ToCharArray: (_rt, self: string) =>
-    Array.from({ length: self.length }, (_, i) => new CsChar(self.charCodeAt(i))),
+  ToCharArray: (rt, self: string) => {
+    checkSize(rt, self.length);
+    return Array.from({ length: self.length }, (_, i) => new CsChar(self.charCodeAt(i)));
+  },
   Normalize: (_rt, self: string) => self.normalize('NFC'),
   Clone: (_rt, self: string) => self,
 };
@@ -295,14 +299,14 @@ const staticMethods: Record<string, Method> = {
     const sep = args[0] === null ? '' : textArg(args[0], 'separator');
     const items =
       args.length === 2 && args[1] !== null && typeof args[1] === 'object'
-        ? [...enumerate(args[1])]
+        ? enumerate(args[1])
         : args.slice(1);
-    return checkString(rt, items.map((x) => toDotNetStringRt(rt, x)).join(sep));
+    return joinWithinLimit(rt, items, sep);
   },
   Concat: (rt, _s, args) => {
     const items =
-      args.length === 1 && args[0] !== null && typeof args[0] === 'object' ? [...enumerate(args[0])] : args;
-    return checkString(rt, items.map((x) => toDotNetStringRt(rt, x)).join(''));
+      args.length === 1 && args[0] !== null && typeof args[0] === 'object' ? enumerate(args[0]) : args;
+    return joinWithinLimit(rt, items, '');
   },
   Compare: (_rt, _s, args) => {
     const a = args[0];
@@ -355,13 +359,18 @@ export const StringType = defineType({
   construct: (rt, args) => {
     if (args.length === 2 && args[0] instanceof CsChar) {
       const n = int(args[1]);
-      if (n > rt.limits.maxStringLength) checkString(rt, ' '.repeat(rt.limits.maxStringLength + 1));
+      if (n < 0)
+        throw argError("Non-negative number required. (Parameter 'count')", 'ArgumentOutOfRangeException');
+      checkStringLength(rt, n);
       return String.fromCharCode(args[0].code).repeat(n);
     }
     if (Array.isArray(args[0])) return (args[0] as CsChar[]).map((c) => String.fromCharCode(c.code)).join('');
     throw argError('new string(…) takes (char, int) or (char[])');
   },
-  enumerate: (self: string) => Array.from({ length: self.length }, (_, i) => new CsChar(self.charCodeAt(i))),
+  // Lazily: foreach and LINQ over a long string count steps per character instead of materialising them all.
+  enumerate: function* (self: string) {
+    for (let i = 0; i < self.length; i++) yield new CsChar(self.charCodeAt(i));
+  },
 });
 
 setPrimitiveTypes({ string: StringType });

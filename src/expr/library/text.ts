@@ -3,8 +3,10 @@
 import { decodeUrlPath } from '../context.js';
 import { asNumber, toDotNetStringRt, toInt32, toInt64 } from '../runtime/convert.js';
 import {
+  argError,
   CsException,
   checkString,
+  checkStringLength,
   defineType,
   formatError,
   invalidCast,
@@ -65,7 +67,8 @@ export const ConvertType = defineType({
     ToBase64String: (rt, _s, args) => {
       let b = bytes(args[0]);
       if (args.length >= 3) b = b.subarray(int(args[1]), int(args[1]) + int(args[2]));
-      return checkString(rt, b.toString('base64'));
+      checkStringLength(rt, Math.ceil(b.length / 3) * 4);
+      return b.toString('base64');
     },
     FromBase64String: (_rt, _s, args) => fromBase64(str(args[0], 's')),
     ToString: (rt, _s, args) => {
@@ -230,7 +233,8 @@ export class CsStringBuilder {
 }
 
 function sbAppend(rt: Rt, sb: CsStringBuilder, s: string): CsStringBuilder {
-  sb.value = checkString(rt, sb.value + s);
+  checkStringLength(rt, sb.value.length + s.length);
+  sb.value += s;
   return sb;
 }
 
@@ -246,20 +250,31 @@ export const StringBuilderType = defineType({
   props: {
     Length: {
       get: (_rt, sb: CsStringBuilder) => sb.value.length,
-      set: (_rt, sb: CsStringBuilder, v) => {
-        sb.value = sb.value.slice(0, int(v)).padEnd(int(v), '\0');
+      set: (rt, sb: CsStringBuilder, v) => {
+        const length = int(v);
+        if (length < 0)
+          throw argError(
+            "Length cannot be less than zero. (Parameter 'value')",
+            'ArgumentOutOfRangeException',
+          );
+        checkStringLength(rt, length);
+        sb.value = sb.value.slice(0, length).padEnd(length, '\0');
       },
     },
   },
   indexer: { get: (_rt, sb: CsStringBuilder, args) => new CsChar(sb.value.charCodeAt(int(args[0]))) },
   methods: {
     Append: (rt, sb: CsStringBuilder, args) => {
-      if (args.length === 2 && args[0] instanceof CsChar)
-        return sbAppend(
-          rt,
-          sb,
-          String.fromCharCode(args[0].code).repeat(Math.min(int(args[1]), rt.limits.maxStringLength + 1)),
-        );
+      if (args.length === 2 && args[0] instanceof CsChar) {
+        const repeatCount = int(args[1]);
+        if (repeatCount < 0)
+          throw argError(
+            "Count cannot be less than zero. (Parameter 'repeatCount')",
+            'ArgumentOutOfRangeException',
+          );
+        checkStringLength(rt, sb.value.length + repeatCount);
+        return sbAppend(rt, sb, String.fromCharCode(args[0].code).repeat(repeatCount));
+      }
       return sbAppend(rt, sb, toDotNetStringRt(rt, args[0]));
     },
     AppendLine: (rt, sb: CsStringBuilder, args) =>
@@ -268,7 +283,9 @@ export const StringBuilderType = defineType({
       sbAppend(rt, sb, compositeFormat(rt, str(args[0], 'format'), paramsArray(args, 1))),
     Insert: (rt, sb: CsStringBuilder, args) => {
       const i = int(args[0]);
-      sb.value = checkString(rt, sb.value.slice(0, i) + toDotNetStringRt(rt, args[1]) + sb.value.slice(i));
+      const value = toDotNetStringRt(rt, args[1]);
+      checkStringLength(rt, sb.value.length + value.length);
+      sb.value = sb.value.slice(0, i) + value + sb.value.slice(i);
       return sb;
     },
     Remove: (_rt, sb: CsStringBuilder, args) => {
@@ -277,10 +294,18 @@ export const StringBuilderType = defineType({
       return sb;
     },
     Replace: (rt, sb: CsStringBuilder, args) => {
-      sb.value = checkString(
-        rt,
-        sb.value.split(toDotNetStringRt(rt, args[0])).join(toDotNetStringRt(rt, args[1])),
-      );
+      const oldValue = toDotNetStringRt(rt, args[0]);
+      const newValue = toDotNetStringRt(rt, args[1]);
+      if (oldValue === '') throw argError("String cannot be of zero length. (Parameter 'oldValue')");
+      let hits = 0;
+      for (
+        let at = sb.value.indexOf(oldValue);
+        at >= 0;
+        at = sb.value.indexOf(oldValue, at + oldValue.length)
+      )
+        hits++;
+      checkStringLength(rt, sb.value.length + hits * (newValue.length - oldValue.length));
+      sb.value = sb.value.split(oldValue).join(newValue);
       return sb;
     },
     Clear: (_rt, sb: CsStringBuilder) => {
@@ -294,6 +319,23 @@ export const StringBuilderType = defineType({
 // ---- Uri / WebUtility ----
 
 /** Uri.EscapeDataString: RFC 3986 unreserved characters stay, everything else is percent-encoded (upper-case hex). */
+const UNRESERVED = /[A-Za-z0-9\-_.~]/;
+
+/** The length escapeDataString(s) will have: %XX per UTF-8 byte of every character that is not unreserved. */
+function escapedLength(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += UNRESERVED.test(s[i]!) ? 1 : 3;
+    else if (c < 0x800) n += 6;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      n += 12;
+      i++;
+    } else n += 9;
+  }
+  return n;
+}
+
 export function escapeDataString(s: string): string {
   return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
@@ -365,7 +407,11 @@ export const UriType = defineType({
     },
   },
   staticMethods: {
-    EscapeDataString: (rt, _s, args) => checkString(rt, escapeDataString(str(args[0], 'stringToEscape'))),
+    EscapeDataString: (rt, _s, args) => {
+      const s = str(args[0], 'stringToEscape');
+      checkStringLength(rt, escapedLength(s));
+      return escapeDataString(s);
+    },
     UnescapeDataString: (_rt, _s, args) => safeDecode(str(args[0], 'stringToUnescape')),
     EscapeUriString: (_rt, _s, args) => encodeURI(str(args[0])),
     IsWellFormedUriString: (_rt, _s, args) => {

@@ -1,7 +1,15 @@
 /** System.Xml.Linq subset: XDocument, XElement, XAttribute, XName (parsed with saxes). */
 import { SaxesParser } from 'saxes';
 import { toDotNetStringRt } from '../runtime/convert.js';
-import { CsException, checkSize, defineType, type Method, prop, type Rt } from '../runtime/core.js';
+import {
+  BoundedText,
+  CsException,
+  checkSize,
+  defineType,
+  type Method,
+  prop,
+  type Rt,
+} from '../runtime/core.js';
 import { str } from './helpers.js';
 
 export class XName {
@@ -113,7 +121,14 @@ export function parseXDocument(text: string): XDocument {
 const escText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const escAttr = (s: string): string => escText(s).replace(/"/g, '&quot;');
 
-export function writeXml(el: XElement, indent: boolean, level = 0): string {
+/** XML text of an element; with `rt`, the output is counted as it is written and the string limit raised on the way. */
+export function writeXml(rt: Rt | null, el: XElement, indent: boolean): string {
+  const out = new BoundedText(rt);
+  writeElement(out, el, indent, 0);
+  return out.toString();
+}
+
+function writeElement(out: BoundedText, el: XElement, indent: boolean, level: number): void {
   const pad = indent ? '  '.repeat(level) : '';
   const attrs = el.attributes.map((a) => ` ${a.name.localName}="${escAttr(a.value)}"`).join('');
   const ns =
@@ -121,14 +136,29 @@ export function writeXml(el: XElement, indent: boolean, level = 0): string {
       ? ` xmlns="${escAttr(el.name.namespace)}"`
       : '';
   const open = `<${el.name.localName}${ns}${attrs}`;
-  if (el.nodes.length === 0) return `${pad}${open} />`;
-  if (el.nodes.every((n) => n instanceof XText))
-    return `${pad}${open}>${escText(el.value)}</${el.name.localName}>`;
-  if (!indent || el.nodes.some((n) => n instanceof XText)) {
-    return `${pad}${open}>${el.nodes.map((n) => (n instanceof XText ? escText(n.value) : writeXml(n, false))).join('')}</${el.name.localName}>`;
+  const close = `</${el.name.localName}>`;
+  if (el.nodes.length === 0) {
+    out.add(`${pad}${open} />`);
+    return;
   }
-  const inner = el.nodes.map((n) => writeXml(n as XElement, true, level + 1)).join('\n');
-  return `${pad}${open}>\n${inner}\n${pad}</${el.name.localName}>`;
+  if (el.nodes.every((n) => n instanceof XText)) {
+    out.add(`${pad}${open}>${escText(el.value)}${close}`);
+    return;
+  }
+  out.add(`${pad}${open}>`);
+  if (!indent || el.nodes.some((n) => n instanceof XText)) {
+    for (const n of el.nodes) {
+      if (n instanceof XText) out.add(escText(n.value));
+      else writeElement(out, n, false, 0);
+    }
+    out.add(close);
+    return;
+  }
+  for (const n of el.nodes) {
+    out.add('\n');
+    writeElement(out, n as XElement, true, level + 1);
+  }
+  out.add(`\n${pad}${close}`);
 }
 
 function descendants(el: XElement, out: XElement[]): void {
@@ -261,8 +291,8 @@ export const XElementType = defineType({
       e.parent = null;
       return null;
     },
-    ToString: (_rt, e: XElement, args) =>
-      writeXml(e, args.length === 0 || toDotNetStringRt(null, args[0]) !== 'DisableFormatting'),
+    ToString: (rt, e: XElement, args) =>
+      writeXml(rt, e, args.length === 0 || toDotNetStringRt(null, args[0]) !== 'DisableFormatting'),
   },
   staticMethods: { Parse: (_rt, _s, args) => parseXDocument(str(args[0], 'text')).root },
 });
@@ -280,7 +310,7 @@ export const XDocumentType = defineType({
   props: { Root: prop((d: XDocument) => d.root) },
   methods: {
     ...containerMethods,
-    ToString: (_rt, d: XDocument) => (d.root ? writeXml(d.root, true) : ''),
+    ToString: (rt, d: XDocument) => (d.root ? writeXml(rt, d.root, true) : ''),
   },
   staticMethods: { Parse: (_rt, _s, args) => parseXDocument(str(args[0], 'text')) },
 });

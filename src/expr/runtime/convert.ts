@@ -5,7 +5,7 @@
 import {
   argError,
   CsException,
-  checkString,
+  checkStringLength,
   findMethod,
   invalidCast,
   type Rt,
@@ -161,7 +161,10 @@ export function toDotNetString(v: unknown): string {
 export function add(rt: Rt, a: unknown, b: unknown): unknown {
   if (typeof a === 'number' && typeof b === 'number') return (a + b) | 0;
   if (typeof a === 'string' || typeof b === 'string') {
-    return checkString(rt, toDotNetStringRt(rt, a) + toDotNetStringRt(rt, b));
+    const left = toDotNetStringRt(rt, a);
+    const right = toDotNetStringRt(rt, b);
+    checkStringLength(rt, left.length + right.length);
+    return left + right;
   }
   if (a === null || b === null || a === undefined || b === undefined) return null; // lifted operator
   if (a instanceof CsDateTime && b instanceof CsTimeSpan) return new CsDateTime(a.ticks + b.ticks, a.kind);

@@ -51,17 +51,66 @@ export function step(rt: Rt, n = 1): void {
 }
 
 export function checkString(rt: Rt, s: string): string {
-  if (s.length > rt.limits.maxStringLength) {
+  checkStringLength(rt, s.length);
+  return s;
+}
+
+/**
+ * Builders call this with the length they are about to produce (computed first, or a running total) so that the
+ * limit is raised before an oversized string is allocated, not after.
+ */
+export function checkStringLength(rt: Rt, length: number): void {
+  if (length > rt.limits.maxStringLength) {
     throw new LimitError(
-      `a string of ${s.length} characters exceeds the limit of ${rt.limits.maxStringLength}`,
+      `a string of ${length} characters exceeds the limit of ${rt.limits.maxStringLength}`,
     );
   }
-  return s;
+}
+
+/**
+ * A string under construction: chunks are counted as they are added and the limit is raised as soon as the total
+ * exceeds it, so the oversized result is never joined. `rt` null (rendering outside an evaluation) means no limit.
+ */
+export class BoundedText {
+  private readonly chunks: string[] = [];
+  private total = 0;
+  constructor(private readonly rt: Rt | null) {}
+  get length(): number {
+    return this.total;
+  }
+  add(chunk: string): void {
+    this.total += chunk.length;
+    if (this.rt) checkStringLength(this.rt, this.total);
+    this.chunks.push(chunk);
+  }
+  toString(): string {
+    return this.chunks.join('');
+  }
 }
 
 export function checkSize(rt: Rt, n: number): void {
   if (n > rt.limits.maxCollectionSize) {
     throw new LimitError(`a collection of ${n} elements exceeds the limit of ${rt.limits.maxCollectionSize}`);
+  }
+}
+
+/** Stands for an argument whose value is only known when the expression runs (see ConstantArgsCheck). */
+export const UNKNOWN_ARG: unique symbol = Symbol('unknown argument');
+
+/**
+ * Checks a call's arguments when the expression is compiled: each is its constant value (a literal, an enum member,
+ * enum members combined with `|`) or UNKNOWN_ARG; missing trailing arguments are undefined. Throws ArgumentRefusal
+ * to refuse the expression at load (the same check runs again at run time for values that were not constant).
+ */
+export type ConstantArgsCheck = (args: readonly unknown[]) => void;
+
+/** Raised by a ConstantArgsCheck: the message says what is wrong with argument `argIndex`. */
+export class ArgumentRefusal extends Error {
+  constructor(
+    message: string,
+    readonly argIndex: number,
+  ) {
+    super(message);
   }
 }
 
@@ -79,6 +128,8 @@ export type Method = (rt: Rt, self: any, args: unknown[], typeArgs: readonly CsT
 type Self = any;
 export interface Property {
   get(rt: Rt, self: Self): unknown;
+  /** Set on static properties whose value never changes (enum members): the compiler may use it as a constant. */
+  readonly constant?: unknown;
   set?(rt: Rt, self: Self, value: unknown): void;
 }
 export interface Indexer {
@@ -103,6 +154,8 @@ export interface TypeSpec {
   indexer?: Indexer;
   /** `new T(args)`; absent = not constructible from expressions. */
   construct?: (rt: Rt, args: unknown[], typeArgs: readonly CsType[]) => unknown;
+  /** Compile-time checks of constant arguments, by static method name; `new` checks the constructor's. */
+  constantArgChecks?: Record<string, ConstantArgsCheck>;
   /** Collection initializer `new T { a, { k, v } }`. */
   addItem?: (rt: Rt, self: Self, args: unknown[]) => void;
   /** `x is T` for this type. */
@@ -127,6 +180,7 @@ export interface TypeInfo {
   readonly staticMethods: ReadonlyMap<string, Method>;
   readonly indexer: Indexer | undefined;
   readonly construct: TypeSpec['construct'];
+  readonly constantArgChecks: ReadonlyMap<string, ConstantArgsCheck>;
   readonly addItem: TypeSpec['addItem'];
   readonly test: (v: unknown) => boolean;
   readonly convert: TypeSpec['convert'];
@@ -158,6 +212,7 @@ export function defineType(spec: TypeSpec): TypeInfo {
     staticMethods: toMap(spec.staticMethods),
     indexer: spec.indexer,
     construct: spec.construct,
+    constantArgChecks: toMap(spec.constantArgChecks),
     addItem: spec.addItem,
     test: spec.test ?? ((v) => v !== null && classes.some((c) => v instanceof c)),
     convert: spec.convert,

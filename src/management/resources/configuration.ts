@@ -1,4 +1,5 @@
 import { parseDocument, stringify } from 'yaml';
+import { maxAliasCount } from '../../config/load.js';
 import { type ConfigDocument, entityTag } from '../config-document.js';
 import { ManagementError } from '../errors.js';
 import { checkPreconditions, type ManagementResource } from '../resource.js';
@@ -45,12 +46,24 @@ export const configuration: ManagementResource = {
         // The configuration always exists: If-None-Match: * can never hold, If-Match compares with the export.
         checkPreconditions(ctx, exported(document), 'the configuration');
         // JSON is stored as YAML, the configuration file's language.
-        document.replace(json ? stringify(parsed.toJS()) : text);
+        document.replace(json ? stringify(jsonData(parsed)) : text);
       });
       ctx.status = 204;
     });
   },
 };
+
+/** The data of a document sent as JSON (which YAML parses, aliases included: an alias bomb is a 400). */
+function jsonData(parsed: ReturnType<typeof parseDocument>): unknown {
+  try {
+    return parsed.toJS({ maxAliasCount });
+  } catch (error) {
+    if (!(error instanceof ReferenceError)) throw error;
+    throw new ManagementError(400, 'ValidationError', 'the configuration is not YAML or JSON', [
+      `request body: ${error.message.split('\n')[0]}`,
+    ]);
+  }
+}
 
 function exported(document: ConfigDocument): unknown {
   const copy = document.copy();

@@ -33,6 +33,18 @@ describe('gateway configuration', () => {
     for (const secret of ['short-key-1', '12345', 'tiny-trace']) expect(error.message).not.toContain(secret);
   });
 
+  it('refuses a YAML alias bomb, and an alias before its anchor, as configuration problems', () => {
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+    for (let level = 1; level < 9; level++) {
+      const [previous, name] = [String.fromCharCode(96 + level), String.fromCharCode(97 + level)];
+      levels.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(', ')}]`);
+    }
+    expect(problems(levels.join('\n'))).toEqual([
+      'gateway.yaml:1:1: aliases would expand past 100 nodes (a YAML alias bomb?)',
+    ]);
+    expect(problems('apis: *later\nx: &later []')[0]).toMatch(/^gateway\.yaml:1:1: Unresolved alias/);
+  });
+
   it('fills defaults for an empty file', () => {
     const config = parseConfig('', 'gateway.yaml');
     expect(config.gateway.http).toEqual({ host: '0.0.0.0', port: 8080 });

@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { compileExpression, ExpressionError } from '../../../src/expr/index.js';
+import { makeContext, show, showBlock } from './helpers.js';
+
+const ORIGIN = { file: 'policies/api.xml', line: 12, column: 7 };
+
+/** The error an expression is refused with when it is compiled (policy load), with its position. */
+function refusedAtLoad(text: string): ExpressionError {
+  try {
+    compileExpression(text, { kind: 'expression', origin: ORIGIN });
+  } catch (e) {
+    expect(e).toBeInstanceOf(ExpressionError);
+    return e as ExpressionError;
+  }
+  throw new Error(`expected "${text}" to be refused at load`);
+}
+
+function failsAtRun(text: string): ExpressionError {
+  const compiled = compileExpression(text, { kind: 'expression', origin: ORIGIN });
+  try {
+    compiled.evaluate(makeContext());
+  } catch (e) {
+    expect(e).toBeInstanceOf(ExpressionError);
+    return e as ExpressionError;
+  }
+  throw new Error(`expected "${text}" to fail when run`);
+}
+
+describe('regexes run in linear time (issue 13: ReDoS stalled every API)', () => {
+  // Under a backtracking engine each of these takes seconds to centuries; RE2 answers at once. No timing assertion:
+  // the test would not finish (the worker would time out) if a backtracking engine ran them.
+  it.each([
+    ['Regex.IsMatch(new string(\'a\', 60), "a*a*a*a*a*a*a*b")', 'False'],
+    ['Regex.IsMatch(new string(\'a\', 100000), "a*a*a*a*a*a*a*b")', 'False'],
+    ['Regex.IsMatch(new string(\'a\', 60) + "b", "a*a*a*a*a*a*a*b")', 'True'],
+    ['Regex.IsMatch(new string(\'a\', 5000) + "!", "^(a+)+$")', 'False'],
+    ['Regex.IsMatch(new string(\'a\', 5000), "(a|aa)*b")', 'False'],
+    ['Regex.Match(new string(\'a\', 5000) + "!", "(a+)+!").Groups[1].Length', '5000'],
+    ['Regex.Replace(new string(\'a\', 5000), "(a*)*b", "x").Length', '5000'],
+    ['new Regex("([a-z]+)+$").IsMatch(new string(\'a\', 5000) + "!")', 'False'],
+  ])('%s → %s', (expr, expected) => {
+    expect(show(expr)).toBe(expected);
+  });
+});
+
+describe('constructs that need backtracking are refused when the policy loads', () => {
+  it.each([
+    ['Regex.IsMatch(context.Request.Url.Path, @"(a)\\1")', 'backreference', '\\1'],
+    ['Regex.IsMatch(context.Request.Url.Path, @"(?<x>a)\\k<x>")', 'backreference', '\\k<x>'],
+    ['Regex.IsMatch(context.Request.Url.Path, "a(?=b)")', 'lookahead', '(?='],
+    ['Regex.IsMatch(context.Request.Url.Path, "a(?!b)")', 'lookahead', '(?!'],
+    ['Regex.Match(context.Request.Url.Path, "(?<=a)b")', 'lookbehind', '(?<='],
+    ['Regex.Matches(context.Request.Url.Path, "(?<!a)b")', 'lookbehind', '(?<!'],
+    ['Regex.Replace(context.Request.Url.Path, "(?>a+)b", "")', 'atomic group', '(?>'],
+    ['Regex.Split(context.Request.Url.Path, "a*+b")', 'possessive quantifier', '*+'],
+    ['new Regex("(?(a)b|c)")', 'conditional group', '(?('],
+    ['new Regex("(?<o>a)(?<c-o>b)")', 'balancing group', '(?<c-o>'],
+    ['new Regex("\\\\Ga")', 'the \\G anchor', '\\G'],
+    ['new Regex("a", RegexOptions.RightToLeft)', 'RightToLeft', ''],
+  ])('%s: %s', (expr, construct, found) => {
+    const e = refusedAtLoad(expr);
+    expect(e.code).toBe('ExpressionSyntaxError');
+    // file:line:col of the pattern argument, the call, the construct and what was found.
+    const patternColumn = ORIGIN.column + expr.indexOf('"') - (expr[expr.indexOf('"') - 1] === '@' ? 1 : 0);
+    expect(e.message.split('\n')[0]).toMatch(new RegExp(`^policies/api\\.xml:12:${patternColumn}: `));
+    expect(e.message).toMatch(/^[^\n]*(Regex\.\w+|new Regex): the regular expression /);
+    expect(e.reason).toContain(construct);
+    if (found) expect(e.reason).toContain(`${construct} '${found}' at offset`);
+    expect(e.reason).toContain('linear-time engine');
+  });
+
+  it('checks constant options too (IgnorePatternWhitespace hides a construct in a comment)', () => {
+    expect(
+      show('Regex.IsMatch("ab", "a # (?=x) is only a comment\\n b", RegexOptions.IgnorePatternWhitespace)'),
+    ).toBe('True');
+    expect(
+      refusedAtLoad('Regex.IsMatch("ab", "a(?=b)", RegexOptions.IgnoreCase | RegexOptions.Multiline)').reason,
+    ).toContain('lookahead');
+  });
+
+  it('an invalid pattern is refused at load with the engine’s reason', () => {
+    expect(refusedAtLoad('Regex.IsMatch("a", "a{2000}")').reason).toContain('invalid repeat count');
+    expect(refusedAtLoad('Regex.IsMatch("a", "(a")').reason).toContain('not enough )');
+  });
+
+  it('a pattern built at run time fails safely at run time (ArgumentException, LastError), never backtracks', () => {
+    const e = failsAtRun('Regex.IsMatch("ab", "a(?" + "=b)")');
+    expect(e.code).toBe('ExpressionValueEvaluationFailure');
+    expect(e.exceptionType).toBe('ArgumentException');
+    expect(e.reason).toContain('lookahead');
+    expect(e.message).toMatch(/^policies\/api\.xml:12:\d+: /);
+    expect(
+      showBlock(
+        'try { return Regex.IsMatch("aa", "(a)" + "\\\\1").ToString(); } catch (ArgumentException e) { return "refused"; }',
+      ),
+    ).toBe('refused');
+  });
+});
+
+describe('.NET semantics on RE2', () => {
+  it.each([
+    // .NET numbers unnamed groups first, then named ones.
+    ['Regex.Match("ab", "(?<x>a)(b)").Groups[1].Value', 'b'],
+    ['Regex.Match("ab", "(?<x>a)(b)").Groups[2].Value', 'a'],
+    ['Regex.Match("ab", "(?<x>a)(b)").Groups["x"].Value', 'a'],
+    ['Regex.Match("ab", "(?<x>a)(b)").Groups["2"].Name', 'x'],
+    ['Regex.Match("ab", "(?<x>a)(b)").Groups.Count', '3'],
+    ['Regex.Match("k=v", @"(?\'key\'\\w+)=(?\'val\'\\w+)").Groups["val"].Value', 'v'],
+    ['Regex.Match("xxab", "(a)(b)").Groups[2].Index', '3'],
+    ['Regex.Match("b", "(a)?b").Groups[1].Success', 'False'],
+    ['Regex.Match("abc", "z").Groups[1].Success', 'False'],
+    ['Regex.Match("😀ab", "b").Index', '3'],
+    // Unicode \d \w \s, as .NET's default; ASCII under RegexOptions.ECMAScript.
+    ['Regex.IsMatch("٣", @"^\\d$")', 'True'],
+    ['Regex.IsMatch("٣", @"^\\d$", RegexOptions.ECMAScript)', 'False'],
+    ['Regex.IsMatch("é", @"^\\w$")', 'True'],
+    ['Regex.IsMatch("é", @"^[\\W]$")', 'False'],
+    ['Regex.IsMatch("\\u00A0", @"^\\s$")', 'True'],
+    ['Regex.IsMatch("x", @"^[^\\S]$")', 'False'],
+    ['Regex.IsMatch("]", "[]a]")', 'True'],
+    ['Regex.IsMatch("{", "a{|{")', 'True'],
+    [
+      'Regex.IsMatch("A", @"\\u0041\\x41", RegexOptions.None) || Regex.IsMatch("AA", @"\\u0041\\x41")',
+      'True',
+    ],
+    // Options, inline options, comments.
+    ['Regex.IsMatch("ABC", "abc", RegexOptions.IgnoreCase)', 'True'],
+    ['Regex.IsMatch("x\\nabc", "^abc$", RegexOptions.Multiline)', 'True'],
+    ['Regex.IsMatch("a\\nb", "a.b", RegexOptions.Singleline)', 'True'],
+    ['Regex.IsMatch("a\\nb", "a.b")', 'False'],
+    ['Regex.IsMatch("ABC", "(?i)abc")', 'True'],
+    ['Regex.IsMatch("aBC", "a(?i:bc)")', 'True'],
+    ['Regex.Match("ab", "(a)(?<n>b)", RegexOptions.ExplicitCapture).Groups.Count', '2'],
+    ['Regex.Match("ab", "(?n)(a)(b)").Groups.Count', '1'],
+    ['Regex.IsMatch("ab", "a(?#comment)b")', 'True'],
+    // Replace substitutions.
+    ['Regex.Replace("john smith", @"(\\w+) (\\w+)", "$2, $1")', 'smith, john'],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: .NET substitution syntax.
+    ['Regex.Replace("a-b", "(?<x>a)", "${x}${x}|$0|$&|$$")', 'aa|a|a|$-b'],
+    ['Regex.Replace("ab", "(a)", "$10")', '$10b'],
+    ['Regex.Replace("abc", "b", "[$`|$\'|$_]")', 'a[a|c|abc]c'],
+    ['Regex.Replace("baaac", "a*", "-")', '-b--c-'],
+    ['Regex.Replace("aaa", "a", "b", RegexOptions.None)', 'bbb'],
+    ['new Regex("a").Replace("aaa", "b", 2)', 'bba'],
+    ['Regex.Replace("Hello", "L", m => m.Value.ToUpper(), RegexOptions.IgnoreCase)', 'HeLLo'],
+    ['Regex.Match("abc", "(b)").Result("<$1>")', '<b>'],
+    // Split inserts captured groups; empty matches split between every character.
+    ['string.Join("|", Regex.Split("a1b2c", @"(\\d)"))', 'a|1|b|2|c'],
+    ['string.Join("|", Regex.Split("abc", ""))', '|a|b|c|'],
+    ['string.Join("|", new Regex(",").Split("a,b,c", 2))', 'a|b,c'],
+    // Iteration.
+    ['Regex.Matches("a1b22c333", @"\\d+").Count()', '3'],
+    ['Regex.Match("a1b22", @"\\d+").NextMatch().Value', '22'],
+    ['Regex.Match("a1b22", @"\\d+").NextMatch().NextMatch().Success', 'False'],
+    ['string.Join(",", Regex.Matches("abc", "x*").Select(m => m.Index))', '0,1,2,3'],
+    ['new Regex("b").IsMatch("ab", 1)', 'True'],
+    ['new Regex("(?<y>\\\\d+)").GetGroupNames()[1]', 'y'],
+  ])('%s → %s', (expr, expected) => {
+    expect(show(expr)).toBe(expected);
+  });
+});
