@@ -13,8 +13,17 @@ export interface ExpressionLimits {
   readonly maxStringLength: number;
   /** Elements in any array, list, dictionary, JArray or JObject an expression builds. */
   readonly maxCollectionSize: number;
-  /** Characters of input a single regular expression may be run against (JS regexes cannot be interrupted). */
+  /**
+   * Characters of input a regular expression may be run against. Regexes run on a linear-time engine (re2js), so
+   * one search costs time proportional to this; a search cannot be interrupted once started.
+   */
   readonly maxRegexInputLength: number;
+  /**
+   * Milliseconds one evaluation may spend searching with regular expressions, checked before each search (.NET's
+   * match timeout: RegexMatchTimeoutException). Each search is linear, but Matches/Replace/Split search once per
+   * match and a pattern whose matches must look ahead to the end of the input (`a(.*z)?`) makes that quadratic.
+   */
+  readonly maxRegexMilliseconds: number;
 }
 
 export const DEFAULT_LIMITS: ExpressionLimits = Object.freeze({
@@ -24,6 +33,8 @@ export const DEFAULT_LIMITS: ExpressionLimits = Object.freeze({
   maxStringLength: 4 * 1024 * 1024,
   maxCollectionSize: 100_000,
   maxRegexInputLength: 1024 * 1024,
+  // Half of the engine's default ext_proc message timeout (500 ms), so a request that trips it still gets an answer.
+  maxRegexMilliseconds: 250,
 });
 
 export function resolveLimits(overrides: Partial<ExpressionLimits> | undefined): ExpressionLimits {

@@ -1589,7 +1589,7 @@ export function compile(
     text,
     references,
     evaluate(context: PolicyContext): unknown {
-      const rt: EvalRt = { ctx: context, limits, steps: 0, ret: undefined, depth: 0 };
+      const rt: EvalRt = { ctx: context, limits, steps: 0, regexMilliseconds: 0, ret: undefined, depth: 0 };
       const frame: Frame = new Array(frameSize);
       try {
         const v = run(rt, frame);

@@ -569,12 +569,33 @@ function spansOf(regex: CsRegex, m: Re2Matcher): number[] {
   return spans;
 }
 
-/** The first match at or after `start`; each search costs a step. */
+/**
+ * One search from `start`: a step, and its time counted against maxRegexMilliseconds. The budget is checked before
+ * searching (a search cannot be interrupted, but it is linear in the input), as .NET's match timeout would fire.
+ */
+function search(rt: Rt, m: Re2Matcher, start: number): boolean {
+  step(rt);
+  if (rt.regexMilliseconds > rt.limits.maxRegexMilliseconds) {
+    throw new CsException(
+      'RegexMatchTimeoutException',
+      `regular expression searches took more than the limit of ${rt.limits.maxRegexMilliseconds} ms`,
+    );
+  }
+  const began = performance.now();
+  try {
+    return m.find(start);
+  } finally {
+    rt.regexMilliseconds += performance.now() - began;
+  }
+}
+
+/** The first match at or after `start`. */
 function matchAt(rt: Rt, regex: CsRegex, s: string, start: number): CsMatch {
   if (start < 0 || start > s.length) throw argError('startat is out of range', 'ArgumentOutOfRangeException');
-  step(rt);
   const m = regex.compiled.re.matcher(s);
-  return m.find(start) ? new CsMatch(regex, s, spansOf(regex, m)) : new CsMatch(regex, s, FAILED_SPANS);
+  return search(rt, m, start)
+    ? new CsMatch(regex, s, spansOf(regex, m))
+    : new CsMatch(regex, s, FAILED_SPANS);
 }
 
 /** Where the search after a match resumes: .NET steps one character past an empty match (a whole surrogate pair). */
@@ -584,14 +605,13 @@ function nextStart(s: string, start: number, end: number): number {
   return end + (c >= 0xd800 && c <= 0xdbff && end + 1 < s.length ? 2 : 1);
 }
 
-/** Successive matches as .NET finds them; one step per search, at most maxCollectionSize matches. */
+/** Successive matches as .NET finds them; at most maxCollectionSize matches, each search within the budget. */
 function* scan(rt: Rt, regex: CsRegex, s: string, start = 0): Generator<CsMatch> {
   const m = regex.compiled.re.matcher(s);
   let pos = start;
   let count = 0;
   while (pos <= s.length) {
-    step(rt);
-    if (!m.find(pos)) return;
+    if (!search(rt, m, pos)) return;
     checkSize(rt, ++count);
     yield new CsMatch(regex, s, spansOf(regex, m));
     pos = nextStart(s, m.start(), m.end());

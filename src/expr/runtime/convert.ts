@@ -149,8 +149,10 @@ const STANDALONE_RT: Rt = {
     maxStringLength: Number.MAX_SAFE_INTEGER,
     maxCollectionSize: Number.MAX_SAFE_INTEGER,
     maxRegexInputLength: Number.MAX_SAFE_INTEGER,
+    maxRegexMilliseconds: Number.MAX_SAFE_INTEGER,
   },
   steps: 0,
+  regexMilliseconds: 0,
 };
 
 /** Convert.ToString(value) / value.ToString() as .NET renders it (invariant culture); null → "". */

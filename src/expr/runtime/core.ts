@@ -12,6 +12,8 @@ export interface Rt {
   readonly ctx: PolicyContext;
   readonly limits: ExpressionLimits;
   steps: number;
+  /** Milliseconds spent in regex searches so far (limits.maxRegexMilliseconds). */
+  regexMilliseconds: number;
 }
 
 /** A .NET exception raised while evaluating; C# `catch` can see it. */

@@ -159,3 +159,30 @@ describe('.NET semantics on RE2', () => {
     expect(show(expr)).toBe(expected);
   });
 });
+
+describe('repeated searches are bounded by a time budget (.NET match timeout)', () => {
+  // Each search is linear, but every match of `a(?:.*z)?` must look ahead to the end of the input, so finding all
+  // 20,000 of them is quadratic (about 20 s); the budget stops it after maxRegexMilliseconds.
+  const QUADRATIC = 'new string(\'a\', 20000), "a(?:.*z)?"';
+
+  it.each([
+    `Regex.Matches(${QUADRATIC}).Count()`,
+    `Regex.Replace(${QUADRATIC}, "b")`,
+    `Regex.Split(${QUADRATIC}).Length`,
+  ])('%s fails with RegexMatchTimeoutException', (text) => {
+    const e = failsAtRun(text);
+    expect(e.code).toBe('ExpressionValueEvaluationFailure');
+    expect(e.exceptionType).toBe('RegexMatchTimeoutException');
+    expect(e.reason).toContain('more than the limit of 250 ms');
+  });
+
+  it('catching the timeout does not buy more searching: later searches fail before they start', () => {
+    expect(
+      showBlock(`var timeouts = 0;
+        for (var i = 0; i < 1000; i++) {
+          try { Regex.Replace(${QUADRATIC}, "b"); } catch (RegexMatchTimeoutException) { timeouts++; }
+        }
+        return timeouts;`),
+    ).toBe('1000');
+  });
+});
