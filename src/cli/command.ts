@@ -13,7 +13,12 @@ export interface CliCommand {
   run(args: readonly string[]): Promise<number>;
 }
 
-/** A usage mistake: the dispatcher prints the message and the command's usage, and exits 2. */
+/** A usage mistake: the dispatcher prints the message in one line, pointing at the command's --help, and exits 1. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+}
+
+/** Input that cannot be used (a file that cannot be read): the dispatcher prints the message in one line, exits 1. */
+export class InputError extends Error {
+  override readonly name = 'InputError';
 }

@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { EnvoyNotFoundError } from '../../envoy/binary.js';
 import { GatewayLoadError } from '../config/gateway.js';
 import { ConfigError } from '../config/load.js';
-import { UsageError } from './command.js';
+import { InputError, UsageError } from './command.js';
 import { commands } from './commands/index.js';
 
 function help(): string {
@@ -11,20 +12,41 @@ function help(): string {
     '',
     ...commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
     '',
-    'portcullis COMMAND --help shows the options of a command.',
+    'portcullis COMMAND --help shows the options of a command; portcullis --version, the version.',
   ].join('\n');
 }
 
+/** The version in the project's package.json. */
+function version(): string {
+  const file = new URL('../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
+/** With `PORTCULLIS_DEBUG=1`, a refusal also shows the stack of the error behind it. */
+const debug = process.env.PORTCULLIS_DEBUG === '1';
+
+/**
+ * Runs one command and resolves to the exit status. Bad input — a usage mistake, an unknown command or option, a
+ * file that cannot be read, a document that does not parse — is answered with one line on stderr (a configuration
+ * with several problems: one line each, `file:line:col: message`) and status 1, never with a stack trace.
+ */
 export async function main(argv: readonly string[]): Promise<number> {
   const [name, ...args] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
+  if (name === '--version' || name === '-V') {
+    console.log(`portcullis ${version()}`);
+    return 0;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     console.log(help());
-    return name ? 0 : 2;
+    return 0;
+  }
+  if (!name) {
+    console.error(help());
+    return 1;
   }
   const command = commands.find((candidate) => candidate.name === name);
   if (!command) {
-    console.error(`portcullis: unknown command "${name}"\n\n${help()}`);
-    return 2;
+    return refuse(`portcullis: unknown command "${name}" (portcullis --help lists them)`);
   }
   if (args.includes('--help') || args.includes('-h')) {
     console.log(`usage: ${command.usage}`);
@@ -33,23 +55,52 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     return await command.run(args);
   } catch (error) {
-    if (
-      error instanceof UsageError ||
-      (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))
-    ) {
-      console.error(`portcullis ${name}: ${error.message}\nusage: ${command.usage}`);
-      return 2;
-    }
-    if (
-      error instanceof ConfigError ||
-      error instanceof GatewayLoadError ||
-      error instanceof EnvoyNotFoundError
-    ) {
-      console.error(error.message);
-      return 1;
-    }
-    throw error;
+    return refuse(describeFailure(name, error), error);
   }
+}
+
+/** The one line (or one per located problem) that says what was wrong with the input. */
+function describeFailure(name: string, error: unknown): string {
+  const see = `(portcullis ${name} --help shows the usage)`;
+  if (error instanceof UsageError) return `portcullis ${name}: ${error.message} ${see}`;
+  if (error instanceof InputError) return `portcullis ${name}: ${error.message}`;
+  if (isParseArgsError(error)) {
+    // Node's message goes on about positional arguments after its first sentence.
+    return `portcullis ${name}: ${firstSentence(error.message)} ${see}`;
+  }
+  if (
+    error instanceof ConfigError ||
+    error instanceof GatewayLoadError ||
+    error instanceof EnvoyNotFoundError
+  ) {
+    return error.message;
+  }
+  const errno = error as NodeJS.ErrnoException;
+  if (errno instanceof Error && typeof errno.code === 'string' && typeof errno.path === 'string') {
+    return `portcullis ${name}: cannot use ${errno.path} (${errno.code})`;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return `portcullis ${name}: ${firstLine(message)}${debug ? '' : ' (PORTCULLIS_DEBUG=1 shows where)'}`;
+}
+
+function refuse(message: string, error?: unknown): number {
+  console.error(message);
+  if (debug && error instanceof Error && error.stack) console.error(error.stack);
+  return 1;
+}
+
+function isParseArgsError(error: unknown): error is TypeError {
+  return error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS');
+}
+
+function firstSentence(text: string): string {
+  const line = firstLine(text);
+  const end = line.indexOf('. ');
+  return end < 0 ? line.replace(/\.$/, '') : line.slice(0, end);
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0]!.trim();
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -4,7 +4,7 @@ import { isMap, isSeq, parseDocument, stringify, YAMLSeq } from 'yaml';
 import { ImportError, type ImportedApi, importDefinition, importers } from '../../catalog/importers/index.js';
 import { ConfigError, parseConfig } from '../../config/load.js';
 import { apiSchema } from '../../config/schema.js';
-import { type CliCommand, UsageError } from '../command.js';
+import { type CliCommand, InputError, UsageError } from '../command.js';
 
 type Entry = Record<string, unknown>;
 
@@ -67,7 +67,7 @@ function compact(entry: Entry): Entry {
 /** Adds or replaces (same id) the API in the gateway file, keeping its comments and layout. */
 async function writeIntoConfig(file: string, entry: Entry): Promise<'added' | 'replaced'> {
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new UsageError(`--config ${file}: cannot read the file (${error.code ?? error.message})`);
+    throw new InputError(`--config ${file}: cannot read the file (${error.code ?? error.message})`);
   });
   // The file must be valid before we touch it: an error afterwards would otherwise look like ours.
   parseConfig(text, file);

@@ -13,7 +13,7 @@ import { readConfigFiles } from '../../config/snapshot.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
 import { createManagementApp, type ManagementServer, serveManagement } from '../../management/index.js';
 import type { GatewayUrlMessage } from '../child-report.js';
-import { type CliCommand, UsageError } from '../command.js';
+import { type CliCommand, InputError, UsageError } from '../command.js';
 import { GatewayReload } from '../gateway-reload.js';
 import { EnvoyFamily } from '../hot-restart.js';
 import { waitForStopSignal } from '../signals.js';
@@ -41,7 +41,7 @@ export const command: CliCommand = {
     const configFile = path.resolve(values.config);
     // What runs is what was validated: the texts read now are the running configuration's.
     const texts = await readConfigFiles(configFile).catch((error: NodeJS.ErrnoException) => {
-      throw new UsageError(`cannot read ${values.config} (${error.code ?? error.message})`);
+      throw new InputError(`cannot read ${values.config} (${error.code ?? error.message})`);
     });
     const loaded = await loadConfigText(texts.get(configFile)!, configFile, texts);
     // Policy errors are reported now, before anything starts (each engine compiles the same documents again).

@@ -1,36 +1,38 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
 import { compileGateway, GatewayLoadError } from '../../config/gateway.js';
-import { ConfigError, formatProblem, loadConfigFile } from '../../config/load.js';
+import { ConfigError, formatProblem, loadConfigFile, parseYamlWith } from '../../config/load.js';
 import { formatDiagnostic } from '../../policy/diagnostics.js';
 import { SCOPES, type Scope } from '../../policy/schema.js';
 import type { NamedValue } from '../../policy/source.js';
 import { validatePolicies } from '../../policy/validate.js';
-import { type CliCommand, UsageError } from '../command.js';
+import { type CliCommand, InputError, UsageError } from '../command.js';
+
+const scalar = z.union([z.string(), z.number(), z.boolean()]);
+const namedValuesFileSchema = z.record(
+  z.string(),
+  z.union([scalar, z.object({ value: scalar, secret: z.boolean().optional() }).strict()], {
+    message: 'must be a string or { value, secret }',
+  }),
+);
 
 /**
- * Named values file: a YAML map of name → value, or name → { value, secret }. Secret values never appear in
- * messages.
+ * Named values file: a YAML (or JSON) map of name → value, or name → { value, secret }. Secret values never appear
+ * in messages; a file that is not such a map is a ConfigError with its line and column.
  */
 async function readNamedValues(file: string): Promise<Map<string, NamedValue>> {
-  const data: unknown = parseYaml(await readFile(file, 'utf8'));
-  const out = new Map<string, NamedValue>();
-  if (data === null || data === undefined) return out;
-  if (typeof data !== 'object' || Array.isArray(data)) {
-    throw new UsageError(`${file}: named values must be a map of name → value`);
-  }
-  for (const [name, entry] of Object.entries(data)) {
-    if (typeof entry === 'string' || typeof entry === 'number' || typeof entry === 'boolean') {
-      out.set(name, { value: String(entry) });
-    } else if (entry !== null && typeof entry === 'object' && 'value' in entry) {
-      const e = entry as { value: unknown; secret?: unknown };
-      out.set(name, { value: String(e.value), secret: e.secret === true });
-    } else {
-      throw new UsageError(`${file}: named value "${name}" must be a string or { value, secret }`);
-    }
-  }
-  return out;
+  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new InputError(`--named-values ${file}: cannot read the file (${error.code ?? error.message})`);
+  });
+  const data = parseYamlWith(namedValuesFileSchema, text, file);
+  return new Map(
+    Object.entries(data).map(([name, entry]): [string, NamedValue] =>
+      typeof entry === 'object'
+        ? [name, { value: String(entry.value), secret: entry.secret === true }]
+        : [name, { value: String(entry) }],
+    ),
+  );
 }
 
 /** Loads a gateway configuration and compiles every policy it names, as the engine would at start. */
@@ -69,16 +71,30 @@ export const command: CliCommand = {
       positionals.filter(isConfiguration).map(configurationErrors),
     );
     for (const problem of configurationProblems.flat()) process.stdout.write(`${problem}\n`);
-    const inputs = await Promise.all(
-      positionals
-        .filter((file) => !isConfiguration(file))
-        .map(async (file) => ({ file, text: await readFile(file, 'utf8') })),
-    );
+    // A policy file that cannot be read is reported like any other problem of it, as a configuration file is.
+    const unreadable: string[] = [];
+    const inputs = (
+      await Promise.all(
+        positionals
+          .filter((file) => !isConfiguration(file))
+          .map(async (file) => {
+            try {
+              return [{ file, text: await readFile(file, 'utf8') }];
+            } catch (error) {
+              unreadable.push(
+                `${file}:1:1: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+              );
+              return [];
+            }
+          }),
+      )
+    ).flat();
+    for (const problem of unreadable) process.stdout.write(`${problem}\n`);
     const diagnostics = validatePolicies(inputs, {
       scope: scope as Scope,
       ...(namedValues === undefined ? {} : { namedValues }),
     });
     for (const d of diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);
-    return diagnostics.length > 0 || configurationProblems.flat().length > 0 ? 1 : 0;
+    return diagnostics.length > 0 || unreadable.length > 0 || configurationProblems.flat().length > 0 ? 1 : 0;
   },
 };

@@ -1,0 +1,167 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const cli = fileURLToPath(new URL('../../../bin/portcullis.js', import.meta.url));
+const packageVersion = (
+  (await import('../../../package.json', { with: { type: 'json' } })) as { default: { version: string } }
+).default.version;
+
+interface Outcome {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the real command in `cwd`; bounded by a timeout so a command that waits for input fails instead. */
+function run(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], {
+      cwd,
+      env: { ...process.env, PORTCULLIS_DEBUG: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 25_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+const lines = (text: string) => text.split('\n').filter((line) => line !== '');
+
+/**
+ * Issue 13: `portcullis validate missing.xml` and a malformed `--named-values` file printed a Node stack trace. Every
+ * command answers bad input with one clear line and exit status 1, never a stack trace.
+ */
+describe('portcullis on bad input', () => {
+  let directory: string;
+  beforeAll(async () => {
+    directory = await mkdtemp(path.join(tmpdir(), 'portcullis-bad-input-'));
+    const files: Record<string, string> = {
+      'bad.yaml': 'a: [\n',
+      'bad.json': '{"a": ',
+      'list.yaml': '- a\n- b\n',
+      'bad.xml': '<policies><inbound>',
+      'good.xml':
+        '<policies><inbound /><backend><forward-request /></backend><outbound /><on-error /></policies>',
+      'broken-gateway.yaml': 'apis: [\n',
+    };
+    for (const [name, text] of Object.entries(files)) await writeFile(path.join(directory, name), text);
+  });
+
+  // [what, arguments, where the line is, what it says]
+  const cases: readonly [string, readonly string[], 'stderr' | 'stdout', RegExp][] = [
+    [
+      'validate: a missing policy file',
+      ['validate', 'missing.xml'],
+      'stdout',
+      /^missing\.xml:1:1: cannot read the file \(ENOENT\)$/,
+    ],
+    [
+      'validate: malformed YAML named values',
+      ['validate', '--named-values', 'bad.yaml', 'good.xml'],
+      'stderr',
+      /^bad\.yaml:2:1: Flow sequence/,
+    ],
+    [
+      'validate: malformed JSON named values',
+      ['validate', '--named-values', 'bad.json', 'good.xml'],
+      'stderr',
+      /^bad\.json:1:7: Flow map must end with a \}$/,
+    ],
+    [
+      'validate: named values that are not a map',
+      ['validate', '--named-values', 'list.yaml', 'good.xml'],
+      'stderr',
+      /^list\.yaml:1:1: .*expected record/,
+    ],
+    [
+      'validate: a missing named values file',
+      ['validate', '--named-values', 'missing.yaml', 'good.xml'],
+      'stderr',
+      /^portcullis validate: --named-values missing\.yaml: cannot read the file \(ENOENT\)$/,
+    ],
+    [
+      'an unknown command',
+      ['frobnicate'],
+      'stderr',
+      /^portcullis: unknown command "frobnicate" \(portcullis --help lists them\)$/,
+    ],
+    [
+      'an unknown flag',
+      ['validate', '--frobnicate', 'good.xml'],
+      'stderr',
+      /^portcullis validate: Unknown option '--frobnicate' \(portcullis validate --help shows the usage\)$/,
+    ],
+    [
+      'up: a missing configuration',
+      ['up', '--config', 'missing.yaml'],
+      'stderr',
+      /^portcullis up: cannot read missing\.yaml \(ENOENT\)$/,
+    ],
+    [
+      'envoy-config: malformed YAML',
+      ['envoy-config', '--config', 'broken-gateway.yaml'],
+      'stderr',
+      /^broken-gateway\.yaml:2:1: /,
+    ],
+    [
+      'engine: a bad port',
+      ['engine', '--port', 'eighty'],
+      'stderr',
+      /^portcullis engine: --port must be a port number, got "eighty"/,
+    ],
+    [
+      'service: a missing configuration',
+      ['service', '--config', 'missing.yaml', '--port', '0', '--gateway-url', 'http://127.0.0.1:1'],
+      'stderr',
+      /^missing\.yaml:1:1: cannot read the file \(ENOENT\)$/,
+    ],
+    [
+      'import: a missing definition',
+      ['import', 'openapi', 'missing.json', '--suffix', 'x'],
+      'stderr',
+      /^missing\.json: cannot read the file \(ENOENT\)$/,
+    ],
+    ['import: malformed XML', ['import', 'wsdl', 'bad.xml', '--suffix', 'x'], 'stderr', /^bad\.xml:1:\d+: /],
+    [
+      'hash-password: an unknown flag',
+      ['hash-password', '--echo'],
+      'stderr',
+      /^portcullis hash-password: Unknown option '--echo'/,
+    ],
+  ];
+
+  it.each(cases)('%s: one line, exit 1, no stack trace', async (_, args, stream, expected) => {
+    const outcome = await run(args, directory);
+    expect(outcome.status).toBe(1);
+    const output = `${outcome.stdout}${outcome.stderr}`;
+    expect(output).not.toMatch(/^\s+at /m);
+    expect(lines(output)).toHaveLength(1);
+    expect(lines(outcome[stream])[0]).toMatch(expected);
+  });
+
+  it('shows the stack with PORTCULLIS_DEBUG=1', async () => {
+    const outcome = await run(['validate', '--named-values', 'missing.yaml', 'good.xml'], directory, {
+      PORTCULLIS_DEBUG: '1',
+    });
+    expect(outcome.status).toBe(1);
+    expect(lines(outcome.stderr)[0]).toBe(
+      'portcullis validate: --named-values missing.yaml: cannot read the file (ENOENT)',
+    );
+    expect(outcome.stderr).toMatch(/^\s+at /m);
+  });
+
+  it('--version and -V print the version from package.json', async () => {
+    for (const flag of ['--version', '-V']) {
+      const outcome = await run([flag], directory);
+      expect(outcome).toEqual({ status: 0, stdout: `portcullis ${packageVersion}\n`, stderr: '' });
+    }
+  });
+});
