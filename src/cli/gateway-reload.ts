@@ -30,7 +30,7 @@ const ENGINE_ANSWER = /^engine: configuration (reloaded|refused)/;
 const SERVICE_ANSWER = /^service: configuration (reloaded|refused)/;
 
 /** The Koa service's name under `up`. */
-const SERVICE = 'service';
+export const SERVICE = 'service';
 
 interface Running {
   readonly texts: FileTexts;

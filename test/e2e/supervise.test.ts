@@ -118,7 +118,6 @@ describe('portcullis up supervises its children', () => {
   }, 60_000);
 
   afterAll(async () => {
-    if (process.env.DEBUG_UP) console.log(run.output());
     if (run) expect(await run.stop()).toBe(0);
     await echo?.close();
   }, 30_000);

@@ -14,7 +14,7 @@ import { checkEngineHealth } from '../../extproc/health-client.js';
 import { createManagementApp, type ManagementServer, serveManagement } from '../../management/index.js';
 import type { GatewayUrlMessage } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
-import { GatewayReload } from '../gateway-reload.js';
+import { GatewayReload, SERVICE } from '../gateway-reload.js';
 import { EnvoyFamily } from '../hot-restart.js';
 import { waitForStopSignal } from '../signals.js';
 import {
@@ -25,9 +25,6 @@ import {
   type StartedChild,
   Supervisor,
 } from '../supervisor.js';
-
-/** The Koa service's name under `up`. */
-const SERVICE = 'service';
 
 /** A wildcard listen address is reached on loopback. */
 function connectableHost(host: string): string {
