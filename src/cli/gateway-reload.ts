@@ -3,7 +3,7 @@ import path from 'node:path';
 import { bootstrapObject, renderBootstrap, transitionBootstrap } from '../config/envoy.js';
 import { compileGateway, GatewayLoadError } from '../config/gateway.js';
 import { ConfigError, loadConfigText } from '../config/load.js';
-import { planRuntime, type RuntimePlan, withBoundPorts } from '../config/plan.js';
+import { type BoundPorts, planRuntime, type RuntimePlan, withBoundPorts } from '../config/plan.js';
 import { FileSetWatcher, referencedFiles } from '../config/reload.js';
 import type { GatewayConfig } from '../config/schema.js';
 import {
@@ -30,7 +30,7 @@ const ENGINE_ANSWER = /^engine: configuration (reloaded|refused)/;
 const SERVICE_ANSWER = /^service: configuration (reloaded|refused)/;
 
 /** The Koa service's name under `up`. */
-const SERVICE = 'service';
+export const SERVICE = 'service';
 
 interface Running {
   readonly texts: FileTexts;
@@ -92,13 +92,15 @@ export class GatewayReload implements ManagedConfiguration {
   }
 
   /**
-   * Starts an Envoy on the bootstrap that runs — the first one, or again after the serving Envoy died — in turn with
-   * reloads, so it never races a hot restart. Resolves with the plan that runs then (the ports Envoy bound put in);
-   * rejects when it does not come up.
+   * Starts an Envoy on the bootstrap that runs — the first one, again after the serving Envoy died, or the next
+   * epoch when a restarted child had to take another port (`moved`) — in turn with reloads, so it never races a
+   * hot restart. Resolves with the plan that runs then (the ports Envoy bound put in); rejects when it does not
+   * come up.
    */
-  startEnvoy(): Promise<RuntimePlan> {
+  startEnvoy(moved?: BoundPorts): Promise<RuntimePlan> {
     const started = this.queue.then(async () => {
       if (this.closed) throw new Error('the gateway is stopping');
+      if (moved) this.adopt(withBoundPorts(this.current.plan, moved));
       const envoy = await this.envoys.start(await this.write(this.current.text));
       this.adopt(withBoundPorts(this.current.plan, { envoy }));
       return this.current.plan;
@@ -114,6 +116,11 @@ export class GatewayReload implements ManagedConfiguration {
   close(): void {
     this.closed = true;
     this.watcher.close();
+  }
+
+  /** The plan that runs: the ports every process has now (a restarted child is given the same). */
+  runningPlan(): RuntimePlan {
+    return this.current.plan;
   }
 
   running(): RunningConfiguration {

@@ -198,6 +198,11 @@ export class Supervisor {
         ),
       ]);
       ready = true;
+    } catch (error) {
+      // Not ready in time (or its probe failed): it goes, so that a next try never runs beside it.
+      if (this.children.get(spec.name) === child) this.children.delete(spec.name);
+      signalGroup(child, 'SIGKILL');
+      throw error;
     } finally {
       clearTimeout(timeout);
       abort.abort();

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,7 +118,6 @@ describe('portcullis up supervises its children', () => {
   }, 60_000);
 
   afterAll(async () => {
-    if (process.env.DEBUG_UP) console.log(run.output());
     if (run) expect(await run.stop()).toBe(0);
     await echo?.close();
   }, 30_000);
@@ -258,6 +258,56 @@ describe('portcullis up supervises its children', () => {
     expect(engines.map(([, count]) => count)).toEqual([1]);
     expect(index.restarts).toMatchObject({ envoy: 1, service: 1 });
   });
+
+  it('restarts an engine whose port was taken meanwhile on another port, and Envoy follows', async () => {
+    const [engine] = processesOf(run, isCli('engine'));
+    const name = engineName(engine!);
+    const [port] = listeningPortsOf(engine!);
+    const before = run.output().length;
+    process.kill(engine!, 'SIGKILL');
+    // Something else takes the port before up restarts the engine (its 100 ms backoff is the window).
+    const squatter = createServer((socket) => socket.destroy());
+    await until(
+      () =>
+        new Promise<boolean>((resolve) => {
+          squatter.once('error', () => resolve(false));
+          squatter.listen(port, '127.0.0.1', () => resolve(true));
+        }),
+      'the port of the dead engine',
+      2000,
+    );
+    try {
+      await until(
+        () => run.output().includes(`up: ${name} did not start on port ${port} again`, before),
+        'the refused restart',
+        20_000,
+      );
+      await until(
+        () => /moved to port \d+; Envoy follows/.test(run.output().slice(before)),
+        'the move',
+        30_000,
+      );
+      const moved = Number(/up: engine-\d moved to port (\d+)/.exec(run.output().slice(before))![1]);
+      expect(moved).not.toBe(port);
+      // The moved engine serves again: Envoy's new epoch sends it its share.
+      const servedBy = (engine: string) =>
+        run
+          .output()
+          .slice(before)
+          .split('\n')
+          .some((line) => line.startsWith(`${engine} |`) && line.includes('"api":"echo"'));
+      await until(
+        async () => {
+          await (await fetch(`${gateway}/echo/things/moved`)).arrayBuffer();
+          return servedBy(name);
+        },
+        `requests through ${name} on its new port`,
+        15_000,
+      );
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  }, 90_000);
 
   /** The name `up` gave an engine process: the one whose line reports the port the process listens on. */
   function engineName(pid: number): string {

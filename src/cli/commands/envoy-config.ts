@@ -28,7 +28,7 @@ export const command: CliCommand = {
       }
       return 0;
     }
-    // Ports left at 0 ("any free port") are decided now, as `up` would decide them.
+    // Ports left to the system (0) stay 0: under `up` each process binds its own and Envoy is given what they got.
     process.stdout.write(bootstrapYaml(await planRuntime(config, { directory })));
     return 0;
   },

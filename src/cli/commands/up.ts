@@ -7,20 +7,24 @@ import { findEnvoy } from '../../../envoy/binary.js';
 import { listenersOf } from '../../../envoy/bootstrap.js';
 import { compileGateway } from '../../config/gateway.js';
 import { loadConfigText } from '../../config/load.js';
-import { planRuntime, withBoundPorts } from '../../config/plan.js';
+import { type BoundPorts, planRuntime, withBoundPorts } from '../../config/plan.js';
 import type { CompanionProcessConfig } from '../../config/schema.js';
 import { readConfigFiles } from '../../config/snapshot.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
 import { createManagementApp, type ManagementServer, serveManagement } from '../../management/index.js';
 import type { GatewayUrlMessage } from '../child-report.js';
 import { type CliCommand, InputError, UsageError } from '../command.js';
-import { GatewayReload } from '../gateway-reload.js';
+import { GatewayReload, SERVICE } from '../gateway-reload.js';
 import { EnvoyFamily } from '../hot-restart.js';
 import { waitForStopSignal } from '../signals.js';
-import { type ChildSpec, type GaveUp, httpReady, pollUntil, Supervisor } from '../supervisor.js';
-
-/** The Koa service's name under `up`. */
-const SERVICE = 'service';
+import {
+  type ChildSpec,
+  type GaveUp,
+  httpReady,
+  pollUntil,
+  type StartedChild,
+  Supervisor,
+} from '../supervisor.js';
 
 /** A wildcard listen address is reached on loopback. */
 function connectableHost(host: string): string {
@@ -79,7 +83,43 @@ export const command: CliCommand = {
     envoys.restartWith(() => gateway.startEnvoy());
     /** The ports the engines and the service bound: a restarted one binds the same, which Envoy is configured with. */
     const bound: { engines: number[]; service?: number; management?: number } = { engines: [] };
-    const gatewayUrl = () => `http://${connectableHost(plan.gateway.host)}:${plan.gateway.port}`;
+    // What the gateway listener has now (a reload may have moved it since start-up).
+    const gatewayUrl = () => {
+      const listener = gateway.runningPlan().gateway;
+      return `http://${connectableHost(listener.host)}:${listener.port}`;
+    };
+    /**
+     * Starts a dead child again on the port Envoy knows it by. Nothing may depend on that port staying free: when the
+     * child cannot start there, it starts on any port, and Envoy's next epoch is given the one it got.
+     */
+    const restartOnItsPort = async (
+      name: string,
+      port: number,
+      start: (port: number) => Promise<StartedChild>,
+      moved: (port: number) => BoundPorts,
+    ): Promise<void> => {
+      try {
+        await start(port);
+        return;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        console.error(`up: ${name} did not start on port ${port} again (${message}); trying any free port`);
+      }
+      const started = await start(0);
+      if (started.port === port) return;
+      try {
+        await gateway.startEnvoy(moved(started.port!));
+        console.error(
+          `up: ${name} moved to port ${started.port}; Envoy follows (epoch ${envoys.currentEpoch()})`,
+        );
+      } catch (error) {
+        // The child runs; the next reload or Envoy restart takes its port from the plan, which has it.
+        const message = error instanceof Error ? error.message : String(error);
+        console.error(
+          `up: ${name} moved to port ${started.port}, but Envoy could not follow yet: ${message}`,
+        );
+      }
+    };
     const companionSpec = (companion: CompanionProcessConfig): ChildSpec => {
       const [program, ...rest] = companion.command;
       return {
@@ -119,7 +159,17 @@ export const command: CliCommand = {
           const port = await child.port;
           await pollUntil(() => checkEngineHealth(host, port), signal);
         },
-        restart: () => supervisor.start(engineSpec(index, bound.engines[index]!)),
+        restart: () =>
+          restartOnItsPort(
+            engineNames[index]!,
+            bound.engines[index]!,
+            async (port) => {
+              const started = await supervisor.start(engineSpec(index, port));
+              bound.engines[index] = started.port!;
+              return started;
+            },
+            () => ({ engines: bound.engines }),
+          ),
       };
     };
     // Until Envoy runs, a gateway port left to the system is not known: the service then waits for it over IPC and
@@ -145,7 +195,17 @@ export const command: CliCommand = {
         const port = await child.port;
         if (gateway !== undefined) await serviceHealthy(plan.service.host, port, signal);
       },
-      restart: () => supervisor.start(serviceSpec(bound.service!, gatewayUrl())),
+      restart: () =>
+        restartOnItsPort(
+          SERVICE,
+          bound.service!,
+          async (port) => {
+            const started = await supervisor.start(serviceSpec(port, gatewayUrl()));
+            bound.service = started.port!;
+            return started;
+          },
+          (port) => ({ service: port }),
+        ),
     });
     const gatewayPortKnown = plan.gateway.port !== 0;
 
@@ -155,7 +215,7 @@ export const command: CliCommand = {
         await during(supervisor.start(companionSpec(companion)));
       for (const [index, endpoint] of plan.engine.endpoints.entries()) {
         const started = await during(supervisor.start(engineSpec(index, endpoint.port)));
-        bound.engines.push(started.port!);
+        bound.engines[index] = started.port!;
       }
       bound.service = (
         await during(
