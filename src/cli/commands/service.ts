@@ -32,7 +32,9 @@ export const command: CliCommand = {
     const given = values['gateway-url'];
     if (given !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(given))
       throw new UsageError(`--gateway-url must be an http(s) origin, got "${given}"`);
-    // Bound before anything else, so `up` learns the port (it may be 0: any free one) and can configure Envoy with
+    // A file that does not load is refused before anything listens.
+    const loaded = await loadConfigFile(values.config);
+    // Bound before the service is built, so `up` learns the port (it may be 0: any free one) and can configure Envoy with
     // it while this process waits for the gateway's URL. Until the service is built it answers 503.
     let handle: RequestListener = (_request, response) => {
       response.writeHead(503, { 'content-type': 'text/plain' }).end('starting\n');
@@ -47,8 +49,14 @@ export const command: CliCommand = {
     // `up` sends it once Envoy has bound the gateway listener when that port is left to the system.
     const gatewayUrl = values['await-gateway-url'] ? await gatewayUrlFromParent() : given;
     if (gatewayUrl) console.log(`service: tool calls go through ${gatewayUrl}`);
-    const loaded = await loadConfigFile(values.config);
-    const service = await createService(loaded, gatewayUrl ? { gatewayUrl } : {});
+    let service: Service;
+    try {
+      service = await createService(loaded, gatewayUrl ? { gatewayUrl } : {});
+    } catch (error) {
+      // The listening socket would keep the process alive: a configuration it cannot serve ends it.
+      server.close();
+      throw error;
+    }
     handle = service.app.callback();
     if (service.mcpUrl)
       console.log(`service: MCP endpoint ${service.mcpUrl}, issuer ${loaded.config.auth!.issuer}`);
