@@ -67,6 +67,7 @@ export async function planRuntime(config: GatewayConfig, options: PlanOptions = 
     ...(config.management ? { management: await decide(config.management.server) } : {}),
     apis: config.apis,
     backends: config.backends,
+    limits: config.gateway.limits,
   };
 }
 
