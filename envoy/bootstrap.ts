@@ -66,6 +66,34 @@ export interface UpstreamTlsPlan {
   readonly serverName?: string;
 }
 
+/**
+ * How much Envoy holds for one client and how long it waits for one. Set deliberately because Envoy's defaults
+ * interact badly with a buffered body: see `defaultGatewayLimits`.
+ */
+export interface GatewayLimits {
+  /**
+   * The largest request body a policy that reads the body gets (the route's `request_body_buffer_limit`, the same
+   * for HTTP/1 and HTTP/2). A larger body is refused with 413 while it is being buffered; an operation whose
+   * policies do not read the body streams any size to the backend.
+   */
+  readonly maxRequestBodyBytes: number;
+  /** What Envoy reads and buffers per client connection (`per_connection_buffer_limit_bytes` of the listeners). */
+  readonly connectionBufferBytes: number;
+  /** A request on which nothing moved for this long is ended (408 or reset): the HCM's `stream_idle_timeout`. */
+  readonly streamIdleTimeoutMs: number;
+}
+
+/**
+ * 1 MiB is Envoy's own per-connection default, so a body that a policy could read before still can. The largest
+ * values the schema allows keep one buffered body (plus one connection buffer of slack) well under the 16 MiB gRPC
+ * message that carries it to the engine. 300 s is Envoy's default idle timeout.
+ */
+export const defaultGatewayLimits: GatewayLimits = Object.freeze({
+  maxRequestBodyBytes: 1024 * 1024,
+  connectionBufferBytes: 1024 * 1024,
+  streamIdleTimeoutMs: 300_000,
+});
+
 export interface BootstrapPlan {
   /** The plain HTTP listener, used alone when `listeners` is absent (and the address `up` prints). */
   readonly gateway: Endpoint;
@@ -87,6 +115,8 @@ export interface BootstrapPlan {
    * `xff_num_trusted_hops`); 0 (absent): the client is the TCP peer.
    */
   readonly trustedProxyHops?: number;
+  /** Absent: `defaultGatewayLimits`. */
+  readonly limits?: GatewayLimits;
 }
 
 /**
@@ -230,7 +260,16 @@ function buildListener(plan: BootstrapPlan, listener: ListenerPlan) {
       keyFile: plan.tls.keyFile,
     });
   }
-  return { name: listener.name, address: socketAddress(listener.address), filter_chains: [chain] };
+  return {
+    name: listener.name,
+    address: socketAddress(listener.address),
+    per_connection_buffer_limit_bytes: limitsOf(plan).connectionBufferBytes,
+    filter_chains: [chain],
+  };
+}
+
+function limitsOf(plan: BootstrapPlan): GatewayLimits {
+  return plan.limits ?? defaultGatewayLimits;
 }
 
 function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan) {
@@ -241,6 +280,7 @@ function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan) {
         'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
       stat_prefix: hcmStatPrefix,
       codec_type: 'AUTO',
+      stream_idle_timeout: seconds(limitsOf(plan).streamIdleTimeoutMs),
       // The engine assigns request ids (kept when the client sent one), so every log line agrees.
       generate_request_id: false,
       // An edge gateway trusts the TCP peer, not a client-supplied X-Forwarded-For; behind trusted proxies, the
@@ -454,6 +494,10 @@ function virtualHosts(plan: BootstrapPlan) {
   return [...hostSets.entries()].map(([key, apis]) => ({
     name: key === '*' ? 'any_host' : `hosts_${key.replace(/[^A-Za-z0-9]+/g, '_')}`,
     domains: key === '*' ? ['*'] : key.split(',').flatMap((host) => [host, `${host}:*`]),
+    // On every route of the host, including the one the engine's backend choice re-selects, so the limit a body
+    // is buffered against does not change when the route does; and the same for HTTP/1 and HTTP/2 clients (HTTP/2
+    // would otherwise buffer up to its stream window, 256 MiB).
+    request_body_buffer_limit: limitsOf(plan).maxRequestBodyBytes,
     routes: [backendSelectionRoute(), ...serviceRoutes(), ...apis.flatMap(apiRoutes), notFoundRoute()],
   }));
 }

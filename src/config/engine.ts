@@ -78,6 +78,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
       onExchangeEnd,
       ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: jsonLogger } } : {}),
       subscriptions: new SubscriptionDirectory(gateway.config),
+      maxRequestBodyBytes: gateway.config.gateway.limits.maxRequestBodyBytes,
       ...(options.trust ? { trust: options.trust } : {}),
     }),
     counters: services.counters,

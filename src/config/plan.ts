@@ -123,6 +123,7 @@ export async function planRuntime(config: GatewayConfig, options: PlanOptions = 
     apis: config.apis,
     backends: config.backends,
     trustedProxyHops: config.gateway.trustedProxyHops,
+    limits: config.gateway.limits,
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { defaultGatewayLimits } from '../../envoy/bootstrap.js';
 import { stateConfigSchema } from '../state/options.js';
 import { managementConfigSchema } from './management-schema.js';
 import { checkPlacement, networkConfigSchema, tlsConfigSchema } from './network-schema.js';
@@ -214,6 +215,39 @@ export const companionProcessSchema = z
   })
   .strict();
 
+const mebibyte = 1024 * 1024;
+
+/**
+ * What Envoy holds per client and how long it waits (defaults and reasons: `defaultGatewayLimits`). The upper bounds
+ * keep a buffered body, which crosses to the engine as one gRPC message, under that message's 16 MiB limit.
+ */
+const gatewayLimitsSchema = z
+  .object({
+    /** The largest request body a policy that reads the body gets; a larger one is refused with 413. */
+    maxRequestBodyBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(8 * mebibyte)
+      .default(defaultGatewayLimits.maxRequestBodyBytes),
+    /** What Envoy reads and buffers per client connection. */
+    connectionBufferBytes: z
+      .number()
+      .int()
+      .min(32 * 1024)
+      .max(4 * mebibyte)
+      .default(defaultGatewayLimits.connectionBufferBytes),
+    /** A request on which nothing moved for this long is ended. */
+    streamIdleTimeoutMs: z
+      .number()
+      .int()
+      .min(1000)
+      .max(3_600_000)
+      .default(defaultGatewayLimits.streamIdleTimeoutMs),
+  })
+  .strict()
+  .prefault({});
+
 export const gatewayConfigSchema = z
   .object({
     gateway: z
@@ -227,9 +261,10 @@ export const gatewayConfigSchema = z
          * limits, the engine's `ip-filter` and `context.Request.IpAddress`).
          */
         trustedProxyHops: z.number().int().min(0).max(10).default(0),
+        limits: gatewayLimitsSchema,
       })
       .strict()
-      .default({ http: { host: '0.0.0.0', port: 8080 }, trustedProxyHops: 0 }),
+      .prefault({}),
     admin: listener('127.0.0.1', 9901),
     engine: z
       .object({

@@ -31,6 +31,11 @@ export interface MessageHead {
 /** Which later phases this exchange needs; sent to Envoy as `mode_override` from a headers phase. */
 export interface PhaseRequests {
   readonly requestBody?: boolean;
+  /**
+   * The request body's length is not declared (chunked, or HTTP/2 without content-length): Envoy is asked for at
+   * most its buffer limit, marked not end-of-stream when the body is longer, instead of the whole body.
+   */
+  readonly requestBodyLengthUnknown?: boolean;
   readonly responseHeaders?: boolean;
   readonly responseBody?: boolean;
 }

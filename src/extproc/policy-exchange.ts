@@ -57,6 +57,11 @@ export interface PolicyEngine {
    * entries, outcome and LastError go to the log as one `debug-trace` line, and the response names the request id.
    */
   readonly debugTrace?: { readonly key: string; readonly router: TraceRouter; readonly logger: Logger };
+  /**
+   * The largest request body a pipeline that reads the body is given (the gateway's `limits.maxRequestBodyBytes`,
+   * which Envoy buffers against too); a larger one is refused with 413. Absent: no check beyond Envoy's.
+   */
+  readonly maxRequestBodyBytes?: number;
   /** Subscriptions and their keys; without it every API is open. */
   readonly subscriptions?: SubscriptionDirectory;
   /** The authorities client certificates are checked against (`tls.clientCertificates.trustedCa`). */
@@ -222,14 +227,14 @@ class PolicyExchange implements Exchange {
           phasesFor(this.forProduct(operation.pipeline, operation.productPipelines), true),
         ),
       );
-      return { action: 'continue', headers: requestIdHeader, removeHeaders: this.strippedHeaders, next };
+      return this.awaitBody(headers, requestIdHeader, next);
     }
     const phases = this.enterOperation(match, !head.endOfStream);
     // A traced request's answer carries its trace id, so the response phase is needed.
     const next = this.traceCollector ? { ...phases, responseHeaders: true } : phases;
     if (next.requestBody) {
       // Inbound reads the body: wait for it (buffered) before running anything.
-      return { action: 'continue', headers: requestIdHeader, removeHeaders: this.strippedHeaders, next };
+      return this.awaitBody(headers, requestIdHeader, next);
     }
     const result = await this.runInbound(this.description);
     if (result.action === 'respond') return result;
@@ -293,7 +298,10 @@ class PolicyExchange implements Exchange {
     return this.respond(await run.onOperationNotFound());
   }
 
-  async requestBody(body: Buffer): Promise<PhaseResult> {
+  async requestBody(body: Buffer, endOfStream: boolean): Promise<PhaseResult> {
+    // Envoy hands over at most its buffer limit, marked not end-of-stream when the body goes on (chunked, no
+    // content-length): either way the body is over the limit and no policy sees it.
+    if (!endOfStream || this.bodyTooLarge(body.length)) return this.refuseLargeBody();
     this.requestBodyBytes = body;
     if (this.pendingSoap) {
       const match = this.engine.catalog.matchSoapBody(this.pendingSoap, body);
@@ -383,6 +391,44 @@ class PolicyExchange implements Exchange {
         })),
       });
     }
+  }
+
+  /** Asks Envoy for the request body, unless its declared length is already over the limit (413 at once). */
+  private awaitBody(
+    headers: HeaderFields,
+    requestIdHeader: HeaderChange[],
+    next: PhaseRequests,
+  ): PhaseResult {
+    const declared = firstHeader(headers, 'content-length');
+    if (declared !== undefined && this.bodyTooLarge(Number(declared))) return this.refuseLargeBody();
+    return {
+      action: 'continue',
+      headers: requestIdHeader,
+      removeHeaders: this.strippedHeaders,
+      next: declared === undefined ? { ...next, requestBodyLengthUnknown: true } : next,
+    };
+  }
+
+  private bodyTooLarge(bytes: number): boolean {
+    const limit = this.engine.maxRequestBodyBytes;
+    return limit !== undefined && bytes > limit;
+  }
+
+  /** 413 with API Management's error shape; no policy runs on a body it was not given whole. */
+  private refuseLargeBody(): PhaseResult {
+    this.summary.outcome = 'responded';
+    this.summary.status = 413;
+    const limit = this.engine.maxRequestBodyBytes;
+    return {
+      action: 'respond',
+      status: 413,
+      headers: [{ name: 'content-type', value: 'application/json' }, ...this.traceHeaders()],
+      body: JSON.stringify({
+        statusCode: 413,
+        message: `The request body is larger than this operation accepts${limit === undefined ? '' : ` (${limit} bytes)`}.`,
+      }),
+      details: 'portcullis_request_body_too_large',
+    };
   }
 
   /** The trace id header on a traced request's answer. */

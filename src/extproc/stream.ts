@@ -65,6 +65,13 @@ export class ExtProcStream {
   private readonly exchange: Exchange;
   /** The phases the answer to the request headers asked for (its `mode_override`), when it stated them. */
   private laterPhases: ProcessingMode | undefined;
+  /**
+   * Envoy half-closed the stream: its filter is gone (the HTTP exchange finished or was torn down), so an answer
+   * still being computed has no reader. Only the stream's final status may follow.
+   */
+  private envoyHalfClosed = false;
+  /** The call was cancelled or failed: nothing at all may be written to it any more, not even a status. */
+  private callGone = false;
 
   constructor(
     private readonly call: Duplex,
@@ -75,28 +82,60 @@ export class ExtProcStream {
     call.on('data', (message: ProcessingRequest) => {
       this.queue = this.queue.then(() => this.receive(message));
     });
-    // Envoy half-closes and then resets the stream when the HTTP exchange ends: a cancel is the normal goodbye.
-    call.on('end', () => this.finish());
-    call.on('cancelled', () => this.finish());
-    call.on('error', () => this.finish());
+    // Envoy half-closes (and, without graceful close, then resets) the stream when the HTTP exchange ends or is
+    // torn down. The flags are set at once, not in the queue, so an answer computed meanwhile is never written.
+    call.on('end', () => {
+      this.envoyHalfClosed = true;
+      this.finish();
+    });
+    call.on('cancelled', () => this.gone());
+    call.on('error', () => this.gone());
   }
 
   get currentState(): StreamState {
     return this.state;
   }
 
-  /** A method rather than a comparison so TypeScript does not narrow `state` across an await. */
+  /**
+   * Whether a phase answer may no longer be written: the exchange is over, or Envoy is done with the stream. A
+   * method rather than a comparison so TypeScript does not narrow `state` across an await.
+   */
   private closed(): boolean {
-    return this.state === 'closed' || this.call.cancelled;
+    return this.state === 'closed' || this.envoyHalfClosed || !this.writable();
   }
 
-  /** The stream is over (half-closed, reset or failed). Answers still being computed are let through first. */
+  /** Whether anything (an answer, the final status) can still go out on the call. */
+  private writable(): boolean {
+    return !this.callGone && !this.call.cancelled && !this.call.destroyed && this.call.writable;
+  }
+
+  /** The one place a message is written: never to a call that is cancelled, failed or ended. */
+  private send(response: ProcessingResponse): void {
+    if (this.writable()) this.call.write(response);
+  }
+
+  /** Ends the call with OK, unless it is already cancelled, failed or ended. */
+  private endCall(): void {
+    if (this.writable()) this.call.end();
+  }
+
+  /** Envoy half-closed. A phase still being computed finishes first (its answer is dropped), then OK ends the call. */
   private finish(): void {
     this.queue = this.queue.then(() => {
       if (this.state === 'closed') return;
       this.state = 'closed';
       this.exchange.end?.();
-      if (!this.call.cancelled && this.call.writable) this.call.end();
+      this.endCall();
+    });
+  }
+
+  /** The call was cancelled (Envoy reset it) or failed: no answer and no status can be written any more. */
+  private gone(): void {
+    this.callGone = true;
+    this.queue = this.queue.then(() => {
+      if (this.state === 'closed') return;
+      this.state = 'closed';
+      this.exchange.end?.();
     });
   }
 
@@ -113,28 +152,28 @@ export class ExtProcStream {
       const response = await this.dispatch(kind, message);
       if (this.closed()) return;
       if (response.immediate_response) {
-        if (answer) this.call.write(response);
+        if (answer) this.send(response);
         this.state = 'closed';
         this.exchange.end?.();
-        this.call.end();
+        this.endCall();
         return;
       }
       this.state = kind;
       if (kind === 'request_headers') this.laterPhases = response.mode_override;
       if (!answer) return;
-      this.call.write(response);
+      this.send(response);
       if (this.lastAnswer(kind)) {
         // Nothing more will cross this stream: end it with OK now, in the same write as the answer, rather than
         // wait for Envoy's half-close. Envoy then goes on without the engine for the rest of the request.
         this.state = 'closed';
         this.exchange.end?.();
-        this.call.end();
+        this.endCall();
       }
     } catch (error) {
       if (this.closed()) return;
       this.observer.onHandlerError(error, kind);
       if (answer) {
-        this.call.write({
+        this.send({
           immediate_response: {
             status: { code: 500 },
             headers: headerMutation([{ name: 'content-type', value: 'application/json' }]),
@@ -145,7 +184,7 @@ export class ExtProcStream {
       }
       this.state = 'closed';
       this.exchange.end?.();
-      this.call.end();
+      this.endCall();
     }
   }
 
@@ -167,6 +206,7 @@ export class ExtProcStream {
     this.observer.onProtocolError(message);
     this.state = 'closed';
     this.exchange.end?.();
+    if (!this.writable()) return;
     // grpc-js turns an 'error' event on a server stream into the call's final status.
     this.call.emit(
       'error',
@@ -254,11 +294,23 @@ function phaseResponse(kind: RequestKind, result: PhaseResult): ProcessingRespon
   return { [kind]: { response: common } };
 }
 
+/**
+ * A body that arrives while the headers are with the engine is held under flow control, and once that is over the
+ * buffer limit Envoy 1.40 in BUFFERED mode neither refuses it (413) nor reads on: the request hangs until the idle
+ * timeout. A declared length over the limit is refused by the engine at the headers, so BUFFERED is safe then.
+ * An undeclared length gets BUFFERED_PARTIAL, which hands the engine at most the buffer limit, marked not
+ * end-of-stream when the body is longer, and the engine refuses it.
+ */
+function requestBodyMode(next: PhaseRequests): ProcessingMode['request_body_mode'] {
+  if (!next.requestBody) return 'NONE';
+  return next.requestBodyLengthUnknown ? 'BUFFERED_PARTIAL' : 'BUFFERED';
+}
+
 /** Header modes left DEFAULT mean "no change" (Envoy ≥ 1.34); body modes are always stated. */
 function modeOverride(next: PhaseRequests): ProcessingMode {
   return {
     response_header_mode: next.responseHeaders || next.responseBody ? 'SEND' : 'SKIP',
-    request_body_mode: next.requestBody ? 'BUFFERED' : 'NONE',
+    request_body_mode: requestBodyMode(next),
     response_body_mode: next.responseBody ? 'BUFFERED' : 'NONE',
   };
 }

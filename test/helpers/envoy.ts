@@ -14,6 +14,8 @@ export interface RunningEnvoy {
   stats(filter?: string): Promise<Map<string, number>>;
   /** Everything Envoy wrote to stderr so far, for assertion messages. */
   log(): string;
+  /** Whether the Envoy process is still running (it has not crashed or exited). */
+  running(): boolean;
   stop(): Promise<void>;
 }
 
@@ -67,6 +69,7 @@ export async function startEnvoy(
       );
     },
     log: () => output,
+    running: () => child.exitCode === null && child.signalCode === null,
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGTERM');

@@ -65,6 +65,11 @@ export class FakeEnvoyStream {
     this.call.cancel();
   }
 
+  /** Envoy's graceful goodbye (ext_proc_graceful_grpc_close): half-close, then wait for the engine's status. */
+  halfClose(): void {
+    this.call.end();
+  }
+
   /** A reset without a half-close: the HTTP exchange was abandoned. */
   reset(): void {
     this.call.cancel();

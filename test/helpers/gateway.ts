@@ -76,6 +76,7 @@ export async function startGateway(
     service: { host: '127.0.0.1', port: await freePort() },
     apis: loaded.config.apis,
     backends: loaded.config.backends,
+    limits: loaded.config.gateway.limits,
   };
   const envoy = await startEnvoy(plan, bootstrap(buildBootstrap(plan)));
   return {

@@ -50,7 +50,18 @@ describe('gateway configuration', () => {
     expect(config.gateway.http).toEqual({ host: '0.0.0.0', port: 8080 });
     expect(config.admin).toEqual({ host: '127.0.0.1', port: 9901 });
     expect(config.engine).toEqual({ host: '127.0.0.1', ports: [0], messageTimeoutMs: 500 });
+    expect(config.gateway.limits).toEqual({
+      maxRequestBodyBytes: 1048576,
+      connectionBufferBytes: 1048576,
+      streamIdleTimeoutMs: 300_000,
+    });
     expect(config.apis).toEqual([]);
+  });
+
+  it('keeps the gateway limits where a buffered body still fits the engine message', () => {
+    expect(problems('gateway:\n  limits:\n    maxRequestBodyBytes: 67108864\n')).toEqual([
+      'gateway.yaml:3:5: gateway.limits.maxRequestBodyBytes: Too big: expected number to be <=8388608, got 67108864',
+    ]);
   });
 
   it('reads an API with operations', () => {

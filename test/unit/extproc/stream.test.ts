@@ -1,7 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Exchange, ExchangeFactory } from '../../../src/extproc/exchange.js';
+import { ServerDuplexStreamImpl } from '@grpc/grpc-js/build/src/server-call.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Exchange, ExchangeFactory, PhaseResult } from '../../../src/extproc/exchange.js';
+import type { ProcessingResponse } from '../../../src/extproc/messages.js';
 import { type ListeningExtProcServer, startExtProcServer } from '../../../src/extproc/server.js';
 import { connectFakeEnvoy, type FakeEnvoyStream, headerMap } from '../../helpers/extproc-client.js';
+import { until } from '../../helpers/wait.js';
 
 let server: ListeningExtProcServer | undefined;
 let envoy: FakeEnvoyStream | undefined;
@@ -82,6 +85,17 @@ describe('ext_proc stream state machine', () => {
       request_body_mode: 'BUFFERED',
       response_body_mode: 'BUFFERED',
     });
+  });
+
+  it('asks for at most the buffer limit (BUFFERED_PARTIAL) when the body length is not declared', async () => {
+    const stream = await serve(() => ({
+      requestHeaders: () => ({
+        action: 'continue',
+        next: { requestBody: true, requestBodyLengthUnknown: true },
+      }),
+    }));
+    const answer = await stream.exchange(requestHeaders({ ':path': '/' }, false));
+    expect(answer.mode_override?.request_body_mode).toBe('BUFFERED_PARTIAL');
   });
 
   it('does not clear the route cache without a header mutation (Envoy would ignore it)', async () => {
@@ -212,6 +226,80 @@ describe('ext_proc stream state machine', () => {
     stream.reset();
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(ends).toBe(1);
+  });
+
+  /** An exchange whose body answer waits for `release`, to let the test end the stream while it is computed. */
+  function slowBodyExchange() {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let bodyStarted!: () => void;
+    const started = new Promise<void>((resolve) => (bodyStarted = resolve));
+    let ends = 0;
+    const factory: ExchangeFactory = () => ({
+      requestHeaders: () => ({ action: 'continue', next: { requestBody: true } }),
+      async requestBody(): Promise<PhaseResult> {
+        bodyStarted();
+        await released;
+        return { action: 'continue', body: Buffer.from('changed') };
+      },
+      end: () => ends++,
+    });
+    return { factory, release, started, ends: () => ends };
+  }
+
+  const requestBody = (text: string) => ({ request_body: { body: Buffer.from(text), end_of_stream: true } });
+
+  it('drops an answer still being computed when Envoy half-closes (its filter is gone) and ends with OK', async () => {
+    const slow = slowBodyExchange();
+    const stream = await serve(slow.factory);
+    await stream.exchange(requestHeaders({ ':path': '/' }, false));
+    stream.send(requestBody('abc'));
+    await slow.started;
+    stream.halfClose();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    slow.release();
+    await expect(stream.next(500)).rejects.toThrow('stream ended');
+    expect(await stream.closed).toBeUndefined();
+    expect(slow.ends()).toBe(1);
+  });
+
+  it('writes nothing at all to a stream Envoy cancelled mid-body, not even a status', async () => {
+    // Every write and end the engine makes on a server call, passed on to grpc-js.
+    type Call = InstanceType<typeof ServerDuplexStreamImpl>;
+    const writes: ProcessingResponse[] = [];
+    const ends = vi.fn();
+    const { write: originalWrite, end: originalEnd } = ServerDuplexStreamImpl.prototype;
+    const write = vi.spyOn(ServerDuplexStreamImpl.prototype, 'write').mockImplementation(function (
+      this: Call,
+      ...args: Parameters<Call['write']>
+    ) {
+      writes.push(args[0] as ProcessingResponse);
+      return originalWrite.apply(this, args);
+    });
+    const end = vi.spyOn(ServerDuplexStreamImpl.prototype, 'end').mockImplementation(function (
+      this: Call,
+      ...args: Parameters<Call['end']>
+    ) {
+      ends();
+      return originalEnd.apply(this, args);
+    });
+    try {
+      const slow = slowBodyExchange();
+      const stream = await serve(slow.factory);
+      await stream.exchange(requestHeaders({ ':path': '/' }, false));
+      expect(writes).toHaveLength(1);
+      stream.send(requestBody('abc'));
+      await slow.started;
+      stream.reset();
+      await until(() => server!.activeStreams() === 0, 'the server to see the cancel', 2000);
+      slow.release();
+      await until(() => slow.ends() === 1, 'the exchange to hear that the stream is over', 2000);
+      expect(writes).toHaveLength(1);
+      expect(ends).not.toHaveBeenCalled();
+    } finally {
+      write.mockRestore();
+      end.mockRestore();
+    }
   });
 
   it('drains open streams on shutdown and then refuses new ones', async () => {
