@@ -1,13 +1,12 @@
-import type { Context, Middleware, Next } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { ClientAuthenticator } from './client-auth.js';
 import { authorizeEndpoints } from './endpoints/authorize.js';
-import { buildMetadata, jwksEndpoint, metadataEndpoint } from './endpoints/metadata.js';
-import { registrationEndpoint, registrationManagementEndpoint } from './endpoints/register.js';
+import { buildMetadata, jwksEndpoint, metadataEndpoint, PUBLIC_CACHE } from './endpoints/metadata.js';
+import { registrationEndpoint, registrationManagementEndpoints } from './endpoints/register.js';
 import { introspectionEndpoint, tokenEndpoint } from './endpoints/token.js';
-import { OAuthError } from './errors.js';
-import { allowCors } from './http.js';
 import { KeyRing } from './keys.js';
 import { type AuthServerOptions, productScopes, resolveOptions } from './options.js';
+import { escapeRegExp, type Route, routerOf } from './routes.js';
 import type { ServerContext } from './server-context.js';
 import { FileClientStore, loadSigningKeys, saveSigningKeys } from './stores/file.js';
 import { createMemoryStores } from './stores/memory.js';
@@ -58,8 +57,6 @@ export interface AuthorizationServer {
   close(): Promise<void>;
 }
 
-type Handler = (ctx: Context) => Promise<void>;
-
 export async function createAuthorizationServer(input: AuthServerOptions): Promise<AuthorizationServer> {
   const options = resolveOptions(input);
   const stores =
@@ -77,54 +74,9 @@ export async function createAuthorizationServer(input: AuthServerOptions): Promi
     clientAuth: new ClientAuthenticator(options, stores.clients, stores.counters),
   };
 
-  const pathOf = (url: string) => new URL(url).pathname;
   const pages = authorizeEndpoints(server);
-  const metadata = metadataEndpoint(server);
-
-  // The route table: path → method → handler. Paths come from the configured URLs, so {base_url} and
-  // {auth_url} may be one origin or two hosts (Envoy routes by host; each path exists once either way).
-  const routes = new Map<string, Partial<Record<string, Handler>>>();
-  const route = (path: string, methods: Partial<Record<string, Handler>>) => {
-    routes.set(path, { ...routes.get(path), ...methods });
-  };
-  for (const path of options.metadataPaths) route(path, { GET: metadata });
-  route(pathOf(options.endpoints.jwks), { GET: jwksEndpoint(server) });
-  route(pathOf(options.endpoints.registration), { POST: registrationEndpoint(server) });
-  route(pathOf(options.endpoints.token), { POST: tokenEndpoint(server) });
-  route(pathOf(options.endpoints.introspection), { POST: introspectionEndpoint(server) });
-  route(pathOf(options.endpoints.authorization), { GET: pages.authorize });
-  route(pathOf(options.endpoints.login), { POST: pages.login });
-  route(pathOf(options.endpoints.consent), { GET: pages.consentForm, POST: pages.consent });
-  if (pages.upstream) {
-    route(pathOf(options.endpoints.upstreamStart), { POST: pages.upstream.start });
-    route(pathOf(options.endpoints.upstreamCallback), { GET: pages.upstream.callback });
-  }
-
-  const registrationPrefix = `${pathOf(options.endpoints.registration)}/`;
-  const manageRegistration = registrationManagementEndpoint(server);
-  const corsPaths = new Set([
-    ...options.metadataPaths,
-    pathOf(options.endpoints.jwks),
-    pathOf(options.endpoints.registration),
-    pathOf(options.endpoints.token),
-    pathOf(options.endpoints.introspection),
-  ]);
-
-  const middleware: Middleware = async (ctx: Context, next: Next) => {
-    if (ctx.path.startsWith(registrationPrefix)) {
-      const clientId = decodeURIComponent(ctx.path.slice(registrationPrefix.length));
-      if (ctx.method === 'OPTIONS') return preflight(ctx, 'GET, PUT, DELETE');
-      if (!['GET', 'PUT', 'DELETE'].includes(ctx.method)) return methodNotAllowed(ctx, 'GET, PUT, DELETE');
-      return manageRegistration(ctx, clientId);
-    }
-    const methods = routes.get(ctx.path);
-    if (!methods) return next();
-    const allowed = Object.keys(methods).join(', ');
-    if (ctx.method === 'OPTIONS' && corsPaths.has(ctx.path)) return preflight(ctx, allowed);
-    const handler = methods[ctx.method] ?? (ctx.method === 'HEAD' ? methods.GET : undefined);
-    if (!handler) return methodNotAllowed(ctx, allowed);
-    await handler(ctx);
-  };
+  const routes = routeTable(server, pages);
+  const middleware = routerOf(routes, options.logger).routes() as Middleware;
 
   return {
     middleware,
@@ -164,15 +116,90 @@ async function openKeyRing(input: AuthServerOptions): Promise<KeyRing> {
   return ring;
 }
 
-function preflight(ctx: Context, methods: string): void {
-  allowCors(ctx, methods);
-  ctx.status = 204;
+/**
+ * Every path of the server. Paths come from the configured URLs, so {base_url} and {auth_url} may be one origin or
+ * two hosts (Envoy routes by host; each path exists once either way). The registration management route comes
+ * first: everything under the registration endpoint's path is a client id.
+ */
+function routeTable(server: ServerContext, pages: ReturnType<typeof authorizeEndpoints>): Route[] {
+  const { options } = server;
+  const pathOf = (url: string) => new URL(url).pathname;
+  const registrationPath = pathOf(options.endpoints.registration);
+  const clientIdOf = (ctx: Context) => decodeClientId(ctx.path.slice(registrationPath.length + 1));
+  const manage = registrationManagementEndpoints(server, clientIdOf);
+  const metadata = metadataEndpoint(server);
+  const routes: Route[] = [
+    {
+      name: 'registration management',
+      path: new RegExp(`^${escapeRegExp(registrationPath)}/`),
+      methods: { GET: manage.read, PUT: manage.update, DELETE: manage.delete },
+      client: {},
+    },
+    ...options.metadataPaths.map((path) => ({
+      name: `metadata ${path}`,
+      path,
+      methods: { GET: metadata },
+      client: { cacheControl: PUBLIC_CACHE },
+    })),
+    // Short cache: a rotated-in key must reach verifiers before it signs (the next key is published early).
+    {
+      name: 'jwks',
+      path: pathOf(options.endpoints.jwks),
+      methods: { GET: jwksEndpoint(server) },
+      client: { cacheControl: PUBLIC_CACHE },
+    },
+    {
+      name: 'registration',
+      path: registrationPath,
+      methods: { POST: registrationEndpoint(server) },
+      client: {},
+    },
+    {
+      name: 'token',
+      path: pathOf(options.endpoints.token),
+      methods: { POST: tokenEndpoint(server) },
+      client: {},
+    },
+    {
+      name: 'introspection',
+      path: pathOf(options.endpoints.introspection),
+      methods: { POST: introspectionEndpoint(server) },
+      client: {},
+    },
+    {
+      name: 'authorization',
+      path: pathOf(options.endpoints.authorization),
+      methods: { GET: pages.authorize },
+    },
+    { name: 'login', path: pathOf(options.endpoints.login), methods: { POST: pages.login } },
+    {
+      name: 'consent',
+      path: pathOf(options.endpoints.consent),
+      methods: { GET: pages.consentForm, POST: pages.consent },
+    },
+  ];
+  if (pages.upstream) {
+    routes.push(
+      {
+        name: 'upstream sign-in',
+        path: pathOf(options.endpoints.upstreamStart),
+        methods: { POST: pages.upstream.start },
+      },
+      {
+        name: 'upstream callback',
+        path: pathOf(options.endpoints.upstreamCallback),
+        methods: { GET: pages.upstream.callback },
+      },
+    );
+  }
+  return routes;
 }
 
-function methodNotAllowed(ctx: Context, allowed: string): void {
-  ctx.set('Allow', allowed);
-  const error = new OAuthError('invalid_request', `method ${ctx.method} is not allowed here`);
-  ctx.status = 405;
-  ctx.type = 'application/json';
-  ctx.body = JSON.stringify(error.toJSON());
+/** A client id that is not valid percent-encoding stays as written: no client has it, so it is refused like any unknown one. */
+function decodeClientId(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return encoded;
+  }
 }
