@@ -1,12 +1,9 @@
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
 import { ClientAuthenticator } from './client-auth.js';
-import { authorizeEndpoints } from './endpoints/authorize.js';
-import { buildMetadata, jwksEndpoint, metadataEndpoint, PUBLIC_CACHE } from './endpoints/metadata.js';
-import { registrationEndpoint, registrationManagementEndpoints } from './endpoints/register.js';
-import { introspectionEndpoint, tokenEndpoint } from './endpoints/token.js';
+import { buildMetadata } from './endpoints/metadata.js';
 import { KeyRing } from './keys.js';
 import { type AuthServerOptions, productScopes, resolveOptions } from './options.js';
-import { escapeRegExp, type Route, routerOf } from './routes.js';
+import { routerOf, routeTable } from './routes.js';
 import type { ServerContext } from './server-context.js';
 import { FileClientStore, loadSigningKeys, saveSigningKeys } from './stores/file.js';
 import { createMemoryStores } from './stores/memory.js';
@@ -74,9 +71,7 @@ export async function createAuthorizationServer(input: AuthServerOptions): Promi
     clientAuth: new ClientAuthenticator(options, stores.clients, stores.counters),
   };
 
-  const pages = authorizeEndpoints(server);
-  const routes = routeTable(server, pages);
-  const middleware = routerOf(routes, options.logger).routes() as Middleware;
+  const middleware = routerOf(routeTable(server), options.logger).routes() as Middleware;
 
   return {
     middleware,
@@ -114,92 +109,4 @@ async function openKeyRing(input: AuthServerOptions): Promise<KeyRing> {
   const ring = await KeyRing.create(input.signingKeys);
   await saveSigningKeys(input.dataDir, ring.privateJwks());
   return ring;
-}
-
-/**
- * Every path of the server. Paths come from the configured URLs, so {base_url} and {auth_url} may be one origin or
- * two hosts (Envoy routes by host; each path exists once either way). The registration management route comes
- * first: everything under the registration endpoint's path is a client id.
- */
-function routeTable(server: ServerContext, pages: ReturnType<typeof authorizeEndpoints>): Route[] {
-  const { options } = server;
-  const pathOf = (url: string) => new URL(url).pathname;
-  const registrationPath = pathOf(options.endpoints.registration);
-  const clientIdOf = (ctx: Context) => decodeClientId(ctx.path.slice(registrationPath.length + 1));
-  const manage = registrationManagementEndpoints(server, clientIdOf);
-  const metadata = metadataEndpoint(server);
-  const routes: Route[] = [
-    {
-      name: 'registration management',
-      path: new RegExp(`^${escapeRegExp(registrationPath)}/`),
-      methods: { GET: manage.read, PUT: manage.update, DELETE: manage.delete },
-      client: {},
-    },
-    ...options.metadataPaths.map((path) => ({
-      name: `metadata ${path}`,
-      path,
-      methods: { GET: metadata },
-      client: { cacheControl: PUBLIC_CACHE },
-    })),
-    // Short cache: a rotated-in key must reach verifiers before it signs (the next key is published early).
-    {
-      name: 'jwks',
-      path: pathOf(options.endpoints.jwks),
-      methods: { GET: jwksEndpoint(server) },
-      client: { cacheControl: PUBLIC_CACHE },
-    },
-    {
-      name: 'registration',
-      path: registrationPath,
-      methods: { POST: registrationEndpoint(server) },
-      client: {},
-    },
-    {
-      name: 'token',
-      path: pathOf(options.endpoints.token),
-      methods: { POST: tokenEndpoint(server) },
-      client: {},
-    },
-    {
-      name: 'introspection',
-      path: pathOf(options.endpoints.introspection),
-      methods: { POST: introspectionEndpoint(server) },
-      client: {},
-    },
-    {
-      name: 'authorization',
-      path: pathOf(options.endpoints.authorization),
-      methods: { GET: pages.authorize },
-    },
-    { name: 'login', path: pathOf(options.endpoints.login), methods: { POST: pages.login } },
-    {
-      name: 'consent',
-      path: pathOf(options.endpoints.consent),
-      methods: { GET: pages.consentForm, POST: pages.consent },
-    },
-  ];
-  if (pages.upstream) {
-    routes.push(
-      {
-        name: 'upstream sign-in',
-        path: pathOf(options.endpoints.upstreamStart),
-        methods: { POST: pages.upstream.start },
-      },
-      {
-        name: 'upstream callback',
-        path: pathOf(options.endpoints.upstreamCallback),
-        methods: { GET: pages.upstream.callback },
-      },
-    );
-  }
-  return routes;
-}
-
-/** A client id that is not valid percent-encoding stays as written: no client has it, so it is refused like any unknown one. */
-function decodeClientId(encoded: string): string {
-  try {
-    return decodeURIComponent(encoded);
-  } catch {
-    return encoded;
-  }
 }
