@@ -62,12 +62,7 @@ export const continueAfterSignIn: Step = {
     const session = established(flow, 'session');
     if (interaction.pendingError) {
       await server.stores.interactions.delete(interaction.id);
-      return pages.redirectError(
-        ctx,
-        interaction,
-        interaction.pendingError.code,
-        interaction.pendingError.description,
-      );
+      return pages.redirectError(ctx, interaction, interaction.pendingError);
     }
     if (await consentRemembered(services, session.sub!, interaction))
       return issueCode(ctx, interaction, session, services);
@@ -92,13 +87,7 @@ export const resumeSignedInSession: Step = {
     const session = established(flow, 'session');
     if (session.sub === undefined || !isKnownSubject(server.options, session.sub)) return 'next';
     const interaction = established(flow, 'interaction');
-    if (interaction.pendingError)
-      return pages.redirectError(
-        ctx,
-        interaction,
-        interaction.pendingError.code,
-        interaction.pendingError.description,
-      );
+    if (interaction.pendingError) return pages.redirectError(ctx, interaction, interaction.pendingError);
     await server.stores.interactions.set(interaction.id, interaction, interaction.expiresAt);
     return continueAfterSignIn.run(ctx, flow, services);
   },
@@ -152,7 +141,10 @@ export const readDecision: Step = {
     if (decision === 'deny') {
       const interaction = established(flow, 'interaction');
       await server.stores.interactions.delete(interaction.id);
-      return pages.redirectError(ctx, interaction, 'access_denied', 'the user denied the request');
+      return pages.redirectError(ctx, interaction, {
+        code: 'access_denied',
+        description: 'the user denied the request',
+      });
     }
     if (decision !== 'allow')
       return pages.error(ctx, 400, 'invalid_request', 'decision must be allow or deny');

@@ -47,10 +47,15 @@ export class FlowPages {
     return this.seeOther(ctx, `${target}${target.includes('?') ? '&' : '?'}${query}`);
   }
 
-  redirectError(ctx: Context, interaction: InteractionRecord, code: string, description: string): 'answered' {
+  /** An error for the client (phase 2, or the user's refusal), redirected with the request's state. */
+  redirectError(
+    ctx: Context,
+    interaction: InteractionRecord,
+    error: { code: string; description: string },
+  ): 'answered' {
     return this.redirect(ctx, interaction.redirectTarget, {
-      error: code,
-      error_description: description,
+      error: error.code,
+      error_description: error.description,
       state: interaction.state,
     });
   }
