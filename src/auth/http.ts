@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { type OAuthError, toOAuthError } from './errors.js';
 import type { AuthLogger } from './options.js';
 
@@ -15,9 +15,9 @@ export function sendJson(ctx: Context, status: number, body: unknown): void {
 }
 
 /**
- * Endpoints called by clients (metadata, JWKS, token, registration, introspection) may be called from a
- * browser-based MCP client, so they allow any origin without credentials. The authorization endpoint and its
- * pages never get CORS headers (OAuth 2.1 §3.1).
+ * CORS for any origin without credentials: endpoints called by clients (metadata, JWKS, token, registration,
+ * introspection) may be called from a browser-based MCP client. The authorization endpoint and its pages never get
+ * CORS headers (OAuth 2.1 §3.1).
  */
 export function allowCors(ctx: Context, methods: string): void {
   if (!ctx.get('Origin')) return;
@@ -26,6 +26,36 @@ export function allowCors(ctx: Context, methods: string): void {
   ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, MCP-Protocol-Version');
   ctx.set('Access-Control-Expose-Headers', 'WWW-Authenticate');
   ctx.set('Access-Control-Max-Age', '600');
+}
+
+export interface ClientEndpointOptions {
+  /** The methods the path takes (`POST`, `GET, PUT, DELETE`), as Access-Control-Allow-Methods names them. */
+  methods: string;
+  /** How a success may be cached; default no-store, as anything carrying tokens or credentials must be. */
+  cacheControl?: string;
+  logger: AuthLogger;
+}
+
+/**
+ * What every endpoint called by clients shares, in front of its handler: CORS, a preflight answered here, how the
+ * answer may be cached, and any failure as an RFC 6749 §5.2 JSON error (an internal one logged and shown as
+ * server_error).
+ */
+export function clientEndpoint(options: ClientEndpointOptions): Middleware {
+  return async (ctx, next) => {
+    allowCors(ctx, options.methods);
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      return;
+    }
+    if (options.cacheControl === undefined) noStore(ctx);
+    else ctx.set('Cache-Control', options.cacheControl);
+    try {
+      await next();
+    } catch (err) {
+      sendOAuthError(ctx, err, options.logger);
+    }
+  };
 }
 
 /** RFC 6749 §5.2 JSON error; anything that is not an OAuthError is logged and shown as server_error. */

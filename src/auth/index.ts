@@ -1,13 +1,9 @@
-import type { Context, Middleware, Next } from 'koa';
+import type { Middleware } from 'koa';
 import { ClientAuthenticator } from './client-auth.js';
-import { authorizeEndpoints } from './endpoints/authorize.js';
-import { buildMetadata, jwksEndpoint, metadataEndpoint } from './endpoints/metadata.js';
-import { registrationEndpoint, registrationManagementEndpoint } from './endpoints/register.js';
-import { introspectionEndpoint, tokenEndpoint } from './endpoints/token.js';
-import { OAuthError } from './errors.js';
-import { allowCors } from './http.js';
+import { buildMetadata } from './endpoints/metadata.js';
 import { KeyRing } from './keys.js';
 import { type AuthServerOptions, productScopes, resolveOptions } from './options.js';
+import { routerOf, routeTable } from './routes.js';
 import type { ServerContext } from './server-context.js';
 import { FileClientStore, loadSigningKeys, saveSigningKeys } from './stores/file.js';
 import { createMemoryStores } from './stores/memory.js';
@@ -58,8 +54,6 @@ export interface AuthorizationServer {
   close(): Promise<void>;
 }
 
-type Handler = (ctx: Context) => Promise<void>;
-
 export async function createAuthorizationServer(input: AuthServerOptions): Promise<AuthorizationServer> {
   const options = resolveOptions(input);
   const stores =
@@ -77,54 +71,7 @@ export async function createAuthorizationServer(input: AuthServerOptions): Promi
     clientAuth: new ClientAuthenticator(options, stores.clients, stores.counters),
   };
 
-  const pathOf = (url: string) => new URL(url).pathname;
-  const pages = authorizeEndpoints(server);
-  const metadata = metadataEndpoint(server);
-
-  // The route table: path → method → handler. Paths come from the configured URLs, so {base_url} and
-  // {auth_url} may be one origin or two hosts (Envoy routes by host; each path exists once either way).
-  const routes = new Map<string, Partial<Record<string, Handler>>>();
-  const route = (path: string, methods: Partial<Record<string, Handler>>) => {
-    routes.set(path, { ...routes.get(path), ...methods });
-  };
-  for (const path of options.metadataPaths) route(path, { GET: metadata });
-  route(pathOf(options.endpoints.jwks), { GET: jwksEndpoint(server) });
-  route(pathOf(options.endpoints.registration), { POST: registrationEndpoint(server) });
-  route(pathOf(options.endpoints.token), { POST: tokenEndpoint(server) });
-  route(pathOf(options.endpoints.introspection), { POST: introspectionEndpoint(server) });
-  route(pathOf(options.endpoints.authorization), { GET: pages.authorize });
-  route(pathOf(options.endpoints.login), { POST: pages.login });
-  route(pathOf(options.endpoints.consent), { GET: pages.consentForm, POST: pages.consent });
-  if (pages.upstream) {
-    route(pathOf(options.endpoints.upstreamStart), { POST: pages.upstream.start });
-    route(pathOf(options.endpoints.upstreamCallback), { GET: pages.upstream.callback });
-  }
-
-  const registrationPrefix = `${pathOf(options.endpoints.registration)}/`;
-  const manageRegistration = registrationManagementEndpoint(server);
-  const corsPaths = new Set([
-    ...options.metadataPaths,
-    pathOf(options.endpoints.jwks),
-    pathOf(options.endpoints.registration),
-    pathOf(options.endpoints.token),
-    pathOf(options.endpoints.introspection),
-  ]);
-
-  const middleware: Middleware = async (ctx: Context, next: Next) => {
-    if (ctx.path.startsWith(registrationPrefix)) {
-      const clientId = decodeURIComponent(ctx.path.slice(registrationPrefix.length));
-      if (ctx.method === 'OPTIONS') return preflight(ctx, 'GET, PUT, DELETE');
-      if (!['GET', 'PUT', 'DELETE'].includes(ctx.method)) return methodNotAllowed(ctx, 'GET, PUT, DELETE');
-      return manageRegistration(ctx, clientId);
-    }
-    const methods = routes.get(ctx.path);
-    if (!methods) return next();
-    const allowed = Object.keys(methods).join(', ');
-    if (ctx.method === 'OPTIONS' && corsPaths.has(ctx.path)) return preflight(ctx, allowed);
-    const handler = methods[ctx.method] ?? (ctx.method === 'HEAD' ? methods.GET : undefined);
-    if (!handler) return methodNotAllowed(ctx, allowed);
-    await handler(ctx);
-  };
+  const middleware = routerOf(routeTable(server), options.logger).routes() as Middleware;
 
   return {
     middleware,
@@ -162,17 +109,4 @@ async function openKeyRing(input: AuthServerOptions): Promise<KeyRing> {
   const ring = await KeyRing.create(input.signingKeys);
   await saveSigningKeys(input.dataDir, ring.privateJwks());
   return ring;
-}
-
-function preflight(ctx: Context, methods: string): void {
-  allowCors(ctx, methods);
-  ctx.status = 204;
-}
-
-function methodNotAllowed(ctx: Context, allowed: string): void {
-  ctx.set('Allow', allowed);
-  const error = new OAuthError('invalid_request', `method ${ctx.method} is not allowed here`);
-  ctx.status = 405;
-  ctx.type = 'application/json';
-  ctx.body = JSON.stringify(error.toJSON());
 }

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { GRANTS } from '../grants/index.js';
-import { allowCors, sendJson } from '../http.js';
+import { sendJson } from '../http.js';
 import type { ServerContext } from '../server-context.js';
 
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
@@ -33,6 +33,9 @@ export function buildMetadata(server: ServerContext): Record<string, unknown> {
   };
 }
 
+/** How long clients may cache the metadata and the JWKS (declared with their routes). */
+export const PUBLIC_CACHE = 'public, max-age=300';
+
 export function metadataEndpoint(server: ServerContext) {
   // Serialized once per scope list: setProducts() replaces options.scopes whole, so a new array is the one sign
   // that the document changed, and the next request serves the new one.
@@ -45,8 +48,6 @@ export function metadataEndpoint(server: ServerContext) {
       scopes = server.options.scopes;
       document = JSON.stringify(buildMetadata(server));
     }
-    allowCors(ctx, 'GET');
-    ctx.set('Cache-Control', 'public, max-age=300');
     ctx.status = 200;
     ctx.type = 'application/json';
     ctx.body = document;
@@ -55,9 +56,6 @@ export function metadataEndpoint(server: ServerContext) {
 
 export function jwksEndpoint(server: ServerContext) {
   return async (ctx: Context) => {
-    allowCors(ctx, 'GET');
-    // Short cache: a rotated-in key must reach verifiers before it signs (the next key is published early).
-    ctx.set('Cache-Control', 'public, max-age=300');
     ctx.type = 'application/jwk-set+json';
     sendJson(ctx, 200, server.keys.publicJwks(server.options.clock(), server.options.accessTokenTtl));
     ctx.type = 'application/jwk-set+json';

@@ -3,48 +3,43 @@ import { readJsonObject } from '../body.js';
 import { validateClientMetadata } from '../clients.js';
 import { digest, randomToken, safeEqual } from '../crypto.js';
 import { OAuthError } from '../errors.js';
-import { allowCors, noStore, sendJson, sendOAuthError } from '../http.js';
+import { sendJson } from '../http.js';
 import type { ServerContext } from '../server-context.js';
 import type { ClientRecord } from '../stores/types.js';
 
 /**
  * RFC 7591 dynamic registration and RFC 7592 management. Secrets and registration access tokens are
- * returned once and stored only as digests; nothing secret is logged.
+ * returned once and stored only as digests; nothing secret is logged. CORS, no-store and the JSON error come from
+ * clientEndpoint() in front of each handler.
  */
 export function registrationEndpoint(server: ServerContext) {
   return async (ctx: Context) => {
-    allowCors(ctx, 'POST');
-    noStore(ctx);
-    try {
-      const address = server.options.clientAddress(ctx);
-      await limitRegistrations(server, address);
-      const metadata = validateClientMetadata(await readJsonObject(ctx.req), server.options.scopes);
-      const now = server.options.clock();
-      const clientId = randomToken(16);
-      const secret = metadata.token_endpoint_auth_method === 'none' ? undefined : randomToken(32);
-      const registrationToken = randomToken(32);
-      const client: ClientRecord = {
-        clientId,
-        ...(secret ? { secretDigest: digest(secret) } : {}),
-        registrationTokenDigest: digest(registrationToken),
-        issuedAt: now,
-        secretExpiresAt: 0,
-        metadata,
-      };
-      await server.stores.clients.put(client);
-      server.options.securityEvent('client.registered', {
-        address,
-        client_id: clientId,
-        auth_method: metadata.token_endpoint_auth_method,
-      });
-      sendJson(ctx, 201, {
-        ...clientResponse(server, client),
-        ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
-        registration_access_token: registrationToken,
-      });
-    } catch (err) {
-      sendOAuthError(ctx, err, server.options.logger);
-    }
+    const address = server.options.clientAddress(ctx);
+    await limitRegistrations(server, address);
+    const metadata = validateClientMetadata(await readJsonObject(ctx.req), server.options.scopes);
+    const now = server.options.clock();
+    const clientId = randomToken(16);
+    const secret = metadata.token_endpoint_auth_method === 'none' ? undefined : randomToken(32);
+    const registrationToken = randomToken(32);
+    const client: ClientRecord = {
+      clientId,
+      ...(secret ? { secretDigest: digest(secret) } : {}),
+      registrationTokenDigest: digest(registrationToken),
+      issuedAt: now,
+      secretExpiresAt: 0,
+      metadata,
+    };
+    await server.stores.clients.put(client);
+    server.options.securityEvent('client.registered', {
+      address,
+      client_id: clientId,
+      auth_method: metadata.token_endpoint_auth_method,
+    });
+    sendJson(ctx, 201, {
+      ...clientResponse(server, client),
+      ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
+      registration_access_token: registrationToken,
+    });
   };
 }
 
@@ -76,60 +71,63 @@ function clientResponse(server: ServerContext, client: ClientRecord): Record<str
   };
 }
 
+/** The client id a request to `{registration_endpoint}/{client_id}` names (decoded by the route). */
+export type ClientIdOf = (ctx: Context) => string;
+
 /** RFC 7592 read (GET), update (PUT) and delete (DELETE) at `{registration_endpoint}/{client_id}`. */
-export function registrationManagementEndpoint(server: ServerContext) {
-  return async (ctx: Context, clientId: string) => {
-    allowCors(ctx, 'GET, PUT, DELETE');
-    noStore(ctx);
-    try {
-      const client = await authenticateRegistration(server, ctx, clientId);
-      if (ctx.method === 'GET') {
-        sendJson(ctx, 200, clientResponse(server, client));
-      } else if (ctx.method === 'PUT') {
-        const body = await readJsonObject(ctx.req);
-        if (body.client_id !== client.clientId) {
-          throw new OAuthError(
-            'invalid_client_metadata',
-            'client_id in the body must equal the client being updated',
-          );
-        }
-        if (
-          body.client_secret !== undefined &&
-          !safeEqual(digest(String(body.client_secret)), client.secretDigest ?? '')
-        ) {
-          throw new OAuthError('invalid_client_metadata', 'client_secret does not match the current secret');
-        }
-        const metadata = validateClientMetadata(body, server.options.scopes);
-        if (
-          (metadata.token_endpoint_auth_method === 'none') !==
-          (client.metadata.token_endpoint_auth_method === 'none')
-        ) {
-          throw new OAuthError(
-            'invalid_client_metadata',
-            'a client cannot switch between public and confidential',
-          );
-        }
-        const updated = { ...client, metadata };
-        await server.stores.clients.put(updated);
-        server.options.securityEvent('client.updated', {
-          address: server.options.clientAddress(ctx),
-          client_id: client.clientId,
-          auth_method: metadata.token_endpoint_auth_method,
-        });
-        sendJson(ctx, 200, clientResponse(server, updated));
-      } else {
-        // From now on its access tokens are refused (AccessTokens.verify) and its refresh tokens and codes can no
-        // longer be redeemed (client authentication finds no client).
-        await server.stores.clients.delete(client.clientId);
-        server.options.securityEvent('client.deleted', {
-          address: server.options.clientAddress(ctx),
-          client_id: client.clientId,
-        });
-        ctx.status = 204;
+export function registrationManagementEndpoints(server: ServerContext, clientIdOf: ClientIdOf) {
+  return {
+    async read(ctx: Context): Promise<void> {
+      const client = await authenticateRegistration(server, ctx, clientIdOf(ctx));
+      sendJson(ctx, 200, clientResponse(server, client));
+    },
+
+    async update(ctx: Context): Promise<void> {
+      const client = await authenticateRegistration(server, ctx, clientIdOf(ctx));
+      const body = await readJsonObject(ctx.req);
+      if (body.client_id !== client.clientId) {
+        throw new OAuthError(
+          'invalid_client_metadata',
+          'client_id in the body must equal the client being updated',
+        );
       }
-    } catch (err) {
-      sendOAuthError(ctx, err, server.options.logger);
-    }
+      if (
+        body.client_secret !== undefined &&
+        !safeEqual(digest(String(body.client_secret)), client.secretDigest ?? '')
+      ) {
+        throw new OAuthError('invalid_client_metadata', 'client_secret does not match the current secret');
+      }
+      const metadata = validateClientMetadata(body, server.options.scopes);
+      if (
+        (metadata.token_endpoint_auth_method === 'none') !==
+        (client.metadata.token_endpoint_auth_method === 'none')
+      ) {
+        throw new OAuthError(
+          'invalid_client_metadata',
+          'a client cannot switch between public and confidential',
+        );
+      }
+      const updated = { ...client, metadata };
+      await server.stores.clients.put(updated);
+      server.options.securityEvent('client.updated', {
+        address: server.options.clientAddress(ctx),
+        client_id: client.clientId,
+        auth_method: metadata.token_endpoint_auth_method,
+      });
+      sendJson(ctx, 200, clientResponse(server, updated));
+    },
+
+    async delete(ctx: Context): Promise<void> {
+      const client = await authenticateRegistration(server, ctx, clientIdOf(ctx));
+      // From now on its access tokens are refused (AccessTokens.verify) and its refresh tokens and codes can no
+      // longer be redeemed (client authentication finds no client).
+      await server.stores.clients.delete(client.clientId);
+      server.options.securityEvent('client.deleted', {
+        address: server.options.clientAddress(ctx),
+        client_id: client.clientId,
+      });
+      ctx.status = 204;
+    },
   };
 }
 

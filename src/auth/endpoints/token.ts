@@ -3,7 +3,7 @@ import { readForm } from '../body.js';
 import { digest } from '../crypto.js';
 import { OAuthError } from '../errors.js';
 import { GRANTS } from '../grants/index.js';
-import { allowCors, noStore, sendJson, sendOAuthError } from '../http.js';
+import { sendJson } from '../http.js';
 import { revokeGrant, type ServerContext } from '../server-context.js';
 import type { GrantType } from '../stores/types.js';
 
@@ -11,39 +11,29 @@ import type { GrantType } from '../stores/types.js';
  * The token endpoint, which is also the RFC 7009 revocation endpoint (spec §2.1). A request with a
  * `grant_type` is a token request; one without it but with `token` is a revocation (token requests always
  * carry grant_type, RFC 6749 §4.1.3/§6). Either way the form is parsed once, strictly, and the same client
- * authentication runs.
+ * authentication runs. CORS, no-store and the JSON error come from clientEndpoint() in front of it.
  */
 export function tokenEndpoint(server: ServerContext) {
   return async (ctx: Context) => {
-    allowCors(ctx, 'POST');
-    noStore(ctx);
-    try {
-      const form = await readForm(ctx.req);
-      const grantType = form.get('grant_type');
-      if (grantType === undefined && form.has('token')) {
-        await revoke(server, ctx, form);
-        return;
-      }
-      if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required');
-      const address = server.options.clientAddress(ctx);
-      const { client } = await server.clientAuth.authenticate(
-        ctx.get('Authorization') || undefined,
-        form,
-        address,
-      );
-      const grant = GRANTS.get(grantType as GrantType);
-      if (!grant)
-        throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported`);
-      if (!client.metadata.grant_types.includes(grant.name)) {
-        throw new OAuthError(
-          'unauthorized_client',
-          `the client is not registered for the ${grant.name} grant`,
-        );
-      }
-      sendJson(ctx, 200, await grant.handle({ form, client, server, address }));
-    } catch (err) {
-      sendOAuthError(ctx, err, server.options.logger);
+    const form = await readForm(ctx.req);
+    const grantType = form.get('grant_type');
+    if (grantType === undefined && form.has('token')) {
+      await revoke(server, ctx, form);
+      return;
     }
+    if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required');
+    const address = server.options.clientAddress(ctx);
+    const { client } = await server.clientAuth.authenticate(
+      ctx.get('Authorization') || undefined,
+      form,
+      address,
+    );
+    const grant = GRANTS.get(grantType as GrantType);
+    if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported`);
+    if (!client.metadata.grant_types.includes(grant.name)) {
+      throw new OAuthError('unauthorized_client', `the client is not registered for the ${grant.name} grant`);
+    }
+    sendJson(ctx, 200, await grant.handle({ form, client, server, address }));
   };
 }
 
@@ -90,23 +80,17 @@ async function revokeAccessToken(server: ServerContext, token: string, clientId:
  */
 export function introspectionEndpoint(server: ServerContext) {
   return async (ctx: Context) => {
-    allowCors(ctx, 'POST');
-    noStore(ctx);
-    try {
-      const form = await readForm(ctx.req);
-      const { client, method } = await server.clientAuth.authenticate(
-        ctx.get('Authorization') || undefined,
-        form,
-        server.options.clientAddress(ctx),
-      );
-      if (method === 'none')
-        throw new OAuthError('invalid_client', 'introspection requires a confidential client');
-      const token = form.get('token');
-      if (token === undefined) throw new OAuthError('invalid_request', 'token is required');
-      sendJson(ctx, 200, await introspect(server, token, client.clientId));
-    } catch (err) {
-      sendOAuthError(ctx, err, server.options.logger);
-    }
+    const form = await readForm(ctx.req);
+    const { client, method } = await server.clientAuth.authenticate(
+      ctx.get('Authorization') || undefined,
+      form,
+      server.options.clientAddress(ctx),
+    );
+    if (method === 'none')
+      throw new OAuthError('invalid_client', 'introspection requires a confidential client');
+    const token = form.get('token');
+    if (token === undefined) throw new OAuthError('invalid_request', 'token is required');
+    sendJson(ctx, 200, await introspect(server, token, client.clientId));
   };
 }
 

@@ -105,7 +105,7 @@ export interface InteractionRecord {
   resource: string;
   /** A redirectable error found at /authorize, delivered only after the user has logged in (OAuth 2.1 §7.12.2). */
   pendingError?: { code: string; description: string };
-  /** Set on the copy kept for an upstream sign-in in progress (see src/auth/upstream/endpoints.ts). */
+  /** Set on the copy kept for an upstream sign-in in progress (see src/auth/upstream/sign-in.ts). */
   upstream?: { interactionId: string; state: string; nonce: string; codeVerifier: string };
   expiresAt: number;
 }
