@@ -1,4 +1,4 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import type { Getter } from '../node.js';
 import { PolicyError, type RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, EMPTY, int, str } from '../schema.js';
@@ -96,7 +96,7 @@ export function parsePeriodStart(text: string | undefined): number | undefined {
  * Limits calls and/or bandwidth per key over a renewal period. Windows are fixed, starting at first-period-start;
  * a renewal period of 0 never renews.
  */
-export const quotaByKey: ElementDefinition = {
+export const quotaByKey = defineElement({
   name: 'quota-by-key',
   summary: 'Enforces a call and/or bandwidth quota per key over a renewal period (403 when exceeded).',
   sections: ['inbound'],
@@ -114,7 +114,7 @@ export const quotaByKey: ElementDefinition = {
   compile(node, c) {
     if (!node.has('calls') && !node.has('bandwidth'))
       c.error(node, 'attribute', 'quota-by-key needs calls or bandwidth, got neither');
-    const period = Number(node.literal('renewal-period'));
+    const period = node.literal('renewal-period');
     if (period !== 0 && period < 300)
       c.error(node, 'attribute', `quota-by-key/@renewal-period must be 0 or at least 300, got "${period}"`);
     const startText = node.literal('first-period-start');
@@ -126,16 +126,16 @@ export const quotaByKey: ElementDefinition = {
         `quota-by-key/@first-period-start must be an ISO 8601 date, got "${startText}"`,
       );
     const limit: QuotaLimit = {
-      calls: node.has('calls') ? Number(node.literal('calls')) : undefined,
-      kilobytes: node.has('bandwidth') ? Number(node.literal('bandwidth')) : undefined,
+      calls: node.has('calls') ? node.literal('calls') : undefined,
+      kilobytes: node.has('bandwidth') ? node.literal('bandwidth') : undefined,
       periodSeconds: period,
       originMs: start ?? 0,
     };
-    const key = node.string('counter-key')!;
-    const condition = node.bool('increment-condition');
+    const key = node.getter('counter-key');
+    const condition = node.getter('increment-condition');
     return async (run): Promise<'next'> => {
       await applyQuota(run, `quota-by-key:${key(run)}`, limit, condition);
       return 'next';
     };
   },
-};
+});

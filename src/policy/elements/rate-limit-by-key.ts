@@ -1,5 +1,4 @@
-import type { ElementDefinition } from '../element.js';
-import type { PolicyNode } from '../node.js';
+import { defineElement } from '../element.js';
 import { PolicyError, type RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, EMPTY, int, str } from '../schema.js';
 import type { SlidingWindowResult } from '../services.js';
@@ -21,8 +20,13 @@ export interface Reporting {
   readonly totalHeader: string | undefined;
 }
 
-export function reporting(node: PolicyNode): Reporting {
-  const lit = (name: string) => {
+/** Any element that declares REPORTING. */
+interface ReportingNode {
+  literal(name: keyof typeof REPORTING): string | undefined;
+}
+
+export function reporting(node: ReportingNode): Reporting {
+  const lit = (name: keyof typeof REPORTING) => {
     const v = node.literal(name);
     return typeof v === 'string' && v !== '' ? v : undefined;
   };
@@ -90,7 +94,7 @@ export async function consume(
  * would fit, and counted at the end of the request when the condition — which may read context.Response, as in
  * API Management's own example — holds.
  */
-export const rateLimitByKey: ElementDefinition = {
+export const rateLimitByKey = defineElement({
   name: 'rate-limit-by-key',
   summary: 'Limits the call rate per key in a sliding window (429 when exceeded).',
   sections: ['inbound'],
@@ -106,11 +110,11 @@ export const rateLimitByKey: ElementDefinition = {
   content: EMPTY,
   touchesResponse: true,
   compile(node) {
-    const calls = node.int('calls')!;
-    const period = node.int('renewal-period')!;
-    const counterKey = node.string('counter-key')!;
-    const condition = node.bool('increment-condition');
-    const count = node.int('increment-count')!;
+    const calls = node.getter('calls');
+    const period = node.getter('renewal-period');
+    const counterKey = node.getter('counter-key');
+    const condition = node.getter('increment-condition');
+    const count = node.getter('increment-count');
     const options = reporting(node);
     return async (run): Promise<'next'> => {
       const key = `rate-limit-by-key:${counterKey(run)}`;
@@ -130,4 +134,4 @@ export const rateLimitByKey: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

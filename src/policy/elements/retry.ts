@@ -1,4 +1,4 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { sequence } from '../node.js';
 import { ALL_SCOPES, ALL_SECTIONS, bool, int, POLICIES } from '../schema.js';
 
@@ -7,7 +7,7 @@ import { ALL_SCOPES, ALL_SECTIONS, bool, int, POLICIES } from '../schema.js';
  * Management does (fixed, linear or exponential). When it wraps forward-request the backend call itself is
  * Envoy's, so the settings are recorded on the run for the transport to retry the upstream call.
  */
-export const retry: ElementDefinition = {
+export const retry = defineElement({
   name: 'retry',
   summary: 'Retries its child policies while a condition holds.',
   sections: ALL_SECTIONS,
@@ -22,12 +22,12 @@ export const retry: ElementDefinition = {
   },
   content: POLICIES,
   compile(node) {
-    const condition = node.bool('condition')!;
-    const count = node.int('count')!;
-    const interval = node.int('interval')!;
-    const maxInterval = node.int('max-interval');
-    const delta = node.int('delta');
-    const firstFast = node.bool('first-fast-retry')!;
+    const condition = node.getter('condition');
+    const count = node.getter('count');
+    const interval = node.getter('interval');
+    const maxInterval = node.getter('max-interval');
+    const delta = node.getter('delta');
+    const firstFast = node.getter('first-fast-retry');
     const body = sequence(node.statements);
     const wrapsForward = node.xml.children.some((c) => c.kind === 'element' && c.name === 'forward-request');
     return async (run) => {
@@ -54,7 +54,7 @@ export const retry: ElementDefinition = {
       return flow;
     };
   },
-};
+});
 
 /** API Management's schedule: interval only = fixed; + delta = linear; + max-interval = exponential. */
 export function waitMs(

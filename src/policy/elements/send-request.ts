@@ -1,6 +1,7 @@
 import { HeaderCollection, MessageBody, RequestModel, ResponseModel } from '../../expr/index.js';
-import type { ElementDefinition } from '../element.js';
+import { type CompileContext, defineElement } from '../element.js';
 import { reasonPhrase } from '../message.js';
+import type { NodeOf } from '../node.js';
 import { serializeHeaders } from '../runner.js';
 import { PolicyError, type RunContext, type Statement } from '../runtime.js';
 import { ALL_SCOPES, ALL_SECTIONS, bool, elements, int, oneOf, str, text } from '../schema.js';
@@ -23,10 +24,13 @@ export type SideRequest = (run: RunContext) => {
   body: Buffer | undefined;
 };
 
+/** send-request or send-one-way-request: whatever their attributes, both hold REQUEST_CHILDREN. */
+type SideRequestNode = Pick<NodeOf<{ content: typeof REQUEST_CHILDREN }>, 'children' | 'child'>;
+
 /** Compiles the request-building children; reports the ones that need Azure or are not implemented. */
 export function compileSideRequest(
-  node: Parameters<ElementDefinition['compile']>[0],
-  c: Parameters<ElementDefinition['compile']>[1],
+  node: SideRequestNode,
+  c: CompileContext,
   mode: (run: RunContext) => string,
 ): SideRequest {
   for (const child of node.children) {
@@ -82,7 +86,7 @@ export function compileSideRequest(
 }
 
 /** Calls another HTTP service and stores its response (an IResponse) in a variable. */
-export const sendRequest: ElementDefinition = {
+export const sendRequest = defineElement({
   name: 'send-request',
   summary: 'Sends a request to another service and stores the response in a variable.',
   sections: ALL_SECTIONS,
@@ -95,9 +99,9 @@ export const sendRequest: ElementDefinition = {
   },
   content: REQUEST_CHILDREN,
   compile(node, c) {
-    const mode = node.string('mode')!;
-    const variable = node.string('response-variable-name')!;
-    const timeout = node.int('timeout')!;
+    const mode = node.getter('mode');
+    const variable = node.getter('response-variable-name');
+    const timeout = node.getter('timeout');
     const ignoreError = node.literal('ignore-error') === true;
     const build = compileSideRequest(node, c, mode);
     if (node.child('set-url') === undefined && node.literal('mode') === 'new') {
@@ -136,4 +140,4 @@ export const sendRequest: ElementDefinition = {
       return 'next';
     };
   },
-};
+});
