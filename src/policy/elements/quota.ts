@@ -2,7 +2,7 @@ import { defineElement } from '../element.js';
 import type { NodeSite } from '../node.js';
 import type { RunContext } from '../runtime.js';
 import { EMPTY, elements, int, str } from '../schema.js';
-import { applyQuota } from './quota-by-key.js';
+import { applyQuota } from '../shared/quota-counting.js';
 
 const LIMIT = {
   calls: int({ min: 1, expression: false }),

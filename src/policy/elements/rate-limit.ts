@@ -1,7 +1,7 @@
 import { defineElement } from '../element.js';
 import type { RunContext } from '../runtime.js';
 import { EMPTY, elements, int, str } from '../schema.js';
-import { consume, REPORTING, reporting } from './rate-limit-by-key.js';
+import { consume, REPORTING, reporting } from '../shared/rate-limiting.js';
 
 const LIMIT = {
   calls: int({ required: true, min: 1, expression: false }),

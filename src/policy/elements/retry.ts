@@ -1,6 +1,7 @@
 import { defineElement } from '../element.js';
 import { sequence } from '../node.js';
 import { ALL_SCOPES, ALL_SECTIONS, bool, int, POLICIES } from '../schema.js';
+import { waitMs } from '../shared/retry-schedule.js';
 
 /**
  * Runs its statements once, then again while the condition holds, up to `count` retries, waiting as API
@@ -55,18 +56,3 @@ export const retry = defineElement({
     };
   },
 });
-
-/** API Management's schedule: interval only = fixed; + delta = linear; + max-interval = exponential. */
-export function waitMs(
-  attempt: number,
-  interval: number,
-  maxInterval: number | undefined,
-  delta: number | undefined,
-): number {
-  let seconds = interval;
-  if (delta !== undefined && maxInterval === undefined) seconds = interval + (attempt - 1) * delta;
-  if (delta !== undefined && maxInterval !== undefined) {
-    seconds = Math.min(maxInterval, interval + (2 ** attempt - 1) * delta);
-  }
-  return seconds * 1000;
-}

@@ -1,6 +1,6 @@
 import { defineElement } from '../element.js';
 import { ALL_SCOPES, ALL_SECTIONS, int, oneOf } from '../schema.js';
-import { compileSideRequest, REQUEST_CHILDREN } from './send-request.js';
+import { compileSideRequest, REQUEST_CHILDREN } from '../shared/side-request.js';
 
 /** Fires a request to another service without waiting for (or keeping) the answer. */
 export const sendOneWayRequest = defineElement({
