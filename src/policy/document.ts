@@ -6,7 +6,7 @@ import { compileExpression, ExpressionError } from '../expr/index.js';
 import { didYouMean, type PolicyDiagnostic, PolicyLoadError, shown } from './diagnostics.js';
 import type { CompileContext, ElementDefinition, MessageTarget } from './element.js';
 import { DECLARED, ELEMENTS } from './elements/index.js';
-import { type Location, PolicyNode, sequence, type ValueSource } from './node.js';
+import { type Location, type NodeSite, PolicyNode, sequence, type ValueSource } from './node.js';
 import { PolicyError, type Statement, StatementFailure, type StatementSite } from './runtime.js';
 import { findExpressionEnd, ScanError } from './scanner.js';
 import {
@@ -365,7 +365,7 @@ class DocumentCompiler {
 
   private includeFragment(
     fragmentId: string,
-    at: PolicyNode,
+    at: NodeSite,
     section: Section,
     target: MessageTarget,
   ): Statement | undefined {
@@ -487,6 +487,7 @@ class DocumentCompiler {
       attributes,
       text,
       children,
+      specs,
     );
     node.statements = statements;
     return node;

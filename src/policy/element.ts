@@ -4,9 +4,9 @@
  * and then calls `compile` once; the returned closure is all that runs per request.
  */
 import type { PolicyDiagnostic } from './diagnostics.js';
-import type { PolicyNode } from './node.js';
+import type { NodeSite, PolicyNode } from './node.js';
 import type { Statement } from './runtime.js';
-import type { AttributeSpec, ContentSpec, Scope, Section } from './schema.js';
+import type { AttributeSchema, ContentSpec, Scope, Section } from './schema.js';
 
 /** Which message a statement changes: the section's own, or one being built by its parent. */
 export type MessageTarget = 'request' | 'response' | 'pending-response' | 'pending-request';
@@ -17,27 +17,45 @@ export interface CompileContext {
   /** The message set-header / set-body / set-status act on at this place. */
   readonly target: MessageTarget;
   /** Reports a load-time problem at a node (the loader adds file, position and path). */
-  error(node: PolicyNode, code: PolicyDiagnostic['code'], message: string): void;
+  error(node: NodeSite, code: PolicyDiagnostic['code'], message: string): void;
   /** The compiled statements of a fragment, checked for this section and scope; undefined after an error. */
-  includeFragment(fragmentId: string, at: PolicyNode): Statement | undefined;
+  includeFragment(fragmentId: string, at: NodeSite): Statement | undefined;
 }
 
-export interface ElementDefinition {
+/**
+ * `A` and `C` are the element's own declaration, so `compile` reads exactly the attributes and children it declared
+ * (see PolicyNode). The registry holds elements as the untyped default.
+ */
+export interface ElementDefinition<
+  A extends AttributeSchema = AttributeSchema,
+  C extends ContentSpec = ContentSpec,
+> {
   readonly name: string;
   /** One line for the generated policy reference. */
   readonly summary: string;
   readonly sections: readonly Section[];
   readonly scopes: readonly Scope[];
   /** Every element also accepts `id` (LastError.PolicyId); the loader adds it. */
-  readonly attributes: Readonly<Record<string, AttributeSpec>>;
-  readonly content: ContentSpec;
+  readonly attributes: A;
+  readonly content: C;
   /** The element reads or replaces the body of its section's message (so the engine must buffer it). */
   readonly body?: 'read' | 'write' | 'read-write';
   /** The element changes the response even when placed in inbound (so the engine must see response headers). */
   readonly touchesResponse?: boolean;
   /** At most once per section (cors, cache-lookup …). */
   readonly oncePerSection?: boolean;
-  compile(node: PolicyNode, c: CompileContext): Statement;
+  compile(node: PolicyNode<A, C>, c: CompileContext): Statement;
+}
+
+/**
+ * Declares an element; `compile` sees its node typed by the declaration itself. The loader validates every node
+ * against that same declaration before it calls `compile` (and does not call it after an error), which is what
+ * makes the typed view sound; the registry then holds the element like any other.
+ */
+export function defineElement<const A extends AttributeSchema, const C extends ContentSpec>(
+  definition: ElementDefinition<A, C>,
+): ElementDefinition {
+  return definition as unknown as ElementDefinition;
 }
 
 /** An element of the API Management reference that Portcullis declares but does not run. */

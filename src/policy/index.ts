@@ -25,10 +25,11 @@ export type {
   RequestDescription,
   RequestOutcome,
 } from './runner.js';
-export { PipelineRun, serializeHeaders } from './runner.js';
+export { PipelineRun } from './runner.js';
 export type { BackendSelection, Flow, ForwardSettings, RetrySettings, Statement } from './runtime.js';
 export { PolicyError, RunContext } from './runtime.js';
 export type { Scope, Section } from './schema.js';
 export { SCOPES, SECTIONS } from './schema.js';
 export type * from './services.js';
+export { serializeHeaders } from './shared/headers.js';
 export type { NamedValue, NamedValues } from './source.js';

@@ -5,6 +5,21 @@
  */
 import { type CompiledExpression, toBoolean, toDotNetString, toInt32 } from '../expr/index.js';
 import type { Flow, RunContext, Statement } from './runtime.js';
+import type {
+  AlwaysPresent,
+  AttributeName,
+  AttributeSchema,
+  AttributeSpec,
+  ChildAttributes,
+  ChildContent,
+  ChildName,
+  ChildSpecNamed,
+  ContentSpec,
+  LiteralValueOf,
+  RunValueOf,
+  SpecOf,
+  TextAlwaysPresent,
+} from './schema.js';
 import type { XmlElement } from './xml.js';
 
 export type Getter<T> = (run: RunContext) => T;
@@ -21,7 +36,48 @@ export interface Location {
   readonly column: number;
 }
 
-export class PolicyNode {
+/** Where a node is, for a diagnostic: any node, whatever its declaration. */
+export type NodeSite = Pick<PolicyNode, 'location' | 'path'>;
+
+/** A getter of a declared attribute: always there when required or defaulted, else possibly absent. */
+export type AttributeGetter<A extends AttributeSchema, N extends AttributeName<A>> =
+  AlwaysPresent<SpecOf<A, N>> extends true
+    ? Getter<RunValueOf<SpecOf<A, N>>>
+    : Getter<RunValueOf<SpecOf<A, N>>> | undefined;
+
+/** A raw getter (the expression's own result): always there when required or defaulted. */
+export type RawGetter<A extends AttributeSchema, N extends AttributeName<A>> =
+  AlwaysPresent<SpecOf<A, N>> extends true ? Getter<unknown> : Getter<unknown> | undefined;
+
+/** A literal is certain only when the attribute is always present and may not be an expression. */
+export type LiteralOf<A extends AttributeSchema, N extends AttributeName<A>> =
+  SpecOf<A, N> extends {
+    readonly expression: false;
+  }
+    ? AlwaysPresent<SpecOf<A, N>> extends true
+      ? LiteralValueOf<SpecOf<A, N>>
+      : LiteralValueOf<SpecOf<A, N>> | undefined
+    : LiteralValueOf<SpecOf<A, N>> | undefined;
+
+/** A child element, typed by its own declaration. */
+export type ChildNode<C extends ContentSpec, N extends string> = PolicyNode<
+  ChildAttributes<ChildSpecNamed<C, N>>,
+  ChildContent<ChildSpecNamed<C, N>>
+>;
+
+/** The node an element with this declaration receives (for helpers that take part of an element's node). */
+export type NodeOf<D extends { readonly attributes?: AttributeSchema; readonly content?: ContentSpec }> =
+  PolicyNode<ChildAttributes<D>, ChildContent<D>>;
+
+type TextGetter<C extends ContentSpec> =
+  TextAlwaysPresent<C> extends true ? Getter<string> : Getter<string> | undefined;
+
+/**
+ * `A` and `C` are the element's declared attributes and content: reading an attribute the element did not declare
+ * does not compile, and a required or defaulted one needs no check for absence. The loader builds nodes untyped
+ * (the defaults); `defineElement` gives each element's `compile` its own.
+ */
+export class PolicyNode<A extends AttributeSchema = AttributeSchema, C extends ContentSpec = ContentSpec> {
   /** Compiled statements of `policies` content (choose/when, retry …); empty otherwise. */
   statements: readonly Statement[] = [];
   /** For a child declared `policy: true`: the compiled statement of that element. */
@@ -35,9 +91,12 @@ export class PolicyNode {
     readonly errorPath: string,
     readonly location: Location,
     readonly xml: XmlElement,
-    readonly attributes: ReadonlyMap<string, ValueSource>,
+    /** Read through the typed accessors below, never by name alone. */
+    private readonly attributes: ReadonlyMap<string, ValueSource>,
     readonly content: ValueSource | undefined,
     readonly children: readonly PolicyNode[],
+    /** The declaration the attributes were checked against: a getter converts values to the declared kind. */
+    private readonly specs: AttributeSchema = {},
   ) {}
 
   get id(): string {
@@ -45,53 +104,72 @@ export class PolicyNode {
     return v?.kind === 'literal' ? String(v.value) : '';
   }
 
-  has(name: string): boolean {
+  has(name: AttributeName<A>): boolean {
     return this.attributes.has(name);
   }
 
   /** The value when it is a literal (or the default), undefined when absent or an expression. */
-  literal(name: string): Literal | undefined {
+  literal<N extends AttributeName<A>>(name: N): LiteralOf<A, N> {
     const v = this.attributes.get(name);
-    return v?.kind === 'literal' ? v.value : undefined;
+    return (v?.kind === 'literal' ? v.value : undefined) as LiteralOf<A, N>;
   }
 
-  isExpression(name: string): boolean {
+  /** Every attribute given as a literal (or defaulted), by name: for helpers shared by elements that declare alike. */
+  literals(): { readonly [N in keyof A & string]: LiteralOf<A, N> } {
+    const out: Record<string, Literal> = {};
+    for (const [name, v] of this.attributes) if (v.kind === 'literal') out[name] = v.value;
+    return out as { readonly [N in keyof A & string]: LiteralOf<A, N> };
+  }
+
+  isExpression(name: AttributeName<A>): boolean {
     return this.attributes.get(name)?.kind === 'expression';
   }
 
-  string(name: string): Getter<string> | undefined {
+  /** The attribute as a getter of its declared kind (string, integer, number or boolean). */
+  getter<N extends AttributeName<A>>(name: N): AttributeGetter<A, N> {
     const v = this.attributes.get(name);
-    return v === undefined ? undefined : stringGetter(v);
+    if (v === undefined) return undefined as AttributeGetter<A, N>;
+    const what = `${this.name}/@${name}`;
+    const kind: AttributeSpec['kind'] = this.specs[name]?.kind ?? 'string';
+    return KIND_GETTERS[kind](v, what) as AttributeGetter<A, N>;
   }
 
-  int(name: string): Getter<number> | undefined {
+  /** The attribute's raw value: an expression's result as it is (set-variable, cache-store-value keep it). */
+  rawGetter<N extends AttributeName<A>>(name: N): RawGetter<A, N> {
     const v = this.attributes.get(name);
-    return v === undefined ? undefined : intGetter(v, `${this.name}/@${name}`);
-  }
-
-  number(name: string): Getter<number> | undefined {
-    const v = this.attributes.get(name);
-    return v === undefined ? undefined : numberGetter(v, `${this.name}/@${name}`);
-  }
-
-  bool(name: string): Getter<boolean> | undefined {
-    const v = this.attributes.get(name);
-    return v === undefined ? undefined : boolGetter(v, `${this.name}/@${name}`);
+    return (v === undefined ? undefined : valueGetter(v)) as RawGetter<A, N>;
   }
 
   /** The element's text as a getter (an expression or literal text), or undefined when empty. */
-  text(): Getter<string> | undefined {
-    return this.content === undefined ? undefined : stringGetter(this.content);
+  text(): TextGetter<C> {
+    return (this.content === undefined ? undefined : stringGetter(this.content)) as TextGetter<C>;
   }
 
-  child(name: string): PolicyNode | undefined {
-    return this.children.find((c) => c.name === name);
+  child<N extends ChildName<C>>(name: N): ChildNode<C, N> | undefined {
+    return this.children.find((c) => c.name === name) as ChildNode<C, N> | undefined;
   }
 
-  childrenNamed(name: string): PolicyNode[] {
-    return this.children.filter((c) => c.name === name);
+  /** Visits the children in document order, each typed by its own declaration (one handler per child name). */
+  eachChild(visit: { readonly [N in ChildName<C>]: (child: ChildNode<C, N>) => void }): void {
+    const handlers = visit as unknown as Readonly<Record<string, (child: PolicyNode) => void>>;
+    for (const child of this.children) handlers[child.name]?.(child);
+  }
+
+  childrenNamed<N extends ChildName<C>>(name: N): ChildNode<C, N>[] {
+    return this.children.filter((c) => c.name === name) as unknown as ChildNode<C, N>[];
   }
 }
+
+/** One getter maker per attribute kind: the declaration decides how a value is read, not the element. */
+const KIND_GETTERS: Readonly<
+  Record<AttributeSpec['kind'], (v: ValueSource, what: string) => Getter<string | number | boolean>>
+> = {
+  string: stringGetter,
+  enum: stringGetter,
+  int: intGetter,
+  number: numberGetter,
+  bool: boolGetter,
+};
 
 export function stringGetter(v: ValueSource): Getter<string> {
   if (v.kind === 'literal') {

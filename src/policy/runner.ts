@@ -24,7 +24,6 @@ import {
   UrlModel,
   UserInfo,
 } from '../expr/index.js';
-import { waitMs } from './elements/retry.js';
 import { reasonPhrase } from './message.js';
 import type { Pipeline } from './pipeline.js';
 import {
@@ -37,6 +36,8 @@ import {
 } from './runtime.js';
 import type { Section } from './schema.js';
 import type { PolicyServices } from './services.js';
+import { serializeHeaders } from './shared/headers.js';
+import { waitMs } from './shared/retry-schedule.js';
 
 export type HeaderInit = Iterable<readonly [string, string | readonly string[]]>;
 
@@ -99,34 +100,6 @@ export interface BackendResponse {
   readonly headers: HeaderInit;
   /** Present only when the pipeline needs the response body. */
   readonly body?: Buffer | null;
-}
-
-/**
- * Headers whose values may contain commas or are dates: API Management sends one header line per value for
- * these and joins all others with a comma.
- */
-const MULTI_LINE = new Set([
-  'user-agent',
-  'www-authenticate',
-  'proxy-authenticate',
-  'cookie',
-  'set-cookie',
-  'warning',
-  'date',
-  'expires',
-  'if-modified-since',
-  'if-unmodified-since',
-  'last-modified',
-  'retry-after',
-]);
-
-export function serializeHeaders(headers: HeaderCollection): [string, string][] {
-  const out: [string, string][] = [];
-  for (const [name, values] of headers.entries()) {
-    if (MULTI_LINE.has(name.toLowerCase())) for (const v of values) out.push([name, v]);
-    else out.push([name, values.join(',')]);
-  }
-  return out;
 }
 
 /*

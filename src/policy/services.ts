@@ -3,6 +3,7 @@
  * testable: caches, named backends, an HTTP client (openid-config/JWKS, send-request), a clock, a logger, a
  * trace sink and counters. The engine wires real implementations (src/state, src/catalog); tests use fakes.
  */
+import type { LimitCounters } from '../limit-counters.js';
 
 /** A response kept by cache-store and served by cache-lookup. */
 export interface CachedResponse {
@@ -86,73 +87,16 @@ export interface TraceSink {
   write(entry: TraceEntry): void;
 }
 
-/**
- * How a limit counts: `consume` counts `amount` only when the limit allows it (atomically); `check` answers the
- * same question without counting (increment-condition counts later, on the response); `add` counts without
- * asking (that later count, bandwidth).
- */
-export type CountMode = 'consume' | 'check' | 'add';
-
-export interface SlidingWindowRequest {
-  readonly key: string;
-  readonly limit: number;
-  readonly periodSeconds: number;
-  readonly amount: number;
-  readonly mode: CountMode;
-}
-
-export interface SlidingWindowResult {
-  readonly allowed: boolean;
-  /** Calls counted in the window after this request. */
-  readonly used: number;
-  /** `limit - used`, never below 0. */
-  readonly remaining: number;
-  /** When refused: whole seconds until enough calls leave the window (at least 1); 0 when allowed. */
-  readonly retryAfterSeconds: number;
-}
-
-export interface QuotaRequest {
-  readonly key: string;
-  /** Fixed windows of this length; 0 = one window that never renews. */
-  readonly periodSeconds: number;
-  /** Where the first window starts (ms since the epoch). */
-  readonly originMs: number;
-  readonly callLimit: number | undefined;
-  /** In kilobytes (1024 bytes), as quota/@bandwidth. */
-  readonly kilobyteLimit: number | undefined;
-  readonly calls: number;
-  readonly bytes: number;
-  readonly mode: CountMode;
-}
-
-export interface QuotaResult {
-  readonly allowed: boolean;
-  /** Which limit refused the request. */
-  readonly exceeded: 'calls' | 'bandwidth' | undefined;
-  readonly calls: number;
-  readonly bytes: number;
-  /** Whole seconds until the current window ends (at least 1); undefined when it never renews. */
-  readonly renewsInSeconds: number | undefined;
-}
-
-/** A limit-concurrency slot, held until released (or until the engine's lease on it runs out). */
-export interface ConcurrencyLease {
-  readonly key: string;
-  readonly token: string;
-}
-
-/**
- * The counters behind rate-limit, quota and limit-concurrency: in-process, or shared by every engine process
- * through Redis (src/state). When the shared store cannot answer, the engine applies the configured failure mode
- * of the policy kind itself (admit, or refuse with 503 StateUnavailable); elements just use the answer.
- */
-export interface LimitCounters {
-  slidingWindow(request: SlidingWindowRequest): Promise<SlidingWindowResult>;
-  quota(request: QuotaRequest): Promise<QuotaResult>;
-  /** A slot among `max` for `key`, or undefined when all are held. */
-  acquire(key: string, max: number): Promise<ConcurrencyLease | undefined>;
-  release(lease: ConcurrencyLease): Promise<void>;
-}
+// The counters' contract is shared with state/ (which implements it) and the engine.
+export type {
+  ConcurrencyLease,
+  CountMode,
+  LimitCounters,
+  QuotaRequest,
+  QuotaResult,
+  SlidingWindowRequest,
+  SlidingWindowResult,
+} from '../limit-counters.js';
 
 /**
  * Where log-to-eventhub writes: an event stream per logger id (Redis streams or a file in the engine; API

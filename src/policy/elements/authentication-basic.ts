@@ -1,8 +1,8 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { EMPTY, GPAO, str } from '../schema.js';
 
 /** Sends HTTP Basic credentials to the backend (replacing any Authorization header of the caller). */
-export const authenticationBasic: ElementDefinition = {
+export const authenticationBasic = defineElement({
   name: 'authentication-basic',
   summary: 'Authenticates to the backend with HTTP Basic credentials.',
   sections: ['inbound'],
@@ -10,8 +10,8 @@ export const authenticationBasic: ElementDefinition = {
   attributes: { username: str({ required: true }), password: str({ required: true }) },
   content: EMPTY,
   compile(node) {
-    const username = node.string('username')!;
-    const password = node.string('password')!;
+    const username = node.getter('username');
+    const password = node.getter('password');
     return (run) => {
       const user = username(run);
       if (user.includes(':')) throw new TypeError('authentication-basic/@username must not contain ":"');
@@ -20,4 +20,4 @@ export const authenticationBasic: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

@@ -1,4 +1,4 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { PolicyError, type RunContext } from '../runtime.js';
 import { ALL_SCOPES, EMPTY, str } from '../schema.js';
 import type { PolicyServices } from '../services.js';
@@ -33,7 +33,7 @@ const hex = (text: string) => text.replace(/[\s:]/g, '').toUpperCase();
  * (500, before anything reaches the backend) a request whose backend would not present it — a policy and a
  * configuration that disagree never send a request without the certificate the backend requires.
  */
-export const authenticationCertificate: ElementDefinition = {
+export const authenticationCertificate = defineElement({
   name: 'authentication-certificate',
   summary: 'Presents a client certificate (configured per backend in tls.backends) to the backend.',
   sections: ['inbound'],
@@ -46,7 +46,7 @@ export const authenticationCertificate: ElementDefinition = {
   },
   content: EMPTY,
   compile(node, c) {
-    const unsupported = ['body', 'password'].filter((attribute) => node.has(attribute));
+    const unsupported = (['body', 'password'] as const).filter((attribute) => node.has(attribute));
     if (unsupported.length > 0) {
       c.error(
         node,
@@ -56,8 +56,8 @@ export const authenticationCertificate: ElementDefinition = {
           'certificate-id or thumbprint',
       );
     }
-    const thumbprint = node.string('thumbprint');
-    const certificateId = node.string('certificate-id');
+    const thumbprint = node.getter('thumbprint');
+    const certificateId = node.getter('certificate-id');
     const fromBody = node.has('body');
     if (!fromBody && (thumbprint === undefined) === (certificateId === undefined)) {
       c.error(
@@ -97,4 +97,4 @@ export const authenticationCertificate: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

@@ -1,10 +1,8 @@
-import type { ElementDefinition } from '../element.js';
-import { valueGetter } from '../node.js';
+import { defineElement } from '../element.js';
 import { ALL_SCOPES, ALL_SECTIONS, EMPTY, oneOf, str } from '../schema.js';
-import type { CachingType } from '../services.js';
 
 /** Reads a value from the value cache into a variable (default-value on a miss, when given). */
-export const cacheLookupValue: ElementDefinition = {
+export const cacheLookupValue = defineElement({
   name: 'cache-lookup-value',
   summary: 'Reads a cached value into a variable.',
   sections: ALL_SECTIONS,
@@ -20,12 +18,10 @@ export const cacheLookupValue: ElementDefinition = {
   },
   content: EMPTY,
   compile(node) {
-    const key = node.string('key')!;
-    const caching = node.literal('caching-type') as CachingType;
-    const variable = String(node.literal('variable-name'));
-    const fallback = node.has('default-value')
-      ? valueGetter(node.attributes.get('default-value')!)
-      : undefined;
+    const key = node.getter('key');
+    const caching = node.literal('caching-type');
+    const variable = node.literal('variable-name');
+    const fallback = node.rawGetter('default-value');
     return async (run): Promise<'next'> => {
       const value = await run.services.valueCache.get(key(run), caching);
       if (value !== undefined) run.context.variables.set(variable, value);
@@ -33,4 +29,4 @@ export const cacheLookupValue: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

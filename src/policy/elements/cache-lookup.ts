@@ -1,5 +1,5 @@
 import { HeaderCollection, ResponseModel } from '../../expr/index.js';
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import type { RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, elements, oneOf, text } from '../schema.js';
 import type { CachingType } from '../services.js';
@@ -9,7 +9,7 @@ import type { CachingType } from '../services.js';
  * the key on the run for cache-store. Only GET is cached, and a request carrying Authorization only when
  * allow-private-response-caching is true.
  */
-export const cacheLookup: ElementDefinition = {
+export const cacheLookup = defineElement({
   name: 'cache-lookup',
   summary: 'Serves a cached response when one matches the request.',
   sections: ['inbound'],
@@ -32,14 +32,14 @@ export const cacheLookup: ElementDefinition = {
   oncePerSection: true,
   touchesResponse: true,
   compile(node) {
-    const byDeveloper = node.bool('vary-by-developer')!;
-    const byGroups = node.bool('vary-by-developer-groups')!;
-    const downstream = node.string('downstream-caching-type')!;
-    const mustRevalidate = node.bool('must-revalidate')!;
-    const allowPrivate = node.bool('allow-private-response-caching')!;
-    const caching = node.literal('caching-type') as CachingType;
-    const headers = node.childrenNamed('vary-by-header').map((h) => h.text()!);
-    const queries = node.childrenNamed('vary-by-query-parameter').map((q) => q.text()!);
+    const byDeveloper = node.getter('vary-by-developer');
+    const byGroups = node.getter('vary-by-developer-groups');
+    const downstream = node.getter('downstream-caching-type');
+    const mustRevalidate = node.getter('must-revalidate');
+    const allowPrivate = node.getter('allow-private-response-caching');
+    const caching: CachingType = node.literal('caching-type');
+    const headers = node.childrenNamed('vary-by-header').map((h) => h.text());
+    const queries = node.childrenNamed('vary-by-query-parameter').map((q) => q.text());
     const key = (run: RunContext): string => {
       const ctx = run.context;
       const request = ctx.request;
@@ -91,4 +91,4 @@ export const cacheLookup: ElementDefinition = {
       return 'respond';
     };
   },
-};
+});

@@ -1,9 +1,8 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { ALL_SCOPES, ALL_SECTIONS, EMPTY, oneOf, str } from '../schema.js';
-import type { CachingType } from '../services.js';
 
 /** Removes a value from the value cache. */
-export const cacheRemoveValue: ElementDefinition = {
+export const cacheRemoveValue = defineElement({
   name: 'cache-remove-value',
   summary: 'Removes a cached value.',
   sections: ALL_SECTIONS,
@@ -17,11 +16,11 @@ export const cacheRemoveValue: ElementDefinition = {
   },
   content: EMPTY,
   compile(node) {
-    const key = node.string('key')!;
-    const caching = node.literal('caching-type') as CachingType;
+    const key = node.getter('key');
+    const caching = node.literal('caching-type');
     return async (run): Promise<'next'> => {
       await run.services.valueCache.delete(key(run), caching);
       return 'next';
     };
   },
-};
+});

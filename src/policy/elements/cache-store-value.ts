@@ -1,10 +1,8 @@
-import type { ElementDefinition } from '../element.js';
-import { valueGetter } from '../node.js';
+import { defineElement } from '../element.js';
 import { ALL_SCOPES, ALL_SECTIONS, EMPTY, int, oneOf, str } from '../schema.js';
-import type { CachingType } from '../services.js';
 
 /** Stores a value (as the expression produced it) in the value cache for `duration` seconds. */
-export const cacheStoreValue: ElementDefinition = {
+export const cacheStoreValue = defineElement({
   name: 'cache-store-value',
   summary: 'Stores a value in the cache.',
   sections: ALL_SECTIONS,
@@ -20,14 +18,14 @@ export const cacheStoreValue: ElementDefinition = {
   },
   content: EMPTY,
   compile(node) {
-    const key = node.string('key')!;
-    const caching = node.literal('caching-type') as CachingType;
-    const value = valueGetter(node.attributes.get('value')!);
-    const duration = node.int('duration')!;
+    const key = node.getter('key');
+    const caching = node.literal('caching-type');
+    const value = node.rawGetter('value');
+    const duration = node.getter('duration');
     return async (run): Promise<'next'> => {
       const seconds = duration(run);
       if (seconds > 0) await run.services.valueCache.set(key(run), value(run), seconds, caching);
       return 'next';
     };
   },
-};
+});

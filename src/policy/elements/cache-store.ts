@@ -1,4 +1,4 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { ALL_SCOPES, bool, EMPTY, int } from '../schema.js';
 
 /** Response headers that describe one connection or one exchange, never stored. */
@@ -9,7 +9,7 @@ const NOT_STORED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'se
  * cache-lookup looked up, status 200 (any status with cache-response="true"), and no `no-store` or `private`
  * directive from the backend.
  */
-export const cacheStore: ElementDefinition = {
+export const cacheStore = defineElement({
   name: 'cache-store',
   summary: 'Stores the response in the cache for the given duration.',
   sections: ['outbound'],
@@ -19,8 +19,8 @@ export const cacheStore: ElementDefinition = {
   body: 'read',
   oncePerSection: true,
   compile(node) {
-    const duration = node.int('duration')!;
-    const cacheResponse = node.bool('cache-response');
+    const duration = node.getter('duration');
+    const cacheResponse = node.getter('cache-response');
     return async (run): Promise<'next'> => {
       const key = run.cacheKey;
       const response = run.context.response;
@@ -55,4 +55,4 @@ export const cacheStore: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

@@ -1,9 +1,9 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { PolicyError } from '../runtime.js';
 import { bool, elements, GPAO, int, str, text } from '../schema.js';
 
 /** Refuses a request whose header is missing or holds none of the allowed values. */
-export const checkHeader: ElementDefinition = {
+export const checkHeader = defineElement({
   name: 'check-header',
   summary: 'Requires a request header, optionally with one of the listed values.',
   sections: ['inbound'],
@@ -16,10 +16,10 @@ export const checkHeader: ElementDefinition = {
   },
   content: elements({ name: 'value', content: text(true) }),
   compile(node) {
-    const name = node.string('name')!;
-    const status = node.int('failed-check-httpcode')!;
-    const message = node.string('failed-check-error-message')!;
-    const ignoreCase = node.bool('ignore-case')!;
+    const name = node.getter('name');
+    const status = node.getter('failed-check-httpcode');
+    const message = node.getter('failed-check-error-message');
+    const ignoreCase = node.getter('ignore-case');
     const allowed = node.childrenNamed('value').map((v) => v.text() ?? (() => ''));
     return (run) => {
       const headerName = name(run);
@@ -39,4 +39,4 @@ export const checkHeader: ElementDefinition = {
       throw new PolicyError('HeaderValueNotAllowed', m, status(run), m);
     };
   },
-};
+});

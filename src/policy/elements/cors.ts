@@ -1,11 +1,7 @@
 import { HeaderCollection, ResponseModel } from '../../expr/index.js';
-import type { ElementDefinition } from '../element.js';
-import type { Getter, PolicyNode } from '../node.js';
+import { defineElement } from '../element.js';
 import type { RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, elements, int, text } from '../schema.js';
-
-const list = (node: PolicyNode | undefined, child: string): Getter<string>[] =>
-  node === undefined ? [] : node.childrenNamed(child).map((c) => c.text() ?? (() => ''));
 
 /** `https://a.com` and `https://a.com:443` are the same origin: compare with the default port made explicit. */
 function normalizeOrigin(origin: string): string {
@@ -30,7 +26,7 @@ function answer(run: RunContext, headers: [string, string][]): 'respond' {
 }
 
 /** CORS: answers preflight requests and adds the CORS headers to actual cross-origin responses. */
-export const cors: ElementDefinition = {
+export const cors = defineElement({
   name: 'cors',
   summary: 'Cross-origin resource sharing: preflight answers and response headers.',
   sections: ['inbound'],
@@ -59,14 +55,26 @@ export const cors: ElementDefinition = {
   oncePerSection: true,
   touchesResponse: true,
   compile(node) {
-    const origins = list(node.child('allowed-origins'), 'origin');
+    const origins =
+      node
+        .child('allowed-origins')
+        ?.childrenNamed('origin')
+        .map((o) => o.text()) ?? [];
     const methodsNode = node.child('allowed-methods');
-    const methods = list(methodsNode, 'method');
-    const maxAge = methodsNode?.int('preflight-result-max-age') ?? (() => 0);
-    const allowedHeaders = list(node.child('allowed-headers'), 'header');
-    const exposeHeaders = list(node.child('expose-headers'), 'header');
-    const credentials = node.bool('allow-credentials')!;
-    const terminate = node.bool('terminate-unmatched-request')!;
+    const methods = methodsNode?.childrenNamed('method').map((m) => m.text()) ?? [];
+    const maxAge = methodsNode?.getter('preflight-result-max-age') ?? (() => 0);
+    const allowedHeaders =
+      node
+        .child('allowed-headers')
+        ?.childrenNamed('header')
+        .map((h) => h.text()) ?? [];
+    const exposeHeaders =
+      node
+        .child('expose-headers')
+        ?.childrenNamed('header')
+        .map((h) => h.text()) ?? [];
+    const credentials = node.getter('allow-credentials');
+    const terminate = node.getter('terminate-unmatched-request');
     return (run) => {
       const request = run.context.request;
       const origin = request.headers.getJoined('Origin');
@@ -119,4 +127,4 @@ export const cors: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

@@ -1,4 +1,4 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import type { Getter } from '../node.js';
 import type { RunContext } from '../runtime.js';
 import { ALL_SCOPES, ALL_SECTIONS, elements, num, str } from '../schema.js';
@@ -15,7 +15,7 @@ const DEFAULTS: Readonly<Record<string, (run: RunContext) => string>> = {
 };
 
 /** Emits a custom metric with up to 10 dimensions to the injected metric sink. */
-export const emitMetric: ElementDefinition = {
+export const emitMetric = defineElement({
   name: 'emit-metric',
   summary: 'Emits a custom metric with dimensions.',
   sections: ALL_SECTIONS,
@@ -31,13 +31,13 @@ export const emitMetric: ElementDefinition = {
     attributes: { name: str({ required: true, expression: false }), value: str() },
   }),
   compile(node, c) {
-    const name = String(node.literal('name'));
-    const namespace = String(node.literal('namespace'));
-    const value = node.number('value')!;
+    const name = node.literal('name');
+    const namespace = node.literal('namespace');
+    const value = node.getter('value');
     const dimensions: [string, Getter<string>][] = [];
     for (const d of node.childrenNamed('dimension')) {
-      const dimension = String(d.literal('name'));
-      const given = d.string('value');
+      const dimension = d.literal('name');
+      const given = d.getter('value');
       const fallback = DEFAULTS[dimension];
       if (given === undefined && fallback === undefined) {
         c.error(
@@ -61,4 +61,4 @@ export const emitMetric: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

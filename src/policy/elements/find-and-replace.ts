@@ -1,9 +1,9 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { bodyText, messageOf, replaceBody } from '../message.js';
 import { ALL_SCOPES, ALL_SECTIONS, EMPTY, str } from '../schema.js';
 
 /** Replaces every occurrence of a string in the message body. */
-export const findAndReplace: ElementDefinition = {
+export const findAndReplace = defineElement({
   name: 'find-and-replace',
   summary: 'Replaces every occurrence of a string in the body.',
   sections: ALL_SECTIONS,
@@ -12,8 +12,8 @@ export const findAndReplace: ElementDefinition = {
   content: EMPTY,
   body: 'read-write',
   compile(node, c) {
-    const from = node.string('from')!;
-    const to = node.string('to')!;
+    const from = node.getter('from');
+    const to = node.getter('to');
     const target = c.target;
     return (run) => {
       const message = messageOf(run, target);
@@ -26,4 +26,4 @@ export const findAndReplace: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

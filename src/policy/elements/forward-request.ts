@@ -1,11 +1,11 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { ALL_SCOPES, bool, EMPTY, int, oneOf } from '../schema.js';
 
 /**
  * Marks that the backend is called and how. The transport (Envoy) makes the call; this only records the
  * settings on the run. Without a forward-request in the backend section the backend is not called at all.
  */
-export const forwardRequest: ElementDefinition = {
+export const forwardRequest = defineElement({
   name: 'forward-request',
   summary: 'Forwards the request to the backend (timeouts, redirects, buffering).',
   sections: ['backend'],
@@ -25,11 +25,11 @@ export const forwardRequest: ElementDefinition = {
     if (node.has('timeout') && node.has('timeout-ms')) {
       c.error(node, 'attribute', 'forward-request takes timeout or timeout-ms, got both');
     }
-    const seconds = node.int('timeout');
-    const ms = node.int('timeout-ms');
-    const continueTimeout = node.int('continue-timeout');
-    const httpVersion = node.string('http-version')!;
-    const followRedirects = node.bool('follow-redirects')!;
+    const seconds = node.getter('timeout');
+    const ms = node.getter('timeout-ms');
+    const continueTimeout = node.getter('continue-timeout');
+    const httpVersion = node.getter('http-version');
+    const followRedirects = node.getter('follow-redirects');
     const bufferRequestBody = node.literal('buffer-request-body') === true;
     const bufferResponse = node.literal('buffer-response') === true;
     const failOnErrorStatusCode = node.literal('fail-on-error-status-code') === true;
@@ -47,4 +47,4 @@ export const forwardRequest: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

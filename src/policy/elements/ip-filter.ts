@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import type { Getter } from '../node.js';
 import { PolicyError } from '../runtime.js';
 import { ALL_SCOPES, elements, oneOf, str, text } from '../schema.js';
@@ -28,7 +28,7 @@ function compare(a: Address, b: Address): number {
 type Matcher = (ip: Address, run: Parameters<Getter<string>>[0]) => boolean;
 
 /** Allows or forbids callers by address and address range, IPv4 and IPv6. */
-export const ipFilter: ElementDefinition = {
+export const ipFilter = defineElement({
   name: 'ip-filter',
   summary: 'Allows or forbids callers by IP address or range.',
   sections: ['inbound'],
@@ -46,26 +46,27 @@ export const ipFilter: ElementDefinition = {
       c.error(node, 'children', 'ip-filter needs at least one <address> or <address-range>, got none');
     }
     const matchers: Matcher[] = [];
-    for (const child of node.children) {
-      if (child.name === 'address') {
+    node.eachChild({
+      address: (child) => {
         const literal = child.content?.kind === 'literal' ? String(child.content.value) : undefined;
         if (literal !== undefined && parse(literal) === undefined) {
           c.error(child, 'children', `ip-filter/address must be an IP address, got "${literal}"`);
         }
-        const value = child.text()!;
+        const value = child.text();
         matchers.push((ip, run) => {
           const a = parse(value(run));
           return a !== undefined && a.kind() === ip.kind() && compare(a, ip) === 0;
         });
-      } else {
-        for (const attr of ['from', 'to']) {
+      },
+      'address-range': (child) => {
+        for (const attr of ['from', 'to'] as const) {
           const v = child.literal(attr);
           if (typeof v === 'string' && parse(v) === undefined) {
             c.error(child, 'attribute', `address-range/@${attr} must be an IP address, got "${v}"`);
           }
         }
-        const from = child.string('from')!;
-        const to = child.string('to')!;
+        const from = child.getter('from');
+        const to = child.getter('to');
         matchers.push((ip, run) => {
           const lo = parse(from(run));
           const hi = parse(to(run));
@@ -73,9 +74,9 @@ export const ipFilter: ElementDefinition = {
             return false;
           return compare(lo, ip) <= 0 && compare(ip, hi) <= 0;
         });
-      }
-    }
-    const action = node.string('action')!;
+      },
+    });
+    const action = node.getter('action');
     return (run) => {
       const caller = parse(run.context.request.ipAddress);
       if (caller === undefined) {
@@ -105,4 +106,4 @@ export const ipFilter: ElementDefinition = {
       );
     };
   },
-};
+});

@@ -1,4 +1,4 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { bodyText, messageOf, replaceBody } from '../message.js';
 import { ALL_SCOPES, bool, EMPTY, oneOf, str } from '../schema.js';
 
@@ -53,7 +53,7 @@ export function jsonToXml(json: unknown, attributeBlock?: string): string {
 const JSON_TYPE = /^(application|text)\/([\w.+-]*\+)?json\b/i;
 
 /** Converts the message body from JSON to XML. */
-export const jsonToXmlElement: ElementDefinition = {
+export const jsonToXmlElement = defineElement({
   name: 'json-to-xml',
   summary: 'Converts a JSON body to XML.',
   sections: ['inbound', 'outbound', 'on-error'],
@@ -69,9 +69,9 @@ export const jsonToXmlElement: ElementDefinition = {
   content: EMPTY,
   body: 'read-write',
   compile(node, c) {
-    const apply = node.string('apply')!;
-    const considerAccept = node.bool('consider-accept-header')!;
-    const attributeBlock = node.string('attribute-block-name');
+    const apply = node.getter('apply');
+    const considerAccept = node.getter('consider-accept-header');
+    const attributeBlock = node.getter('attribute-block-name');
     const target = c.target;
     return (run) => {
       const message = messageOf(run, target);
@@ -94,4 +94,4 @@ export const jsonToXmlElement: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

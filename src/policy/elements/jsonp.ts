@@ -1,4 +1,4 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { bodyText, replaceBody, responseOf } from '../message.js';
 import { PolicyError } from '../runtime.js';
 import { ALL_SCOPES, EMPTY, str } from '../schema.js';
@@ -7,7 +7,7 @@ import { ALL_SCOPES, EMPTY, str } from '../schema.js';
 const CALLBACK = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
 
 /** Wraps a JSON response as `callback(<json>);` when the request names a callback. */
-export const jsonp: ElementDefinition = {
+export const jsonp = defineElement({
   name: 'jsonp',
   summary: 'Wraps the JSON response in a JavaScript callback (JSONP).',
   sections: ['outbound'],
@@ -17,7 +17,7 @@ export const jsonp: ElementDefinition = {
   body: 'read-write',
   oncePerSection: true,
   compile(node) {
-    const parameter = node.string('callback-parameter-name')!;
+    const parameter = node.getter('callback-parameter-name');
     return (run) => {
       const callback = run.context.request.url.query.get(parameter(run))?.[0];
       if (callback === undefined || callback === '') return 'next';
@@ -35,4 +35,4 @@ export const jsonp: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

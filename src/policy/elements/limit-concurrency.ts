@@ -1,4 +1,4 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { sequence } from '../node.js';
 import { PolicyError } from '../runtime.js';
 import { ALL_SCOPES, ALL_SECTIONS, int, POLICIES, str } from '../schema.js';
@@ -10,7 +10,7 @@ import { ALL_SCOPES, ALL_SECTIONS, int, POLICIES, str } from '../schema.js';
  * backend call happens after the section), when the request ends. A slot whose request never ends (a crashed
  * engine) expires after the configured lease.
  */
-export const limitConcurrency: ElementDefinition = {
+export const limitConcurrency = defineElement({
   name: 'limit-concurrency',
   summary: 'Limits how many requests with the same key run its statements at once (429 beyond).',
   sections: ALL_SECTIONS,
@@ -23,8 +23,8 @@ export const limitConcurrency: ElementDefinition = {
   // The slot of a wrapped forward-request is held until the backend answered: the engine must see that answer.
   touchesResponse: true,
   compile(node) {
-    const key = node.string('key')!;
-    const max = Number(node.literal('max-count'));
+    const key = node.getter('key');
+    const max = node.literal('max-count');
     const body = sequence(node.statements);
     return async (run) => {
       const limits = run.services.limits;
@@ -49,4 +49,4 @@ export const limitConcurrency: ElementDefinition = {
       return flow;
     };
   },
-};
+});

@@ -1,4 +1,4 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { ALL_SECTIONS, GPAO, str, text } from '../schema.js';
 
 /** API Management truncates messages at 200 KB. */
@@ -8,7 +8,7 @@ const MAX_CHARS = 200 * 1024;
  * Writes a message to an event stream named by logger-id through the injected EventLog (API Management sends
  * it to Azure Event Hubs). Fire and forget: a failing sink is logged and never fails the request.
  */
-export const logToEventhub: ElementDefinition = {
+export const logToEventhub = defineElement({
   name: 'log-to-eventhub',
   summary: 'Writes a message to an event stream (logger-id).',
   sections: ALL_SECTIONS,
@@ -23,10 +23,10 @@ export const logToEventhub: ElementDefinition = {
     if (node.has('partition-id') && node.has('partition-key')) {
       c.error(node, 'attribute', 'log-to-eventhub takes partition-id or partition-key, got both');
     }
-    const loggerId = String(node.literal('logger-id'));
+    const loggerId = node.literal('logger-id');
     const partitionId = node.literal('partition-id');
-    const partitionKey = node.string('partition-key');
-    const message = node.text()!;
+    const partitionKey = node.getter('partition-key');
+    const message = node.text();
     return (run) => {
       const text = message(run).slice(0, MAX_CHARS);
       const partition = {
@@ -39,4 +39,4 @@ export const logToEventhub: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

@@ -1,5 +1,5 @@
 import { HeaderCollection, ResponseModel } from '../../expr/index.js';
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { reasonPhrase } from '../message.js';
 import { EMPTY, GPAO, int, str } from '../schema.js';
 
@@ -7,7 +7,7 @@ import { EMPTY, GPAO, int, str } from '../schema.js';
  * Answers without calling the backend. API Management would take the body from the API definition's examples;
  * Portcullis has none at this layer, so the body is empty and only the status and content type are set.
  */
-export const mockResponse: ElementDefinition = {
+export const mockResponse = defineElement({
   name: 'mock-response',
   summary: 'Answers with a mocked response (status and content type) without calling the backend.',
   sections: ['inbound', 'outbound', 'on-error'],
@@ -18,7 +18,7 @@ export const mockResponse: ElementDefinition = {
   },
   content: EMPTY,
   compile(node) {
-    const status = Number(node.literal('status-code'));
+    const status = node.literal('status-code');
     const contentType = node.literal('content-type');
     return (run) => {
       const headers = new HeaderCollection();
@@ -32,4 +32,4 @@ export const mockResponse: ElementDefinition = {
       return 'respond';
     };
   },
-};
+});

@@ -1,7 +1,8 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
+import type { NodeSite } from '../node.js';
 import type { RunContext } from '../runtime.js';
 import { EMPTY, elements, int, str } from '../schema.js';
-import { applyQuota } from './quota-by-key.js';
+import { applyQuota } from '../shared/quota-counting.js';
 
 const LIMIT = {
   calls: int({ min: 1, expression: false }),
@@ -10,12 +11,22 @@ const LIMIT = {
 };
 const TARGET = { name: str({ expression: false }), id: str({ expression: false }) };
 
+/** quota, or one of its api and operation children: each declares LIMIT. */
+interface LimitNode extends NodeSite {
+  readonly name: string;
+  literals(): {
+    readonly calls: number | undefined;
+    readonly bandwidth: number | undefined;
+    readonly 'renewal-period': number;
+  };
+}
+
 /**
  * A call and/or bandwidth quota per subscription at product scope, with optional quotas for one API or
  * operation. Windows are fixed and start at the subscription's start date, as in API Management; requests without
  * a subscription are not counted.
  */
-export const quota: ElementDefinition = {
+export const quota = defineElement({
   name: 'quota',
   summary: 'Enforces a call and/or bandwidth quota per subscription (403 when exceeded).',
   sections: ['inbound'],
@@ -37,15 +48,16 @@ export const quota: ElementDefinition = {
       period: number;
     };
     const limits: Limit[] = [];
-    const add = (n: typeof node, applies: Limit['applies'], suffix: string) => {
-      if (!n.has('calls') && !n.has('bandwidth'))
+    const add = (n: LimitNode, applies: Limit['applies'], suffix: string) => {
+      const { calls, bandwidth, 'renewal-period': period } = n.literals();
+      if (calls === undefined && bandwidth === undefined)
         c.error(n, 'attribute', `${n.name} needs calls or bandwidth, got neither`);
       limits.push({
         applies,
         suffix,
-        ...(n.has('calls') ? { calls: Number(n.literal('calls')) } : {}),
-        ...(n.has('bandwidth') ? { kilobytes: Number(n.literal('bandwidth')) } : {}),
-        period: Number(n.literal('renewal-period')),
+        ...(calls === undefined ? {} : { calls }),
+        ...(bandwidth === undefined ? {} : { kilobytes: bandwidth }),
+        period,
       });
     };
     add(node, () => true, '');
@@ -82,4 +94,4 @@ export const quota: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

@@ -1,8 +1,7 @@
-import type { ElementDefinition } from '../element.js';
-import type { PolicyNode } from '../node.js';
+import { defineElement } from '../element.js';
 import type { RunContext } from '../runtime.js';
 import { EMPTY, elements, int, str } from '../schema.js';
-import { consume, REPORTING, reporting } from './rate-limit-by-key.js';
+import { consume, REPORTING, reporting } from '../shared/rate-limiting.js';
 
 const LIMIT = {
   calls: int({ required: true, min: 1, expression: false }),
@@ -18,8 +17,13 @@ interface Limit {
   readonly period: number;
 }
 
+/** An api or operation child: named by id or by name. */
+interface TargetNode {
+  literal(name: keyof typeof TARGET): string | undefined;
+}
+
 function matcher(
-  node: PolicyNode,
+  node: TargetNode,
   of: (run: RunContext) => { id: string; name: string },
 ): (run: RunContext) => boolean {
   const id = node.literal('id');
@@ -34,7 +38,7 @@ function matcher(
  * Limits calls per subscription in a sliding window, with optional tighter limits for one API or operation.
  * Applies only to requests made with a subscription key, as in API Management.
  */
-export const rateLimit: ElementDefinition = {
+export const rateLimit = defineElement({
   name: 'rate-limit',
   summary: 'Limits the call rate per subscription (429 when exceeded).',
   sections: ['inbound'],
@@ -52,8 +56,8 @@ export const rateLimit: ElementDefinition = {
       {
         applies: () => true,
         suffix: () => '',
-        calls: Number(node.literal('calls')),
-        period: Number(node.literal('renewal-period')),
+        calls: node.literal('calls'),
+        period: node.literal('renewal-period'),
       },
     ];
     for (const api of node.childrenNamed('api')) {
@@ -64,8 +68,8 @@ export const rateLimit: ElementDefinition = {
       limits.push({
         applies: onApi,
         suffix: () => `/api:${apiKey}`,
-        calls: Number(api.literal('calls')),
-        period: Number(api.literal('renewal-period')),
+        calls: api.literal('calls'),
+        period: api.literal('renewal-period'),
       });
       for (const op of api.childrenNamed('operation')) {
         if (!op.has('id') && !op.has('name'))
@@ -75,8 +79,8 @@ export const rateLimit: ElementDefinition = {
         limits.push({
           applies: (run) => onApi(run) && onOp(run),
           suffix: () => `/api:${apiKey}/op:${opKey}`,
-          calls: Number(op.literal('calls')),
-          period: Number(op.literal('renewal-period')),
+          calls: op.literal('calls'),
+          period: op.literal('renewal-period'),
         });
       }
     }
@@ -100,4 +104,4 @@ export const rateLimit: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

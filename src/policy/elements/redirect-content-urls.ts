@@ -1,4 +1,4 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { bodyText, messageOf, replaceBody } from '../message.js';
 import type { RunContext } from '../runtime.js';
 import { ALL_SCOPES, EMPTY } from '../schema.js';
@@ -25,7 +25,7 @@ function bases(run: RunContext): { gateway: string | undefined; backend: string 
  * outbound, gateway base → backend base in inbound. Headers such as Location are left alone, as in API
  * Management.
  */
-export const redirectContentUrls: ElementDefinition = {
+export const redirectContentUrls = defineElement({
   name: 'redirect-content-urls',
   summary: 'Rewrites backend links in bodies to gateway links (and back in inbound).',
   sections: ['inbound', 'outbound'],
@@ -48,4 +48,4 @@ export const redirectContentUrls: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

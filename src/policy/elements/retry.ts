@@ -1,13 +1,14 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { sequence } from '../node.js';
 import { ALL_SCOPES, ALL_SECTIONS, bool, int, POLICIES } from '../schema.js';
+import { waitMs } from '../shared/retry-schedule.js';
 
 /**
  * Runs its statements once, then again while the condition holds, up to `count` retries, waiting as API
  * Management does (fixed, linear or exponential). When it wraps forward-request the backend call itself is
  * Envoy's, so the settings are recorded on the run for the transport to retry the upstream call.
  */
-export const retry: ElementDefinition = {
+export const retry = defineElement({
   name: 'retry',
   summary: 'Retries its child policies while a condition holds.',
   sections: ALL_SECTIONS,
@@ -22,12 +23,12 @@ export const retry: ElementDefinition = {
   },
   content: POLICIES,
   compile(node) {
-    const condition = node.bool('condition')!;
-    const count = node.int('count')!;
-    const interval = node.int('interval')!;
-    const maxInterval = node.int('max-interval');
-    const delta = node.int('delta');
-    const firstFast = node.bool('first-fast-retry')!;
+    const condition = node.getter('condition');
+    const count = node.getter('count');
+    const interval = node.getter('interval');
+    const maxInterval = node.getter('max-interval');
+    const delta = node.getter('delta');
+    const firstFast = node.getter('first-fast-retry');
     const body = sequence(node.statements);
     const wrapsForward = node.xml.children.some((c) => c.kind === 'element' && c.name === 'forward-request');
     return async (run) => {
@@ -54,19 +55,4 @@ export const retry: ElementDefinition = {
       return flow;
     };
   },
-};
-
-/** API Management's schedule: interval only = fixed; + delta = linear; + max-interval = exponential. */
-export function waitMs(
-  attempt: number,
-  interval: number,
-  maxInterval: number | undefined,
-  delta: number | undefined,
-): number {
-  let seconds = interval;
-  if (delta !== undefined && maxInterval === undefined) seconds = interval + (attempt - 1) * delta;
-  if (delta !== undefined && maxInterval !== undefined) {
-    seconds = Math.min(maxInterval, interval + (2 ** attempt - 1) * delta);
-  }
-  return seconds * 1000;
-}
+});

@@ -1,10 +1,10 @@
 import { HeaderCollection, MessageBody, ResponseModel } from '../../expr/index.js';
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import type { Statement } from '../runtime.js';
 import { ALL_SECTIONS, elements, GPAO, str } from '../schema.js';
 
 /** Stops the pipeline and answers with a response built by its children (or taken from a variable). */
-export const returnResponse: ElementDefinition = {
+export const returnResponse = defineElement({
   name: 'return-response',
   summary: 'Ends the pipeline and returns a response built by set-status/set-header/set-body.',
   sections: ALL_SECTIONS,
@@ -51,4 +51,4 @@ export const returnResponse: ElementDefinition = {
       return 'respond' as const;
     };
   },
-};
+});

@@ -1,5 +1,5 @@
 import { decodeUrlPath, QueryCollection } from '../../expr/index.js';
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { bool, EMPTY, GPAO, str } from '../schema.js';
 
 const PARAM = /\{([^{}]+)\}/g;
@@ -21,7 +21,7 @@ function templateQueryNames(urlTemplate: string): Set<string> {
  * `{param}`s come from the operation's matched parameters; unmatched query parameters of the original request
  * are kept unless copy-unmatched-params is false.
  */
-export const rewriteUri: ElementDefinition = {
+export const rewriteUri = defineElement({
   name: 'rewrite-uri',
   summary: 'Rewrites the backend path and query from a template with {param}s.',
   sections: ['inbound'],
@@ -32,8 +32,8 @@ export const rewriteUri: ElementDefinition = {
   },
   content: EMPTY,
   compile(node) {
-    const template = node.string('template')!;
-    const copyUnmatched = node.bool('copy-unmatched-params')!;
+    const template = node.getter('template');
+    const copyUnmatched = node.getter('copy-unmatched-params');
     return (run) => {
       const request = run.context.request;
       const filled = template(run).replace(PARAM, (_, name: string) => {
@@ -58,4 +58,4 @@ export const rewriteUri: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

@@ -1,9 +1,9 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { ALL_SCOPES, ALL_SECTIONS, int, oneOf } from '../schema.js';
-import { compileSideRequest, REQUEST_CHILDREN } from './send-request.js';
+import { compileSideRequest, REQUEST_CHILDREN } from '../shared/side-request.js';
 
 /** Fires a request to another service without waiting for (or keeping) the answer. */
-export const sendOneWayRequest: ElementDefinition = {
+export const sendOneWayRequest = defineElement({
   name: 'send-one-way-request',
   summary: 'Sends a request to another service without waiting for the response.',
   sections: ALL_SECTIONS,
@@ -11,8 +11,8 @@ export const sendOneWayRequest: ElementDefinition = {
   attributes: { mode: oneOf(['new', 'copy'], { default: 'new' }), timeout: int({ default: 60, min: 1 }) },
   content: REQUEST_CHILDREN,
   compile(node, c) {
-    const mode = node.string('mode')!;
-    const timeout = node.int('timeout')!;
+    const mode = node.getter('mode');
+    const timeout = node.getter('timeout');
     const build = compileSideRequest(node, c, mode);
     return (run) => {
       const request = build(run);
@@ -25,4 +25,4 @@ export const sendOneWayRequest: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

@@ -1,88 +1,12 @@
-import { HeaderCollection, MessageBody, RequestModel, ResponseModel } from '../../expr/index.js';
-import type { ElementDefinition } from '../element.js';
+import { HeaderCollection, ResponseModel } from '../../expr/index.js';
+import { defineElement } from '../element.js';
 import { reasonPhrase } from '../message.js';
-import { serializeHeaders } from '../runner.js';
-import { PolicyError, type RunContext, type Statement } from '../runtime.js';
-import { ALL_SCOPES, ALL_SECTIONS, bool, elements, int, oneOf, str, text } from '../schema.js';
-
-/** Children shared with send-one-way-request: the request is built by set-url/set-method/set-header/set-body. */
-export const REQUEST_CHILDREN = elements(
-  { name: 'set-url', max: 1, content: text(true, true) },
-  { name: 'set-method', max: 1, policy: true, target: 'pending-request' },
-  { name: 'set-header', policy: true, target: 'pending-request' },
-  { name: 'set-body', max: 1, policy: true, target: 'pending-request' },
-  { name: 'authentication-certificate', max: 1, content: { kind: 'any' } },
-  { name: 'authentication-managed-identity', max: 1, content: { kind: 'any' } },
-  { name: 'proxy', max: 1, content: { kind: 'any' } },
-);
-
-export type SideRequest = (run: RunContext) => {
-  method: string;
-  url: string;
-  headers: [string, string][];
-  body: Buffer | undefined;
-};
-
-/** Compiles the request-building children; reports the ones that need Azure or are not implemented. */
-export function compileSideRequest(
-  node: Parameters<ElementDefinition['compile']>[0],
-  c: Parameters<ElementDefinition['compile']>[1],
-  mode: (run: RunContext) => string,
-): SideRequest {
-  for (const child of node.children) {
-    if (child.name === 'authentication-managed-identity') {
-      c.error(
-        child,
-        'not-supported',
-        '"authentication-managed-identity" is not supported: needs Azure managed identity',
-      );
-    } else if (child.name === 'authentication-certificate') {
-      c.error(child, 'not-implemented', '"authentication-certificate" is not implemented yet');
-    } else if (child.name === 'proxy') {
-      c.error(child, 'not-implemented', '"proxy" is not implemented yet');
-    }
-  }
-  const url = node.child('set-url')?.text();
-  const steps = node.children.map((ch) => ch.statement).filter((s): s is Statement => s !== undefined);
-  return (run) => {
-    const copy = mode(run) === 'copy';
-    const source = run.context.request;
-    const request = new RequestModel({
-      method: copy ? source.method : 'GET',
-      url: copy ? source.url.clone() : 'http://localhost/',
-      headers: copy ? new HeaderCollection(source.headers.entries()) : new HeaderCollection(),
-      // In outbound, copy mode does not copy the body (the request body is gone by then).
-      body:
-        copy && run.section !== 'outbound' && source.body !== null
-          ? new MessageBody(source.body.bytes)
-          : null,
-    });
-    let target = copy ? source.url.toString() : undefined;
-    if (url !== undefined) target = url(run).trim();
-    if (target === undefined || !URL.canParse(target)) {
-      throw new TypeError(`send-request/set-url must be an absolute URL, got "${target ?? ''}"`);
-    }
-    const outer = run.pendingRequest;
-    run.pendingRequest = request;
-    try {
-      // Building the request is synchronous, so parallel send-requests under <wait> never share it.
-      for (const step of steps) {
-        if (step(run) instanceof Promise) throw new TypeError('send-request children must be synchronous');
-      }
-    } finally {
-      run.pendingRequest = outer;
-    }
-    return {
-      method: request.method,
-      url: target,
-      headers: serializeHeaders(request.headers),
-      body: request.body === null ? undefined : Buffer.from(request.body.bytes),
-    };
-  };
-}
+import { PolicyError } from '../runtime.js';
+import { ALL_SCOPES, ALL_SECTIONS, bool, int, oneOf, str } from '../schema.js';
+import { compileSideRequest, REQUEST_CHILDREN } from '../shared/side-request.js';
 
 /** Calls another HTTP service and stores its response (an IResponse) in a variable. */
-export const sendRequest: ElementDefinition = {
+export const sendRequest = defineElement({
   name: 'send-request',
   summary: 'Sends a request to another service and stores the response in a variable.',
   sections: ALL_SECTIONS,
@@ -95,9 +19,9 @@ export const sendRequest: ElementDefinition = {
   },
   content: REQUEST_CHILDREN,
   compile(node, c) {
-    const mode = node.string('mode')!;
-    const variable = node.string('response-variable-name')!;
-    const timeout = node.int('timeout')!;
+    const mode = node.getter('mode');
+    const variable = node.getter('response-variable-name');
+    const timeout = node.getter('timeout');
     const ignoreError = node.literal('ignore-error') === true;
     const build = compileSideRequest(node, c, mode);
     if (node.child('set-url') === undefined && node.literal('mode') === 'new') {
@@ -136,4 +60,4 @@ export const sendRequest: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

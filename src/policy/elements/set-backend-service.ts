@@ -1,6 +1,6 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { PolicyError } from '../runtime.js';
-import { ALL_SCOPES, EMPTY, str } from '../schema.js';
+import { ALL_SCOPES, EMPTY, each, str } from '../schema.js';
 
 const SERVICE_FABRIC = [
   'sf-resolve-condition',
@@ -8,11 +8,11 @@ const SERVICE_FABRIC = [
   'sf-partition-key',
   'sf-listener-name',
   'sf-replica-type',
-];
-const DAPR = ['dapr-app-id', 'dapr-method', 'dapr-namespace'];
+] as const;
+const DAPR = ['dapr-app-id', 'dapr-method', 'dapr-namespace'] as const;
 
 /** Chooses the backend: a base URL, or a named backend of the gateway configuration. */
-export const setBackendService: ElementDefinition = {
+export const setBackendService = defineElement({
   name: 'set-backend-service',
   summary: 'Routes the request to another backend (base-url or backend-id).',
   sections: ['inbound', 'backend'],
@@ -20,7 +20,7 @@ export const setBackendService: ElementDefinition = {
   attributes: {
     'base-url': str(),
     'backend-id': str(),
-    ...Object.fromEntries([...SERVICE_FABRIC, ...DAPR].map((a) => [a, str()])),
+    ...each([...SERVICE_FABRIC, ...DAPR], str()),
   },
   content: EMPTY,
   compile(node, c) {
@@ -38,8 +38,8 @@ export const setBackendService: ElementDefinition = {
         'set-backend-service with dapr-* attributes is not supported: needs a Dapr sidecar',
       );
     }
-    const baseUrl = node.string('base-url');
-    const backendId = node.string('backend-id');
+    const baseUrl = node.getter('base-url');
+    const backendId = node.getter('backend-id');
     if ((baseUrl === undefined) === (backendId === undefined)) {
       c.error(node, 'attribute', 'set-backend-service needs exactly one of base-url and backend-id');
     }
@@ -76,4 +76,4 @@ export const setBackendService: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

@@ -1,6 +1,6 @@
 import { Drop, Liquid, type Template } from 'liquidjs';
 import { type PolicyContext, toDotNetString } from '../../expr/index.js';
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { bodyText, messageOf, replaceBody } from '../message.js';
 import type { RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, oneOf } from '../schema.js';
@@ -143,7 +143,7 @@ function toLiquidValue(v: unknown): unknown {
 }
 
 /** Replaces the body with a literal, an expression's value or a rendered Liquid template. */
-export const setBody: ElementDefinition = {
+export const setBody = defineElement({
   name: 'set-body',
   summary: 'Replaces the message body (literal, expression or Liquid template).',
   // The reference lists inbound/backend/outbound; real policies also use it in on-error (the overview allows it).
@@ -182,7 +182,7 @@ export const setBody: ElementDefinition = {
       return 'next';
     };
   },
-};
+});
 
 function liquidScope(run: RunContext, target: Parameters<typeof messageOf>[1]): Record<string, unknown> {
   const scope: Record<string, unknown> = { context: liquidContext(run.context) };

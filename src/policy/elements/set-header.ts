@@ -1,4 +1,4 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { messageOf } from '../message.js';
 import { ALL_SCOPES, ALL_SECTIONS, elements, oneOf, str, text } from '../schema.js';
 
@@ -6,7 +6,7 @@ import { ALL_SCOPES, ALL_SECTIONS, elements, oneOf, str, text } from '../schema.
 const PROTECTED = new Set(['connection', 'content-length', 'keep-alive', 'transfer-encoding']);
 
 /** Sets, appends, skips or deletes a header of the request, the response or the message being built. */
-export const setHeader: ElementDefinition = {
+export const setHeader = defineElement({
   name: 'set-header',
   summary: 'Sets, appends, keeps or deletes an HTTP header.',
   sections: ALL_SECTIONS,
@@ -21,8 +21,8 @@ export const setHeader: ElementDefinition = {
     if (typeof literalName === 'string' && PROTECTED.has(literalName.toLowerCase())) {
       c.error(node, 'attribute', `set-header/@name cannot change a transport header, got "${literalName}"`);
     }
-    const name = node.string('name')!;
-    const action = node.string('exists-action')!;
+    const name = node.getter('name');
+    const action = node.getter('exists-action');
     const values = node.childrenNamed('value').map((v) => v.text() ?? (() => ''));
     const target = c.target;
     return (run) => {
@@ -54,4 +54,4 @@ export const setHeader: ElementDefinition = {
       }
     };
   },
-};
+});

@@ -1,11 +1,11 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { requestOf } from '../message.js';
 import { GPAO, text } from '../schema.js';
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Changes the HTTP method of the request (or of the request send-request builds). */
-export const setMethod: ElementDefinition = {
+export const setMethod = defineElement({
   name: 'set-method',
   summary: 'Sets the HTTP method.',
   sections: ['inbound', 'on-error'],
@@ -17,7 +17,7 @@ export const setMethod: ElementDefinition = {
     if (literal !== undefined && !TOKEN.test(literal)) {
       c.error(node, 'children', `set-method must be an HTTP method, got "${literal}"`);
     }
-    const method = node.text()!;
+    const method = node.text();
     const target = c.target;
     return (run) => {
       const m = method(run).trim();
@@ -26,4 +26,4 @@ export const setMethod: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

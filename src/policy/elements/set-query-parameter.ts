@@ -1,9 +1,9 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { requestOf } from '../message.js';
 import { ALL_SCOPES, elements, oneOf, str, text } from '../schema.js';
 
 /** Sets, appends, skips or deletes a query parameter of the request forwarded to the backend. */
-export const setQueryParameter: ElementDefinition = {
+export const setQueryParameter = defineElement({
   name: 'set-query-parameter',
   summary: 'Sets, appends, keeps or deletes a query string parameter.',
   sections: ['inbound', 'backend'],
@@ -14,8 +14,8 @@ export const setQueryParameter: ElementDefinition = {
   },
   content: elements({ name: 'value', content: text(true) }),
   compile(node, c) {
-    const name = node.string('name')!;
-    const action = node.string('exists-action')!;
+    const name = node.getter('name');
+    const action = node.getter('exists-action');
     const values = node.childrenNamed('value').map((v) => v.text() ?? (() => ''));
     const target = c.target;
     return (run) => {
@@ -50,4 +50,4 @@ export const setQueryParameter: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

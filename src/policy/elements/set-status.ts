@@ -1,9 +1,9 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { reasonPhrase, responseOf } from '../message.js';
 import { ALL_SECTIONS, EMPTY, GPAO, int, str } from '../schema.js';
 
 /** Sets the status code (and reason) of the response or of the response return-response builds. */
-export const setStatus: ElementDefinition = {
+export const setStatus = defineElement({
   name: 'set-status',
   summary: 'Sets the HTTP status code and reason.',
   sections: ALL_SECTIONS,
@@ -12,8 +12,8 @@ export const setStatus: ElementDefinition = {
   attributes: { code: int({ required: true, min: 100, max: 599 }), reason: str() },
   content: EMPTY,
   compile(node, c) {
-    const code = node.int('code')!;
-    const reason = node.string('reason');
+    const code = node.getter('code');
+    const reason = node.getter('reason');
     const target = c.target === 'request' ? 'response' : c.target;
     return (run) => {
       const status = code(run);
@@ -26,4 +26,4 @@ export const setStatus: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

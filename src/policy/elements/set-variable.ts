@@ -1,9 +1,8 @@
-import type { ElementDefinition } from '../element.js';
-import { valueGetter } from '../node.js';
+import { defineElement } from '../element.js';
 import { ALL_SCOPES, ALL_SECTIONS, EMPTY, str } from '../schema.js';
 
 /** Stores a value in context.Variables: a literal as a string, an expression's result as it is. */
-export const setVariable: ElementDefinition = {
+export const setVariable = defineElement({
   name: 'set-variable',
   summary: 'Stores a value in context.Variables.',
   sections: ALL_SECTIONS,
@@ -14,11 +13,11 @@ export const setVariable: ElementDefinition = {
   },
   content: EMPTY,
   compile(node) {
-    const name = String(node.literal('name'));
-    const value = valueGetter(node.attributes.get('value')!);
+    const name = node.literal('name');
+    const value = node.rawGetter('value');
     return (run) => {
       run.context.variables.set(name, value(run));
       return 'next';
     };
   },
-};
+});

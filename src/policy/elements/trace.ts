@@ -1,10 +1,9 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import type { Getter } from '../node.js';
 import { GPAO, oneOf, str, text } from '../schema.js';
-import type { TraceSeverity } from '../services.js';
 
 /** Writes a trace entry (message and metadata) to the injected trace sink. */
-export const trace: ElementDefinition = {
+export const trace = defineElement({
   name: 'trace',
   summary: 'Writes a trace message with metadata.',
   // The trace page lists inbound/backend/outbound; the on-error reference allows it there too.
@@ -33,12 +32,12 @@ export const trace: ElementDefinition = {
     if (node.child('message') !== undefined && node.content !== undefined) {
       c.error(node, 'children', 'trace takes its message as <message> or as text, got both');
     }
-    const source = String(node.literal('source'));
-    const severity = node.literal('severity') as TraceSeverity;
+    const source = node.literal('source');
+    const severity = node.literal('severity');
     const message = node.child('message')?.text() ?? node.text() ?? (() => '');
     const metadata: [string, Getter<string>][] = node
       .childrenNamed('metadata')
-      .map((m) => [String(m.literal('name')), m.string('value')!]);
+      .map((m) => [m.literal('name'), m.getter('value')]);
     return (run) => {
       run.services.trace.write({
         requestId: run.context.requestId.value,
@@ -50,4 +49,4 @@ export const trace: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

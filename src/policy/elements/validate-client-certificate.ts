@@ -1,8 +1,8 @@
 import type { CertificateModel } from '../../expr/index.js';
-import type { ElementDefinition } from '../element.js';
-import type { PolicyNode } from '../node.js';
+import { type CompileContext, defineElement } from '../element.js';
+import type { NodeOf } from '../node.js';
 import { PolicyError, type RunContext } from '../runtime.js';
-import { ALL_SCOPES, bool, elements, str } from '../schema.js';
+import { ALL_SCOPES, bool, type ChildSpec, each, elements, str } from '../schema.js';
 
 /**
  * The client certificate of the TLS connection, as policies see it (`context.Request.Certificate`, API
@@ -39,7 +39,7 @@ const serial = (text: string) => hex(text).replace(/^0+(?=.)/, '');
 type Claim = (certificate: ClientCertificate, expected: string) => boolean;
 
 /** One identity's claims, by attribute; an identity matches when every claim it lists does. */
-const CLAIMS: Readonly<Record<string, Claim>> = {
+const CLAIMS = {
   thumbprint: (c, v) => c.thumbprint === hex(v),
   'serial-number': (c, v) => serial(c.serialNumber) === serial(v),
   'common-name': (c, v) => c.commonName === v,
@@ -48,14 +48,24 @@ const CLAIMS: Readonly<Record<string, Claim>> = {
   'issuer-subject': (c, v) => normalizeDistinguishedName(c.issuer) === normalizeDistinguishedName(v),
   'issuer-thumbprint': (c, v) => c.issuerThumbprint === hex(v),
   'issuer-certificate-id': (c, v) => c.issuerCertificateId === v,
-};
+} as const satisfies Readonly<Record<string, Claim>>;
+type ClaimName = keyof typeof CLAIMS;
+const CLAIM_NAMES = Object.keys(CLAIMS) as readonly ClaimName[];
+
+const IDENTITY = {
+  name: 'identity',
+  max: 10,
+  attributes: each(CLAIM_NAMES, str({ expression: false })),
+} as const satisfies ChildSpec;
 
 type Check = (certificate: ClientCertificate, now: number) => PolicyError | undefined;
 
 const refuse = (reason: string, message: string) => new PolicyError(reason, message, 403, 'Forbidden');
 
+type RuleAttribute = 'validate-not-before' | 'validate-not-after' | 'validate-trust' | 'validate-revocation';
+
 /** The top-level rules, each on by default and switched off by its attribute, in the order they are checked. */
-const RULES: readonly { readonly attribute: string; readonly check: Check }[] = [
+const RULES: readonly { readonly attribute: RuleAttribute; readonly check: Check }[] = [
   {
     attribute: 'validate-not-before',
     check: (c, now) =>
@@ -93,13 +103,12 @@ const RULES: readonly { readonly attribute: string; readonly check: Check }[] = 
   },
 ];
 
-function compileIdentity(identity: PolicyNode, c: Parameters<ElementDefinition['compile']>[1]) {
-  const claims = Object.entries(CLAIMS)
-    .filter(([attribute]) => identity.has(attribute))
-    .map(([attribute, claim]) => {
-      const value = String(identity.literal(attribute) ?? '');
-      return (certificate: ClientCertificate) => claim(certificate, value);
-    });
+function compileIdentity(identity: NodeOf<typeof IDENTITY>, c: CompileContext) {
+  const claims = CLAIM_NAMES.filter((attribute) => identity.has(attribute)).map((attribute) => {
+    const claim: Claim = CLAIMS[attribute];
+    const value = identity.literal(attribute) ?? '';
+    return (certificate: ClientCertificate) => claim(certificate, value);
+  });
   if (claims.length === 0) {
     c.error(
       identity,
@@ -114,7 +123,7 @@ function compileIdentity(identity: PolicyNode, c: Parameters<ElementDefinition['
  * Checks the client certificate of the connection: its validity period, its chain to a trusted CA, revocation, and
  * that it matches at least one of the listed identities. A failure goes to on-error (403) unless ignore-error.
  */
-export const validateClientCertificate: ElementDefinition = {
+export const validateClientCertificate = defineElement({
   name: 'validate-client-certificate',
   summary: 'Validates the client certificate of the connection (dates, trust, revocation, identities).',
   sections: ['inbound'],
@@ -129,13 +138,7 @@ export const validateClientCertificate: ElementDefinition = {
   content: elements({
     name: 'identities',
     max: 1,
-    content: elements({
-      name: 'identity',
-      max: 10,
-      attributes: Object.fromEntries(
-        Object.keys(CLAIMS).map((attribute) => [attribute, str({ expression: false })]),
-      ),
-    }),
+    content: elements(IDENTITY),
   }),
   compile(node, c) {
     const rules = RULES.filter((rule) => node.literal(rule.attribute) !== false).map((rule) => rule.check);
@@ -167,4 +170,4 @@ export const validateClientCertificate: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

@@ -7,10 +7,10 @@ import {
   type JWK,
 } from 'jose';
 import { parseJwt } from '../../expr/index.js';
-import type { ElementDefinition } from '../element.js';
-import type { Getter, PolicyNode } from '../node.js';
+import { type CompileContext, defineElement } from '../element.js';
+import type { Getter, NodeOf } from '../node.js';
 import { PolicyError, type RunContext } from '../runtime.js';
-import { ALL_SCOPES, bool, elements, int, oneOf, str, text } from '../schema.js';
+import { ALL_SCOPES, bool, type ChildSpec, elements, int, oneOf, str, text } from '../schema.js';
 
 /** Algorithms API Management accepts; `none` is handled separately (require-signed-tokens). */
 const ALGORITHMS = [
@@ -124,9 +124,25 @@ async function verifyWithSecrets(
   return undefined;
 }
 
+/** Declared apart from the element so that staticKeys takes this child typed by it. */
+const ISSUER_SIGNING_KEYS = {
+  name: 'issuer-signing-keys',
+  max: 1,
+  content: elements({
+    name: 'key',
+    attributes: {
+      id: str({ expression: false }),
+      'certificate-id': str({ expression: false }),
+      n: str({ expression: false }),
+      e: str({ expression: false }),
+    },
+    content: text(false),
+  }),
+} as const satisfies ChildSpec;
+
 function staticKeys(
-  node: PolicyNode | undefined,
-  c: Parameters<ElementDefinition['compile']>[1],
+  node: NodeOf<typeof ISSUER_SIGNING_KEYS> | undefined,
+  c: CompileContext,
 ): { keys: JWK[]; secrets: Secret[] } {
   const keys: JWK[] = [];
   const secrets: Secret[] = [];
@@ -201,7 +217,7 @@ function claimValues(value: unknown, separator: string | undefined): string[] {
 }
 
 /** Validates a JWT (signature, lifetime, audience, issuer, required claims) with jose. */
-export const validateJwt: ElementDefinition = {
+export const validateJwt = defineElement({
   name: 'validate-jwt',
   summary: 'Validates a JSON Web Token from a header, query parameter or expression.',
   sections: ['inbound'],
@@ -220,20 +236,7 @@ export const validateJwt: ElementDefinition = {
   },
   content: elements(
     { name: 'openid-config', attributes: { url: str({ required: true }), 'validate-connectivity': bool() } },
-    {
-      name: 'issuer-signing-keys',
-      max: 1,
-      content: elements({
-        name: 'key',
-        attributes: {
-          id: str({ expression: false }),
-          'certificate-id': str({ expression: false }),
-          n: str({ expression: false }),
-          e: str({ expression: false }),
-        },
-        content: text(false),
-      }),
-    },
+    ISSUER_SIGNING_KEYS,
     {
       name: 'decryption-keys',
       max: 1,
@@ -260,7 +263,9 @@ export const validateJwt: ElementDefinition = {
     },
   ),
   compile(node, c) {
-    const sources = ['header-name', 'query-parameter-name', 'token-value'].filter((a) => node.has(a));
+    const sources = (['header-name', 'query-parameter-name', 'token-value'] as const).filter((a) =>
+      node.has(a),
+    );
     if (sources.length !== 1) {
       c.error(
         node,
@@ -275,34 +280,34 @@ export const validateJwt: ElementDefinition = {
         'validate-jwt/decryption-keys is not supported yet: encrypted tokens are "not implemented yet"',
       );
     }
-    const headerName = node.string('header-name');
-    const queryName = node.string('query-parameter-name');
-    const tokenValue = node.string('token-value');
-    const status = node.int('failed-validation-httpcode')!;
-    const errorMessage = node.string('failed-validation-error-message');
-    const requireExp = node.bool('require-expiration-time')!;
-    const requireScheme = node.string('require-scheme');
-    const requireSigned = node.bool('require-signed-tokens')!;
-    const clockSkew = node.int('clock-skew')!;
+    const headerName = node.getter('header-name');
+    const queryName = node.getter('query-parameter-name');
+    const tokenValue = node.getter('token-value');
+    const status = node.getter('failed-validation-httpcode');
+    const errorMessage = node.getter('failed-validation-error-message');
+    const requireExp = node.getter('require-expiration-time');
+    const requireScheme = node.getter('require-scheme');
+    const requireSigned = node.getter('require-signed-tokens');
+    const clockSkew = node.getter('clock-skew');
     const outputVariable = node.literal('output-token-variable-name');
-    const openIdUrls = node.childrenNamed('openid-config').map((o) => o.string('url')!);
+    const openIdUrls = node.childrenNamed('openid-config').map((o) => o.getter('url'));
     const { keys, secrets } = staticKeys(node.child('issuer-signing-keys'), c);
     const staticSet = keys.length > 0 ? createLocalJWKSet({ keys }) : undefined;
     const audiences =
       node
         .child('audiences')
         ?.childrenNamed('audience')
-        .map((a) => a.text()!) ?? [];
+        .map((a) => a.text()) ?? [];
     const issuers =
       node
         .child('issuers')
         ?.childrenNamed('issuer')
-        .map((i) => i.text()!) ?? [];
+        .map((i) => i.text()) ?? [];
     const claims: ClaimRule[] = (node.child('required-claims')?.childrenNamed('claim') ?? []).map(
       (claim) => ({
-        name: String(claim.literal('name')),
-        match: claim.string('match')!,
-        separator: claim.string('separator'),
+        name: claim.literal('name'),
+        match: claim.getter('match'),
+        separator: claim.getter('separator'),
         values: claim.childrenNamed('value').map((v) => v.text() ?? (() => '')),
       }),
     );
@@ -438,4 +443,4 @@ export const validateJwt: ElementDefinition = {
       }
     };
   },
-};
+});

@@ -1,11 +1,11 @@
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import type { Flow } from '../runtime.js';
 import { ALL_SCOPES, oneOf, POLICIES } from '../schema.js';
 
 const ALLOWED = new Set(['send-request', 'cache-lookup-value', 'choose']);
 
 /** Runs its children in parallel and waits for all of them, or for the first to finish. */
-export const wait: ElementDefinition = {
+export const wait = defineElement({
   name: 'wait',
   summary: 'Runs send-request / cache-lookup-value / choose children in parallel.',
   sections: ['inbound', 'backend', 'outbound'],
@@ -22,7 +22,7 @@ export const wait: ElementDefinition = {
         );
       }
     }
-    const mode = node.string('for')!;
+    const mode = node.getter('for');
     const children = node.statements;
     return async (run): Promise<Flow> => {
       const running = children.map(async (statement) => statement(run));
@@ -30,4 +30,4 @@ export const wait: ElementDefinition = {
       return flows.includes('respond') ? 'respond' : 'next';
     };
   },
-};
+});

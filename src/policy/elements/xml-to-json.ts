@@ -1,5 +1,5 @@
 import { SaxesParser } from 'saxes';
-import type { ElementDefinition } from '../element.js';
+import { defineElement } from '../element.js';
 import { bodyText, messageOf, replaceBody } from '../message.js';
 import { ALL_SCOPES, bool, EMPTY, oneOf } from '../schema.js';
 
@@ -72,7 +72,7 @@ export function xmlToJson(xml: string, kind: 'javascript-friendly' | 'direct', a
 const XML_TYPE = /^(application|text)\/([\w.+-]*\+)?xml\b/i;
 
 /** Converts the message body from XML to JSON. */
-export const xmlToJsonElement: ElementDefinition = {
+export const xmlToJsonElement = defineElement({
   name: 'xml-to-json',
   summary: 'Converts an XML body to JSON.',
   sections: ['inbound', 'outbound', 'on-error'],
@@ -86,10 +86,10 @@ export const xmlToJsonElement: ElementDefinition = {
   content: EMPTY,
   body: 'read-write',
   compile(node, c) {
-    const kind = node.string('kind')!;
-    const apply = node.string('apply')!;
-    const considerAccept = node.bool('consider-accept-header')!;
-    const alwaysArray = node.bool('always-array-child-elements')!;
+    const kind = node.getter('kind');
+    const apply = node.getter('apply');
+    const considerAccept = node.getter('consider-accept-header');
+    const alwaysArray = node.getter('always-array-child-elements');
     const target = c.target;
     return (run) => {
       const message = messageOf(run, target);
@@ -106,4 +106,4 @@ export const xmlToJsonElement: ElementDefinition = {
       return 'next';
     };
   },
-};
+});

@@ -77,7 +77,7 @@ describe('quota-by-key', () => {
   });
 
   it('prints days in the time to renewal as .NET does', async () => {
-    const { timeSpan } = await import('../../../../src/policy/elements/quota-by-key.js');
+    const { timeSpan } = await import('../../../../src/policy/shared/quota-counting.js');
     expect(timeSpan(5 * 86_400 + 3 * 3600 + 23 * 60 + 11)).toBe('5.03:23:11');
     expect(timeSpan(59)).toBe('00:00:59');
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { waitMs } from '../../../../src/policy/elements/retry.js';
 import { PipelineRun } from '../../../../src/policy/runner.js';
+import { waitMs } from '../../../../src/policy/shared/retry-schedule.js';
 import { fakeServices, inbound, pipelineOf, policies, request } from '../fakes.js';
 
 const counter =
