@@ -3,6 +3,7 @@
  * tests can assert on it and `envoy --mode validate` can check it.
  */
 
+import { setClientAddress } from './contract.js';
 import { adminClusterName, managementClusterName, managementConnectionManager } from './management.js';
 
 export interface Endpoint {
@@ -156,15 +157,7 @@ export const backendSelectionHeader = 'x-portcullis-backend';
  */
 export const upstreamTimeoutHeader = 'x-envoy-upstream-rq-timeout-ms';
 
-/** Every header with this prefix is Portcullis-internal: clients' copies are stripped before any policy runs. */
-export const internalHeaderPrefix = 'x-portcullis-';
-
-/**
- * The client's address as Envoy determined it (the TCP peer, or the entry `trustedProxyHops` trusted proxies put in
- * X-Forwarded-For), set by Envoy on every request it routes to the Koa service, replacing any copy a client sent.
- * The service keys its abuse limits on it: X-Forwarded-For itself starts with whatever the client wrote.
- */
-export const clientAddressHeader = `${internalHeaderPrefix}client-address`;
+export { clientAddressHeader, internalHeaderPrefix } from './contract.js';
 
 export function apiClusterName(apiId: string): string {
   return `api_${apiId}`;
@@ -529,12 +522,7 @@ function serviceRoutes() {
     // The service is ours, not a published API: no policy runs in front of it.
     typed_per_filter_config: extProcDisabled,
     // The address Envoy trusts, overwriting a client's copy (the engine, which strips the others, is off here).
-    request_headers_to_add: [
-      {
-        header: { key: clientAddressHeader, value: '%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%' },
-        append_action: 'OVERWRITE_IF_EXISTS_OR_ADD',
-      },
-    ],
+    request_headers_to_add: setClientAddress,
   }));
 }
 

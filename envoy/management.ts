@@ -5,6 +5,7 @@
  */
 
 import type { Endpoint } from './bootstrap.js';
+import { setClientAddress } from './contract.js';
 
 /** Paths of Envoy's admin interface the management listener serves: readiness and statistics, nothing that changes. */
 export const managementPaths = ['/ready', '/stats', '/stats/prometheus', '/server_info'] as const;
@@ -51,6 +52,8 @@ export function managementConnectionManager(api: Endpoint | undefined, routerFil
                     match: { prefix: '/' },
                     // A change waits for Envoy's hot restart and the engines' reload before it is answered.
                     route: { cluster: managementClusterName, timeout: '120s' },
+                    // The sign-in limit keys on the address Envoy saw, never on a header a client wrote.
+                    request_headers_to_add: setClientAddress,
                   }
                 : {
                     name: 'management_not_found',

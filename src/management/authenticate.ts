@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Context, Next } from 'koa';
 import { LRUCache } from 'lru-cache';
+import { clientAddressHeader } from '../../envoy/contract.js';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../auth/crypto.js';
 import { ManagementError } from './errors.js';
 
@@ -74,12 +76,13 @@ function basicCredential(header: string): { name: string; password: string } | u
 }
 
 /**
- * Only Envoy's management listener reaches this server (it listens on loopback), and Envoy, using the remote
- * address, puts the client's address last in X-Forwarded-For.
+ * Only Envoy's management listener reaches this server (it listens on loopback), and Envoy sets its own view of the
+ * client's address in a header of its own, overwriting a client's copy; X-Forwarded-For is never read (its entries
+ * before Envoy's are whatever the client wrote). Without the header (a caller on loopback), the TCP peer.
  */
 function clientAddress(ctx: Context): string {
-  const forwarded = ctx.get('x-forwarded-for').split(',').at(-1)?.trim();
-  return forwarded || ctx.req.socket.remoteAddress || 'unknown';
+  const fromEnvoy = ctx.get(clientAddressHeader).trim();
+  return isIP(fromEnvoy) !== 0 ? fromEnvoy : ctx.req.socket.remoteAddress || 'unknown';
 }
 
 function digestOf(text: string): string {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { hashPassword } from '../../src/auth/index.js';
 import { freePort } from '../../src/config/plan.js';
+import { sendFrom } from '../helpers/source-address.js';
 import { startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
 
@@ -149,6 +150,30 @@ processes:
     const code = await run.stop();
     expect(code).toBe(0);
   }, 30_000);
+
+  it('keys the sign-in limit on the address Envoy saw: forged headers escape nothing, another client is not blocked', async () => {
+    const basic = (credentials: string) => `Basic ${Buffer.from(credentials).toString('base64')}`;
+    const [attacker, other] = ['127.0.0.21', '127.0.0.22'];
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const forged = `198.51.100.${attempt}`;
+      const guess = await sendFrom(attacker, `${management}/apis`, {
+        headers: {
+          authorization: basic(`admin:guess-${attempt}`),
+          'x-forwarded-for': forged,
+          'x-portcullis-client-address': forged,
+        },
+      });
+      expect(guess.status).toBe(401);
+    }
+    const blocked = await sendFrom(attacker, `${management}/apis`, {
+      headers: { authorization: basic(`admin:${password}`), 'x-forwarded-for': '203.0.113.9' },
+    });
+    expect(blocked.status).toBe(429);
+    const answer = await sendFrom(other, `${management}/apis`, {
+      headers: { authorization: basic(`admin:${password}`) },
+    });
+    expect(answer.status).toBe(200);
+  });
 
   it('answers administrators only; Envoy readiness stays readable', async () => {
     const anonymous = await call(`${management}/apis`, { auth: false });
