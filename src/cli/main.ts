@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { EnvoyNotFoundError } from '../../envoy/binary.js';
 import { GatewayLoadError } from '../config/gateway.js';
 import { ConfigError } from '../config/load.js';
+import { PORTCULLIS_VERSION } from '../version.js';
 import { InputError, UsageError } from './command.js';
 import { commands } from './commands/index.js';
 
@@ -16,12 +16,6 @@ function help(): string {
   ].join('\n');
 }
 
-/** The version in the project's package.json. */
-function version(): string {
-  const file = new URL('../../package.json', import.meta.url);
-  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
-}
-
 /** With `PORTCULLIS_DEBUG=1`, a refusal also shows the stack of the error behind it. */
 const debug = process.env.PORTCULLIS_DEBUG === '1';
 
@@ -33,7 +27,7 @@ const debug = process.env.PORTCULLIS_DEBUG === '1';
 export async function main(argv: readonly string[]): Promise<number> {
   const [name, ...args] = argv;
   if (name === '--version' || name === '-V') {
-    console.log(`portcullis ${version()}`);
+    console.log(`portcullis ${PORTCULLIS_VERSION}`);
     return 0;
   }
   if (name === '--help' || name === '-h' || name === 'help') {

@@ -15,6 +15,7 @@ import { type AuthConfig, mcpConfigSchema } from '../config/service-schema.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
 import { redactText } from '../redact.js';
 import { RedisConnection } from '../state/redis-connection.js';
+import { PORTCULLIS_VERSION } from '../version.js';
 import { createServiceApp } from './app.js';
 import { configToolCatalog } from './catalog.js';
 import { clientAddress } from './client-address.js';
@@ -150,7 +151,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     caller,
     allowedOrigins: mcpConfig.allowedOrigins,
     ...(mcpConfig.allowedHosts ? { allowedHosts: mcpConfig.allowedHosts } : {}),
-    serverInfo: { name: 'portcullis', title: 'Portcullis', version: options.version ?? '0.1.0' },
+    serverInfo: { name: 'portcullis', title: 'Portcullis', version: options.version ?? PORTCULLIS_VERSION },
     responseMode: mcpConfig.responseMode,
     pageSize: mcpConfig.pageSize,
     maxBatchSize: mcpConfig.maxBatchSize,
