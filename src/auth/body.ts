@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { readBoundedBody } from '../bounded-body.js';
 import { OAuthError } from './errors.js';
 
 /**
@@ -17,22 +18,9 @@ export async function readRawBody(req: IncomingMessage, limit: number): Promise<
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
     throw new OAuthError('invalid_request', `content-encoding "${encoding}" is not accepted`);
   }
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) {
-    req.resume(); // drain without buffering so the connection can be reused or closed
-    throw new OAuthError('invalid_request', `request body exceeds ${limit} bytes`, { status: 413 });
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      req.resume();
-      throw new OAuthError('invalid_request', `request body exceeds ${limit} bytes`, { status: 413 });
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
+  const body = await readBoundedBody(req, limit);
+  if (!body) throw new OAuthError('invalid_request', `request body exceeds ${limit} bytes`, { status: 413 });
+  return body;
 }
 
 /** Parses `type/subtype; charset=...` and checks the media type; only UTF-8 is accepted as a charset. */

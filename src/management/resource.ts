@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { z } from 'zod';
+import { readBoundedBody } from '../bounded-body.js';
 import { ConfigError, formatProblem, parseYamlWith } from '../config/load.js';
 import { type ConfigDocument, entityTag } from './config-document.js';
 import { ManagementError } from './errors.js';
@@ -55,16 +56,9 @@ export async function readBody(ctx: Context, mediaTypes: readonly string[]): Pro
       `the body must be ${mediaTypes.join(' or ')}${type ? `, got ${type}` : ' (no Content-Type was sent)'}`,
     );
   }
-  const declared = Number(ctx.get('content-length') || 0);
-  if (declared > maxBodyBytes) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBodyBytes) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const body = await readBoundedBody(ctx.req, maxBodyBytes);
+  if (!body) throw tooLarge();
+  return body.toString('utf8');
 }
 
 function tooLarge(): ManagementError {

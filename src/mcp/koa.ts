@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type Koa from 'koa';
+import { readBoundedBody } from '../bounded-body.js';
 import { authenticate } from './auth/bearer.js';
 import { bearerChallenge } from './auth/challenge.js';
 import {
@@ -67,16 +68,7 @@ function writeReply(ctx: Koa.Context, reply: HttpReply, extraHeaders: Record<str
 }
 
 async function readBody(ctx: Koa.Context, limit: number): Promise<Buffer | 'too-large'> {
-  const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limit) return 'too-large';
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) return 'too-large';
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  return (await readBoundedBody(ctx.req, limit)) ?? 'too-large';
 }
 
 function view(ctx: Koa.Context, body: Buffer | undefined): HttpRequestView {
