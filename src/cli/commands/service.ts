@@ -44,11 +44,19 @@ export const command: CliCommand = {
     const bound = (server.address() as AddressInfo).port;
     console.log(`service listening on ${values.host}:${bound}`);
     reportListening(bound);
-    // `up` sends it once Envoy has bound the gateway listener when that port is left to the system.
-    const gatewayUrl = values['await-gateway-url'] ? await gatewayUrlFromParent() : given;
-    if (gatewayUrl) console.log(`service: tool calls go through ${gatewayUrl}`);
-    const loaded = await loadConfigFile(values.config);
-    const service = await createService(loaded, gatewayUrl ? { gatewayUrl } : {});
+    const { loaded, service } = await (async () => {
+      // `up` sends it once Envoy has bound the gateway listener when that port is left to the system.
+      const gatewayUrl = values['await-gateway-url'] ? await gatewayUrlFromParent() : given;
+      if (gatewayUrl) console.log(`service: tool calls go through ${gatewayUrl}`);
+      const loaded = await loadConfigFile(values.config!);
+      return { loaded, service: await createService(loaded, gatewayUrl ? { gatewayUrl } : {}) };
+    })().catch((error: unknown) => {
+      // The listening socket would keep the process alive: a service that cannot start exits (with the reason), so
+      // the command fails at once and `up` notices at once.
+      server.close();
+      server.closeAllConnections();
+      throw error;
+    });
     handle = service.app.callback();
     if (service.mcpUrl)
       console.log(`service: MCP endpoint ${service.mcpUrl}, issuer ${loaded.config.auth!.issuer}`);
