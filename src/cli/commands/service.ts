@@ -32,8 +32,10 @@ export const command: CliCommand = {
     const given = values['gateway-url'];
     if (given !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(given))
       throw new UsageError(`--gateway-url must be an http(s) origin, got "${given}"`);
-    // Bound before anything else, so `up` learns the port (it may be 0: any free one) and can configure Envoy with
-    // it while this process waits for the gateway's URL. Until the service is built it answers 503.
+    // A configuration that cannot be read or parsed ends the command before anything listens.
+    const loaded = await loadConfigFile(values.config);
+    // Bound before the service is built, so `up` learns the port (it may be 0: any free one) and can configure Envoy
+    // with it while this process waits for the gateway's URL. Until the service is built it answers 503.
     let handle: RequestListener = (_request, response) => {
       response.writeHead(503, { 'content-type': 'text/plain' }).end('starting\n');
     };
@@ -44,12 +46,11 @@ export const command: CliCommand = {
     const bound = (server.address() as AddressInfo).port;
     console.log(`service listening on ${values.host}:${bound}`);
     reportListening(bound);
-    const { loaded, service } = await (async () => {
+    const service = await (async () => {
       // `up` sends it once Envoy has bound the gateway listener when that port is left to the system.
       const gatewayUrl = values['await-gateway-url'] ? await gatewayUrlFromParent() : given;
       if (gatewayUrl) console.log(`service: tool calls go through ${gatewayUrl}`);
-      const loaded = await loadConfigFile(values.config!);
-      return { loaded, service: await createService(loaded, gatewayUrl ? { gatewayUrl } : {}) };
+      return createService(loaded, gatewayUrl ? { gatewayUrl } : {});
     })().catch((error: unknown) => {
       // The listening socket would keep the process alive: a service that cannot start exits (with the reason), so
       // the command fails at once and `up` notices at once.
