@@ -1,7 +1,8 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfigFile } from '../../config/load.js';
+import { ConfigError, type LoadedConfig, loadConfigFile } from '../../config/load.js';
+import { loadRunningSnapshot } from '../../config/snapshot.js';
 import { createService, type Service } from '../../service/service.js';
 import { gatewayUrlFromParent, reportListening } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
@@ -17,6 +18,9 @@ export const command: CliCommand = {
       options: {
         supervised: { type: 'boolean', default: false },
         config: { type: 'string' },
+        // Under `up`, instead of --config: the running configuration's snapshot (config/snapshot.ts), read at start
+        // and on each SIGHUP, so that a restarted service runs what up validated, not an edit it refused.
+        snapshot: { type: 'string' },
         port: { type: 'string' },
         host: { type: 'string', default: '127.0.0.1' },
         // Where tool calls reach Envoy's gateway listener; `up` passes it.
@@ -25,7 +29,10 @@ export const command: CliCommand = {
         'await-gateway-url': { type: 'boolean', default: false },
       },
     });
-    if (!values.config) throw new UsageError('--config is required');
+    if ((values.config === undefined) === (values.snapshot === undefined))
+      throw new UsageError('one of --config and --snapshot is required');
+    const snapshot = values.snapshot;
+    const load = () => (snapshot ? loadRunningSnapshot(snapshot) : loadConfigFile(values.config!));
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
@@ -33,7 +40,7 @@ export const command: CliCommand = {
     if (given !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(given))
       throw new UsageError(`--gateway-url must be an http(s) origin, got "${given}"`);
     // A configuration that cannot be read or parsed ends the command before anything listens.
-    const loaded = await loadConfigFile(values.config);
+    const loaded = await load();
     // Bound before the service is built, so `up` learns the port (it may be 0: any free one) and can configure Envoy
     // with it while this process waits for the gateway's URL. Until the service is built it answers 503.
     let handle: RequestListener = (_request, response) => {
@@ -65,7 +72,7 @@ export const command: CliCommand = {
     // One reload at a time, in order, so the last signal leaves the last configuration.
     let reloading = Promise.resolve();
     const reload = () => {
-      reloading = reloading.then(() => reloadService(service, values.config!));
+      reloading = reloading.then(() => reloadService(service, load));
     };
     process.on('SIGHUP', reload);
     await waitForStopSignal({ exitWithParent: values.supervised === true });
@@ -82,10 +89,10 @@ export const command: CliCommand = {
   },
 };
 
-/** Applies the configuration file as it is now; a configuration that does not load or fit is refused whole. */
-async function reloadService(service: Service, file: string): Promise<void> {
+/** Applies the configuration as it is now; a configuration that does not load or fit is refused whole. */
+async function reloadService(service: Service, load: () => Promise<LoadedConfig>): Promise<void> {
   try {
-    const outcome = await service.reload(await loadConfigFile(file));
+    const outcome = await service.reload(await load());
     if (outcome.atNextStart.length > 0) {
       console.error(
         `service: changes to ${outcome.atNextStart.join(', ')} take effect when the service starts again`,
