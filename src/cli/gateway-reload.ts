@@ -13,6 +13,7 @@ import {
   replaceFiles,
   restoreFiles,
   runningSnapshot,
+  withRunningTlsFiles,
   writeRunningSnapshot,
 } from '../config/snapshot.js';
 import type {
@@ -36,7 +37,7 @@ export const SERVICE = 'service';
 
 interface Running {
   readonly texts: FileTexts;
-  /** What `runningSnapshot` made of it: what a child of `up` starts (and reloads) from. */
+  /** What `runningSnapshot` made of it: what a child of `up` starts (and reloads) from. Envoy's TLS files are in `plan`. */
   readonly snapshot: string;
   readonly config: GatewayConfig;
   readonly plan: RuntimePlan;
@@ -55,8 +56,9 @@ interface Running {
  * that fails at any step is written back as it was.
  *
  * The engines and the service never read the configuration's files themselves: they load the snapshot of the running
- * configuration (`snapshotFile`), which follows a change that runs and stays as it is when one is refused. So a
- * child restarted after a crash runs what the others run, even while the files on disk hold an edit up refused.
+ * configuration (`snapshotFile`), which follows a change that runs and stays as it is when one is refused; Envoy's
+ * bootstraps name up's copies of the certificates that run. So a child restarted after a crash runs what the others
+ * run, even while the files on disk hold an edit up refused.
  */
 export class GatewayReload implements ManagedConfiguration {
   private readonly watcher = new FileSetWatcher(() => void this.reload(), 250);
@@ -239,9 +241,13 @@ export class GatewayReload implements ManagedConfiguration {
     if (!sameManagementAddresses(config, this.current.config)) fixed.push('management (addresses)');
     if (fixed.length > 0)
       console.error(`up: changes to ${fixed.join(', ')} take effect when up starts again; applying the rest`);
-    let plan = await planRuntime(keepRunningPorts(config, this.current.config, this.current.plan), {
-      directory: configDirectory,
-    });
+    let plan = await withRunningTlsFiles(
+      await planRuntime(keepRunningPorts(config, this.current.config, this.current.plan), {
+        directory: configDirectory,
+      }),
+      snapshot,
+      this.directory,
+    );
     let bootstrap = bootstrapObject(plan);
     let text = renderBootstrap(bootstrap);
     if (this.closed) return refused(503, 'the gateway is stopping', []);
@@ -256,7 +262,7 @@ export class GatewayReload implements ManagedConfiguration {
     }
 
     // Before any child reloads; a child restarted from now on starts on the new configuration too.
-    await writeRunningSnapshot(this.snapshotFile, snapshot);
+    await writeRunningSnapshot(this.snapshotFile, snapshot.text);
     const previous = write
       ? await replaceFiles(write).catch(async (error: unknown) => {
           await writeRunningSnapshot(this.snapshotFile, this.current.snapshot);
@@ -306,7 +312,7 @@ export class GatewayReload implements ManagedConfiguration {
     const generation = this.current.generation + 1;
     // What runs now, read back so the snapshot also covers files the change made the configuration reference.
     const running = write ? await readConfigFiles(this.configFile).catch(() => texts) : texts;
-    this.current = { texts: running, snapshot, config, plan, bootstrap, text, generation };
+    this.current = { texts: running, snapshot: snapshot.text, config, plan, bootstrap, text, generation };
     console.log(
       nextFile
         ? `up: configuration reloaded (Envoy hot-restarted, epoch ${this.envoys.currentEpoch()})`

@@ -219,6 +219,50 @@ function planUpstreamTls(
   );
 }
 
+/**
+ * The plan with each file Envoy reads for TLS (certificates, keys, CA bundles) replaced by `place(file)`: `up` gives
+ * Envoy its copies of the running ones (config/snapshot.ts, withRunningTlsFiles).
+ */
+export function withTlsFiles(plan: RuntimePlan, place: (file: string) => string): RuntimePlan {
+  const trustedCa = (file: string | undefined) => (file === undefined ? {} : { trustedCaFile: place(file) });
+  const { tls, upstreamTls } = plan;
+  return {
+    ...plan,
+    ...(tls
+      ? {
+          tls: {
+            ...tls,
+            certificateFile: place(tls.certificateFile),
+            keyFile: place(tls.keyFile),
+            ...(tls.clientCertificates
+              ? {
+                  clientCertificates: {
+                    ...tls.clientCertificates,
+                    ...trustedCa(tls.clientCertificates.trustedCaFile),
+                  },
+                }
+              : {}),
+          },
+        }
+      : {}),
+    ...(upstreamTls
+      ? {
+          upstreamTls: Object.fromEntries(
+            Object.entries(upstreamTls).map(([id, backend]) => [
+              id,
+              {
+                ...backend,
+                certificateFile: place(backend.certificateFile),
+                keyFile: place(backend.keyFile),
+                ...trustedCa(backend.trustedCaFile),
+              },
+            ]),
+          ),
+        }
+      : {}),
+  };
+}
+
 export class UnknownSidecarError extends Error {
   override readonly name = 'UnknownSidecarError';
 }

@@ -1,7 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { access, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileText, type LoadedConfig, readNamedFile } from './load.js';
+import { type RuntimePlan, withTlsFiles } from './plan.js';
 import { referencedFiles } from './reload.js';
 import type { GatewayConfig } from './schema.js';
 
@@ -53,7 +54,7 @@ export async function restoreFiles(previous: ReadonlyMap<string, string | undefi
   }
 }
 
-async function replaceFile(file: string, text: string, mode?: number): Promise<void> {
+async function replaceFile(file: string, text: string | Uint8Array, mode?: number): Promise<void> {
   const temporary = path.join(
     path.dirname(file),
     `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`,
@@ -82,29 +83,71 @@ interface RunningSnapshot {
   readonly files: Record<string, string>;
 }
 
+/** A snapshot as `writeRunningSnapshot` writes it, and the files it holds. */
+export interface Snapshot {
+  readonly text: string;
+  readonly files: ReadonlyMap<string, Buffer>;
+}
+
 /**
- * The snapshot of `loaded` (a configuration `up` validated), as the text `writeRunningSnapshot` writes. Files come
- * from `loaded.files` (the texts that were validated) and, for those it does not hold, from the disk now; a file
- * that cannot be read is left out (a child then reads the disk, as without a snapshot).
+ * The snapshot of `loaded` (a configuration `up` validated). Files come from `loaded.files` (the texts that were
+ * validated) and, for those it does not hold, from the disk now; a file that cannot be read is left out (a child
+ * then reads the disk, as without a snapshot).
  */
-export async function runningSnapshot(loaded: LoadedConfig): Promise<string> {
+export async function runningSnapshot(loaded: LoadedConfig): Promise<Snapshot> {
   const text = fileText(loaded.files, loaded.file) ?? (await readFile(loaded.file, 'utf8'));
   const names = new Set([
     ...(await referencedFiles(loaded.file, text)),
     ...namedFiles(loaded.config, loaded.directory),
   ]);
-  const files: Record<string, string> = {};
+  const files = new Map<string, Buffer>();
   for (const name of [...names].sort()) {
     const bytes = await readNamedFile(name, loaded.files).catch(() => undefined);
-    if (bytes) files[name] = bytes.toString('base64');
+    if (bytes) files.set(name, bytes);
   }
   const snapshot: RunningSnapshot = {
     file: loaded.file,
     directory: loaded.directory,
     config: loaded.config,
-    files,
+    files: Object.fromEntries([...files].map(([name, bytes]) => [name, bytes.toString('base64')])),
   };
-  return JSON.stringify(snapshot);
+  return { text: JSON.stringify(snapshot), files };
+}
+
+/**
+ * The plan with Envoy's TLS files (certificates, keys, CA bundles) replaced by copies of the snapshot's, written in
+ * `directory` (up's own) under names made of their content: an Envoy restarted after a crash reads the certificates
+ * that run, whatever the files on disk hold by then, and a changed certificate makes a changed bootstrap, which Envoy
+ * is hot-restarted onto (and validated with) like any other change. A file the snapshot lacks (the development
+ * certificate, which up makes itself) is left as it is.
+ */
+export async function withRunningTlsFiles(
+  plan: RuntimePlan,
+  snapshot: Snapshot,
+  directory: string,
+): Promise<RuntimePlan> {
+  const copies = new Map<string, string>();
+  const wanted: string[] = [];
+  withTlsFiles(plan, (file) => {
+    wanted.push(file);
+    return file;
+  });
+  for (const file of wanted) {
+    const bytes = snapshot.files.get(file);
+    if (!bytes || copies.has(file)) continue;
+    const digest = createHash('sha256').update(bytes).digest('hex').slice(0, 24);
+    const copy = path.join(directory, `${digest}-${path.basename(file)}`);
+    // The same name is the same content: written once, never changed while an Envoy may read it.
+    if (
+      !(await access(copy).then(
+        () => true,
+        () => false,
+      ))
+    )
+      await replaceFile(copy, bytes, 0o600);
+    copies.set(file, copy);
+  }
+  return withTlsFiles(plan, (file) => copies.get(file) ?? file);
 }
 
 /** Writes a snapshot whole (a child starting meanwhile reads the previous one or this one), readable by us only. */

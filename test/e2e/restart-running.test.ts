@@ -1,10 +1,14 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { freePort } from '../../src/config/plan.js';
 import { type EchoBackend, startEchoBackend } from '../helpers/backend.js';
+import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../helpers/certificates.js';
 import { load } from '../helpers/load.js';
 import { descendantsOf } from '../helpers/processes.js';
 import { startUp, type UpRun } from '../helpers/up.js';
@@ -161,5 +165,107 @@ describe('portcullis up restarts a child on the running configuration', () => {
     );
     const [engine] = cliChildren('engine');
     await servedWith(await killAndAwaitRestart(engine!), 'two');
+  }, 90_000);
+});
+
+/** The fingerprint (SHA-256) of the certificate an HTTPS listener presents, and the status it answers `path` with. */
+function presented(url: string): Promise<{ fingerprint: string; status: number }> {
+  return new Promise((resolve, reject) => {
+    const request = httpsRequest(url, { rejectUnauthorized: false, timeout: 5000 }, (response) => {
+      const fingerprint = (response.socket as import('node:tls').TLSSocket).getPeerCertificate()
+        .fingerprint256;
+      response.resume();
+      response.on('end', () => resolve({ fingerprint, status: response.statusCode ?? 0 }));
+    });
+    request.on('timeout', () => request.destroy(new Error(`no answer from ${url}`)));
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+describe('portcullis up restarts Envoy on the certificates that run', () => {
+  let echo: EchoBackend;
+  let workshop: CertificateWorkshop;
+  let server: Issued;
+  let run: UpRun;
+
+  beforeAll(async () => {
+    echo = await startEchoBackend();
+    workshop = await certificateWorkshop();
+    server = await workshop.selfSigned({
+      name: 'server',
+      subject: '/O=Example/CN=localhost',
+      ips: ['127.0.0.1'],
+      usage: 'server',
+    });
+    const file = path.join(workshop.directory, 'gateway.yaml');
+    await writeFile(
+      file,
+      stringify({
+        gateway: { http: { host: '127.0.0.1', port: 0 } },
+        admin: { host: '127.0.0.1', port: 0 },
+        tls: { host: '127.0.0.1', port: await freePort(), certificate: 'server.pem', key: 'server.key' },
+        envoy: { concurrency: 1 },
+        apis: [
+          {
+            id: 'echo',
+            urlSuffix: 'echo',
+            serviceUrl: echo.url,
+            operations: [{ id: 'get-thing', method: 'GET', urlTemplate: '/things/{name}' }],
+          },
+        ],
+      }),
+    );
+    run = startUp(file);
+    await run.waitFor('Press Ctrl-C to stop.');
+  }, 60_000);
+
+  afterAll(async () => {
+    if (run) expect(await run.stop()).toBe(0);
+    await echo?.close();
+    await workshop?.remove();
+  }, 30_000);
+
+  it('serves the running certificate after a broken one was saved and refused, when Envoy was killed', async () => {
+    expect(path.basename(server.certificateFile)).toBe('server.pem');
+    const https = /^ {2}https +(https:\/\/\S+?)\/?$/m.exec(run.output())![1]!;
+    const running = new X509Certificate(readFileSync(server.certificateFile)).fingerprint256;
+    expect(await presented(`${https}/echo/things/1`)).toEqual({ fingerprint: running, status: 200 });
+
+    // A certificate and key being replaced, caught half-way: neither loads.
+    let before = run.output().length;
+    await writeFile(server.certificateFile, '-----BEGIN CERTIFICATE-----\nnot a certificate\n');
+    await writeFile(server.keyFile, '');
+    // SIGHUP reads the files a configuration names again: Envoy rejects these, so nothing changes.
+    run.child.kill('SIGHUP');
+    await until(
+      () => run.output().includes('up: configuration refused', before),
+      'up refusing the broken certificate',
+      20_000,
+    );
+
+    before = run.output().length;
+    const [envoy] = descendantsOf(run.child.pid!).filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return argv[0]!.endsWith('/envoy') && argv.includes('-c');
+      } catch {
+        return false;
+      }
+    });
+    process.kill(envoy!, 'SIGKILL');
+    await until(
+      () =>
+        run.output().includes('up: envoy is back', before) || run.output().includes('keeps dying', before),
+      'envoy back',
+      30_000,
+    );
+    expect(run.output().slice(before)).not.toContain('keeps dying');
+    await until(
+      async () => (await presented(`${https}/echo/things/2`).catch(() => undefined))?.status === 200,
+      'HTTPS answered again',
+      15_000,
+    );
+    expect(await presented(`${https}/echo/things/3`)).toEqual({ fingerprint: running, status: 200 });
   }, 90_000);
 });

@@ -9,7 +9,12 @@ import { compileGateway } from '../../config/gateway.js';
 import { loadConfigText } from '../../config/load.js';
 import { type BoundPorts, planRuntime, withBoundPorts } from '../../config/plan.js';
 import type { CompanionProcessConfig } from '../../config/schema.js';
-import { readConfigFiles, runningSnapshot, writeRunningSnapshot } from '../../config/snapshot.js';
+import {
+  readConfigFiles,
+  runningSnapshot,
+  withRunningTlsFiles,
+  writeRunningSnapshot,
+} from '../../config/snapshot.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
 import { createManagementApp, type ManagementServer, serveManagement } from '../../management/index.js';
 import type { GatewayUrlMessage } from '../child-report.js';
@@ -53,13 +58,23 @@ export const command: CliCommand = {
     const envoyBinary = findEnvoy();
     // Relative TLS files and the development certificate live beside the configuration. Ports left to the system
     // (0) stay 0 in this plan: each process binds its own and the plan takes what they report.
-    let plan = await planRuntime(loaded.config, { directory: loaded.directory });
-    // The bootstraps of every epoch and the running configuration's snapshot are written here (only we can read it).
+    // The bootstraps of every epoch, the running configuration's snapshot and Envoy's copies of the certificates that
+    // run are written here (only we can read it).
     const stateDirectory = await mkdtemp(path.join(tmpdir(), 'portcullis-up-'));
     // What the engines and the service start from, and load again when told to reload: the configuration that runs.
     const snapshotFile = path.join(stateDirectory, 'running.json');
-    const snapshot = await runningSnapshot(loaded);
-    await writeRunningSnapshot(snapshotFile, snapshot);
+    const prepared = await (async () => {
+      const snapshot = await runningSnapshot(loaded);
+      await writeRunningSnapshot(snapshotFile, snapshot.text);
+      const plan = await planRuntime(loaded.config, { directory: loaded.directory });
+      return { snapshot, plan: await withRunningTlsFiles(plan, snapshot, stateDirectory) };
+    })().catch(async (error: unknown) => {
+      // It may hold private keys already.
+      await rm(stateDirectory, { recursive: true, force: true });
+      throw error;
+    });
+    const snapshot = prepared.snapshot;
+    let plan = prepared.plan;
 
     const supervisor = new Supervisor();
     const envoys = await EnvoyFamily.create(supervisor, envoyBinary, loaded.config.envoy);
@@ -84,7 +99,7 @@ export const command: CliCommand = {
       plan,
       texts,
       snapshotFile,
-      snapshot,
+      snapshot.text,
     );
     envoys.restartWith(() => gateway.startEnvoy());
     /** The ports the engines and the service bound: a restarted one binds the same, which Envoy is configured with. */
