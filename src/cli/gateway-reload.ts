@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bootstrapObject, renderBootstrap, transitionBootstrap } from '../config/envoy.js';
 import { compileGateway, GatewayLoadError } from '../config/gateway.js';
-import { ConfigError, loadConfigText } from '../config/load.js';
+import { ConfigError, type LoadedConfig, loadConfigText } from '../config/load.js';
 import { type BoundPorts, planRuntime, type RuntimePlan, withBoundPorts } from '../config/plan.js';
 import { FileSetWatcher, referencedFiles } from '../config/reload.js';
 import type { GatewayConfig } from '../config/schema.js';
@@ -12,6 +12,9 @@ import {
   readConfigFiles,
   replaceFiles,
   restoreFiles,
+  runningSnapshot,
+  withRunningTlsFiles,
+  writeRunningSnapshot,
 } from '../config/snapshot.js';
 import type {
   ChangeOutcome,
@@ -34,6 +37,8 @@ export const SERVICE = 'service';
 
 interface Running {
   readonly texts: FileTexts;
+  /** What `runningSnapshot` made of it: what a child of `up` starts (and reloads) from. Envoy's TLS files are in `plan`. */
+  readonly snapshot: string;
   readonly config: GatewayConfig;
   readonly plan: RuntimePlan;
   readonly bootstrap: Record<string, unknown>;
@@ -49,6 +54,11 @@ interface Running {
  * clusters of both; once the Envoy before it has drained and exited, the engines; then an Envoy with exactly the
  * new bootstrap. A configuration that does not load, compile or validate is refused whole, and a management change
  * that fails at any step is written back as it was.
+ *
+ * The engines and the service never read the configuration's files themselves: they load the snapshot of the running
+ * configuration (`snapshotFile`), which follows a change that runs and stays as it is when one is refused; Envoy's
+ * bootstraps name up's copies of the certificates that run. So a child restarted after a crash runs what the others
+ * run, even while the files on disk hold an edit up refused.
  */
 export class GatewayReload implements ManagedConfiguration {
   private readonly watcher = new FileSetWatcher(() => void this.reload(), 250);
@@ -70,10 +80,13 @@ export class GatewayReload implements ManagedConfiguration {
     private readonly engines: readonly string[],
     plan: RuntimePlan,
     texts: FileTexts,
+    private readonly snapshotFile: string,
+    snapshot: string,
   ) {
     const bootstrap = bootstrapObject(plan);
     this.current = {
       texts,
+      snapshot,
       config: plan.config,
       plan,
       bootstrap,
@@ -210,27 +223,31 @@ export class GatewayReload implements ManagedConfiguration {
     write?: FileTexts,
     progress?: ChangeProgress,
   ): Promise<ChangeOutcome> {
-    let config: GatewayConfig;
-    let configDirectory: string;
+    let loaded: LoadedConfig;
     try {
-      const loaded = await loadConfigText(texts.get(this.configFile) ?? '', this.configFile, texts);
+      loaded = await loadConfigText(texts.get(this.configFile) ?? '', this.configFile, texts);
       compileGateway(loaded);
-      config = loaded.config;
-      configDirectory = loaded.directory;
     } catch (error) {
       if (!(error instanceof ConfigError || error instanceof GatewayLoadError)) throw error;
       console.error(`up: configuration refused, nothing changed:\n${error.message}`);
       return refused(400, 'the configuration is invalid; nothing changed', error.message.split('\n'));
     }
+    const { config, directory: configDirectory } = loaded;
+    // Taken now, from what was validated (and the certificates as they are now): what the children will load.
+    const snapshot = await runningSnapshot(loaded);
     const fixed: string[] = (['engine', 'service', 'processes'] as const).filter(
       (key) => JSON.stringify(config[key]) !== JSON.stringify(this.current.config[key]),
     );
     if (!sameManagementAddresses(config, this.current.config)) fixed.push('management (addresses)');
     if (fixed.length > 0)
       console.error(`up: changes to ${fixed.join(', ')} take effect when up starts again; applying the rest`);
-    let plan = await planRuntime(keepRunningPorts(config, this.current.config, this.current.plan), {
-      directory: configDirectory,
-    });
+    let plan = await withRunningTlsFiles(
+      await planRuntime(keepRunningPorts(config, this.current.config, this.current.plan), {
+        directory: configDirectory,
+      }),
+      snapshot,
+      this.directory,
+    );
     let bootstrap = bootstrapObject(plan);
     let text = renderBootstrap(bootstrap);
     if (this.closed) return refused(503, 'the gateway is stopping', []);
@@ -244,7 +261,14 @@ export class GatewayReload implements ManagedConfiguration {
       }
     }
 
-    const previous = write ? await replaceFiles(write) : undefined;
+    // Before any child reloads; a child restarted from now on starts on the new configuration too.
+    await writeRunningSnapshot(this.snapshotFile, snapshot.text);
+    const previous = write
+      ? await replaceFiles(write).catch(async (error: unknown) => {
+          await writeRunningSnapshot(this.snapshotFile, this.current.snapshot);
+          throw error;
+        })
+      : undefined;
     let enginesReloaded = false;
     try {
       if (!nextFile) {
@@ -276,11 +300,10 @@ export class GatewayReload implements ManagedConfiguration {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       console.error(`up: the new Envoy did not start, the previous one keeps serving: ${message}`);
-      if (previous) {
-        await restoreFiles(previous);
-        // The engines read the files: put them back on the configuration that runs.
-        if (enginesReloaded) await this.reloadEngines();
-      }
+      if (previous) await restoreFiles(previous);
+      await writeRunningSnapshot(this.snapshotFile, this.current.snapshot);
+      // Put the engines back on the configuration that runs.
+      if (enginesReloaded) await this.reloadEngines();
       return refused(503, 'Envoy could not start with this configuration; nothing changed', [message]);
     }
     // The service last, once every route of the new configuration is served: a tool it now lists can be called.
@@ -289,7 +312,7 @@ export class GatewayReload implements ManagedConfiguration {
     const generation = this.current.generation + 1;
     // What runs now, read back so the snapshot also covers files the change made the configuration reference.
     const running = write ? await readConfigFiles(this.configFile).catch(() => texts) : texts;
-    this.current = { texts: running, config, plan, bootstrap, text, generation };
+    this.current = { texts: running, snapshot: snapshot.text, config, plan, bootstrap, text, generation };
     console.log(
       nextFile
         ? `up: configuration reloaded (Envoy hot-restarted, epoch ${this.envoys.currentEpoch()})`

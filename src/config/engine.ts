@@ -13,7 +13,7 @@ import {
 import { TraceRouter } from '../extproc/trace.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
 import { type CompiledGateway, compileGateway } from './gateway.js';
-import { loadConfigFile } from './load.js';
+import type { LoadedConfig } from './load.js';
 import { backendCertificateTable, clientTrustStore } from './plan.js';
 
 export interface EngineParts {
@@ -40,15 +40,15 @@ export interface EngineOptions {
 }
 
 /**
- * Loads the configuration file, compiles every policy, reads the certificate files it names, and creates the
- * engine: what an engine process runs (again on every reload).
+ * Compiles every policy of a loaded configuration, reads the certificate files it names (from `loaded.files` when
+ * it holds them: the running configuration's snapshot), and creates the engine: what an engine process runs (again
+ * on every reload).
  */
-export async function buildEngine(file: string, options: EngineOptions = {}): Promise<EngineParts> {
-  const loaded = await loadConfigFile(file);
+export async function buildEngine(loaded: LoadedConfig, options: EngineOptions = {}): Promise<EngineParts> {
   const gateway = compileGateway(loaded);
   return createEngine(gateway, {
-    trust: await clientTrustStore(loaded.config, loaded.directory),
-    backendCertificates: await backendCertificateTable(loaded.config, loaded.directory),
+    trust: await clientTrustStore(loaded.config, loaded.directory, loaded.files),
+    backendCertificates: await backendCertificateTable(loaded.config, loaded.directory, loaded.files),
     ...options,
   });
 }

@@ -16,7 +16,7 @@ import {
   type ScopeDocuments,
 } from '../policy/index.js';
 import { redactionMarker, redactText } from '../redact.js';
-import type { LoadedConfig } from './load.js';
+import { fileText, type LoadedConfig } from './load.js';
 import type { GatewayConfig } from './schema.js';
 
 /** Everything the engine serves, compiled once from the configuration and its policy documents. */
@@ -52,7 +52,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const source = (where: string, value: string): { file: string; text: string } | undefined => {
     if (value.trimStart().startsWith('<')) return { file: `${loaded.file} (${where})`, text: value };
     const file = path.resolve(loaded.directory, value);
-    const pending = loaded.files?.get(file);
+    const pending = fileText(loaded.files, file);
     if (pending !== undefined) return { file, text: pending };
     if (!existsSync(file)) {
       problems.push(`${loaded.file}: ${where}: policy file "${value}" not found (looked at ${file})`);

@@ -33,10 +33,28 @@ export interface LoadedConfig {
   readonly directory: string;
   readonly config: GatewayConfig;
   /**
-   * Policy documents by absolute path that win over the files on disk: a change is validated with its new
-   * documents before anything is written.
+   * Files by absolute path that win over the disk: the documents of a change, validated before anything is
+   * written, or the snapshot of the running configuration a child of `up` starts from (config/snapshot.ts).
    */
-  readonly files?: ReadonlyMap<string, string>;
+  readonly files?: FileContents;
+}
+
+/** File contents by absolute path: text, or the bytes as read (certificates). */
+export type FileContents = ReadonlyMap<string, string | Uint8Array>;
+
+/** The text of `file` when `files` holds it. */
+export function fileText(files: FileContents | undefined, file: string): string | undefined {
+  const content = files?.get(file);
+  return typeof content === 'string' || content === undefined
+    ? content
+    : Buffer.from(content).toString('utf8');
+}
+
+/** The bytes of a file the configuration names: from `files` when it holds it, else from the disk. */
+export async function readNamedFile(file: string, files?: FileContents): Promise<Buffer> {
+  const content = files?.get(file);
+  if (content === undefined) return readFile(file);
+  return typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content);
 }
 
 export async function loadConfigFile(file: string): Promise<LoadedConfig> {
@@ -61,7 +79,7 @@ export async function loadConfigFile(file: string): Promise<LoadedConfig> {
 export async function loadConfigText(
   text: string,
   file: string,
-  files?: ReadonlyMap<string, string>,
+  files?: FileContents,
 ): Promise<LoadedConfig> {
   const directory = path.dirname(path.resolve(file));
   const config = await expandDefinitions(parseConfig(text, file), directory);

@@ -1,5 +1,4 @@
 import { createHash, X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import {
@@ -14,6 +13,7 @@ import type { SidecarPlan } from '../../envoy/sidecar.js';
 import { type TrustStore, trustStore } from '../extproc/client-certificate.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
 import { ensureDevelopmentCertificate } from './development-certificate.js';
+import { type FileContents, readNamedFile } from './load.js';
 import { backendRulesFor, inboundRulesFor } from './network-schema.js';
 import type { GatewayConfig } from './schema.js';
 
@@ -220,6 +220,50 @@ function planUpstreamTls(
   );
 }
 
+/**
+ * The plan with each file Envoy reads for TLS (certificates, keys, CA bundles) replaced by `place(file)`: `up` gives
+ * Envoy its copies of the running ones (config/snapshot.ts, withRunningTlsFiles).
+ */
+export function withTlsFiles(plan: RuntimePlan, place: (file: string) => string): RuntimePlan {
+  const trustedCa = (file: string | undefined) => (file === undefined ? {} : { trustedCaFile: place(file) });
+  const { tls, upstreamTls } = plan;
+  return {
+    ...plan,
+    ...(tls
+      ? {
+          tls: {
+            ...tls,
+            certificateFile: place(tls.certificateFile),
+            keyFile: place(tls.keyFile),
+            ...(tls.clientCertificates
+              ? {
+                  clientCertificates: {
+                    ...tls.clientCertificates,
+                    ...trustedCa(tls.clientCertificates.trustedCaFile),
+                  },
+                }
+              : {}),
+          },
+        }
+      : {}),
+    ...(upstreamTls
+      ? {
+          upstreamTls: Object.fromEntries(
+            Object.entries(upstreamTls).map(([id, backend]) => [
+              id,
+              {
+                ...backend,
+                certificateFile: place(backend.certificateFile),
+                keyFile: place(backend.keyFile),
+                ...trustedCa(backend.trustedCaFile),
+              },
+            ]),
+          ),
+        }
+      : {}),
+  };
+}
+
 export class UnknownSidecarError extends Error {
   override readonly name = 'UnknownSidecarError';
 }
@@ -244,30 +288,39 @@ export function planSidecar(config: GatewayConfig, backend: string): SidecarPlan
 
 /**
  * The engine's trust store for client certificates (validate-client-certificate): the CAs of
- * tls.clientCertificates.trustedCa, and the store's certificates by id (issuer-certificate-id). Read once at start.
+ * tls.clientCertificates.trustedCa, and the store's certificates by id (issuer-certificate-id). Read once at start,
+ * from `files` when it holds them (the running configuration's snapshot), else from the disk.
  */
-export async function clientTrustStore(config: GatewayConfig, directory: string): Promise<TrustStore> {
+export async function clientTrustStore(
+  config: GatewayConfig,
+  directory: string,
+  files?: FileContents,
+): Promise<TrustStore> {
   const tls = config.tls;
   if (!tls) return trustStore([]);
+  const pem = async (file: string) =>
+    (await readNamedFile(path.resolve(directory, file), files)).toString('utf8');
   const sources: { pem: string; id?: string }[] = [];
-  if (tls.clientCertificates?.trustedCa) {
-    sources.push({ pem: await readFile(path.resolve(directory, tls.clientCertificates.trustedCa), 'utf8') });
-  }
+  if (tls.clientCertificates?.trustedCa) sources.push({ pem: await pem(tls.clientCertificates.trustedCa) });
   for (const [id, entry] of Object.entries(tls.certificates)) {
-    sources.push({ pem: await readFile(path.resolve(directory, entry.certificate), 'utf8'), id });
+    sources.push({ pem: await pem(entry.certificate), id });
   }
   return trustStore(sources);
 }
 
-/** What Envoy presents to each backend (tls.backends), for authentication-certificate. Read once at start. */
+/**
+ * What Envoy presents to each backend (tls.backends), for authentication-certificate. Read once at start, from
+ * `files` when it holds them, else from the disk.
+ */
 export async function backendCertificateTable(
   config: GatewayConfig,
   directory: string,
+  files?: FileContents,
 ): Promise<BackendCertificates> {
   const presented = new Map<string, { id: string; thumbprint: string }>();
   for (const [target, backend] of Object.entries(config.tls?.backends ?? {})) {
     const file = path.resolve(directory, config.tls!.certificates[backend.certificateId]!.certificate);
-    const certificate = new X509Certificate(await readFile(file));
+    const certificate = new X509Certificate(await readNamedFile(file, files));
     presented.set(target, {
       id: backend.certificateId,
       thumbprint: createHash('sha1').update(certificate.raw).digest('hex').toUpperCase(),

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { JWK } from 'jose';
 import type Koa from 'koa';
@@ -9,7 +8,7 @@ import {
   type UpstreamProviderOptions,
 } from '../auth/index.js';
 import { createRedisStores } from '../auth/stores/redis.js';
-import { ConfigError, type ConfigProblem, type LoadedConfig } from '../config/load.js';
+import { ConfigError, type ConfigProblem, type LoadedConfig, readNamedFile } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { type AuthConfig, mcpConfigSchema } from '../config/service-schema.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
@@ -291,7 +290,7 @@ async function readSigningKeys(loaded: LoadedConfig, file: string): Promise<JWK[
   const resolved = path.resolve(loaded.directory, file);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await readFile(resolved, 'utf8'));
+    parsed = JSON.parse((await readNamedFile(resolved, loaded.files)).toString('utf8'));
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     throw new ConfigError([

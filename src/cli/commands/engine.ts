@@ -1,7 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { buildEngine, type EngineParts } from '../../config/engine.js';
+import { loadConfigFile } from '../../config/load.js';
 import { ConfigReloader, SwappableExchanges } from '../../config/reload.js';
+import { loadRunningSnapshot } from '../../config/snapshot.js';
 import { EngineMetrics, serveMetrics } from '../../extproc/metrics.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
 import { ElementCounters } from '../../extproc/policy-services.js';
@@ -23,6 +25,9 @@ export const command: CliCommand = {
         port: { type: 'string' },
         host: { type: 'string', default: '127.0.0.1' },
         config: { type: 'string' },
+        // Under `up`: the running configuration's snapshot (config/snapshot.ts), read at start and on each SIGHUP,
+        // so that a restarted engine runs what up validated, not an edit it refused.
+        snapshot: { type: 'string' },
         'metrics-port': { type: 'string' },
         // Under `up`, which orders the reload of the engines and of Envoy itself and sends SIGHUP.
         'no-watch': { type: 'boolean', default: false },
@@ -31,13 +36,20 @@ export const command: CliCommand = {
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
+    if (values.config !== undefined && values.snapshot !== undefined)
+      throw new UsageError('--config and --snapshot exclude each other');
+    const snapshot = values.snapshot;
+    const source = snapshot ?? values.config;
     let activeStreams = () => 0;
-    const build = (file: string) => buildEngine(file, { activeStreams: () => activeStreams() });
-    const engine = values.config ? new SwappableExchanges(await build(values.config)) : undefined;
+    const build = async (file: string) =>
+      buildEngine(await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file)), {
+        activeStreams: () => activeStreams(),
+      });
+    const engine = source ? new SwappableExchanges(await build(source)) : undefined;
     const reloader =
       engine &&
       new ConfigReloader(
-        values.config!,
+        source!,
         engine,
         build,
         (outcome) =>
@@ -46,7 +58,8 @@ export const command: CliCommand = {
             : console.error(
                 `engine: configuration refused, still serving the previous one:\n${outcome.errors}`,
               ),
-        { watch: values['no-watch'] !== true },
+        // A snapshot is replaced by up, which sends SIGHUP when it has.
+        { watch: values['no-watch'] !== true && snapshot === undefined },
       );
     await reloader?.start();
     const reloadOnHangup = () => void reloader?.reload();

@@ -1,7 +1,8 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfigFile } from '../../config/load.js';
+import { ConfigError, type LoadedConfig, loadConfigFile } from '../../config/load.js';
+import { loadRunningSnapshot } from '../../config/snapshot.js';
 import { createService, type Service } from '../../service/service.js';
 import { gatewayUrlFromParent, reportListening } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
@@ -17,6 +18,9 @@ export const command: CliCommand = {
       options: {
         supervised: { type: 'boolean', default: false },
         config: { type: 'string' },
+        // Under `up`, instead of --config: the running configuration's snapshot (config/snapshot.ts), read at start
+        // and on each SIGHUP, so that a restarted service runs what up validated, not an edit it refused.
+        snapshot: { type: 'string' },
         port: { type: 'string' },
         host: { type: 'string', default: '127.0.0.1' },
         // Where tool calls reach Envoy's gateway listener; `up` passes it.
@@ -25,17 +29,20 @@ export const command: CliCommand = {
         'await-gateway-url': { type: 'boolean', default: false },
       },
     });
-    if (!values.config) throw new UsageError('--config is required');
+    if ((values.config === undefined) === (values.snapshot === undefined))
+      throw new UsageError('one of --config and --snapshot is required');
+    const snapshot = values.snapshot;
+    const load = () => (snapshot ? loadRunningSnapshot(snapshot) : loadConfigFile(values.config!));
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
     const given = values['gateway-url'];
     if (given !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(given))
       throw new UsageError(`--gateway-url must be an http(s) origin, got "${given}"`);
-    // A file that does not load is refused before anything listens.
-    const loaded = await loadConfigFile(values.config);
-    // Bound before the service is built, so `up` learns the port (it may be 0: any free one) and can configure Envoy with
-    // it while this process waits for the gateway's URL. Until the service is built it answers 503.
+    // A configuration that cannot be read or parsed ends the command before anything listens.
+    const loaded = await load();
+    // Bound before the service is built, so `up` learns the port (it may be 0: any free one) and can configure Envoy
+    // with it while this process waits for the gateway's URL. Until the service is built it answers 503.
     let handle: RequestListener = (_request, response) => {
       response.writeHead(503, { 'content-type': 'text/plain' }).end('starting\n');
     };
@@ -46,17 +53,18 @@ export const command: CliCommand = {
     const bound = (server.address() as AddressInfo).port;
     console.log(`service listening on ${values.host}:${bound}`);
     reportListening(bound);
-    // `up` sends it once Envoy has bound the gateway listener when that port is left to the system.
-    const gatewayUrl = values['await-gateway-url'] ? await gatewayUrlFromParent() : given;
-    if (gatewayUrl) console.log(`service: tool calls go through ${gatewayUrl}`);
-    let service: Service;
-    try {
-      service = await createService(loaded, gatewayUrl ? { gatewayUrl } : {});
-    } catch (error) {
-      // The listening socket would keep the process alive: a configuration it cannot serve ends it.
+    const service = await (async () => {
+      // `up` sends it once Envoy has bound the gateway listener when that port is left to the system.
+      const gatewayUrl = values['await-gateway-url'] ? await gatewayUrlFromParent() : given;
+      if (gatewayUrl) console.log(`service: tool calls go through ${gatewayUrl}`);
+      return createService(loaded, gatewayUrl ? { gatewayUrl } : {});
+    })().catch((error: unknown) => {
+      // The listening socket would keep the process alive: a service that cannot start exits (with the reason), so
+      // the command fails at once and `up` notices at once.
       server.close();
+      server.closeAllConnections();
       throw error;
-    }
+    });
     handle = service.app.callback();
     if (service.mcpUrl)
       console.log(`service: MCP endpoint ${service.mcpUrl}, issuer ${loaded.config.auth!.issuer}`);
@@ -64,7 +72,7 @@ export const command: CliCommand = {
     // One reload at a time, in order, so the last signal leaves the last configuration.
     let reloading = Promise.resolve();
     const reload = () => {
-      reloading = reloading.then(() => reloadService(service, values.config!));
+      reloading = reloading.then(() => reloadService(service, load));
     };
     process.on('SIGHUP', reload);
     await waitForStopSignal({ exitWithParent: values.supervised === true });
@@ -81,10 +89,10 @@ export const command: CliCommand = {
   },
 };
 
-/** Applies the configuration file as it is now; a configuration that does not load or fit is refused whole. */
-async function reloadService(service: Service, file: string): Promise<void> {
+/** Applies the configuration as it is now; a configuration that does not load or fit is refused whole. */
+async function reloadService(service: Service, load: () => Promise<LoadedConfig>): Promise<void> {
   try {
-    const outcome = await service.reload(await loadConfigFile(file));
+    const outcome = await service.reload(await load());
     if (outcome.atNextStart.length > 0) {
       console.error(
         `service: changes to ${outcome.atNextStart.join(', ')} take effect when the service starts again`,

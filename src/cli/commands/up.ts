@@ -9,7 +9,12 @@ import { compileGateway } from '../../config/gateway.js';
 import { loadConfigText } from '../../config/load.js';
 import { type BoundPorts, planRuntime, withBoundPorts } from '../../config/plan.js';
 import type { CompanionProcessConfig } from '../../config/schema.js';
-import { readConfigFiles } from '../../config/snapshot.js';
+import {
+  readConfigFiles,
+  runningSnapshot,
+  withRunningTlsFiles,
+  writeRunningSnapshot,
+} from '../../config/snapshot.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
 import { createManagementApp, type ManagementServer, serveManagement } from '../../management/index.js';
 import type { GatewayUrlMessage } from '../child-report.js';
@@ -53,9 +58,23 @@ export const command: CliCommand = {
     const envoyBinary = findEnvoy();
     // Relative TLS files and the development certificate live beside the configuration. Ports left to the system
     // (0) stay 0 in this plan: each process binds its own and the plan takes what they report.
-    let plan = await planRuntime(loaded.config, { directory: loaded.directory });
-    // The bootstraps of every epoch are written here.
-    const bootstrapDirectory = await mkdtemp(path.join(tmpdir(), 'portcullis-envoy-'));
+    // The bootstraps of every epoch, the running configuration's snapshot and Envoy's copies of the certificates that
+    // run are written here (only we can read it).
+    const stateDirectory = await mkdtemp(path.join(tmpdir(), 'portcullis-up-'));
+    // What the engines and the service start from, and load again when told to reload: the configuration that runs.
+    const snapshotFile = path.join(stateDirectory, 'running.json');
+    const prepared = await (async () => {
+      const snapshot = await runningSnapshot(loaded);
+      await writeRunningSnapshot(snapshotFile, snapshot.text);
+      const plan = await planRuntime(loaded.config, { directory: loaded.directory });
+      return { snapshot, plan: await withRunningTlsFiles(plan, snapshot, stateDirectory) };
+    })().catch(async (error: unknown) => {
+      // It may hold private keys already.
+      await rm(stateDirectory, { recursive: true, force: true });
+      throw error;
+    });
+    const snapshot = prepared.snapshot;
+    let plan = prepared.plan;
 
     const supervisor = new Supervisor();
     const envoys = await EnvoyFamily.create(supervisor, envoyBinary, loaded.config.envoy);
@@ -73,12 +92,14 @@ export const command: CliCommand = {
 
     const gateway = new GatewayReload(
       configFile,
-      bootstrapDirectory,
+      stateDirectory,
       supervisor,
       envoys,
       engineNames,
       plan,
       texts,
+      snapshotFile,
+      snapshot.text,
     );
     envoys.restartWith(() => gateway.startEnvoy());
     /** The ports the engines and the service bound: a restarted one binds the same, which Envoy is configured with. */
@@ -142,10 +163,10 @@ export const command: CliCommand = {
           cliEntry,
           'engine',
           '--supervised',
-          // `up` watches the files and tells the engines when to reload, in step with Envoy (see reloadGateway).
-          '--no-watch',
-          '--config',
-          configFile,
+          // Not the configuration's files: what runs, even when an edit on disk was refused. `up` watches the files
+          // and tells the engines when to reload (SIGHUP), in step with Envoy (see GatewayReload).
+          '--snapshot',
+          snapshotFile,
           '--host',
           host,
           '--port',
@@ -182,8 +203,9 @@ export const command: CliCommand = {
         cliEntry,
         'service',
         '--supervised',
-        '--config',
-        configFile,
+        // What runs, like the engines.
+        '--snapshot',
+        snapshotFile,
         '--host',
         plan.service.host,
         '--port',
@@ -246,10 +268,12 @@ export const command: CliCommand = {
       await supervisor.stopAll();
       await management?.close();
       await envoys.cleanUp();
-      await rm(bootstrapDirectory, { recursive: true, force: true });
+      await rm(stateDirectory, { recursive: true, force: true });
       return 1;
     }
 
+    // Before saying so: an edit saved as soon as up says it is up is seen.
+    await gateway.watch();
     const gatewayHost = plan.gateway.host === '0.0.0.0' ? 'localhost' : plan.gateway.host;
     console.log(`\nPortcullis is up.`);
     console.log(`  gateway       http://${gatewayHost}:${plan.gateway.port}/`);
@@ -269,7 +293,6 @@ export const command: CliCommand = {
     );
     console.log(`Press Ctrl-C to stop.\n`);
 
-    await gateway.watch();
     const reloadOnHangup = () => void gateway.reload(true);
     process.on('SIGHUP', reloadOnHangup);
 
@@ -280,7 +303,7 @@ export const command: CliCommand = {
     await supervisor.stopAll();
     await management?.close();
     await envoys.cleanUp();
-    await rm(bootstrapDirectory, { recursive: true, force: true });
+    await rm(stateDirectory, { recursive: true, force: true });
     if (outcome) {
       console.error(`up: ${keepsDying(outcome)}; stopped everything else.`);
       return 1;

@@ -86,7 +86,7 @@ apis:
     // The engine binds the port the configuration leaves to the system, and Envoy is configured with it.
     const [endpoint] = plan.engine.endpoints;
     engine = await startExtProcServer(
-      { exchanges: (await buildEngine(file, { accessLog: false })).exchanges },
+      { exchanges: (await buildEngine(await loadConfigFile(file), { accessLog: false })).exchanges },
       endpoint!,
     );
     envoy = await startEnvoy(withBoundPorts(plan, { engines: [engine.port] }));

@@ -1,0 +1,87 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fileText, loadConfigFile, readNamedFile } from '../../../src/config/load.js';
+import { planRuntime } from '../../../src/config/plan.js';
+import {
+  loadRunningSnapshot,
+  runningSnapshot,
+  withRunningTlsFiles,
+  writeRunningSnapshot,
+} from '../../../src/config/snapshot.js';
+
+const policy =
+  '<policies><inbound><base /></inbound><backend><base /></backend><outbound><base /></outbound></policies>';
+/** Not UTF-8: what a snapshot holding text only would have mangled. */
+const certificateBytes = Buffer.from([0x30, 0x82, 0xff, 0xfe, 0x00, 0x80, 0xc3]);
+
+describe('the running configuration snapshot', () => {
+  let directory: string;
+  let state: string;
+  let configFile: string;
+
+  beforeEach(async () => {
+    directory = await mkdtemp(path.join(tmpdir(), 'portcullis-snapshot-config-'));
+    state = await mkdtemp(path.join(tmpdir(), 'portcullis-snapshot-state-'));
+    configFile = path.join(directory, 'gateway.yaml');
+    await writeFile(path.join(directory, 'courses.xml'), policy);
+    await writeFile(path.join(directory, 'server.pem'), certificateBytes);
+    await writeFile(path.join(directory, 'server.key'), 'key one');
+    await writeFile(
+      configFile,
+      [
+        'tls: { host: 127.0.0.1, port: 8443, certificate: server.pem, key: server.key }',
+        'apis:',
+        '  - { id: courses, urlSuffix: courses, serviceUrl: "http://127.0.0.1:1", policy: courses.xml }',
+      ].join('\n'),
+    );
+  });
+
+  afterEach(async () => {
+    await rm(directory, { recursive: true, force: true });
+    await rm(state, { recursive: true, force: true });
+  });
+
+  it('holds the configuration and the bytes of every file it names, whatever the disk says later', async () => {
+    const loaded = await loadConfigFile(configFile);
+    const snapshotFile = path.join(state, 'running.json');
+    await writeRunningSnapshot(snapshotFile, (await runningSnapshot(loaded)).text);
+    expect((await stat(snapshotFile)).mode & 0o777).toBe(0o600);
+
+    await writeFile(path.join(directory, 'courses.xml'), '<policies><inbound>');
+    await writeFile(path.join(directory, 'server.pem'), 'broken');
+    await writeFile(configFile, 'notAKey: true\n');
+
+    const running = await loadRunningSnapshot(snapshotFile);
+    expect(running.file).toBe(configFile);
+    expect(running.directory).toBe(directory);
+    expect(running.config).toEqual(loaded.config);
+    expect(fileText(running.files, path.join(directory, 'courses.xml'))).toBe(policy);
+    expect(await readNamedFile(path.join(directory, 'server.pem'), running.files)).toEqual(certificateBytes);
+    // A file it does not hold is read from the disk, as without a snapshot.
+    await writeFile(path.join(directory, 'other.txt'), 'from disk');
+    expect((await readNamedFile(path.join(directory, 'other.txt'), running.files)).toString()).toBe(
+      'from disk',
+    );
+  });
+
+  it('gives Envoy copies of the running TLS files, named by their content', async () => {
+    const loaded = await loadConfigFile(configFile);
+    const plan = await planRuntime(loaded.config, { directory });
+    const first = await withRunningTlsFiles(plan, await runningSnapshot(loaded), state);
+    expect(path.dirname(first.tls!.certificateFile)).toBe(state);
+    expect(await readFile(first.tls!.certificateFile)).toEqual(certificateBytes);
+    expect(await readFile(first.tls!.keyFile, 'utf8')).toBe('key one');
+
+    // The same content: the same copy (an unchanged bootstrap). Another content: another copy.
+    const again = await withRunningTlsFiles(plan, await runningSnapshot(loaded), state);
+    expect(again.tls).toEqual(first.tls);
+    await writeFile(path.join(directory, 'server.key'), 'key two');
+    const rotated = await withRunningTlsFiles(plan, await runningSnapshot(loaded), state);
+    expect(rotated.tls!.certificateFile).toBe(first.tls!.certificateFile);
+    expect(rotated.tls!.keyFile).not.toBe(first.tls!.keyFile);
+    expect(await readFile(first.tls!.keyFile, 'utf8')).toBe('key one');
+    expect(await readFile(rotated.tls!.keyFile, 'utf8')).toBe('key two');
+  });
+});
