@@ -21,7 +21,7 @@ import {
   sampleOperations,
   startApp,
   type TokenKit,
-} from '../../unit/mcp/helpers.js';
+} from '../../support/mcp/helpers.js';
 
 /**
  * The official SDK client always offers its latest revision in `initialize`; to pin it to an older one, this

@@ -13,7 +13,7 @@ import {
   sseMessages,
   startApp,
   type TokenKit,
-} from './helpers.js';
+} from '../../support/mcp/helpers.js';
 
 let kit: TokenKit;
 let app: RunningApp;
