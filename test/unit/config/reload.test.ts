@@ -13,6 +13,7 @@ import {
   SwappableExchanges,
 } from '../../../src/config/reload.js';
 import type { Exchange } from '../../../src/extproc/exchange.js';
+import { until } from '../../helpers/wait.js';
 
 async function folder(): Promise<string> {
   return mkdtemp(path.join(tmpdir(), 'portcullis-reload-'));
@@ -50,16 +51,8 @@ function generation(label: string): Generation {
   return made;
 }
 
-function waitFor(check: () => boolean, timeoutMs = 3000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const poll = () => {
-      if (check()) resolve();
-      else if (Date.now() - started > timeoutMs) reject(new Error('condition not met in time'));
-      else setTimeout(poll, 20);
-    };
-    poll();
-  });
+function waitFor(check: () => boolean): Promise<void> {
+  return until(check, 'the watcher or reloader to react', { timeoutMs: 3000, everyMs: 20 });
 }
 
 describe('referencedFiles', () => {
