@@ -31,3 +31,12 @@ export async function until(
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
+
+/**
+ * Lets real time pass on purpose. Never to wait for something to happen (that is `until`): only to show that
+ * something did NOT happen within a window, or to let a clock the test cannot drive move on (Redis's windows).
+ * Say at each call why the time has to pass.
+ */
+export function elapse(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
