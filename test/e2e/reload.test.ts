@@ -121,7 +121,9 @@ describe('portcullis up reloads its configuration without dropping requests', ()
       '<policies>\n  <inbound>\n    <rate-limit calls="many" renewal-period="10" />\n  </inbound>\n</policies>\n',
     );
     await until(() => run.output().includes('up: configuration refused', before), 'the refusal', 15_000);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Traffic after the refusal too: the running policy keeps answering.
+    const servedAtRefusal = stream.results.length;
+    await until(() => stream.results.length >= servedAtRefusal + 20, 'requests after the refusal', 10_000);
     await stream.stop();
 
     const refusal = run.output().slice(run.output().indexOf('up: configuration refused', before));

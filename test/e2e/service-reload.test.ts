@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
 import { PageDriver } from '../helpers/stack-browser.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * The Koa service follows a running gateway's catalog: a product with a new API, added by editing the file `up`
@@ -83,15 +84,6 @@ async function connect(token: string): Promise<Client> {
   return client;
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 45_000): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > timeoutMs)
-      throw new Error(`timed out waiting for ${what}:\n${stack.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe('the service follows a configuration change without a restart', () => {
   it('a product with a new API: new scopes advertised and accepted, a new tool listed and callable', async () => {
     expect(await scopesSupported()).not.toContain('read:labs-work');
@@ -122,6 +114,7 @@ products:
     await until(
       () => /service: configuration reloaded \(\d+ tools\)/.test(stack.output()),
       'the service reload',
+      { timeoutMs: 45_000, everyMs: 100, detail: () => stack.output() },
     );
     // The stack's five operations and the new one (the count is of every tool, not of one token's view).
     expect(stack.output()).toContain('service: configuration reloaded (6 tools)');

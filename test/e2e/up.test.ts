@@ -7,6 +7,7 @@ import { parse, stringify } from 'yaml';
 import { freePort } from '../../src/config/plan.js';
 import { descendantsOf, isAlive } from '../helpers/processes.js';
 import { startUp, type UpRun } from '../helpers/up.js';
+import { until } from '../helpers/wait.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const exampleDir = path.join(root, 'examples', 'courses');
@@ -95,9 +96,10 @@ describe('portcullis up', () => {
     expect(await run.exited).toBe(0);
     // Helpers of the children (esbuild's service process under tsx) go with their process groups; give the kernel a
     // moment to finish them.
-    for (let wait = 0; wait < 40 && children.some(isAlive); wait++)
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(children.filter(isAlive)).toEqual([]);
+    await until(() => !children.some(isAlive), 'every child to be gone', {
+      timeoutMs: 2000,
+      detail: () => `still alive: ${children.filter(isAlive).join(', ')}`,
+    });
     await expect(fetch(`http://127.0.0.1:${gatewayPort}/courses/api/Course`)).rejects.toThrow();
   });
 

@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import { findEnvoy } from '../../envoy/binary.js';
 import { type BootstrapPlan, buildBootstrap } from '../../envoy/bootstrap.js';
 import { envoyArgs } from '../../src/config/envoy.js';
+import { until } from './wait.js';
 
 export interface RunningEnvoy {
   readonly adminUrl: string;
@@ -41,18 +42,21 @@ export async function startEnvoy(
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const adminUrl = `http://${plan.admin.host}:${plan.admin.port}`;
 
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`envoy exited with ${child.exitCode}:\n${output}`);
-    const ready = await fetch(`${adminUrl}/ready`)
-      .then((response) => response.text())
-      .catch(() => '');
-    if (ready.includes('LIVE')) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`envoy was not ready within 20 s:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  try {
+    await until(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`envoy exited with ${child.exitCode}:\n${output}`);
+        const ready = await fetch(`${adminUrl}/ready`)
+          .then((response) => response.text())
+          .catch(() => '');
+        return ready.includes('LIVE');
+      },
+      'envoy to be ready',
+      { timeoutMs: 20_000, detail: () => output },
+    );
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
   }
 
   return {

@@ -4,6 +4,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/config/plan.js';
+import { until } from './wait.js';
 
 export interface RunningRedis {
   readonly port: number;
@@ -80,12 +81,16 @@ export async function startRedis(): Promise<RunningRedis> {
     child.stderr?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
-    const deadline = Date.now() + 10_000;
-    while (!(await listening(port))) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}:\n${output}`);
-      if (Date.now() > deadline) throw new Error(`redis-server not listening within 10 s:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const spawned = child;
+    await until(
+      async () => {
+        if (spawned.exitCode !== null)
+          throw new Error(`redis-server exited with ${spawned.exitCode}:\n${output}`);
+        return listening(port);
+      },
+      'redis-server to listen',
+      { timeoutMs: 10_000, everyMs: 20, detail: () => output },
+    );
   };
 
   const stop = async () => {

@@ -4,7 +4,7 @@ import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 
 const fixture = (path: string) =>
-  fileURLToPath(new URL(`../../unit/catalog/importers/fixtures/${path}`, import.meta.url));
+  fileURLToPath(new URL(`../../support/fixtures/catalog/${path}`, import.meta.url));
 
 /** The operations header the API policy sets, to show which imported operation matched. */
 const operationHeader = `<policies>

@@ -4,7 +4,7 @@ import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 
 const wsdl = fileURLToPath(
-  new URL('../../unit/catalog/importers/fixtures/wsdl/calculator-1.1.wsdl', import.meta.url),
+  new URL('../../support/fixtures/catalog/wsdl/calculator-1.1.wsdl', import.meta.url),
 );
 
 const envelope = (body: string) =>

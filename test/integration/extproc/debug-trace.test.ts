@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
+import { until } from '../../helpers/wait.js';
 
 const traceKey = 'operator-trace-key-0123456789';
 
@@ -37,6 +38,10 @@ apis:
     await backend?.close();
   });
 
+  /** The engine logs a trace when the exchange's stream ends, which may be after the client has its answer. */
+  const traceLines = () =>
+    logged.flatMap((chunk) => chunk.split('\n')).filter((line) => line.includes('"debug-trace"'));
+
   function captureLog() {
     logged = [];
     return vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
@@ -50,16 +55,14 @@ apis:
     const response = await fetch(`${gateway.url}/courses/api/Course`, {
       headers: { 'x-portcullis-trace': traceKey },
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await until(() => traceLines().length > 0, 'the debug-trace line', 5000);
     spy.mockRestore();
     expect(response.status).toBe(200);
     const traceId = response.headers.get('x-portcullis-trace-id');
     expect(traceId).toMatch(/^[0-9a-f-]{36}$/);
     // The key is a credential: the backend never sees it.
     expect(backend.received.at(-1)!.headers['x-portcullis-trace']).toBeUndefined();
-    const lines = logged
-      .flatMap((chunk) => chunk.split('\n'))
-      .filter((line) => line.includes('"debug-trace"'));
+    const lines = traceLines();
     expect(lines).toHaveLength(1);
     const trace = JSON.parse(lines[0]!);
     expect(trace).toMatchObject({
@@ -79,10 +82,16 @@ apis:
       headers: { 'x-portcullis-trace': 'guess' },
     });
     const none = await fetch(`${gateway.url}/courses/api/Course`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A last request with the key: once its trace is logged, the two before it have ended untraced.
+    const traced = await fetch(`${gateway.url}/courses/api/Course`, {
+      headers: { 'x-portcullis-trace': traceKey },
+    });
+    await until(() => traceLines().length > 0, 'the debug-trace line of the traced request', 5000);
     spy.mockRestore();
     expect(wrong.headers.get('x-portcullis-trace-id')).toBeNull();
     expect(none.headers.get('x-portcullis-trace-id')).toBeNull();
-    expect(logged.join('')).not.toContain('"debug-trace"');
+    const lines = traceLines();
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!).requestId).toBe(traced.headers.get('x-portcullis-trace-id'));
   });
 });

@@ -8,6 +8,7 @@ import { type ListeningExtProcServer, startExtProcServer } from '../../../src/ex
 import { createServiceApp } from '../../../src/service/app.js';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 import { type RunningEnvoy, startEnvoy } from '../../helpers/envoy.js';
+import { until } from '../../helpers/wait.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -106,12 +107,11 @@ describe('a request through a real Envoy and the engine (pass-through)', () => {
       { exchanges: passThroughExchanges },
       { host: '127.0.0.1', port: enginePort },
     );
-    let status = 0;
-    for (let attempt = 0; attempt < 50 && status !== 200; attempt++) {
-      status = (await fetch(`${envoy.gatewayUrl}/echo/after-restart`)).status;
-      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(status).toBe(200);
+    await until(
+      async () => (await fetch(`${envoy.gatewayUrl}/echo/after-restart`)).status === 200,
+      'Envoy to reach the restarted engine',
+      { timeoutMs: 5000, everyMs: 100 },
+    );
     expect(backend.received.at(-1)!.url).toBe('/base/after-restart');
   });
 });

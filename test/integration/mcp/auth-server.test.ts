@@ -10,7 +10,7 @@ import {
   sampleOperations,
   send,
   startApp,
-} from '../../unit/mcp/helpers.js';
+} from '../../support/mcp/helpers.js';
 
 /**
  * The contract with src/auth: its `verifyAccessToken` is the endpoint's verifier as is, and the tokens it

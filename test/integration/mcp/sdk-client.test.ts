@@ -14,6 +14,7 @@ import type {
   ToolCallRequest,
   ToolOperation,
 } from '../../../src/mcp/index.js';
+import { until } from '../../helpers/wait.js';
 import {
   createTokenKit,
   MutableCatalog,
@@ -21,7 +22,7 @@ import {
   sampleOperations,
   startApp,
   type TokenKit,
-} from '../../unit/mcp/helpers.js';
+} from '../../support/mcp/helpers.js';
 
 /**
  * The official SDK client always offers its latest revision in `initialize`; to pin it to an older one, this
@@ -194,7 +195,10 @@ describe.each(['json', 'sse'] as const)('official SDK client, %s responses', (re
     );
     await client.connect(new PinnedTransport(new URL(app.url), '2025-11-25', token));
     // The client opens its GET stream after `initialized`, without telling us: wait until the server has it.
-    await waitFor(() => app.endpoint.stats().openStreams === 1);
+    await until(() => app.endpoint.stats().openStreams === 1, "the client's GET stream", {
+      timeoutMs: 2000,
+      everyMs: 10,
+    });
     catalog.set(sampleOperations().filter((op) => op.operationId !== 'getCourse'));
     await changed;
     const { tools } = await client.listTools();
@@ -203,8 +207,3 @@ describe.each(['json', 'sse'] as const)('official SDK client, %s responses', (re
     await client.close();
   });
 });
-
-async function waitFor(predicate: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !predicate(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(predicate()).toBe(true);
-}

@@ -10,6 +10,7 @@ import { loadConfigFile } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
 import { type CertificateWorkshop, certificateWorkshop } from '../../helpers/certificates.js';
 import { buildNetwork, layout, type Network } from '../../helpers/netns.js';
+import { until } from '../../helpers/wait.js';
 
 /**
  * Spec §4.3.1 and §4.3.7 across real network namespaces: a public client, the gateway with a public and a private
@@ -50,12 +51,8 @@ network:
 /** No HTTP answer: refused (7), timed out (28), closed without a reply (52) or reset (56). */
 const NO_ANSWER = [7, 28, 52, 56];
 
-async function waitFor(what: string, probe: () => Promise<boolean>, log: () => string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`${what} did not come up within 20 s:\n${log()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+function waitFor(what: string, probe: () => Promise<boolean>, log: () => string): Promise<void> {
+  return until(probe, `${what} to come up`, { timeoutMs: 20_000, everyMs: 100, detail: log });
 }
 
 function collect(child: ChildProcess): () => string {

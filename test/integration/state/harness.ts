@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { freePort } from '../../../src/config/plan.js';
 import { type RunningEnvoy, startEnvoy } from '../../helpers/envoy.js';
+import { until } from '../../helpers/wait.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/portcullis.js', import.meta.url));
 
@@ -40,14 +41,18 @@ async function startEngineProcess(configFile: string): Promise<EngineProcess> {
     output += chunk.toString();
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 20_000;
-  while (!output.includes('engine listening')) {
-    if (child.exitCode !== null) throw new Error(`engine exited with ${child.exitCode}:\n${output}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`engine not listening within 20 s:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
+  try {
+    await until(
+      () => {
+        if (child.exitCode !== null) throw new Error(`engine exited with ${child.exitCode}:\n${output}`);
+        return output.includes('engine listening');
+      },
+      'the engine to listen',
+      { timeoutMs: 20_000, everyMs: 25, detail: () => output },
+    );
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
   }
   return {
     port,

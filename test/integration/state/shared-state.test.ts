@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 import { type RunningRedis, startRedis } from '../../helpers/redis.js';
+import { until } from '../../helpers/wait.js';
 import { apiYaml, policy } from '../policies/support.js';
 import { type SharedStateStack, startSharedStateStack } from './harness.js';
 
@@ -109,6 +110,24 @@ ${apiYaml('values', backend.url, [
   const get = (path: string, clientId?: string) =>
     fetch(`${stack.url}${path}`, clientId === undefined ? {} : { headers: { 'X-Client': clientId } });
 
+  // What the engines wrote to Redis (keys carry the configured `it:` prefix), to wait for writes that go out
+  // with a response rather than before it.
+  const keysLike = (pattern: string) => redis.cli('KEYS', pattern).trim().split('\n').filter(Boolean);
+  /** limit-concurrency slots held: a sorted set of lease tokens per key. */
+  const leasesHeld = () =>
+    keysLike('it:conc:*slow-backend*').reduce(
+      (held, key) => held + Number(redis.cli('ZCARD', key).trim()),
+      0,
+    );
+  /** Calls a rate-limit window holds: a hash of `count:time` buckets per key. */
+  const callsCounted = (pattern: string) =>
+    keysLike(pattern)
+      .flatMap((key) => redis.cli('HVALS', key).trim().split('\n').filter(Boolean))
+      .reduce((calls, bucket) => calls + Number(bucket.split(':')[0]), 0);
+  /** Bytes a quota holds: a hash {w, c, b} per key. */
+  const bytesCounted = (pattern: string) =>
+    keysLike(pattern).reduce((bytes, key) => bytes + Number(redis.cli('HGET', key, 'b').trim() || 0), 0);
+
   it('a limit of 10 per minute admits exactly 10 of 20 concurrent calls spread over both engines', async () => {
     const before = stack.engines.map((engine) => engine.requests());
     const responses = await Promise.all(Array.from({ length: 20 }, () => get('/limited/items', 'burst')));
@@ -133,8 +152,10 @@ ${apiYaml('values', backend.url, [
     // Both processes took part (Envoy spreads streams over the two engine endpoints).
     // Each engine writes its access-log line just after answering: give the last lines a moment to arrive.
     const served = () => stack.engines.map((engine, i) => engine.requests() - before[i]!);
-    for (let i = 0; i < 50 && served()[0]! + served()[1]! < 20; i++)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => served()[0]! + served()[1]! >= 20, 'the access-log line of every request', {
+      timeoutMs: 1000,
+      everyMs: 20,
+    });
     const [first, second] = served();
     expect(first! + second!).toBe(20);
     expect(first).toBeGreaterThan(0);
@@ -186,7 +207,7 @@ ${apiYaml('values', backend.url, [
     expect(statuses.filter((s) => s === 429)).toHaveLength(6);
     // Released at the end of each request (sent to Redis as the response goes out, not awaited by it): after a
     // moment the next pair is admitted.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(() => leasesHeld() === 0, 'both slots to be released', { timeoutMs: 2000, everyMs: 20 });
     const next = await Promise.all([get('/narrow/work'), get('/narrow/work')]);
     expect(next.map((r) => r.status)).toEqual([200, 200]);
   });
@@ -195,18 +216,28 @@ ${apiYaml('values', backend.url, [
     for (let i = 0; i < 5; i++) expect((await get('/conditional/status/500')).status).toBe(500);
     expect((await get('/conditional/status/200')).headers.get('x-remaining')).toBe('1');
     expect((await get('/conditional/status/200')).status).toBe(200);
-    // The count is taken as each response goes out; give the last one a moment to reach Redis.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The count is taken as each response goes out: wait until the last one has reached Redis.
+    await until(() => callsCounted('it:rl:*successes*') === 2, 'both successes to be counted', {
+      timeoutMs: 2000,
+      everyMs: 20,
+    });
     const refused = await get('/conditional/status/200');
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(59);
   });
 
   it('a bandwidth quota counts the bytes of the responses (1 KB: two 600-byte answers use it up)', async () => {
+    // The bytes are counted as each response goes out: wait for each count to reach Redis.
+    const counted = (more: number) =>
+      until(() => bytesCounted('it:quota:*bytes*') > more, 'the answer to be counted', {
+        timeoutMs: 2000,
+        everyMs: 20,
+      });
     expect((await get('/bandwidth/status/200')).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await counted(0);
+    const first = bytesCounted('it:quota:*bytes*');
     expect((await get('/bandwidth/status/200')).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await counted(first);
     const refused = await get('/bandwidth/status/200');
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { message: string }).message).toMatch(
@@ -217,9 +248,7 @@ ${apiYaml('values', backend.url, [
   it('log-to-eventhub entries from both engines are readable from the Redis stream', async () => {
     for (let i = 1; i <= 6; i++)
       expect((await get(`/logged/items/${i}`, `writer-${i % 2}`)).status).toBe(200);
-    const deadline = Date.now() + 5000;
-    while (Number(redis.cli('XLEN', 'it:gateway-audit').trim()) < 6 && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(() => Number(redis.cli('XLEN', 'it:gateway-audit').trim()) >= 6, 'six stream entries', 5000);
     // redis-cli prints each entry as its id and then field, value lines.
     const lines = redis.cli('XRANGE', 'it:gateway-audit', '-', '+').trim().split('\n');
     const messages = lines.filter((_, i) => lines[i - 1] === 'message');
@@ -247,22 +276,25 @@ ${apiYaml('values', backend.url, [
     }
 
     // ioredis reconnects on its own (at most a second apart): limits are enforced again.
-    const deadline = Date.now() + 10_000;
-    let status = 0;
-    while (Date.now() < deadline) {
-      status = (await get('/quota/items', 'after-outage')).status;
-      if (status === 200) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    expect(status).toBe(200);
+    const started = Date.now();
+    const reconnect = { timeoutMs: 10_000, everyMs: 200 };
+    await until(
+      async () => (await get('/quota/items', 'after-outage')).status === 200,
+      'a quota again',
+      reconnect,
+    );
     // Both engines are back on the shared count (the first may still be reconnecting: give it the same time).
     let quotaStatuses: number[] = [];
-    while (Date.now() < deadline) {
-      quotaStatuses = [];
-      for (let i = 0; i < 6; i++)
-        quotaStatuses.push((await get('/quota/items', `recovered-${deadline}`)).status);
-      if (!quotaStatuses.includes(503)) break;
-    }
+    await until(
+      async () => {
+        quotaStatuses = [];
+        for (let i = 0; i < 6; i++)
+          quotaStatuses.push((await get('/quota/items', `recovered-${started}`)).status);
+        return !quotaStatuses.includes(503);
+      },
+      'both engines to reach Redis again',
+      { timeoutMs: Math.max(0, 10_000 - (Date.now() - started)), everyMs: 0 },
+    );
     expect(quotaStatuses).toEqual([200, 200, 200, 403, 403, 403]);
 
     // A stalled Redis (accepts, never answers) costs each request at most the command timeout.

@@ -16,7 +16,7 @@ import {
   type Issued,
 } from '../../helpers/certificates.js';
 import { type RunningEnvoy, startEnvoy } from '../../helpers/envoy.js';
-import { fakeServices, pipelineOf, policies, request } from '../../unit/policy/fakes.js';
+import { fakeServices, pipelineOf, policies, request } from '../../support/policy/fakes.js';
 
 /**
  * TLS and client certificates through a real Envoy: the engine side here is the production path in small — the

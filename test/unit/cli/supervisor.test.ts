@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isListeningReport } from '../../../src/cli/child-report.js';
 import { type ChildSpec, type GaveUp, Supervisor } from '../../../src/cli/supervisor.js';
-import { until } from '../../helpers/wait.js';
+import { elapse, until } from '../../helpers/wait.js';
 
 const supervisors: Supervisor[] = [];
 
@@ -115,8 +115,8 @@ describe('Supervisor', () => {
     await supervising.start(spec);
     await supervising.stopAll(2000);
     expect(supervising.running()).toEqual([]);
-    // Past any restart delay of the policy.
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Past the longest restart delay of the policy (80 ms): a bounded wait is what shows that nothing happened.
+    await elapse(150);
     expect(restarts).toBe(0);
     expect(lines.filter((line) => line.startsWith('up:'))).toEqual([]);
   });
@@ -140,7 +140,7 @@ describe('Supervisor', () => {
     await until(() => lines.some((line) => line.includes('restarting in 300 ms')), 'the scheduled restart');
     await supervising.stopAll(2000);
     // Past the delay the restart was scheduled for: a bounded wait is what shows that nothing happened.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await elapse(500);
     expect(restarts).toBe(0);
   });
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, formatProblem, loadConfigFile } from '../../../src/config/load.js';
 
-const fixtures = fileURLToPath(new URL('../catalog/importers/fixtures/openapi/', import.meta.url));
+const fixtures = fileURLToPath(new URL('../../support/fixtures/catalog/openapi/', import.meta.url));
 
 async function gatewayFile(yaml: string): Promise<string> {
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-definitions-'));

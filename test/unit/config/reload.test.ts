@@ -13,6 +13,7 @@ import {
   SwappableExchanges,
 } from '../../../src/config/reload.js';
 import type { Exchange } from '../../../src/extproc/exchange.js';
+import { elapse, until } from '../../helpers/wait.js';
 
 async function folder(): Promise<string> {
   return mkdtemp(path.join(tmpdir(), 'portcullis-reload-'));
@@ -50,16 +51,8 @@ function generation(label: string): Generation {
   return made;
 }
 
-function waitFor(check: () => boolean, timeoutMs = 3000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const poll = () => {
-      if (check()) resolve();
-      else if (Date.now() - started > timeoutMs) reject(new Error('condition not met in time'));
-      else setTimeout(poll, 20);
-    };
-    poll();
-  });
+function waitFor(check: () => boolean): Promise<void> {
+  return until(check, 'the watcher or reloader to react', { timeoutMs: 3000, everyMs: 20 });
 }
 
 describe('referencedFiles', () => {
@@ -114,16 +107,19 @@ describe('FileSetWatcher', () => {
     const watched = path.join(dir, 'policy.xml');
     await writeFile(watched, '1');
     let changes = 0;
-    const watcher = new FileSetWatcher(() => changes++, 100);
+    const debounceMs = 100;
+    const watcher = new FileSetWatcher(() => changes++, debounceMs);
     watcher.watch([watched]);
+    // Showing that a change is NOT reported takes time: a few debounce periods with nothing reported.
+    const pastTheDebounce = () => elapse(debounceMs * 2.5);
     try {
       await writeFile(path.join(dir, 'unrelated.txt'), 'x');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await pastTheDebounce();
       expect(changes).toBe(0);
 
       for (const text of ['2', '3', '4']) await writeFile(watched, text);
       await waitFor(() => changes > 0);
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await pastTheDebounce();
       expect(changes).toBe(1);
 
       // An editor's atomic save: write elsewhere, rename over the watched file.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failure, show } from './helpers.js';
+import { failure, show } from '../../support/expr/evaluate.js';
 
 const d = 'new DateTime(2024, 2, 29, 13, 5, 9, 45, DateTimeKind.Utc)';
 

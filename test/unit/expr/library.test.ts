@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failure, show, showBlock } from './helpers.js';
+import { failure, show, showBlock } from '../../support/expr/evaluate.js';
 
 describe('Convert, Encoding, Uri, WebUtility', () => {
   it.each([

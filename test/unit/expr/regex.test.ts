@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileExpression, ExpressionError } from '../../../src/expr/index.js';
-import { makeContext, show, showBlock } from './helpers.js';
+import { makeContext, show, showBlock } from '../../support/expr/evaluate.js';
 
 const ORIGIN = { file: 'policies/api.xml', line: 12, column: 7 };
 

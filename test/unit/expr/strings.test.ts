@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failure, show } from './helpers.js';
+import { failure, show } from '../../support/expr/evaluate.js';
 
 describe('System.String', () => {
   it.each([

@@ -4,7 +4,7 @@ import type { Exchange, ExchangeFactory, PhaseResult } from '../../../src/extpro
 import type { ProcessingResponse } from '../../../src/extproc/messages.js';
 import { type ListeningExtProcServer, startExtProcServer } from '../../../src/extproc/server.js';
 import { connectFakeEnvoy, type FakeEnvoyStream, headerMap } from '../../helpers/extproc-client.js';
-import { until } from '../../helpers/wait.js';
+import { elapse, until } from '../../helpers/wait.js';
 
 let server: ListeningExtProcServer | undefined;
 let envoy: FakeEnvoyStream | undefined;
@@ -134,7 +134,10 @@ describe('ext_proc stream state machine', () => {
     expect(trailers.response_trailers!.header_mutation!.set_headers![0]!.header.key).toBe('x-tr');
     stream.finish();
     await stream.closed;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(() => calls.includes('end'), 'the exchange to hear the stream is over', {
+      timeoutMs: 2000,
+      everyMs: 10,
+    });
     expect(calls).toEqual([
       'request_headers',
       'request_body:old:true',
@@ -196,7 +199,8 @@ describe('ext_proc stream state machine', () => {
   it('answers messages strictly in order even when an earlier handler is slower', async () => {
     const stream = await serve(() => ({
       requestHeaders: async () => {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // Slower than the body handler on purpose: the answers must still go out in order.
+        await elapse(50);
         return { action: 'continue', headers: [{ name: 'x-first', value: '1' }] };
       },
       requestBody: () => ({ action: 'continue', body: Buffer.from('second') }),
@@ -224,7 +228,7 @@ describe('ext_proc stream state machine', () => {
     await stream.exchange(requestHeaders({ ':path': '/' }, false));
     expect(ends).toBe(0);
     stream.reset();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(() => ends > 0, 'the exchange to hear of the reset', { timeoutMs: 2000, everyMs: 10 });
     expect(ends).toBe(1);
   });
 
@@ -247,6 +251,9 @@ describe('ext_proc stream state machine', () => {
     return { factory, release, started, ends: () => ends };
   }
 
+  /** Time for a client's half-close to travel over loopback to the server, when there is no signal to wait on. */
+  const HALF_CLOSE_TRAVEL_MS = 50;
+
   const requestBody = (text: string) => ({ request_body: { body: Buffer.from(text), end_of_stream: true } });
 
   it('drops an answer still being computed when Envoy half-closes (its filter is gone) and ends with OK', async () => {
@@ -256,7 +263,9 @@ describe('ext_proc stream state machine', () => {
     stream.send(requestBody('abc'));
     await slow.started;
     stream.halfClose();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The half-close must reach the server before the answer is ready. Nothing shows that it has (the stream's
+    // end is queued behind the answer), so give it a moment: a late arrival only makes the test pass vacuously.
+    await elapse(HALF_CLOSE_TRAVEL_MS);
     slow.release();
     await expect(stream.next(500)).rejects.toThrow('stream ended');
     expect(await stream.closed).toBeUndefined();

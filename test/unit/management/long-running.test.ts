@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from '../../helpers/wait.js';
 import { type ManagementHarness, startManagement } from './harness.js';
 
 /** A store whose changes "restart Envoy" until released, as GatewayReload does when the bootstrap changes. */
@@ -22,13 +23,17 @@ async function restarting(): Promise<{ h: ManagementHarness; release: () => void
   return { h, release: () => release() };
 }
 
-async function poll(h: ManagementHarness, location: string, until: string) {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const status = await h.request('GET', location);
-    if (status.json?.status === until) return status;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`${location} never reached ${until}`);
+async function poll(h: ManagementHarness, location: string, wanted: string) {
+  let status: Awaited<ReturnType<ManagementHarness['request']>> | undefined;
+  await until(
+    async () => {
+      status = await h.request('GET', location);
+      return status.json?.status === wanted;
+    },
+    `${location} to reach ${wanted}`,
+    { timeoutMs: 2000, everyMs: 20 },
+  );
+  return status!;
 }
 
 describe('changes that restart Envoy: 202 and /operations/{id}', () => {

@@ -11,7 +11,7 @@ import {
   send,
   startApp,
   type TokenKit,
-} from './helpers.js';
+} from '../../support/mcp/helpers.js';
 
 let kit: TokenKit;
 let app: RunningApp;

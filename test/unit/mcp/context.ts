@@ -4,7 +4,7 @@ import type { MethodContext, SessionView } from '../../../src/mcp/protocol/metho
 import { findRevision } from '../../../src/mcp/protocol/revisions.js';
 import { ToolRegistry } from '../../../src/mcp/tools/registry.js';
 import type { ToolOperation } from '../../../src/mcp/types.js';
-import { FakeCaller, MutableCatalog, sampleOperations } from './helpers.js';
+import { FakeCaller, MutableCatalog, sampleOperations } from '../../support/mcp/helpers.js';
 
 export const dispatcher = new Dispatcher(methodTable);
 

@@ -13,7 +13,7 @@ import {
   sseMessages,
   startApp,
   type TokenKit,
-} from './helpers.js';
+} from '../../support/mcp/helpers.js';
 
 let kit: TokenKit;
 let app: RunningApp;
@@ -487,8 +487,10 @@ describe('GET stream and DELETE', () => {
       accept: 'text/event-stream',
     });
     await first.body!.cancel();
-    for (let i = 0; i < 100 && app.endpoint.stats().openStreams > 0; i++)
-      await new Promise((r) => setTimeout(r, 10));
+    await until(() => app.endpoint.stats().openStreams === 0, 'the server to see the stream closed', {
+      timeoutMs: 1000,
+      everyMs: 10,
+    });
     const again = await send(app.url, undefined, {
       token: alice,
       session,

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { buildPipeline } from '../../../src/policy/pipeline.js';
 import { PipelineRun } from '../../../src/policy/runner.js';
-import { compileAt, fakeServices, pipelineOf, policies, request, runAll } from './fakes.js';
+import {
+  compileAt,
+  fakeServices,
+  pipelineOf,
+  policies,
+  request,
+  runAll,
+} from '../../support/policy/fakes.js';
 
 describe('PipelineRun', () => {
   it('sets every LastError field for a failure in a nested statement', async () => {

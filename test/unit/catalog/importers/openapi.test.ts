@@ -9,7 +9,7 @@ import {
 } from '../../../../src/catalog/importers/model.js';
 import { importer, jsonLinePointers } from '../../../../src/catalog/importers/openapi.js';
 
-const fixtures = path.join(import.meta.dirname, 'fixtures', 'openapi');
+const fixtures = path.join(import.meta.dirname, '../../../support/fixtures/catalog', 'openapi');
 const load = (name: string, options: { serviceUrl?: string; apiId?: string } = {}) =>
   importer.importFile(path.join(fixtures, name), { urlSuffix: 'api', ...options });
 const operation = (api: ImportedApi, id: string) => {

@@ -9,7 +9,7 @@ import {
 } from '../../../../src/catalog/importers/model.js';
 import { importer } from '../../../../src/catalog/importers/wadl.js';
 
-const fixture = path.join(import.meta.dirname, 'fixtures', 'wadl', 'courses.wadl');
+const fixture = path.join(import.meta.dirname, '../../../support/fixtures/catalog', 'wadl', 'courses.wadl');
 
 describe('WADL', () => {
   let api: ImportedApi;

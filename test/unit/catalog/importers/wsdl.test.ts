@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportError, type ImportProblem } from '../../../../src/catalog/importers/model.js';
 import { importer } from '../../../../src/catalog/importers/wsdl.js';
 
-const fixtures = path.join(import.meta.dirname, 'fixtures', 'wsdl');
+const fixtures = path.join(import.meta.dirname, '../../../support/fixtures/catalog', 'wsdl');
 const load = (name: string) => importer.importFile(path.join(fixtures, name), { urlSuffix: 'soap' });
 
 describe('WSDL 1.1', () => {

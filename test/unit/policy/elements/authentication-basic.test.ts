@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inbound } from '../fakes.js';
+import { inbound } from '../../../support/policy/fakes.js';
 
 describe('authentication-basic', () => {
   it('replaces Authorization with Basic credentials for the backend', async () => {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { fakeServices, header, pipelineOf, policies, request, runAll } from '../fakes.js';
+import {
+  fakeServices,
+  header,
+  pipelineOf,
+  policies,
+  request,
+  runAll,
+} from '../../../support/policy/fakes.js';
 import { diagnosticsOf } from './util.js';
 
 const pipeline = (lookup = '', children = '<vary-by-header>Authorization</vary-by-header>') =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fakeServices, pipelineOf, policies, request, runAll } from '../fakes.js';
+import { fakeServices, pipelineOf, policies, request, runAll } from '../../../support/policy/fakes.js';
 import { diagnosticsOf } from './util.js';
 
 const pipeline = (store: string) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inbound } from '../fakes.js';
+import { inbound } from '../../../support/policy/fakes.js';
 import { diagnosticsOf } from './util.js';
 
 const doc = (method: string) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PipelineRun } from '../../../../src/policy/runner.js';
-import { fakeServices, pipelineOf, policies, request } from '../fakes.js';
+import { fakeServices, pipelineOf, policies, request } from '../../../support/policy/fakes.js';
 import { diagnosticsOf } from './util.js';
 
 const forward = async (backend: string) => {

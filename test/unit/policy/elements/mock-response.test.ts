@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { header, inbound } from '../fakes.js';
+import { header, inbound } from '../../../support/policy/fakes.js';
 import { diagnosticsOf } from './util.js';
 
 describe('mock-response', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildPipeline } from '../../../../src/policy/pipeline.js';
-import { compileAt, fakeServices, policies, request, runAll } from '../fakes.js';
+import { compileAt, fakeServices, policies, request, runAll } from '../../../support/policy/fakes.js';
 import { diagnosticsOf } from './util.js';
 
 const product = compileAt(

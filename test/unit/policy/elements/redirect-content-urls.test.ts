@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { UrlModel } from '../../../../src/expr/index.js';
-import { fakeServices, inbound, outbound, pipelineOf, policies, request, runAll } from '../fakes.js';
+import {
+  fakeServices,
+  inbound,
+  outbound,
+  pipelineOf,
+  policies,
+  request,
+  runAll,
+} from '../../../support/policy/fakes.js';
 
 const api = { path: 'shop', serviceUrl: UrlModel.parse('http://backend.internal:8080/v1') };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ResponseModel } from '../../../../src/expr/index.js';
-import { fakeServices, inbound } from '../fakes.js';
+import { fakeServices, inbound } from '../../../support/policy/fakes.js';
 import { diagnosticsOf } from './util.js';
 
 describe('send-request', () => {

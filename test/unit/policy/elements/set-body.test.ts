@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inbound, outbound } from '../fakes.js';
+import { inbound, outbound } from '../../../support/policy/fakes.js';
 import { diagnosticsOf } from './util.js';
 
 describe('set-body', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { header, inbound, outbound } from '../fakes.js';
+import { header, inbound, outbound } from '../../../support/policy/fakes.js';
 import { diagnosticsOf } from './util.js';
 
 const headersOf = async (statements: string, headers: [string, string][] = []) => {

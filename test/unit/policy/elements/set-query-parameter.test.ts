@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inbound } from '../fakes.js';
+import { inbound } from '../../../support/policy/fakes.js';
 import { diagnosticsOf } from './util.js';
 
 const pathOf = async (statements: string, url = 'https://gw.example.com/p?a=1&b=2') => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { outbound } from '../fakes.js';
+import { outbound } from '../../../support/policy/fakes.js';
 import { diagnosticsOf } from './util.js';
 
 describe('set-status', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inbound } from '../fakes.js';
+import { inbound } from '../../../support/policy/fakes.js';
 
 describe('set-variable', () => {
   it('stores a literal as a string', async () => {

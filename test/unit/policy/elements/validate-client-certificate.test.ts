@@ -3,7 +3,7 @@ import { clientCertificate, trustStore } from '../../../../src/extproc/client-ce
 import type { ClientCertificate } from '../../../../src/policy/elements/validate-client-certificate.js';
 import { PipelineRun } from '../../../../src/policy/runner.js';
 import { type CertificateWorkshop, certificateWorkshop } from '../../../helpers/certificates.js';
-import { fakeServices, pipelineOf, policies, request } from '../fakes.js';
+import { fakeServices, pipelineOf, policies, request } from '../../../support/policy/fakes.js';
 
 let workshop: CertificateWorkshop;
 let trusted: ClientCertificate;

@@ -16,6 +16,7 @@ import { PolicyError } from '../../../src/policy/runtime.js';
 import type { Logger } from '../../../src/policy/services.js';
 import { type LimitStore, StateUnavailableError } from '../../../src/state/limits.js';
 import { type RunningRedis, startRedis } from '../../helpers/redis.js';
+import { until } from '../../helpers/wait.js';
 
 const quiet: Logger & { lines: string[] } = {
   lines: [],
@@ -261,7 +262,9 @@ describe('engine services with Redis', () => {
   it('while Redis is down, events wait in the bounded buffer, the rest are dropped and counted; then delivered', async () => {
     await redis.stop();
     try {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await until(() => !services.redis!.available, 'the connection to notice Redis is gone', {
+        everyMs: 10,
+      });
       const droppedBefore = services.counters.get('log-to-eventhub', 'failed', 'EventDropped');
       const outcomes = Array.from({ length: 60 }, (_, i) => services.events.send('audit', `during ${i}`));
       expect(outcomes.filter((o) => o === 'queued')).toHaveLength(50);
@@ -279,10 +282,7 @@ describe('engine services with Redis', () => {
     } finally {
       await redis.start();
     }
-    const deadline = Date.now() + 10_000;
-    while (services.eventStream!.pending > 0 && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(services.eventStream!.pending).toBe(0);
+    await until(() => services.eventStream!.pending === 0, 'the buffered events to be delivered', 10_000);
     expect(Number(redis.cli('XLEN', 'u:audit-stream').trim())).toBe(50);
     expect(quiet.lines).toContain('warn redis connection lost');
   });

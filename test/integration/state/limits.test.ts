@@ -4,6 +4,7 @@ import { MemoryLimitStore } from '../../../src/state/memory-limits.js';
 import { RedisConnection } from '../../../src/state/redis-connection.js';
 import { RedisLimitStore } from '../../../src/state/redis-limits.js';
 import { type RunningRedis, startRedis } from '../../helpers/redis.js';
+import { elapse, until } from '../../helpers/wait.js';
 
 /**
  * One specification for both backends. The in-process store runs on a fake clock; the Redis store on Redis's own
@@ -277,7 +278,8 @@ afterAll(async () => {
 
 limitSuite('redis', () => ({
   store: redisStore,
-  advance: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  // Redis keeps its own clock: letting a window pass means letting the time pass.
+  advance: elapse,
 }));
 
 describe('redis: keys and failures', () => {
@@ -342,7 +344,10 @@ describe('redis: keys and failures', () => {
       commandTimeoutMs: 150,
       connectTimeoutMs: 200,
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(() => !nowhere.available, 'the refused connection to be noticed', {
+      timeoutMs: 2000,
+      everyMs: 10,
+    });
     const started = Date.now();
     const refused = await new RedisLimitStore(nowhere).acquire('x', 1, 1).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(StateUnavailableError);
