@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { isNode, LineCounter, parseDocument } from 'yaml';
-import type { ConfigProblem } from '../config/load.js';
+import type { Diagnostic } from '../diagnostic.js';
 
 /**
- * A ConfigProblem for a key path of a loaded file, located like the loader's own errors (the key when it exists,
+ * A Diagnostic for a key path of a loaded file, located like the loader's own errors (the key when it exists,
  * else the closest parent). For checks that need several sections at once, which the per-section schemas cannot
  * see.
  */
@@ -11,7 +11,7 @@ export async function problemAt(
   file: string,
   keys: readonly (string | number)[],
   message: string,
-): Promise<ConfigProblem> {
+): Promise<Diagnostic> {
   const lineCounter = new LineCounter();
   const text = await readFile(file, 'utf8').catch(() => '');
   const document = parseDocument(text, { lineCounter });

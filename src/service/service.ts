@@ -9,9 +9,10 @@ import {
   type UpstreamProviderOptions,
 } from '../auth/index.js';
 import { createRedisStores } from '../auth/stores/redis.js';
-import { ConfigError, type ConfigProblem, type LoadedConfig } from '../config/load.js';
+import { ConfigError, type LoadedConfig } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { type AuthConfig, mcpConfigSchema } from '../config/service-schema.js';
+import type { Diagnostic } from '../diagnostic.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
 import { redactText } from '../redact.js';
 import { RedisConnection } from '../state/redis-connection.js';
@@ -219,9 +220,9 @@ function fixedSettings(running: GatewayConfig, next: GatewayConfig): string[] {
   return changed;
 }
 
-async function crossSectionProblems(loaded: LoadedConfig, options: ServiceOptions): Promise<ConfigProblem[]> {
+async function crossSectionProblems(loaded: LoadedConfig, options: ServiceOptions): Promise<Diagnostic[]> {
   const { config, file } = loaded;
-  const problems: Promise<ConfigProblem>[] = [];
+  const problems: Promise<Diagnostic>[] = [];
   if (config.mcp && !config.auth) {
     problems.push(
       problemAt(
