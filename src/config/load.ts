@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { DiagnosticsError } from '../diagnostic.js';
+import { type Diagnostic, DiagnosticsError } from '../diagnostic.js';
 import { expandDefinitions } from './definitions.js';
 import { type GatewayConfig, gatewayConfigSchema } from './schema.js';
 
@@ -141,6 +141,22 @@ function issueMessage(issue: z.core.$ZodIssue): string {
       ? ''
       : `, got ${JSON.stringify(found)}`;
   return `${issue.message}${shown}`;
+}
+
+/**
+ * A problem at a key path of a configuration file already loaded, located as the loader locates its own (the key
+ * when it exists, else the closest parent): for problems found after loading, such as a signing key file that
+ * cannot be read.
+ */
+export async function problemAt(
+  file: string,
+  keys: readonly (string | number)[],
+  message: string,
+): Promise<Diagnostic> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  const lineCounter = new LineCounter();
+  const { line, column } = locate(parseDocument(text, { lineCounter }), lineCounter, keys);
+  return { file, line, column, path: formatPath(keys), message };
 }
 
 /** A key path as the messages write it, e.g. `apis[0].serviceUrl`. */
