@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { ImportError, importDefinition } from '../catalog/importers/index.js';
-import { ConfigError, type ConfigProblem } from './load.js';
+import type { Diagnostic } from '../diagnostic.js';
+import { ConfigError } from './load.js';
 import type { GatewayConfig } from './schema.js';
 
 /**
@@ -9,7 +10,7 @@ import type { GatewayConfig } from './schema.js';
  * reported together, with the definition's own file, line and column.
  */
 export async function expandDefinitions(config: GatewayConfig, directory: string): Promise<GatewayConfig> {
-  const problems: ConfigProblem[] = [];
+  const problems: Diagnostic[] = [];
   const apis = await Promise.all(
     config.apis.map(async (api, index) => {
       if (!api.definition) return api;
@@ -37,7 +38,7 @@ export async function expandDefinitions(config: GatewayConfig, directory: string
             file: problem.file,
             line: problem.line ?? 1,
             column: problem.column ?? 1,
-            path: problem.pointer ?? `apis[${index}].definition`,
+            path: problem.path ?? `apis[${index}].definition`,
             message: problem.message,
           });
         }

@@ -2,11 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Catalog } from '../catalog/catalog.js';
 import { UrlTemplateError } from '../catalog/url-template.js';
+import { type Diagnostic, DiagnosticsError } from '../diagnostic.js';
 import {
   buildPipeline,
   type CompiledDocument,
   compilePolicyDocument,
-  formatDiagnostic,
   type NamedValues,
   type Pipeline,
   type PolicyDocument,
@@ -28,11 +28,8 @@ export interface CompiledGateway {
 }
 
 /** Policy documents that failed to load, and configuration problems found while compiling. */
-export class GatewayLoadError extends Error {
+export class GatewayLoadError extends DiagnosticsError {
   override readonly name = 'GatewayLoadError';
-  constructor(readonly problems: readonly string[]) {
-    super(problems.join('\n'));
-  }
 }
 
 /**
@@ -41,7 +38,7 @@ export class GatewayLoadError extends Error {
  */
 export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const { config } = loaded;
-  const problems: string[] = [];
+  const problems: Diagnostic[] = [];
   const namedValues: NamedValues = new Map(
     Object.entries(config.namedValues).map(([name, entry]) => [
       name,
@@ -55,7 +52,11 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     const pending = fileText(loaded.files, file);
     if (pending !== undefined) return { file, text: pending };
     if (!existsSync(file)) {
-      problems.push(`${loaded.file}: ${where}: policy file "${value}" not found (looked at ${file})`);
+      problems.push({
+        file: loaded.file,
+        path: where,
+        message: `policy file "${value}" not found (looked at ${file})`,
+      });
       return undefined;
     }
     return { file, text: readFileSync(file, 'utf8') };
@@ -76,7 +77,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     try {
       return compilePolicyDocument(document, { scope, fragments: (id) => fragments.get(id) });
     } catch (error) {
-      if (error instanceof PolicyLoadError) problems.push(...error.diagnostics.map(formatDiagnostic));
+      if (error instanceof PolicyLoadError) problems.push(...error.diagnostics);
       else throw error;
       return undefined;
     }
@@ -148,7 +149,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   try {
     catalog = new Catalog(apis);
   } catch (error) {
-    if (error instanceof UrlTemplateError) problems.push(`${loaded.file}: ${error.message}`);
+    if (error instanceof UrlTemplateError) problems.push({ file: loaded.file, message: error.message });
     else throw error;
   }
   if (problems.length > 0 || !catalog) throw new GatewayLoadError(problems);
@@ -159,12 +160,12 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   };
 }
 
-function read(input: { file: string; text: string }, namedValues: NamedValues, problems: string[]) {
+function read(input: { file: string; text: string }, namedValues: NamedValues, problems: Diagnostic[]) {
   try {
     return readPolicyDocument(input.text, { file: input.file, namedValues });
   } catch (error) {
     if (error instanceof PolicyLoadError) {
-      problems.push(...error.diagnostics.map(formatDiagnostic));
+      problems.push(...error.diagnostics);
       return undefined;
     }
     throw error;

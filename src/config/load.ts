@@ -2,29 +2,13 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { type Diagnostic, DiagnosticsError } from '../diagnostic.js';
 import { expandDefinitions } from './definitions.js';
 import { type GatewayConfig, gatewayConfigSchema } from './schema.js';
 
-/** One problem in a configuration file, located as precisely as the YAML allows. */
-export interface ConfigProblem {
-  readonly file: string;
-  readonly line: number;
-  readonly column: number;
-  /** The key path, e.g. `apis[0].serviceUrl`. */
-  readonly path: string;
-  readonly message: string;
-}
-
-export class ConfigError extends Error {
+/** Problems in a configuration file, each located as precisely as the YAML allows (path: the key path). */
+export class ConfigError extends DiagnosticsError {
   override readonly name = 'ConfigError';
-  constructor(readonly problems: readonly ConfigProblem[]) {
-    super(problems.map(formatProblem).join('\n'));
-  }
-}
-
-export function formatProblem(problem: ConfigProblem): string {
-  const where = problem.path ? `${problem.path}: ` : '';
-  return `${problem.file}:${problem.line}:${problem.column}: ${where}${problem.message}`;
 }
 
 export interface LoadedConfig {
@@ -175,6 +159,22 @@ function issueMessage(issue: z.core.$ZodIssue): string {
       ? ''
       : `, got ${JSON.stringify(found)}`;
   return `${issue.message}${shown}`;
+}
+
+/**
+ * A problem at a key path of a configuration file already loaded, located as the loader locates its own (the key
+ * when it exists, else the closest parent): for problems found after loading, such as a signing key file that
+ * cannot be read.
+ */
+export async function problemAt(
+  file: string,
+  keys: readonly (string | number)[],
+  message: string,
+): Promise<Diagnostic> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  const lineCounter = new LineCounter();
+  const { line, column } = locate(parseDocument(text, { lineCounter }), lineCounter, keys);
+  return { file, line, column, path: formatPath(keys), message };
 }
 
 /** A key path as the messages write it, e.g. `apis[0].serviceUrl`. */

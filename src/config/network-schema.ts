@@ -601,9 +601,3 @@ function covers(outer: ResolvedSource, inner: ResolvedSource): boolean {
     ? outerPrefixes.every((o) => innerPrefixes.some((i) => prefixContains(i, o)))
     : innerPrefixes.every((i) => outerPrefixes.some((o) => prefixContains(o, i)));
 }
-
-/** For the root schema: reports placement issues on the whole configuration (`.superRefine(checkPlacement)`). */
-export function checkPlacement(config: PlacementInput, ctx: z.RefinementCtx): void {
-  for (const issue of placementIssues(config))
-    ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-}

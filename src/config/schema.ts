@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { defaultGatewayLimits } from '../../envoy/bootstrap.js';
 import { stateConfigSchema } from '../state/options.js';
+import { runCrossChecks } from './checks.js';
 import { managementConfigSchema } from './management-schema.js';
-import { checkPlacement, networkConfigSchema, tlsConfigSchema } from './network-schema.js';
+import { networkConfigSchema, tlsConfigSchema } from './network-schema.js';
 import { authConfigSchema, mcpConfigSchema } from './service-schema.js';
 
 /**
@@ -248,7 +249,7 @@ const gatewayLimitsSchema = z
   .strict()
   .prefault({});
 
-export const gatewayConfigSchema = z
+const gatewayConfigObject = z
   .object({
     gateway: z
       .object({
@@ -314,133 +315,14 @@ export const gatewayConfigSchema = z
     management: managementConfigSchema.optional(),
     processes: z.array(companionProcessSchema).default([]),
   })
-  .strict()
-  .superRefine((config, ctx) => {
-    const seenIds = new Map<string, number>();
-    const seenSuffixes = new Map<string, number>();
-    config.apis.forEach((api, index) => {
-      const previousId = seenIds.get(api.id);
-      if (previousId !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['apis', index, 'id'],
-          message: `duplicate API id "${api.id}" (also apis[${previousId}])`,
-        });
-      }
-      seenIds.set(api.id, index);
-      const hosts = (api.hostnames ?? ['*']).join(',');
-      const key = `${hosts}/${api.urlSuffix}`;
-      const previousSuffix = seenSuffixes.get(key);
-      if (previousSuffix !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['apis', index, 'urlSuffix'],
-          message: `URL suffix "${api.urlSuffix}" is already used by apis[${previousSuffix}] on the same hosts`,
-        });
-      }
-      seenSuffixes.set(key, index);
-    });
-    const productIds = new Set(config.products.map((product) => product.id));
-    const userIds = new Set(config.users.map((user) => user.id));
-    const groupIds = new Set(config.groups.map((group) => group.id));
-    const keys = new Map<string, string>();
-    config.subscriptions.forEach((subscription, index) => {
-      const scope = subscription.scope;
-      if (scope !== 'all' && 'product' in scope && !productIds.has(scope.product)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['subscriptions', index, 'scope', 'product'],
-          message: `no product with id "${scope.product}"`,
-        });
-      }
-      if (scope !== 'all' && 'api' in scope && !seenIds.has(scope.api)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['subscriptions', index, 'scope', 'api'],
-          message: `no API with id "${scope.api}"`,
-        });
-      }
-      if (subscription.user !== undefined && !userIds.has(subscription.user)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['subscriptions', index, 'user'],
-          message: `no user with id "${subscription.user}"`,
-        });
-      }
-      for (const [field, key] of [
-        ['primaryKey', subscription.primaryKey],
-        ['secondaryKey', subscription.secondaryKey],
-      ] as const) {
-        if (key === undefined) continue;
-        const owner = keys.get(key);
-        // The message never repeats the key: it is a credential.
-        if (owner !== undefined) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['subscriptions', index, field],
-            message: `this key is already used by ${owner}`,
-          });
-        }
-        keys.set(key, `subscriptions[${index}].${field}`);
-      }
-    });
-    config.users.forEach((user, index) => {
-      user.groups.forEach((group, groupIndex) => {
-        if (!groupIds.has(group)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['users', index, 'groups', groupIndex],
-            message: `no group with id "${group}"`,
-          });
-        }
-      });
-    });
-    config.apis.forEach((api, index) => {
-      const open = config.products.filter(
-        (product) => !product.subscriptionRequired && product.apis.includes(api.id),
-      );
-      if (open.length > 1) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['apis', index, 'id'],
-          message: `API "${api.id}" is in ${open.length} open products (${open.map((product) => product.id).join(', ')}); at most one may admit it without a key`,
-        });
-      }
-    });
-    config.products.forEach((product, index) => {
-      product.apis.forEach((apiId, apiIndex) => {
-        if (!seenIds.has(apiId)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['products', index, 'apis', apiIndex],
-            message: `no API with id "${apiId}" (known: ${[...seenIds.keys()].join(', ') || 'none'})`,
-          });
-        }
-      });
-    });
-    const management = config.management;
-    if (management?.listen && config.network.mode !== 'none') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['management', 'listen'],
-        message: `in ${config.network.mode} mode the management listener binds network.managementPort on the gateway's addresses; remove management.listen`,
-      });
-    }
-    const listenPort = management?.listen?.port ?? 3443;
-    if (management && config.network.mode === 'none' && listenPort !== 0) {
-      const taken = [config.gateway.http.port, config.tls?.port].filter((p) => p !== undefined && p !== 0);
-      if (taken.includes(listenPort)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['management', 'listen', 'port'],
-          message: `the management listener needs its own port; ${listenPort} is a gateway port`,
-        });
-      }
-    }
-  })
-  .superRefine(checkPlacement);
+  .strict();
 
-export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+/** The configuration as the sections' schemas give it, before the checks that span sections. */
+export type GatewayConfig = z.infer<typeof gatewayConfigObject>;
+
+/** The whole file: the sections, then every named cross-field check of `checks.ts`. */
+export const gatewayConfigSchema = gatewayConfigObject.superRefine(runCrossChecks);
+
 export type ApiConfig = z.infer<typeof apiSchema>;
 export type OperationConfig = z.infer<typeof operationSchema>;
 export type CompanionProcessConfig = z.infer<typeof companionProcessSchema>;

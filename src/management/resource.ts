@@ -2,7 +2,8 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import { readBoundedBody } from '../bounded-body.js';
-import { ConfigError, formatProblem, parseYamlWith } from '../config/load.js';
+import { ConfigError, parseYamlWith } from '../config/load.js';
+import { formatDiagnostic } from '../diagnostic.js';
 import { type ConfigDocument, entityTag } from './config-document.js';
 import { ManagementError } from './errors.js';
 import type { RunningConfiguration } from './store.js';
@@ -75,7 +76,7 @@ export function validate<S extends z.ZodType>(schema: S, text: string, label: st
       400,
       'ValidationError',
       `the ${label} is invalid`,
-      error.problems.map(formatProblem),
+      error.problems.map(formatDiagnostic),
     );
   }
 }

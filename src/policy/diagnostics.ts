@@ -1,18 +1,14 @@
+import { type Diagnostic, DiagnosticsError, formatDiagnostic } from '../diagnostic.js';
+
 /**
- * Load-time problems in policy documents. Every diagnostic names the file, the 1-based line and column in the
- * ORIGINAL text (before named values were substituted), the element path and the rule that was broken, so
- * `portcullis validate` can print `file:line:col: message` and an editor can jump there.
+ * Load-time problems in policy documents: the shared Diagnostic with a code. Every diagnostic names the file, the
+ * 1-based line and column in the ORIGINAL text (before named values were substituted), the element path (such as
+ * `policies/inbound/choose[1]/when[2]`, empty when the problem is not inside an element) and the rule that was broken.
  */
-export interface PolicyDiagnostic {
-  readonly file: string;
+export interface PolicyDiagnostic extends Diagnostic<DiagnosticCode> {
   readonly line: number;
   readonly column: number;
-  /** Element path such as `policies/inbound/choose[1]/when[2]`; empty when the problem is not inside an element. */
-  readonly path: string;
-  /** Stable machine-readable code, e.g. `unknown-element`. */
   readonly code: DiagnosticCode;
-  /** The rule and what was found, already redacted of secret named values. */
-  readonly message: string;
 }
 
 export type DiagnosticCode =
@@ -30,18 +26,14 @@ export type DiagnosticCode =
   | 'fragment'
   | 'base';
 
-/** Formats one diagnostic the way `portcullis validate` prints it. */
-export function formatDiagnostic(d: PolicyDiagnostic): string {
-  const where = d.path === '' ? '' : `${d.path}: `;
-  return `${d.file}:${d.line}:${d.column}: ${where}${d.message}`;
-}
+export { formatDiagnostic };
 
 /** Thrown when a document (or a pipeline built from documents) has at least one diagnostic. */
-export class PolicyLoadError extends Error {
+export class PolicyLoadError extends DiagnosticsError {
   override readonly name = 'PolicyLoadError';
   readonly code = 'POLICY_LOAD';
   constructor(readonly diagnostics: readonly PolicyDiagnostic[]) {
-    super(diagnostics.map(formatDiagnostic).join('\n'));
+    super(diagnostics);
   }
 }
 

@@ -8,9 +8,10 @@ import {
   type UpstreamProviderOptions,
 } from '../auth/index.js';
 import { createRedisStores } from '../auth/stores/redis.js';
-import { ConfigError, type ConfigProblem, type LoadedConfig, readNamedFile } from '../config/load.js';
+import { ConfigError, type LoadedConfig, problemAt, readNamedFile } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { type AuthConfig, mcpConfigSchema } from '../config/service-schema.js';
+import type { Diagnostic } from '../diagnostic.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
 import { redactText } from '../redact.js';
 import { RedisConnection } from '../state/redis-connection.js';
@@ -19,7 +20,6 @@ import { createServiceApp } from './app.js';
 import { configToolCatalog } from './catalog.js';
 import { clientAddress } from './client-address.js';
 import { createGatewayCaller } from './gateway-caller.js';
-import { problemAt } from './locate.js';
 
 export interface ServiceOptions {
   /** Where this process reaches Envoy's gateway listener (tool calls go through it), e.g. `http://127.0.0.1:8080`. */
@@ -51,9 +51,6 @@ export interface ServiceReload {
   /** Settings that differ from the running ones and take effect the next time the service starts. */
   readonly atNextStart: readonly string[];
 }
-
-/** The AS accepts product ids as scope parts only in this shape; the gateway's own id rule is looser. */
-const SCOPE_PRODUCT = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
 
 /**
  * Builds the Koa service from a loaded configuration: the OAuth 2.1 authorization server and the MCP endpoint
@@ -219,50 +216,16 @@ function fixedSettings(running: GatewayConfig, next: GatewayConfig): string[] {
   return changed;
 }
 
-async function crossSectionProblems(loaded: LoadedConfig, options: ServiceOptions): Promise<ConfigProblem[]> {
-  const { config, file } = loaded;
-  const problems: Promise<ConfigProblem>[] = [];
-  if (config.mcp && !config.auth) {
-    problems.push(
-      problemAt(
-        file,
-        ['mcp'],
-        'the MCP endpoint needs an "auth" section (its tokens come from the authorization server)',
-      ),
-    );
-  }
-  if (config.auth) {
-    if (config.products.length === 0) {
-      problems.push(
-        problemAt(
-          file,
-          ['auth'],
-          'scopes are read:<product>-work and write:<product>-work: add at least one entry to "products"',
-        ),
-      );
-    }
-    config.products.forEach((product, index) => {
-      if (!SCOPE_PRODUCT.test(product.id)) {
-        problems.push(
-          problemAt(
-            file,
-            ['products', index, 'id'],
-            `must start with a letter or digit and have at most 63 characters to name a scope, got "${product.id}"`,
-          ),
-        );
-      }
-    });
-    if (!options.gatewayUrl) {
-      problems.push(
-        problemAt(
-          file,
-          ['auth'],
-          'the service needs the gateway URL to send tool calls through (--gateway-url)',
-        ),
-      );
-    }
-  }
-  return Promise.all(problems);
+/** What the service needs beyond the configuration file (whose cross-field rules the loader has checked). */
+async function crossSectionProblems(loaded: LoadedConfig, options: ServiceOptions): Promise<Diagnostic[]> {
+  if (!loaded.config.auth || options.gatewayUrl) return [];
+  return [
+    await problemAt(
+      loaded.file,
+      ['auth'],
+      'the service needs the gateway URL to send tool calls through (--gateway-url)',
+    ),
+  ];
 }
 
 /** The service's own connection to the shared Redis of `state.redis`, when configured. */

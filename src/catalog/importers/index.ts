@@ -13,12 +13,11 @@ export type {
   ImportedResponse,
   Importer,
   ImportOptions,
-  ImportProblem,
   JsonSchema,
   SoapMatch,
   XmlName,
 } from './model.js';
-export { formatImportProblem, ImportError } from './model.js';
+export { ImportError } from './model.js';
 export { firstBodyElement, matchSoapOperation, needsBody, requestAction } from './soap-match.js';
 
 export const importers: ReadonlyMap<string, Importer> = new Map(

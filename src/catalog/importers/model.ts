@@ -4,6 +4,7 @@
  * template parameter descriptions, response schemas and, for SOAP, what the operation matcher needs.
  * Plain data only: it is printed as YAML and validated by the configuration schema.
  */
+import { DiagnosticsError } from '../../diagnostic.js';
 
 /** A JSON Schema (draft 2020-12 vocabulary; OpenAPI 3.0 / Swagger 2.0 schemas are converted to it). */
 export type JsonSchema = Record<string, unknown>;
@@ -91,29 +92,10 @@ export interface ImportOptions {
   serviceUrl?: string;
 }
 
-/** One thing wrong with a definition: which file, where in it, and what. */
-export interface ImportProblem {
-  readonly file: string;
-  /** 1-based; absent when the position is not known (then `pointer` says where). */
-  readonly line?: number;
-  readonly column?: number;
-  /** JSON pointer (OpenAPI) or element path (WADL/WSDL) of the offending node. */
-  readonly pointer?: string;
-  readonly message: string;
-}
-
-export function formatImportProblem(problem: ImportProblem): string {
-  const position = problem.line === undefined ? '' : `:${problem.line}:${problem.column ?? 1}`;
-  const where = problem.pointer ? `${problem.pointer}: ` : '';
-  return `${problem.file}${position}: ${where}${problem.message}`;
-}
-
-/** The definition cannot be imported; nothing of it is returned. */
-export class ImportError extends Error {
+/** The definition cannot be imported; nothing of it is returned. Each problem's path is a JSON pointer (OpenAPI) or
+ * an element path (WADL/WSDL). */
+export class ImportError extends DiagnosticsError {
   override readonly name = 'ImportError';
-  constructor(readonly problems: readonly ImportProblem[]) {
-    super(problems.map(formatImportProblem).join('\n'));
-  }
 }
 
 /** An importer: reads one definition file (and what it references) into one API. */

@@ -3,8 +3,10 @@
  * and resolves every `$ref` (internal and to other files); this file only maps the resolved document onto the
  * catalog's model and places the parser's complaints at `file:line:col`.
  */
+
 import path from 'node:path';
 import { bundle, dereference, validate } from '@readme/openapi-parser';
+import type { Diagnostic } from '../../diagnostic.js';
 import { compileUrlTemplate, UrlTemplateError } from '../url-template.js';
 import {
   httpUrl,
@@ -15,7 +17,6 @@ import {
   type ImportedResponse,
   type Importer,
   type ImportOptions,
-  type ImportProblem,
   type JsonSchema,
   type ParameterType,
   slug,
@@ -90,7 +91,7 @@ async function validateDefinition(file: string, sources: SourceMap): Promise<voi
   const codeFrames = needsLineMap(result.errors)
     ? jsonLinePointers(await dereference(file, { dereference: { circular: 'ignore' } }))
     : [];
-  const problems: ImportProblem[] = [];
+  const problems: Diagnostic[] = [];
   for (const error of result.errors)
     problems.push(await placeError(error.message, file, sources, codeFrames));
   if (result.additionalErrors > 0) {
@@ -103,7 +104,7 @@ async function validateDefinition(file: string, sources: SourceMap): Promise<voi
  * "Error parsing /abs/other.yaml: …" is re-parsed by us for an exact position in that file; "Error opening
  * file /abs/other.yaml: ENOENT …" is shown where the `$ref` to that file is written.
  */
-async function placeResolverError(message: string, file: string, sources: SourceMap): Promise<ImportProblem> {
+async function placeResolverError(message: string, file: string, sources: SourceMap): Promise<Diagnostic> {
   const headline = message.split('\n')[0]!;
   const target = /^Error (?:parsing|opening file) (.+?): /.exec(headline)?.[1];
   if (target === undefined) return { file, message: headline };
@@ -133,7 +134,7 @@ async function placeError(
   file: string,
   sources: SourceMap,
   codeFrames: readonly string[],
-): Promise<ImportProblem> {
+): Promise<Diagnostic> {
   const [headline = message, ...frame] = message.split('\n');
   const frameLine = CODE_FRAME_LINE.exec(message);
   if (frameLine) {
@@ -175,14 +176,14 @@ async function at(
   file: string,
   pointer: string,
   problem: { message: string },
-): Promise<ImportProblem> {
+): Promise<Diagnostic> {
   const found = await sources.locate(file, pointer);
-  if (!found) return { file, pointer, message: problem.message };
+  if (!found) return { file, path: pointer, message: problem.message };
   return {
     file: found.file,
     line: found.line,
     column: found.column,
-    pointer: found.pointer,
+    path: found.pointer,
     message: problem.message,
   };
 }
@@ -234,7 +235,7 @@ async function toApi(
 ): Promise<ImportedApi> {
   const info = isObject(document.info) ? document.info : {};
   const title = typeof info.title === 'string' && info.title.trim() !== '' ? info.title : file;
-  const problems: Promise<ImportProblem>[] = [];
+  const problems: Promise<Diagnostic>[] = [];
   const serviceUrl = options.serviceUrl ?? backendUrl(raw, dialect);
   if (serviceUrl === undefined || httpUrl(serviceUrl) === undefined) {
     const where = dialect === 'swagger-2.0' ? '/host' : '/servers';

@@ -3,6 +3,7 @@
  * operation whose URL template is the joined resource paths, with template, query and header parameters.
  * `resource_type` (resource/@type) and top-level methods (method/@href) are followed within the document.
  */
+import type { Diagnostic } from '../../diagnostic.js';
 import { compileUrlTemplate, UrlTemplateError } from '../url-template.js';
 import {
   httpUrl,
@@ -12,7 +13,6 @@ import {
   type ImportedParameter,
   type ImportedResponse,
   type Importer,
-  type ImportProblem,
   type JsonSchema,
   type ParameterType,
   slug,
@@ -45,7 +45,7 @@ const XSD_TYPES: Readonly<Record<string, ParameterType>> = {
 
 interface Context {
   readonly file: string;
-  readonly problems: ImportProblem[];
+  readonly problems: Diagnostic[];
   readonly byId: ReadonlyMap<string, XmlElement>;
   readonly ids: Set<string>;
   readonly operations: ImportedOperation[];
@@ -56,9 +56,9 @@ export const importer: Importer = {
   description: 'WADL (W3C submission 2009/02)',
   async importFile(file, options) {
     const root = await readXml(file);
-    const problems: ImportProblem[] = [];
+    const problems: Diagnostic[] = [];
     const problem = (element: XmlElement, message: string): void => {
-      problems.push({ file, line: element.line, column: element.column, pointer: element.path, message });
+      problems.push({ file, line: element.line, column: element.column, path: element.path, message });
     };
     if (root.localName !== 'application' || !WADL.includes(root.namespace)) {
       problem(
@@ -139,7 +139,7 @@ function local(
     file: context.file,
     line: from.line,
     column: from.column,
-    pointer: from.path,
+    path: from.path,
     message: reference.startsWith('#')
       ? `no <${localName} id="${reference.slice(1)}"> in this document`
       : `reference "${reference}" to another document is not supported; use "#id" within this file`,
@@ -202,7 +202,7 @@ function addOperation(
       file: context.file,
       line: at.line,
       column: at.column,
-      pointer: at.path,
+      path: at.path,
       message,
     });
   };
@@ -270,7 +270,7 @@ function addOperation(
       file: context.file,
       line: unnamed.line,
       column: unnamed.column,
-      pointer: unnamed.path,
+      path: unnamed.path,
       message: 'param needs a name="…"',
     });
     return;

@@ -5,6 +5,7 @@
  *
  * The first service port (1.1) / endpoint (2.0) whose binding is SOAP is the one imported.
  */
+import type { Diagnostic } from '../../diagnostic.js';
 import {
   httpUrl,
   ImportError,
@@ -12,7 +13,6 @@ import {
   type ImportedOperation,
   type Importer,
   type ImportOptions,
-  type ImportProblem,
   type SoapMatch,
   slug,
   type XmlName,
@@ -32,14 +32,14 @@ const WSAM_ACTION = [
 ];
 
 class Problems {
-  readonly list: ImportProblem[] = [];
+  readonly list: Diagnostic[] = [];
   constructor(readonly file: string) {}
   at(element: XmlElement, message: string): void {
     this.list.push({
       file: this.file,
       line: element.line,
       column: element.column,
-      pointer: element.path,
+      path: element.path,
       message,
     });
   }

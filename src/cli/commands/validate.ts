@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { compileGateway, GatewayLoadError } from '../../config/gateway.js';
-import { ConfigError, formatProblem, loadConfigFile, parseYamlWith } from '../../config/load.js';
-import { formatDiagnostic } from '../../policy/diagnostics.js';
+import { ConfigError, loadConfigFile, parseYamlWith } from '../../config/load.js';
+import { formatDiagnostic } from '../../diagnostic.js';
 import { SCOPES, type Scope } from '../../policy/schema.js';
 import type { NamedValue } from '../../policy/source.js';
 import { validatePolicies } from '../../policy/validate.js';
@@ -41,8 +41,8 @@ async function configurationErrors(file: string): Promise<string[]> {
     compileGateway(await loadConfigFile(file));
     return [];
   } catch (error) {
-    if (error instanceof ConfigError) return error.problems.map(formatProblem);
-    if (error instanceof GatewayLoadError) return [...error.problems];
+    if (error instanceof ConfigError || error instanceof GatewayLoadError)
+      return error.problems.map(formatDiagnostic);
     throw error;
   }
 }

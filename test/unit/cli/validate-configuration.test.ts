@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { command } from '../../../src/cli/commands/validate.js';
+import { crossChecks } from '../../../src/config/checks.js';
 
 const example = fileURLToPath(new URL('../../../examples/courses/gateway.yaml', import.meta.url));
 
@@ -46,5 +47,23 @@ describe('portcullis validate on a gateway configuration', () => {
     out = [];
     expect(await command.run([file])).toBe(1);
     expect(out.join('')).toBe(`${file}:5:5: apis[0].polcy: unknown key "polcy"\n`);
+  });
+
+  it('refuses what the service would refuse: an MCP endpoint without an auth section', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-validate-'));
+    const file = path.join(directory, 'gateway.yaml');
+    await writeFile(file, 'products: [{ id: courses }]\nmcp: { pageSize: 5 }\n');
+    expect(await command.run([file])).toBe(1);
+    expect(out.join('')).toBe(
+      `${file}:2:1: mcp: the MCP endpoint needs an "auth" section (its tokens come from the authorization server)\n`,
+    );
+  });
+
+  it('runs every named cross-field check', async () => {
+    const names = crossChecks.map((check) => check.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual(
+      expect.arrayContaining(['mcp-needs-auth', 'products-name-scopes', 'network-placement']),
+    );
   });
 });

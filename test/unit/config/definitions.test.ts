@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, formatProblem, loadConfigFile } from '../../../src/config/load.js';
+import { ConfigError, loadConfigFile } from '../../../src/config/load.js';
+import { formatDiagnostic } from '../../../src/diagnostic.js';
 
 const fixtures = fileURLToPath(new URL('../../support/fixtures/catalog/openapi/', import.meta.url));
 
@@ -51,7 +52,7 @@ describe('an API that names its definition file', () => {
     );
     const error = await loadConfigFile(file).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ConfigError);
-    const [first] = (error as ConfigError).problems.map(formatProblem);
+    const [first] = (error as ConfigError).problems.map(formatDiagnostic);
     expect(first).toMatch(new RegExp(`^${definition.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: `));
     expect(first).toContain('id');
   });

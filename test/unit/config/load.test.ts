@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, formatProblem, parseConfig } from '../../../src/config/load.js';
+import { ConfigError, parseConfig } from '../../../src/config/load.js';
+import { formatDiagnostic } from '../../../src/diagnostic.js';
 
 function problems(text: string): string[] {
   try {
     parseConfig(text, 'gateway.yaml');
   } catch (error) {
-    if (error instanceof ConfigError) return error.problems.map(formatProblem);
+    if (error instanceof ConfigError) return error.problems.map(formatDiagnostic);
     throw error;
   }
   return [];

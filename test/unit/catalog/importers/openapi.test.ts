@@ -2,12 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ImportError,
-  type ImportedApi,
-  type ImportProblem,
-} from '../../../../src/catalog/importers/model.js';
+import { ImportError, type ImportedApi } from '../../../../src/catalog/importers/model.js';
 import { importer, jsonLinePointers } from '../../../../src/catalog/importers/openapi.js';
+import type { Diagnostic } from '../../../../src/diagnostic.js';
 
 const fixtures = path.join(import.meta.dirname, '../../../support/fixtures/catalog', 'openapi');
 const load = (name: string, options: { serviceUrl?: string; apiId?: string } = {}) =>
@@ -263,7 +260,7 @@ describe('Swagger 2.0 (JSON with an external YAML $ref)', () => {
         file: path.join(fixtures, 'relative-server-2.0.yaml'),
         line: 1,
         column: 1,
-        pointer: '/host',
+        path: '/host',
         message: 'no absolute backend URL (host); pass --service-url',
       },
     ]);
@@ -273,7 +270,7 @@ describe('Swagger 2.0 (JSON with an external YAML $ref)', () => {
   });
 });
 
-async function failure(run: () => Promise<unknown>): Promise<readonly ImportProblem[]> {
+async function failure(run: () => Promise<unknown>): Promise<readonly Diagnostic[]> {
   const error = await run().then(
     () => undefined,
     (thrown: unknown) => thrown,
@@ -321,7 +318,7 @@ describe('invalid OpenAPI definitions', () => {
         file,
         line: 6,
         column: 5,
-        pointer: '/servers/0',
+        path: '/servers/0',
         message: "must have required property 'url' (url is missing here!)",
       },
     ]);
@@ -334,7 +331,7 @@ describe('invalid OpenAPI definitions', () => {
         file,
         line: 7,
         column: 5,
-        pointer: '/paths/~1a~1{id}/get',
+        path: '/paths/~1a~1{id}/get',
         message: '`/paths/a/{id}/get` is missing path parameter(s) for `{id}`.',
       },
     ]);
@@ -364,7 +361,7 @@ describe('invalid OpenAPI definitions', () => {
         file: path.join(folder, 'responses.yaml'),
         line: 5,
         column: 7,
-        pointer: '/paths/~1a/get/responses/200/content/application~1json/schema',
+        path: '/paths/~1a/get/responses/200/content/application~1json/schema',
         message:
           '`/paths/a/get/responses/200/content/application/json/schema` is an array, so it must include an `items` schema.',
       },
@@ -401,7 +398,7 @@ describe('invalid OpenAPI definitions', () => {
         file,
         line: 8,
         column: 3,
-        pointer: '/paths/~1a~1{user.id}',
+        path: '/paths/~1a~1{user.id}',
         message: 'malformed segment "{user.id}" in URL template "/a/{user.id}"',
       },
     ]);
@@ -418,7 +415,7 @@ describe('invalid OpenAPI definitions', () => {
         file: old,
         line: 1,
         column: 1,
-        pointer: '/swagger',
+        path: '/swagger',
         message: 'unsupported version "1.2" (supported: OpenAPI 3.0, 3.1, Swagger 2.0)',
       },
     ]);

@@ -2,12 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ImportError,
-  type ImportedApi,
-  type ImportProblem,
-} from '../../../../src/catalog/importers/model.js';
+import { ImportError, type ImportedApi } from '../../../../src/catalog/importers/model.js';
 import { importer } from '../../../../src/catalog/importers/wadl.js';
+import type { Diagnostic } from '../../../../src/diagnostic.js';
 
 const fixture = path.join(import.meta.dirname, '../../../support/fixtures/catalog', 'wadl', 'courses.wadl');
 
@@ -96,7 +93,7 @@ describe('invalid WADL', () => {
   afterAll(async () => {
     await rm(folder, { recursive: true, force: true });
   });
-  const problemsOf = async (text: string, serviceUrl?: string): Promise<readonly ImportProblem[]> => {
+  const problemsOf = async (text: string, serviceUrl?: string): Promise<readonly Diagnostic[]> => {
     const file = path.join(folder, 'api.wadl');
     await writeFile(file, text);
     const error = await importer
@@ -143,28 +140,28 @@ describe('invalid WADL', () => {
         file: 'api.wadl',
         line: 4,
         column: 7,
-        pointer: 'application/resources[1]/resource[1]/method[1]',
+        path: 'application/resources[1]/resource[1]/method[1]',
         message: 'method name "FETCH" is not one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, TRACE',
       },
       {
         file: 'api.wadl',
         line: 5,
         column: 7,
-        pointer: 'application/resources[1]/resource[1]/method[2]',
+        path: 'application/resources[1]/resource[1]/method[2]',
         message: 'no <method id="missing"> in this document',
       },
       {
         file: 'api.wadl',
         line: 6,
         column: 7,
-        pointer: 'application/resources[1]/resource[1]/method[3]',
+        path: 'application/resources[1]/resource[1]/method[3]',
         message: 'reference "other.wadl#m" to another document is not supported; use "#id" within this file',
       },
       {
         file: 'api.wadl',
         line: 7,
         column: 30,
-        pointer: 'application/resources[1]/resource[1]/resource[1]/method[1]',
+        path: 'application/resources[1]/resource[1]/resource[1]/method[1]',
         message: 'malformed segment "{a.b}" in URL template "/a/{a.b}"',
       },
     ]);
@@ -179,7 +176,7 @@ describe('invalid WADL', () => {
         file: 'api.wadl',
         line: 3,
         column: 33,
-        pointer: 'application/resources[1]/resource[1]/method[1]/request[1]/param[1]',
+        path: 'application/resources[1]/resource[1]/method[1]/request[1]/param[1]',
         message: 'param needs a name="…"',
       },
     ]);
@@ -194,7 +191,7 @@ describe('invalid WADL', () => {
         file: 'api.wadl',
         line: 2,
         column: 3,
-        pointer: 'application/resources[1]',
+        path: 'application/resources[1]',
         message: 'base "/rest" is not an absolute http(s) URL; pass --service-url',
       },
     ]);
@@ -210,7 +207,7 @@ describe('invalid WADL', () => {
         file: 'api.wadl',
         line: 1,
         column: 1,
-        pointer: 'definitions',
+        path: 'definitions',
         message:
           'expected a WADL <application> (http://wadl.dev.java.net/2009/02), found <definitions> in "http://schemas.xmlsoap.org/wsdl/"',
       },

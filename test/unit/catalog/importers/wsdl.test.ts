@@ -2,8 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ImportError, type ImportProblem } from '../../../../src/catalog/importers/model.js';
+import { ImportError } from '../../../../src/catalog/importers/model.js';
 import { importer } from '../../../../src/catalog/importers/wsdl.js';
+import type { Diagnostic } from '../../../../src/diagnostic.js';
 
 const fixtures = path.join(import.meta.dirname, '../../../support/fixtures/catalog', 'wsdl');
 const load = (name: string) => importer.importFile(path.join(fixtures, name), { urlSuffix: 'soap' });
@@ -133,7 +134,7 @@ describe('invalid WSDL', () => {
   afterAll(async () => {
     await rm(folder, { recursive: true, force: true });
   });
-  const problemsOf = async (text: string): Promise<readonly ImportProblem[]> => {
+  const problemsOf = async (text: string): Promise<readonly Diagnostic[]> => {
     const file = path.join(folder, 'service.wsdl');
     await writeFile(file, text);
     const error = await importer.importFile(file, { urlSuffix: 'a' }).then(
@@ -177,21 +178,21 @@ ${body}
         file: 'service.wsdl',
         line: 4,
         column: 25,
-        pointer: 'definitions/portType[1]/operation[1]/input[1]',
+        path: 'definitions/portType[1]/operation[1]/input[1]',
         message: 'message="tns:Nope": no message named {urn:t}Nope in this document',
       },
       {
         file: 'service.wsdl',
         line: 9,
         column: 5,
-        pointer: 'definitions/binding[1]/operation[2]',
+        path: 'definitions/binding[1]/operation[2]',
         message: 'operation "Z" is not in portType "P"',
       },
       {
         file: 'service.wsdl',
         line: 12,
         column: 37,
-        pointer: 'definitions/service[1]/port[1]/address[1]',
+        path: 'definitions/service[1]/port[1]/address[1]',
         message: 'address "mailto:someone" is not an absolute http(s) URL; pass --service-url',
       },
     ]);
@@ -209,7 +210,7 @@ ${body}
         file: 'service.wsdl',
         line: 1,
         column: 1,
-        pointer: 'definitions',
+        path: 'definitions',
         message: 'no <service>/<port> uses a SOAP 1.1 or 1.2 binding: nothing to import',
       },
     ]);
@@ -221,7 +222,7 @@ ${body}
       file: 'service.wsdl',
       line: 3,
       column: 3,
-      pointer: 'definitions/import[1]',
+      path: 'definitions/import[1]',
       message: 'wsdl:import is not supported: merge the imported definitions into one file',
     });
   });
@@ -237,7 +238,7 @@ ${body}
         file: 'service.wsdl',
         line: 2,
         column: 3,
-        pointer: 'description/binding[1]',
+        path: 'description/binding[1]',
         message: 'interface="tns:Missing": no interface named {urn:t}Missing in this document',
       },
     ]);

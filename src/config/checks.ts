@@ -1,0 +1,199 @@
+import type { z } from 'zod';
+import { placementIssues } from './network-schema.js';
+import type { GatewayConfig } from './schema.js';
+
+/**
+ * The rules that span sections of the gateway configuration, one named check each, in one table. The loader runs
+ * them all after the sections' own schemas (so `portcullis validate`, `up`, the engine, the service and the
+ * management API refuse the same files, each problem at its file:line:col); a new rule is one more entry here.
+ */
+
+/** One problem a check found: the key path it is about (located in the file by the loader) and what is wrong. */
+export interface CrossFieldIssue {
+  readonly path: (string | number)[];
+  readonly message: string;
+}
+
+export interface CrossCheck {
+  /** Says what the rule is, e.g. `unique-api-ids`. */
+  readonly name: string;
+  readonly issues: (config: GatewayConfig) => Iterable<CrossFieldIssue>;
+}
+
+/** The AS accepts product ids as scope parts only in this shape; the gateway's own id rule is looser. */
+export const SCOPE_PRODUCT = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
+
+function* uniqueApiIds(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  const seen = new Map<string, number>();
+  for (const [index, api] of config.apis.entries()) {
+    const previous = seen.get(api.id);
+    if (previous !== undefined) {
+      yield { path: ['apis', index, 'id'], message: `duplicate API id "${api.id}" (also apis[${previous}])` };
+    }
+    seen.set(api.id, index);
+  }
+}
+
+function* uniqueUrlSuffixes(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  const seen = new Map<string, number>();
+  for (const [index, api] of config.apis.entries()) {
+    const key = `${(api.hostnames ?? ['*']).join(',')}/${api.urlSuffix}`;
+    const previous = seen.get(key);
+    if (previous !== undefined) {
+      yield {
+        path: ['apis', index, 'urlSuffix'],
+        message: `URL suffix "${api.urlSuffix}" is already used by apis[${previous}] on the same hosts`,
+      };
+    }
+    seen.set(key, index);
+  }
+}
+
+function* subscriptionReferences(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  const productIds = new Set(config.products.map((product) => product.id));
+  const apiIds = new Set(config.apis.map((api) => api.id));
+  const userIds = new Set(config.users.map((user) => user.id));
+  for (const [index, subscription] of config.subscriptions.entries()) {
+    const scope = subscription.scope;
+    if (scope !== 'all' && 'product' in scope && !productIds.has(scope.product)) {
+      yield {
+        path: ['subscriptions', index, 'scope', 'product'],
+        message: `no product with id "${scope.product}"`,
+      };
+    }
+    if (scope !== 'all' && 'api' in scope && !apiIds.has(scope.api)) {
+      yield { path: ['subscriptions', index, 'scope', 'api'], message: `no API with id "${scope.api}"` };
+    }
+    if (subscription.user !== undefined && !userIds.has(subscription.user)) {
+      yield { path: ['subscriptions', index, 'user'], message: `no user with id "${subscription.user}"` };
+    }
+  }
+}
+
+function* uniqueSubscriptionKeys(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  const owners = new Map<string, string>();
+  for (const [index, subscription] of config.subscriptions.entries()) {
+    for (const field of ['primaryKey', 'secondaryKey'] as const) {
+      const key = subscription[field];
+      if (key === undefined) continue;
+      const owner = owners.get(key);
+      // The message never repeats the key: it is a credential.
+      if (owner !== undefined) {
+        yield { path: ['subscriptions', index, field], message: `this key is already used by ${owner}` };
+      }
+      owners.set(key, `subscriptions[${index}].${field}`);
+    }
+  }
+}
+
+function* userGroups(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  const groupIds = new Set(config.groups.map((group) => group.id));
+  for (const [index, user] of config.users.entries()) {
+    for (const [groupIndex, group] of user.groups.entries()) {
+      if (!groupIds.has(group)) {
+        yield { path: ['users', index, 'groups', groupIndex], message: `no group with id "${group}"` };
+      }
+    }
+  }
+}
+
+function* oneOpenProductPerApi(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  for (const [index, api] of config.apis.entries()) {
+    const open = config.products.filter(
+      (product) => !product.subscriptionRequired && product.apis.includes(api.id),
+    );
+    if (open.length > 1) {
+      yield {
+        path: ['apis', index, 'id'],
+        message: `API "${api.id}" is in ${open.length} open products (${open.map((product) => product.id).join(', ')}); at most one may admit it without a key`,
+      };
+    }
+  }
+}
+
+function* productApis(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  const apiIds = new Set(config.apis.map((api) => api.id));
+  for (const [index, product] of config.products.entries()) {
+    for (const [apiIndex, apiId] of product.apis.entries()) {
+      if (!apiIds.has(apiId)) {
+        yield {
+          path: ['products', index, 'apis', apiIndex],
+          message: `no API with id "${apiId}" (known: ${[...apiIds].join(', ') || 'none'})`,
+        };
+      }
+    }
+  }
+}
+
+function* managementListener(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  const management = config.management;
+  if (management?.listen && config.network.mode !== 'none') {
+    yield {
+      path: ['management', 'listen'],
+      message: `in ${config.network.mode} mode the management listener binds network.managementPort on the gateway's addresses; remove management.listen`,
+    };
+  }
+  const listenPort = management?.listen?.port ?? 3443;
+  if (management && config.network.mode === 'none' && listenPort !== 0) {
+    const taken = [config.gateway.http.port, config.tls?.port].filter((p) => p !== undefined && p !== 0);
+    if (taken.includes(listenPort)) {
+      yield {
+        path: ['management', 'listen', 'port'],
+        message: `the management listener needs its own port; ${listenPort} is a gateway port`,
+      };
+    }
+  }
+}
+
+function* mcpNeedsAuth(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  if (config.mcp && !config.auth) {
+    yield {
+      path: ['mcp'],
+      message: 'the MCP endpoint needs an "auth" section (its tokens come from the authorization server)',
+    };
+  }
+}
+
+/** Scopes are `read:<product>-work` / `write:<product>-work`: the AS needs products whose ids can name one. */
+function* productsNameScopes(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  if (!config.auth) return;
+  if (config.products.length === 0) {
+    yield {
+      path: ['auth'],
+      message:
+        'scopes are read:<product>-work and write:<product>-work: add at least one entry to "products"',
+    };
+  }
+  for (const [index, product] of config.products.entries()) {
+    if (!SCOPE_PRODUCT.test(product.id)) {
+      yield {
+        path: ['products', index, 'id'],
+        message: `must start with a letter or digit and have at most 63 characters to name a scope, got "${product.id}"`,
+      };
+    }
+  }
+}
+
+/** Every cross-field rule, in the order their problems are reported. */
+export const crossChecks: readonly CrossCheck[] = [
+  { name: 'unique-api-ids', issues: uniqueApiIds },
+  { name: 'unique-url-suffixes', issues: uniqueUrlSuffixes },
+  { name: 'subscription-references', issues: subscriptionReferences },
+  { name: 'unique-subscription-keys', issues: uniqueSubscriptionKeys },
+  { name: 'user-groups', issues: userGroups },
+  { name: 'one-open-product-per-api', issues: oneOpenProductPerApi },
+  { name: 'product-apis', issues: productApis },
+  { name: 'management-listener', issues: managementListener },
+  { name: 'network-placement', issues: placementIssues },
+  { name: 'mcp-needs-auth', issues: mcpNeedsAuth },
+  { name: 'products-name-scopes', issues: productsNameScopes },
+];
+
+/** For the root schema (`.superRefine(runCrossChecks)`): every check's issues, as zod issues at their key paths. */
+export function runCrossChecks(config: GatewayConfig, ctx: z.RefinementCtx): void {
+  for (const check of crossChecks) {
+    for (const issue of check.issues(config)) {
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    }
+  }
+}
