@@ -12,7 +12,7 @@ import {
 import type { ToolRegistry } from './tools/registry.js';
 import { ErrorCodes, errorReply, type HttpReply, type HttpRequestView, jsonReply } from './transport/http.js';
 import type { StreamableHttpTransport } from './transport/streamable-http.js';
-import type { AccessTokenVerifier } from './types.js';
+import type { AccessTokenVerifier, Subject } from './types.js';
 
 export interface KoaAdapterOptions {
   readonly location: ResourceLocation;
@@ -41,7 +41,7 @@ type Check = (
 
 interface RequestState {
   cors: Record<string, string>;
-  subject?: import('./types.js').Subject;
+  subject?: Subject;
 }
 
 function writeReply(ctx: Koa.Context, reply: HttpReply, extraHeaders: Record<string, string>): void {
@@ -93,32 +93,29 @@ function originHostAllowed(origin: string, hosts: ReadonlySet<string> | undefine
   return (url.protocol === 'http:' || url.protocol === 'https:') && hosts.has(url.host.toLowerCase());
 }
 
-/**
- * The Koa side of the endpoint: serves RFC 9728 metadata, answers CORS preflights, checks Host/Origin and the
- * bearer token, then hands the request to the transport. Paths it does not own go to `next`.
- */
-export function mcpKoaMiddleware(o: KoaAdapterOptions): Koa.Middleware {
+/** The 401 answer: a bare challenge when no token came, `invalid_token` when one came and was refused. */
+function unauthorized(o: KoaAdapterOptions, tokenSent: boolean): HttpReply {
+  const description = tokenSent
+    ? 'The access token is invalid, expired, revoked or not for this resource'
+    : undefined;
+  const challenge = bearerChallenge({
+    error: tokenSent ? 'invalid_token' : undefined,
+    errorDescription: description,
+    scope: o.tools.scopesSupported(),
+    resourceMetadata: o.location.metadataUrl,
+  });
+  const body = tokenSent
+    ? { error: 'invalid_token', error_description: description }
+    : { error: 'unauthorized', error_description: 'A bearer access token is required' };
+  return jsonReply(401, body, { 'www-authenticate': challenge, 'cache-control': 'no-store' });
+}
+
+/** The endpoint's checks, in the order a request meets them: Host, Origin, CORS preflight, bearer token. */
+function endpointChecks(o: KoaAdapterOptions): readonly [string, Check][] {
   const ownOrigin = new URL(o.location.resource).origin;
   const origins = new Set([ownOrigin, ...o.allowedOrigins]);
   const hosts = o.allowedHosts ? new Set(o.allowedHosts.map((h) => h.toLowerCase())) : undefined;
-
-  const unauthorized = (tokenSent: boolean): HttpReply => {
-    const description = tokenSent
-      ? 'The access token is invalid, expired, revoked or not for this resource'
-      : undefined;
-    const challenge = bearerChallenge({
-      error: tokenSent ? 'invalid_token' : undefined,
-      errorDescription: description,
-      scope: o.tools.scopesSupported(),
-      resourceMetadata: o.location.metadataUrl,
-    });
-    const body = tokenSent
-      ? { error: 'invalid_token', error_description: description }
-      : { error: 'unauthorized', error_description: 'A bearer access token is required' };
-    return jsonReply(401, body, { 'www-authenticate': challenge, 'cache-control': 'no-store' });
-  };
-
-  const checks: readonly [string, Check][] = [
+  return [
     [
       'host',
       (ctx) => {
@@ -177,12 +174,35 @@ export function mcpKoaMiddleware(o: KoaAdapterOptions): Koa.Middleware {
           return undefined;
         }
         if (auth.tokenSent) o.log(`mcp: 401 invalid_token: ${auth.reason}`);
-        return unauthorized(auth.tokenSent);
+        return unauthorized(o, auth.tokenSent);
       },
     ],
   ];
+}
 
-  const endpoint = async (ctx: Koa.Context) => {
+/** The transport's reply to a call the token's scopes do not cover, with a step-up challenge added. */
+function withStepUpChallenge(
+  o: KoaAdapterOptions,
+  reply: HttpReply,
+  missing: readonly string[],
+  subject: Subject,
+): HttpReply {
+  // Ask for what is missing plus what the token already has, so a client that replaces (rather than
+  // adds to) its scope on step-up keeps its other tools.
+  const granted = subject.scopes.filter((s) => o.tools.scopesSupported().includes(s));
+  const challenge = bearerChallenge({
+    error: 'insufficient_scope',
+    errorDescription: `This call requires scope ${missing.join(' ')}`,
+    scope: [...new Set([...granted, ...missing])],
+    resourceMetadata: o.location.metadataUrl,
+  });
+  return { ...reply, headers: { ...reply.headers, 'www-authenticate': challenge } };
+}
+
+/** The MCP endpoint itself: the checks, then the bounded body, then the transport. */
+function endpointHandler(o: KoaAdapterOptions): (ctx: Koa.Context) => Promise<void> {
+  const checks = endpointChecks(o);
+  return async (ctx) => {
     const state: RequestState = { cors: {} };
     for (const [, check] of checks) {
       const refusal = await check(ctx, state);
@@ -203,25 +223,19 @@ export function mcpKoaMiddleware(o: KoaAdapterOptions): Koa.Middleware {
     }
     const reply = await o.transport.handle(view(ctx, body), state.subject!);
     if (reply.insufficientScopes) {
-      // Ask for what is missing plus what the token already has, so a client that replaces (rather than
-      // adds to) its scope on step-up keeps its other tools.
-      const granted = state.subject!.scopes.filter((s) => o.tools.scopesSupported().includes(s));
-      const challenge = bearerChallenge({
-        error: 'insufficient_scope',
-        errorDescription: `This call requires scope ${reply.insufficientScopes.join(' ')}`,
-        scope: [...new Set([...granted, ...reply.insufficientScopes])],
-        resourceMetadata: o.location.metadataUrl,
-      });
       return writeReply(
         ctx,
-        { ...reply, headers: { ...reply.headers, 'www-authenticate': challenge } },
+        withStepUpChallenge(o, reply, reply.insufficientScopes, state.subject!),
         state.cors,
       );
     }
     return writeReply(ctx, reply, state.cors);
   };
+}
 
-  const metadata = (ctx: Koa.Context) => {
+/** RFC 9728 protected-resource metadata: public, so any origin may read it. */
+function metadataHandler(o: KoaAdapterOptions): (ctx: Koa.Context) => void {
+  return (ctx) => {
     const cors = { 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED };
     if (ctx.method === 'OPTIONS') {
       return writeReply(
@@ -249,7 +263,15 @@ export function mcpKoaMiddleware(o: KoaAdapterOptions): Koa.Middleware {
     const reply = jsonReply(200, doc, { 'cache-control': 'public, max-age=60' });
     return writeReply(ctx, ctx.method === 'HEAD' ? { ...reply, body: undefined } : reply, cors);
   };
+}
 
+/**
+ * The Koa side of the endpoint: serves RFC 9728 metadata, answers CORS preflights, checks Host/Origin and the
+ * bearer token, then hands the request to the transport. Paths it does not own go to `next`.
+ */
+export function mcpKoaMiddleware(o: KoaAdapterOptions): Koa.Middleware {
+  const endpoint = endpointHandler(o);
+  const metadata = metadataHandler(o);
   return async (ctx, next) => {
     const path = ctx.path;
     if (path === o.location.path || path === `${o.location.path}/`) return endpoint(ctx);

@@ -6,12 +6,14 @@ import { parseArgs } from 'node:util';
 import { findEnvoy } from '../../../envoy/binary.js';
 import { listenersOf } from '../../../envoy/bootstrap.js';
 import { compileGateway } from '../../config/gateway.js';
-import { loadConfigText } from '../../config/load.js';
-import { type BoundPorts, planRuntime, withBoundPorts } from '../../config/plan.js';
+import { type LoadedConfig, loadConfigText } from '../../config/load.js';
+import { type BoundPorts, planRuntime, type RuntimePlan, withBoundPorts } from '../../config/plan.js';
 import type { CompanionProcessConfig } from '../../config/schema.js';
 import {
+  type FileTexts,
   readConfigFiles,
   runningSnapshot,
+  type Snapshot,
   withRunningTlsFiles,
   writeRunningSnapshot,
 } from '../../config/snapshot.js';
@@ -56,40 +58,100 @@ export const command: CliCommand = {
     // Policy errors are reported now, before anything starts (each engine compiles the same documents again).
     compileGateway(loaded);
     const envoyBinary = findEnvoy();
-    // Relative TLS files and the development certificate live beside the configuration. Ports left to the system
-    // (0) stay 0 in this plan: each process binds its own and the plan takes what they report.
-    // The bootstraps of every epoch, the running configuration's snapshot and Envoy's copies of the certificates that
-    // run are written here (only we can read it).
-    const stateDirectory = await mkdtemp(path.join(tmpdir(), 'portcullis-up-'));
-    // What the engines and the service start from, and load again when told to reload: the configuration that runs.
-    const snapshotFile = path.join(stateDirectory, 'running.json');
-    const prepared = await (async () => {
-      const snapshot = await runningSnapshot(loaded);
-      await writeRunningSnapshot(snapshotFile, snapshot.text);
-      const plan = await planRuntime(loaded.config, { directory: loaded.directory });
-      return { snapshot, plan: await withRunningTlsFiles(plan, snapshot, stateDirectory) };
-    })().catch(async (error: unknown) => {
-      // It may hold private keys already.
-      await rm(stateDirectory, { recursive: true, force: true });
-      throw error;
-    });
-    const snapshot = prepared.snapshot;
-    let plan = prepared.plan;
+    const prepared = await prepareRunningState(loaded);
+    const up = await UpSession.create(configFile, texts, loaded, envoyBinary, prepared);
+    if (!(await up.start())) return 1;
+    // Before saying so: an edit saved as soon as up says it is up is seen.
+    await up.gateway.watch();
+    printWhereItRuns(loaded, up.plan);
+    const outcome = await up.superviseUntilStopped();
+    await up.stopEverything();
+    if (outcome) {
+      console.error(`up: ${keepsDying(outcome)}; stopped everything else.`);
+      return 1;
+    }
+    console.log('up: stopped.');
+    return 0;
+  },
+};
 
+interface RunningState {
+  /**
+   * The bootstraps of every epoch, the running configuration's snapshot and Envoy's copies of the certificates
+   * that run are written here (only we can read it).
+   */
+  readonly stateDirectory: string;
+  /** What the engines and the service start from, and load again when told to reload: the configuration that runs. */
+  readonly snapshotFile: string;
+  readonly snapshot: Snapshot;
+  readonly plan: RuntimePlan;
+}
+
+/**
+ * Writes the running configuration's snapshot and plans the ports. Relative TLS files and the development
+ * certificate live beside the configuration. Ports left to the system (0) stay 0 in this plan: each process binds
+ * its own and the plan takes what they report.
+ */
+async function prepareRunningState(loaded: LoadedConfig): Promise<RunningState> {
+  const stateDirectory = await mkdtemp(path.join(tmpdir(), 'portcullis-up-'));
+  const snapshotFile = path.join(stateDirectory, 'running.json');
+  return (async () => {
+    const snapshot = await runningSnapshot(loaded);
+    await writeRunningSnapshot(snapshotFile, snapshot.text);
+    const plan = await planRuntime(loaded.config, { directory: loaded.directory });
+    return {
+      stateDirectory,
+      snapshotFile,
+      snapshot,
+      plan: await withRunningTlsFiles(plan, snapshot, stateDirectory),
+    };
+  })().catch(async (error: unknown) => {
+    // It may hold private keys already.
+    await rm(stateDirectory, { recursive: true, force: true });
+    throw error;
+  });
+}
+
+/** One `up`: the children it supervises, the ports they bound and the plan Envoy runs with. */
+class UpSession {
+  /** The ports the engines and the service bound: a restarted one binds the same, which Envoy is configured with. */
+  readonly bound: { engines: number[]; service?: number; management?: number } = { engines: [] };
+  management: ManagementServer | undefined;
+  readonly #keptDying: Promise<never>;
+
+  private constructor(
+    readonly loaded: LoadedConfig,
+    readonly stateDirectory: string,
+    readonly snapshotFile: string,
+    public plan: RuntimePlan,
+    readonly supervisor: Supervisor,
+    readonly envoys: EnvoyFamily,
+    readonly engineNames: string[],
+    readonly gaveUp: Promise<GaveUp>,
+    readonly stopSignal: Promise<unknown>,
+    readonly gateway: GatewayReload,
+  ) {
+    // A child that keeps dying while later ones are still starting ends the start-up.
+    this.#keptDying = gaveUp.then((giving) => {
+      throw new Error(keepsDying(giving));
+    });
+    this.#keptDying.catch(() => {});
+  }
+
+  static async create(
+    configFile: string,
+    texts: FileTexts,
+    loaded: LoadedConfig,
+    envoyBinary: string,
+    { stateDirectory, snapshotFile, snapshot, plan }: RunningState,
+  ): Promise<UpSession> {
     const supervisor = new Supervisor();
     const envoys = await EnvoyFamily.create(supervisor, envoyBinary, loaded.config.envoy);
     const engineNames = plan.engine.endpoints.map((_, index) =>
       plan.engine.endpoints.length > 1 ? `engine-${index + 1}` : 'engine',
     );
     const gaveUp = new Promise<GaveUp>((resolve) => supervisor.onGiveUp(resolve));
-    const stop = waitForStopSignal();
-    // A child that keeps dying while later ones are still starting ends the start-up.
-    const keptDying = gaveUp.then((giving) => {
-      throw new Error(keepsDying(giving));
-    });
-    keptDying.catch(() => {});
-    const during = <T>(step: Promise<T>) => Promise.race([step, keptDying]);
-
+    const stopSignal = waitForStopSignal();
     const gateway = new GatewayReload(
       configFile,
       stateDirectory,
@@ -102,100 +164,204 @@ export const command: CliCommand = {
       snapshot.text,
     );
     envoys.restartWith(() => gateway.startEnvoy());
-    /** The ports the engines and the service bound: a restarted one binds the same, which Envoy is configured with. */
-    const bound: { engines: number[]; service?: number; management?: number } = { engines: [] };
-    // What the gateway listener has now (a reload may have moved it since start-up).
-    const gatewayUrl = () => {
-      const listener = gateway.runningPlan().gateway;
-      return `http://${connectableHost(listener.host)}:${listener.port}`;
+    return new UpSession(
+      loaded,
+      stateDirectory,
+      snapshotFile,
+      plan,
+      supervisor,
+      envoys,
+      engineNames,
+      gaveUp,
+      stopSignal,
+      gateway,
+    );
+  }
+
+  #during<T>(step: Promise<T>): Promise<T> {
+    return Promise.race([step, this.#keptDying]);
+  }
+
+  /** What the gateway listener has now (a reload may have moved it since start-up). */
+  gatewayUrl(): string {
+    const listener = this.gateway.runningPlan().gateway;
+    return `http://${connectableHost(listener.host)}:${listener.port}`;
+  }
+
+  /**
+   * Starts the companions, the engines, the service, the management API and Envoy, in that order. False when
+   * one did not start: the reason is printed and everything already started is stopped.
+   */
+  async start(): Promise<boolean> {
+    try {
+      await this.#startChildren();
+      await this.#startManagement();
+      await this.#startEnvoy();
+      return true;
+    } catch (error) {
+      console.error(`up: ${error instanceof Error ? error.message : String(error)}`);
+      await this.stopEverything();
+      return false;
+    }
+  }
+
+  async #startChildren(): Promise<void> {
+    for (const companion of this.loaded.config.processes)
+      await this.#during(this.supervisor.start(this.#companionSpec(companion)));
+    for (const [index, endpoint] of this.plan.engine.endpoints.entries()) {
+      const started = await this.#during(this.supervisor.start(this.#engineSpec(index, endpoint.port)));
+      this.bound.engines[index] = started.port!;
+    }
+    const gatewayPortKnown = this.plan.gateway.port !== 0;
+    this.bound.service = (
+      await this.#during(
+        this.supervisor.start(
+          this.#serviceSpec(this.plan.service.port, gatewayPortKnown ? this.gatewayUrl() : undefined),
+        ),
+      )
+    ).port!;
+  }
+
+  async #startManagement(): Promise<void> {
+    if (!this.plan.management) return;
+    this.management = await serveManagement(
+      createManagementApp({ store: this.gateway, restarts: () => this.supervisor.restartCounts() }),
+      this.plan.management,
+    );
+    this.bound.management = this.management.port;
+  }
+
+  /** Envoy starts last, configured with the ports every other process bound. */
+  async #startEnvoy(): Promise<void> {
+    const portless = this.plan;
+    const gatewayPortKnown = portless.gateway.port !== 0;
+    this.plan = withBoundPorts(this.plan, this.bound);
+    this.gateway.adopt(this.plan);
+    this.plan = await this.#during(this.gateway.startEnvoy());
+    // The management listener reaches Envoy's own admin through a cluster: with the admin port left to the system
+    // the first Envoy's cluster could not name it; the next epoch, which takes the listeners over, does.
+    if (
+      portless.admin.port === 0 &&
+      listenersOf(this.plan).some((listener) => listener.role === 'management')
+    )
+      this.plan = await this.#during(this.gateway.startEnvoy());
+    if (!gatewayPortKnown) {
+      this.supervisor.send(SERVICE, {
+        kind: 'gateway-url',
+        url: this.gatewayUrl(),
+      } satisfies GatewayUrlMessage);
+      await this.#during(
+        serviceHealthy(this.plan.service.host, this.bound.service!, AbortSignal.timeout(30_000)),
+      );
+    }
+  }
+
+  /** Reloads on SIGHUP until Ctrl-C (undefined) or until a child keeps dying (which one). */
+  async superviseUntilStopped(): Promise<GaveUp | undefined> {
+    const reloadOnHangup = () => void this.gateway.reload(true);
+    process.on('SIGHUP', reloadOnHangup);
+    const outcome = await Promise.race([this.stopSignal.then(() => undefined), this.gaveUp]);
+    process.off('SIGHUP', reloadOnHangup);
+    this.gateway.close();
+    return outcome;
+  }
+
+  async stopEverything(): Promise<void> {
+    // First, so that no child is restarted while the others stop.
+    await this.supervisor.stopAll();
+    await this.management?.close();
+    await this.envoys.cleanUp();
+    await rm(this.stateDirectory, { recursive: true, force: true });
+  }
+
+  /**
+   * Starts a dead child again on the port Envoy knows it by. Nothing may depend on that port staying free: when the
+   * child cannot start there, it starts on any port, and Envoy's next epoch is given the one it got.
+   */
+  async #restartOnItsPort(
+    name: string,
+    port: number,
+    start: (port: number) => Promise<StartedChild>,
+    moved: (port: number) => BoundPorts,
+  ): Promise<void> {
+    try {
+      await start(port);
+      return;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      console.error(`up: ${name} did not start on port ${port} again (${message}); trying any free port`);
+    }
+    const started = await start(0);
+    if (started.port === port) return;
+    try {
+      await this.gateway.startEnvoy(moved(started.port!));
+      console.error(
+        `up: ${name} moved to port ${started.port}; Envoy follows (epoch ${this.envoys.currentEpoch()})`,
+      );
+    } catch (error) {
+      // The child runs; the next reload or Envoy restart takes its port from the plan, which has it.
+      const message = error instanceof Error ? error.message : String(error);
+      console.error(`up: ${name} moved to port ${started.port}, but Envoy could not follow yet: ${message}`);
+    }
+  }
+
+  #companionSpec(companion: CompanionProcessConfig): ChildSpec {
+    const [program, ...rest] = companion.command;
+    return {
+      name: companion.name,
+      command: program === 'node' ? process.execPath : program!,
+      args: rest,
+      cwd: path.resolve(this.loaded.directory, companion.cwd ?? '.'),
+      env: { ...process.env, ...companion.env },
+      ready: companion.readyUrl ? httpReady(companion.readyUrl) : async () => {},
+      restart: () => this.supervisor.start(this.#companionSpec(companion)),
     };
-    /**
-     * Starts a dead child again on the port Envoy knows it by. Nothing may depend on that port staying free: when the
-     * child cannot start there, it starts on any port, and Envoy's next epoch is given the one it got.
-     */
-    const restartOnItsPort = async (
-      name: string,
-      port: number,
-      start: (port: number) => Promise<StartedChild>,
-      moved: (port: number) => BoundPorts,
-    ): Promise<void> => {
-      try {
-        await start(port);
-        return;
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        console.error(`up: ${name} did not start on port ${port} again (${message}); trying any free port`);
-      }
-      const started = await start(0);
-      if (started.port === port) return;
-      try {
-        await gateway.startEnvoy(moved(started.port!));
-        console.error(
-          `up: ${name} moved to port ${started.port}; Envoy follows (epoch ${envoys.currentEpoch()})`,
-        );
-      } catch (error) {
-        // The child runs; the next reload or Envoy restart takes its port from the plan, which has it.
-        const message = error instanceof Error ? error.message : String(error);
-        console.error(
-          `up: ${name} moved to port ${started.port}, but Envoy could not follow yet: ${message}`,
-        );
-      }
+  }
+
+  #engineSpec(index: number, port: number): ChildSpec {
+    const host = this.plan.engine.endpoints[index]!.host;
+    const metricsPort = this.loaded.config.engine.metricsPort;
+    return {
+      name: this.engineNames[index]!,
+      command: process.execPath,
+      ipc: true,
+      args: [
+        cliEntry,
+        'engine',
+        '--supervised',
+        // Not the configuration's files: what runs, even when an edit on disk was refused. `up` watches the files
+        // and tells the engines when to reload (SIGHUP), in step with Envoy (see GatewayReload).
+        '--snapshot',
+        this.snapshotFile,
+        '--host',
+        host,
+        '--port',
+        String(port),
+        // Each engine process gets its own metrics port: the configured one, then the next ones.
+        ...(metricsPort === undefined ? [] : ['--metrics-port', String(metricsPort + index)]),
+      ],
+      ready: async (signal, child) => {
+        const port = await child.port;
+        await pollUntil(() => checkEngineHealth(host, port), signal);
+      },
+      restart: () =>
+        this.#restartOnItsPort(
+          this.engineNames[index]!,
+          this.bound.engines[index]!,
+          async (port) => {
+            const started = await this.supervisor.start(this.#engineSpec(index, port));
+            this.bound.engines[index] = started.port!;
+            return started;
+          },
+          () => ({ engines: this.bound.engines }),
+        ),
     };
-    const companionSpec = (companion: CompanionProcessConfig): ChildSpec => {
-      const [program, ...rest] = companion.command;
-      return {
-        name: companion.name,
-        command: program === 'node' ? process.execPath : program!,
-        args: rest,
-        cwd: path.resolve(loaded.directory, companion.cwd ?? '.'),
-        env: { ...process.env, ...companion.env },
-        ready: companion.readyUrl ? httpReady(companion.readyUrl) : async () => {},
-        restart: () => supervisor.start(companionSpec(companion)),
-      };
-    };
-    const engineSpec = (index: number, port: number): ChildSpec => {
-      const host = plan.engine.endpoints[index]!.host;
-      return {
-        name: engineNames[index]!,
-        command: process.execPath,
-        ipc: true,
-        args: [
-          cliEntry,
-          'engine',
-          '--supervised',
-          // Not the configuration's files: what runs, even when an edit on disk was refused. `up` watches the files
-          // and tells the engines when to reload (SIGHUP), in step with Envoy (see GatewayReload).
-          '--snapshot',
-          snapshotFile,
-          '--host',
-          host,
-          '--port',
-          String(port),
-          // Each engine process gets its own metrics port: the configured one, then the next ones.
-          ...(loaded.config.engine.metricsPort === undefined
-            ? []
-            : ['--metrics-port', String(loaded.config.engine.metricsPort + index)]),
-        ],
-        ready: async (signal, child) => {
-          const port = await child.port;
-          await pollUntil(() => checkEngineHealth(host, port), signal);
-        },
-        restart: () =>
-          restartOnItsPort(
-            engineNames[index]!,
-            bound.engines[index]!,
-            async (port) => {
-              const started = await supervisor.start(engineSpec(index, port));
-              bound.engines[index] = started.port!;
-              return started;
-            },
-            () => ({ engines: bound.engines }),
-          ),
-      };
-    };
-    // Until Envoy runs, a gateway port left to the system is not known: the service then waits for it over IPC and
-    // is ready, for now, once it reported its own port.
-    const serviceSpec = (port: number, gateway: string | undefined): ChildSpec => ({
+  }
+
+  // Until Envoy runs, a gateway port left to the system is not known: the service then waits for it over IPC and
+  // is ready, for now, once it reported its own port.
+  #serviceSpec(port: number, gateway: string | undefined): ChildSpec {
+    return {
       name: SERVICE,
       command: process.execPath,
       ipc: true,
@@ -205,9 +371,9 @@ export const command: CliCommand = {
         '--supervised',
         // What runs, like the engines.
         '--snapshot',
-        snapshotFile,
+        this.snapshotFile,
         '--host',
-        plan.service.host,
+        this.plan.service.host,
         '--port',
         String(port),
         // Tool calls of the MCP endpoint go through the gateway listener, so the APIs' policies apply.
@@ -215,103 +381,43 @@ export const command: CliCommand = {
       ],
       ready: async (signal, child) => {
         const port = await child.port;
-        if (gateway !== undefined) await serviceHealthy(plan.service.host, port, signal);
+        if (gateway !== undefined) await serviceHealthy(this.plan.service.host, port, signal);
       },
       restart: () =>
-        restartOnItsPort(
+        this.#restartOnItsPort(
           SERVICE,
-          bound.service!,
+          this.bound.service!,
           async (port) => {
-            const started = await supervisor.start(serviceSpec(port, gatewayUrl()));
-            bound.service = started.port!;
+            const started = await this.supervisor.start(this.#serviceSpec(port, this.gatewayUrl()));
+            this.bound.service = started.port!;
             return started;
           },
           (port) => ({ service: port }),
         ),
-    });
-    const gatewayPortKnown = plan.gateway.port !== 0;
+    };
+  }
+}
 
-    let management: ManagementServer | undefined;
-    try {
-      for (const companion of loaded.config.processes)
-        await during(supervisor.start(companionSpec(companion)));
-      for (const [index, endpoint] of plan.engine.endpoints.entries()) {
-        const started = await during(supervisor.start(engineSpec(index, endpoint.port)));
-        bound.engines[index] = started.port!;
-      }
-      bound.service = (
-        await during(
-          supervisor.start(serviceSpec(plan.service.port, gatewayPortKnown ? gatewayUrl() : undefined)),
-        )
-      ).port!;
-      if (plan.management) {
-        management = await serveManagement(
-          createManagementApp({ store: gateway, restarts: () => supervisor.restartCounts() }),
-          plan.management,
-        );
-        bound.management = management.port;
-      }
-      const portless = plan;
-      plan = withBoundPorts(plan, bound);
-      gateway.adopt(plan);
-      plan = await during(gateway.startEnvoy());
-      // The management listener reaches Envoy's own admin through a cluster: with the admin port left to the system
-      // the first Envoy's cluster could not name it; the next epoch, which takes the listeners over, does.
-      if (portless.admin.port === 0 && listenersOf(plan).some((listener) => listener.role === 'management'))
-        plan = await during(gateway.startEnvoy());
-      if (!gatewayPortKnown) {
-        supervisor.send(SERVICE, { kind: 'gateway-url', url: gatewayUrl() } satisfies GatewayUrlMessage);
-        await during(serviceHealthy(plan.service.host, bound.service, AbortSignal.timeout(30_000)));
-      }
-    } catch (error) {
-      console.error(`up: ${error instanceof Error ? error.message : String(error)}`);
-      await supervisor.stopAll();
-      await management?.close();
-      await envoys.cleanUp();
-      await rm(stateDirectory, { recursive: true, force: true });
-      return 1;
-    }
-
-    // Before saying so: an edit saved as soon as up says it is up is seen.
-    await gateway.watch();
-    const gatewayHost = plan.gateway.host === '0.0.0.0' ? 'localhost' : plan.gateway.host;
-    console.log(`\nPortcullis is up.`);
-    console.log(`  gateway       http://${gatewayHost}:${plan.gateway.port}/`);
-    for (const api of loaded.config.apis) {
-      console.log(`  api ${api.id.padEnd(9)} http://${gatewayHost}:${plan.gateway.port}/${api.urlSuffix}/`);
-    }
-    for (const listener of plan.listeners ?? []) {
-      if (listener.role === 'http' && listener.address.port === plan.gateway.port) continue;
-      const tls =
-        listener.role === 'https' || (listener.role === 'management' && plan.tls && plan.management);
-      const scheme = tls ? 'https' : 'http';
-      const host = listener.address.host === '0.0.0.0' ? 'localhost' : listener.address.host;
-      console.log(`  ${listener.role.padEnd(13)} ${scheme}://${host}:${listener.address.port}/`);
-    }
-    console.log(
-      `  envoy admin   http://${plan.admin.host}:${plan.admin.port}/  (stats: /stats?filter=ext_proc)`,
-    );
-    console.log(`Press Ctrl-C to stop.\n`);
-
-    const reloadOnHangup = () => void gateway.reload(true);
-    process.on('SIGHUP', reloadOnHangup);
-
-    const outcome = await Promise.race([stop.then(() => undefined), gaveUp]);
-    process.off('SIGHUP', reloadOnHangup);
-    gateway.close();
-    // First, so that no child is restarted while the others stop.
-    await supervisor.stopAll();
-    await management?.close();
-    await envoys.cleanUp();
-    await rm(stateDirectory, { recursive: true, force: true });
-    if (outcome) {
-      console.error(`up: ${keepsDying(outcome)}; stopped everything else.`);
-      return 1;
-    }
-    console.log('up: stopped.');
-    return 0;
-  },
-};
+/** The addresses a user reaches the gateway at, printed once everything runs. */
+function printWhereItRuns(loaded: LoadedConfig, plan: RuntimePlan): void {
+  const gatewayHost = plan.gateway.host === '0.0.0.0' ? 'localhost' : plan.gateway.host;
+  console.log(`\nPortcullis is up.`);
+  console.log(`  gateway       http://${gatewayHost}:${plan.gateway.port}/`);
+  for (const api of loaded.config.apis) {
+    console.log(`  api ${api.id.padEnd(9)} http://${gatewayHost}:${plan.gateway.port}/${api.urlSuffix}/`);
+  }
+  for (const listener of plan.listeners ?? []) {
+    if (listener.role === 'http' && listener.address.port === plan.gateway.port) continue;
+    const tls = listener.role === 'https' || (listener.role === 'management' && plan.tls && plan.management);
+    const scheme = tls ? 'https' : 'http';
+    const host = listener.address.host === '0.0.0.0' ? 'localhost' : listener.address.host;
+    console.log(`  ${listener.role.padEnd(13)} ${scheme}://${host}:${listener.address.port}/`);
+  }
+  console.log(
+    `  envoy admin   http://${plan.admin.host}:${plan.admin.port}/  (stats: /stats?filter=ext_proc)`,
+  );
+  console.log(`Press Ctrl-C to stop.\n`);
+}
 
 function keepsDying(giving: GaveUp): string {
   return `${giving.family} keeps dying (${giving.deaths} times within ${giving.windowMs / 1000} s, last: ${giving.last})`;

@@ -216,6 +216,180 @@ function claimValues(value: unknown, separator: string | undefined): string[] {
   });
 }
 
+/** Where the token is read from: exactly one of the three is set (compile refuses anything else). */
+interface TokenSource {
+  readonly headerName: Getter<string> | undefined;
+  readonly queryName: Getter<string> | undefined;
+  readonly tokenValue: Getter<string> | undefined;
+  readonly requireScheme: Getter<string> | undefined;
+}
+
+/** The token as sent, or undefined when absent; an Authorization header loses its scheme first. */
+function extractToken(run: RunContext, source: TokenSource): string | undefined {
+  const { headerName, queryName, tokenValue, requireScheme } = source;
+  const request = run.context.request;
+  if (tokenValue !== undefined) return tokenValue(run).trim() || undefined;
+  if (queryName !== undefined) return request.url.query.get(queryName(run))?.[0]?.trim() || undefined;
+  const name = headerName!(run);
+  const raw = request.headers.getJoined(name)?.trim();
+  if (!raw) return undefined;
+  if (name.toLowerCase() !== 'authorization') return raw;
+  const space = raw.indexOf(' ');
+  const scheme = space < 0 ? '' : raw.slice(0, space);
+  if (requireScheme !== undefined && scheme.toLowerCase() !== requireScheme(run).toLowerCase()) {
+    throw new Refusal(
+      'TokenNotPresent',
+      `JWT not present: the ${name} header does not use the ${requireScheme(run)} scheme.`,
+    );
+  }
+  return space < 0 ? raw : raw.slice(space + 1).trim() || undefined;
+}
+
+/** The keys a signature may be checked against, in the order they are tried. */
+interface SigningKeys {
+  readonly requireSigned: Getter<boolean>;
+  readonly secrets: readonly Secret[];
+  readonly staticSet: CompactVerifyGetKey | undefined;
+  readonly openIdUrls: readonly Getter<string>[];
+  readonly configs: OpenIdConfigs;
+}
+
+/**
+ * Checks the signature and returns the payload, with the OpenID configurations that apply: their issuers are
+ * allowed issuers even when the token was signed by a static key.
+ */
+async function verifySignature(
+  run: RunContext,
+  token: string,
+  signing: SigningKeys,
+): Promise<{ payload: Uint8Array; openIds: OpenIdEntry[] }> {
+  const { requireSigned, secrets, staticSet, openIdUrls, configs } = signing;
+  let header: { alg?: string; kid?: string };
+  try {
+    header = decodeProtectedHeader(token);
+  } catch {
+    throw new Refusal('JwtInvalid', 'JWT is not well formed.');
+  }
+  if (token.split('.').length !== 3) throw new Refusal('JwtInvalid', 'JWT is not well formed.');
+  let payload: Uint8Array | undefined;
+  const openIds: OpenIdEntry[] = [];
+  if (header.alg === 'none') {
+    if (requireSigned(run)) throw new Refusal('TokenSignatureInvalid', 'JWT is not signed.');
+    payload = Buffer.from(token.split('.')[1]!, 'base64url');
+  } else {
+    if (header.alg !== undefined && HMAC.includes(header.alg)) {
+      payload = await verifyWithSecrets(token, header.kid, secrets);
+    } else if (staticSet !== undefined) {
+      payload = await verifyWith(token, staticSet);
+    }
+    for (const url of openIdUrls) {
+      if (payload !== undefined) break;
+      const entry = await configs.get(run, url(run), false);
+      openIds.push(entry);
+      payload = await verifyWith(token, entry.keys);
+      if (payload === undefined) {
+        // Unknown kid: the provider may have rotated its keys.
+        const fresh = await configs.get(run, url(run), true);
+        if (fresh !== entry) {
+          openIds[openIds.length - 1] = fresh;
+          payload = await verifyWith(token, fresh.keys);
+        }
+      }
+    }
+    if (payload === undefined)
+      throw new Refusal(
+        'TokenSignatureKeyNotFound',
+        'JWT signature validation failed: no signing key matches the token.',
+      );
+  }
+  if (openIds.length === 0 && openIdUrls.length > 0 && header.alg !== 'none') {
+    for (const url of openIdUrls) openIds.push(await configs.get(run, url(run), false));
+  }
+  return { payload, openIds };
+}
+
+function parseClaimsSet(payload: Uint8Array): Record<string, unknown> {
+  let claimsSet: Record<string, unknown>;
+  try {
+    claimsSet = JSON.parse(Buffer.from(payload).toString('utf8')) as Record<string, unknown>;
+  } catch {
+    throw new Refusal('JwtInvalid', 'JWT payload is not a JSON object.');
+  }
+  if (claimsSet === null || typeof claimsSet !== 'object' || Array.isArray(claimsSet)) {
+    throw new Refusal('JwtInvalid', 'JWT payload is not a JSON object.');
+  }
+  return claimsSet;
+}
+
+/** exp and nbf, both widened by the allowed clock skew (seconds). */
+function checkLifetime(
+  run: RunContext,
+  claimsSet: Record<string, unknown>,
+  requireExp: Getter<boolean>,
+  clockSkew: Getter<number>,
+): void {
+  const now = run.services.clock.now() / 1000;
+  const skew = clockSkew(run);
+  const exp = claimsSet.exp;
+  if (exp === undefined) {
+    if (requireExp(run)) throw new Refusal('TokenExpired', 'JWT has no expiration time.');
+  } else if (typeof exp !== 'number' || now > exp + skew) {
+    throw new Refusal('TokenExpired', 'JWT has expired.');
+  }
+  const nbf = claimsSet.nbf;
+  if (typeof nbf === 'number' && now + skew < nbf) throw new Refusal('JwtInvalid', 'JWT is not valid yet.');
+}
+
+function checkAudience(
+  run: RunContext,
+  claimsSet: Record<string, unknown>,
+  audiences: readonly Getter<string>[],
+): void {
+  if (audiences.length === 0) return;
+  const allowed = new Set(audiences.map((a) => a(run).trim()));
+  const aud = claimsSet.aud;
+  const sent = Array.isArray(aud) ? aud : aud === undefined ? [] : [aud];
+  if (!sent.some((a) => typeof a === 'string' && allowed.has(a))) {
+    throw new Refusal('TokenAudienceNotAllowed', 'JWT audience is not allowed.');
+  }
+}
+
+/** Allowed issuers are the listed ones plus those of the OpenID configurations; none listed allows any. */
+function checkIssuer(
+  run: RunContext,
+  claimsSet: Record<string, unknown>,
+  issuers: readonly Getter<string>[],
+  openIds: readonly OpenIdEntry[],
+): void {
+  const issuerList = [...issuers.map((i) => i(run).trim()), ...openIds.map((o) => o.issuer)].filter(
+    (i): i is string => i !== undefined && i !== '',
+  );
+  if (issuerList.length > 0 && !issuerList.includes(String(claimsSet.iss))) {
+    throw new Refusal('TokenIssuerNotAllowed', 'JWT issuer is not allowed.');
+  }
+}
+
+function checkRequiredClaims(
+  run: RunContext,
+  claimsSet: Record<string, unknown>,
+  claims: readonly ClaimRule[],
+): void {
+  for (const rule of claims) {
+    if (!(rule.name in claimsSet))
+      throw new Refusal('TokenClaimNotFound', `JWT is missing the required claim "${rule.name}".`);
+    if (rule.values.length === 0) continue;
+    const present = new Set(claimValues(claimsSet[rule.name], rule.separator?.(run)));
+    const wanted = rule.values.map((v) => v(run).trim());
+    const ok =
+      rule.match(run) === 'any' ? wanted.some((w) => present.has(w)) : wanted.every((w) => present.has(w));
+    if (!ok)
+      throw new Refusal(
+        'TokenClaimValueNotAllowed',
+        `JWT claim "${rule.name}" has a value that is not allowed.`,
+      );
+  }
+}
+
 /** Validates a JWT (signature, lifetime, audience, issuer, required claims) with jose. */
 export const validateJwt = defineElement({
   name: 'validate-jwt',
@@ -280,19 +454,25 @@ export const validateJwt = defineElement({
         'validate-jwt/decryption-keys is not supported yet: encrypted tokens are "not implemented yet"',
       );
     }
-    const headerName = node.getter('header-name');
-    const queryName = node.getter('query-parameter-name');
-    const tokenValue = node.getter('token-value');
+    const source: TokenSource = {
+      headerName: node.getter('header-name'),
+      queryName: node.getter('query-parameter-name'),
+      tokenValue: node.getter('token-value'),
+      requireScheme: node.getter('require-scheme'),
+    };
     const status = node.getter('failed-validation-httpcode');
     const errorMessage = node.getter('failed-validation-error-message');
     const requireExp = node.getter('require-expiration-time');
-    const requireScheme = node.getter('require-scheme');
-    const requireSigned = node.getter('require-signed-tokens');
     const clockSkew = node.getter('clock-skew');
     const outputVariable = node.literal('output-token-variable-name');
-    const openIdUrls = node.childrenNamed('openid-config').map((o) => o.getter('url'));
     const { keys, secrets } = staticKeys(node.child('issuer-signing-keys'), c);
-    const staticSet = keys.length > 0 ? createLocalJWKSet({ keys }) : undefined;
+    const signing: SigningKeys = {
+      requireSigned: node.getter('require-signed-tokens'),
+      secrets,
+      staticSet: keys.length > 0 ? createLocalJWKSet({ keys }) : undefined,
+      openIdUrls: node.childrenNamed('openid-config').map((o) => o.getter('url')),
+      configs: new OpenIdConfigs(),
+    };
     const audiences =
       node
         .child('audiences')
@@ -311,125 +491,20 @@ export const validateJwt = defineElement({
         values: claim.childrenNamed('value').map((v) => v.text() ?? (() => '')),
       }),
     );
-    const configs = new OpenIdConfigs();
-
-    const extract = (run: RunContext): string | undefined => {
-      const request = run.context.request;
-      if (tokenValue !== undefined) return tokenValue(run).trim() || undefined;
-      if (queryName !== undefined) return request.url.query.get(queryName(run))?.[0]?.trim() || undefined;
-      const name = headerName!(run);
-      const raw = request.headers.getJoined(name)?.trim();
-      if (!raw) return undefined;
-      if (name.toLowerCase() !== 'authorization') return raw;
-      const space = raw.indexOf(' ');
-      const scheme = space < 0 ? '' : raw.slice(0, space);
-      if (requireScheme !== undefined && scheme.toLowerCase() !== requireScheme(run).toLowerCase()) {
-        throw new Refusal(
-          'TokenNotPresent',
-          `JWT not present: the ${name} header does not use the ${requireScheme(run)} scheme.`,
-        );
-      }
-      return space < 0 ? raw : raw.slice(space + 1).trim() || undefined;
-    };
 
     const verify = async (run: RunContext, token: string): Promise<Record<string, unknown>> => {
-      let header: { alg?: string; kid?: string };
-      try {
-        header = decodeProtectedHeader(token);
-      } catch {
-        throw new Refusal('JwtInvalid', 'JWT is not well formed.');
-      }
-      if (token.split('.').length !== 3) throw new Refusal('JwtInvalid', 'JWT is not well formed.');
-      let payload: Uint8Array | undefined;
-      const openIds: OpenIdEntry[] = [];
-      if (header.alg === 'none') {
-        if (requireSigned(run)) throw new Refusal('TokenSignatureInvalid', 'JWT is not signed.');
-        payload = Buffer.from(token.split('.')[1]!, 'base64url');
-      } else {
-        if (header.alg !== undefined && HMAC.includes(header.alg)) {
-          payload = await verifyWithSecrets(token, header.kid, secrets);
-        } else if (staticSet !== undefined) {
-          payload = await verifyWith(token, staticSet);
-        }
-        for (const url of openIdUrls) {
-          if (payload !== undefined) break;
-          const entry = await configs.get(run, url(run), false);
-          openIds.push(entry);
-          payload = await verifyWith(token, entry.keys);
-          if (payload === undefined) {
-            // Unknown kid: the provider may have rotated its keys.
-            const fresh = await configs.get(run, url(run), true);
-            if (fresh !== entry) {
-              openIds[openIds.length - 1] = fresh;
-              payload = await verifyWith(token, fresh.keys);
-            }
-          }
-        }
-        if (payload === undefined)
-          throw new Refusal(
-            'TokenSignatureKeyNotFound',
-            'JWT signature validation failed: no signing key matches the token.',
-          );
-      }
-      if (openIds.length === 0 && openIdUrls.length > 0 && header.alg !== 'none') {
-        for (const url of openIdUrls) openIds.push(await configs.get(run, url(run), false));
-      }
-      let claimsSet: Record<string, unknown>;
-      try {
-        claimsSet = JSON.parse(Buffer.from(payload).toString('utf8')) as Record<string, unknown>;
-      } catch {
-        throw new Refusal('JwtInvalid', 'JWT payload is not a JSON object.');
-      }
-      if (claimsSet === null || typeof claimsSet !== 'object' || Array.isArray(claimsSet)) {
-        throw new Refusal('JwtInvalid', 'JWT payload is not a JSON object.');
-      }
-      const now = run.services.clock.now() / 1000;
-      const skew = clockSkew(run);
-      const exp = claimsSet.exp;
-      if (exp === undefined) {
-        if (requireExp(run)) throw new Refusal('TokenExpired', 'JWT has no expiration time.');
-      } else if (typeof exp !== 'number' || now > exp + skew) {
-        throw new Refusal('TokenExpired', 'JWT has expired.');
-      }
-      const nbf = claimsSet.nbf;
-      if (typeof nbf === 'number' && now + skew < nbf)
-        throw new Refusal('JwtInvalid', 'JWT is not valid yet.');
-      if (audiences.length > 0) {
-        const allowed = new Set(audiences.map((a) => a(run).trim()));
-        const aud = claimsSet.aud;
-        const sent = Array.isArray(aud) ? aud : aud === undefined ? [] : [aud];
-        if (!sent.some((a) => typeof a === 'string' && allowed.has(a))) {
-          throw new Refusal('TokenAudienceNotAllowed', 'JWT audience is not allowed.');
-        }
-      }
-      const issuerList = [...issuers.map((i) => i(run).trim()), ...openIds.map((o) => o.issuer)].filter(
-        (i): i is string => i !== undefined && i !== '',
-      );
-      if (issuerList.length > 0 && !issuerList.includes(String(claimsSet.iss))) {
-        throw new Refusal('TokenIssuerNotAllowed', 'JWT issuer is not allowed.');
-      }
-      for (const rule of claims) {
-        if (!(rule.name in claimsSet))
-          throw new Refusal('TokenClaimNotFound', `JWT is missing the required claim "${rule.name}".`);
-        if (rule.values.length === 0) continue;
-        const present = new Set(claimValues(claimsSet[rule.name], rule.separator?.(run)));
-        const wanted = rule.values.map((v) => v(run).trim());
-        const ok =
-          rule.match(run) === 'any'
-            ? wanted.some((w) => present.has(w))
-            : wanted.every((w) => present.has(w));
-        if (!ok)
-          throw new Refusal(
-            'TokenClaimValueNotAllowed',
-            `JWT claim "${rule.name}" has a value that is not allowed.`,
-          );
-      }
+      const { payload, openIds } = await verifySignature(run, token, signing);
+      const claimsSet = parseClaimsSet(payload);
+      checkLifetime(run, claimsSet, requireExp, clockSkew);
+      checkAudience(run, claimsSet, audiences);
+      checkIssuer(run, claimsSet, issuers, openIds);
+      checkRequiredClaims(run, claimsSet, claims);
       return claimsSet;
     };
 
     return async (run): Promise<'next'> => {
       try {
-        const token = extract(run);
+        const token = extractToken(run, source);
         if (token === undefined) throw new Refusal('TokenNotPresent', 'JWT not present.');
         await verify(run, token);
         if (typeof outputVariable === 'string') run.context.variables.set(outputVariable, parseJwt(token));
