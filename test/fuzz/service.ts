@@ -1,8 +1,8 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import Koa from 'koa';
 import { hashPassword } from '../../src/auth/index.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { createService, type Service } from '../../src/service/service.js';
@@ -24,9 +24,10 @@ export interface FuzzService {
 export async function startFuzzService(): Promise<FuzzService> {
   const echo: EchoBackend = await startEchoBackend();
   let service: Service | undefined;
-  const app = new Koa();
-  app.use((ctx, next) => (service ? service.app.callback()(ctx.req, ctx.res) : next()));
-  const http = app.listen(0, '127.0.0.1');
+  // A plain server handing each request to the service's own Koa callback, as `portcullis service` does: an outer
+  // Koa app would answer (and end) every response itself, under the service's event streams.
+  let handle: RequestListener = (_request, response) => response.writeHead(503).end();
+  const http = createServer((request, response) => handle(request, response)).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => http.once('listening', () => resolve()));
   const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
 
@@ -55,6 +56,7 @@ auth:
 `,
   );
   service = await createService(await loadConfigFile(file), { gatewayUrl: echo.url });
+  handle = service.app.callback();
   const server = { url, issuer: url, resource: `${url}/v1/mcp` } as TestServer;
   const as = await discover(server);
   const client = await register(as, 'none');
