@@ -3,7 +3,30 @@
  * tests can assert on it and `envoy --mode validate` can check it.
  */
 
-import { setClientAddress } from './contract.js';
+import {
+  apiClusterName,
+  backendClusterName,
+  backendSelectionHeader,
+  dynamicClusterName,
+  engineClusterName,
+  serviceClusterName,
+  setClientAddress,
+  upstreamTimeoutHeader,
+} from './contract.js';
+
+// The names the processes behind Envoy rely on are defined in contract.ts; importers of the bootstrap find them here too.
+export {
+  apiClusterName,
+  backendClusterName,
+  backendSelectionHeader,
+  clientAddressHeader,
+  dynamicClusterName,
+  engineClusterName,
+  internalHeaderPrefix,
+  serviceClusterName,
+  upstreamTimeoutHeader,
+} from './contract.js';
+
 import { adminClusterName, managementClusterName, managementConnectionManager } from './management.js';
 
 export interface Endpoint {
@@ -138,39 +161,10 @@ export const servicePathPrefixes = [
 ] as const;
 
 export const hcmStatPrefix = 'ingress_http';
-export const engineClusterName = 'portcullis_engine';
-export const serviceClusterName = 'portcullis_service';
 const extProcFilterName = 'envoy.filters.http.ext_proc';
 
 /** The API Management answer for a URL that matches no API. */
 const notFoundBody = '{ "statusCode": 404, "message": "Resource not found" }';
-
-/**
- * The header the engine sets to pick the backend cluster for a request (its value is a cluster name). Envoy
- * removes it before forwarding; the engine strips any copy a client sent.
- */
-export const backendSelectionHeader = 'x-portcullis-backend';
-
-/**
- * The router's per-request timeout header: the engine sets it from forward-request's timeout. The ext_proc mutation
- * rules let the engine set this one Envoy header and no other.
- */
-export const upstreamTimeoutHeader = 'x-envoy-upstream-rq-timeout-ms';
-
-export { clientAddressHeader, internalHeaderPrefix } from './contract.js';
-
-export function apiClusterName(apiId: string): string {
-  return `api_${apiId}`;
-}
-
-export function backendClusterName(backendId: string): string {
-  return `backend_${backendId}`;
-}
-
-/** The dynamic forward proxy clusters, for a base URL a policy computed at request time. */
-export function dynamicClusterName(tls: boolean): string {
-  return tls ? 'dynamic_https' : 'dynamic_http';
-}
 
 const systemCaFile = '/etc/ssl/certs/ca-certificates.crt';
 

@@ -20,3 +20,33 @@ export const setClientAddress = [
     append_action: 'OVERWRITE_IF_EXISTS_OR_ADD',
   },
 ] as const;
+
+export const engineClusterName = 'portcullis_engine';
+export const serviceClusterName = 'portcullis_service';
+
+/** An API's cluster (its `serviceUrl`). */
+export function apiClusterName(apiId: string): string {
+  return `api_${apiId}`;
+}
+
+/** A named backend's cluster (what `set-backend-service backend-id` picks). */
+export function backendClusterName(backendId: string): string {
+  return `backend_${backendId}`;
+}
+
+/** The dynamic forward proxy clusters, for a base URL a policy computed at request time. */
+export function dynamicClusterName(tls: boolean): string {
+  return tls ? 'dynamic_https' : 'dynamic_http';
+}
+
+/**
+ * The header the engine sets to pick the backend cluster for a request (its value is a cluster name). Envoy
+ * removes it before forwarding; the engine strips any copy a client sent.
+ */
+export const backendSelectionHeader = `${internalHeaderPrefix}backend`;
+
+/**
+ * The router's per-request timeout header: the engine sets it from forward-request's timeout. The ext_proc mutation
+ * rules let the engine set this one Envoy header and no other.
+ */
+export const upstreamTimeoutHeader = 'x-envoy-upstream-rq-timeout-ms';

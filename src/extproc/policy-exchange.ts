@@ -1,9 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  backendSelectionHeader,
-  internalHeaderPrefix,
-  upstreamTimeoutHeader,
-} from '../../envoy/bootstrap.js';
+import { backendSelectionHeader, internalHeaderPrefix, upstreamTimeoutHeader } from '../../envoy/contract.js';
 import type { Catalog, CatalogApi, MatchResult } from '../catalog/catalog.js';
 import { type NormalizedPath, normalizeRequestPath } from '../catalog/request-path.js';
 import {

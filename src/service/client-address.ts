@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { Context } from 'koa';
-import { clientAddressHeader } from '../../envoy/bootstrap.js';
+import { clientAddressHeader } from '../../envoy/contract.js';
 import { peerAddress } from '../auth/index.js';
 
 /**
