@@ -9,6 +9,8 @@ import {
   backendSelectionHeader,
   dynamicClusterName,
   engineClusterName,
+  requestAttributes,
+  responseAttributes,
   serviceClusterName,
   setClientAddress,
   upstreamTimeoutHeader,
@@ -428,11 +430,8 @@ function extProcFilter(plan: BootstrapPlan) {
         request_trailer_mode: 'SKIP',
         response_trailer_mode: 'SKIP',
       },
-      // The client certificate comes from the TLS connection (never from a header): `connection.mtls` and the
-      // URL-encoded PEM of the peer certificate, absent on plain connections.
-      request_attributes: ['source.address', 'connection.mtls', 'connection.peer_certificate'],
-      // Tells a backend's own answer (via_upstream) from Envoy's local reply when the backend is unreachable.
-      response_attributes: ['response.code_details'],
+      request_attributes: Object.values(requestAttributes),
+      response_attributes: Object.values(responseAttributes),
       // :method and :authority are routing headers: set-method and base URLs need them.
       mutation_rules: {
         allow_all_routing: true,

@@ -50,3 +50,17 @@ export const backendSelectionHeader = `${internalHeaderPrefix}backend`;
  * rules let the engine set this one Envoy header and no other.
  */
 export const upstreamTimeoutHeader = 'x-envoy-upstream-rq-timeout-ms';
+
+/**
+ * The ext_proc attributes Envoy sends with the request headers and the engine reads: the client's address, and the
+ * client certificate from the TLS connection itself (never from a header) — `connection.mtls` and the URL-encoded
+ * PEM of the peer certificate, absent on plain connections.
+ */
+export const requestAttributes = {
+  sourceAddress: 'source.address',
+  mtls: 'connection.mtls',
+  peerCertificate: 'connection.peer_certificate',
+} as const;
+
+/** Sent with the response headers: tells a backend's own answer (`via_upstream`) from Envoy's local reply. */
+export const responseAttributes = { codeDetails: 'response.code_details' } as const;

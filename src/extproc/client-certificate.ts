@@ -4,6 +4,7 @@
  * so a client cannot claim a certificate it did not present in the handshake.
  */
 import { createHash, X509Certificate } from 'node:crypto';
+import { requestAttributes } from '../../envoy/contract.js';
 import type { ClientCertificate } from '../policy/elements/validate-client-certificate.js';
 import type { AttributeValue } from './headers.js';
 
@@ -51,8 +52,8 @@ export function clientCertificate(
   attributes: ReadonlyMap<string, AttributeValue>,
   trust: TrustStore = emptyTrustStore,
 ): ClientCertificate | null {
-  if (attributes.get('connection.mtls') !== true) return null;
-  const encoded = attributes.get('connection.peer_certificate');
+  if (attributes.get(requestAttributes.mtls) !== true) return null;
+  const encoded = attributes.get(requestAttributes.peerCertificate);
   if (typeof encoded !== 'string' || encoded === '') return null;
   let certificate: X509Certificate;
   let pem: string;

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { backendSelectionHeader, internalHeaderPrefix, upstreamTimeoutHeader } from '../../envoy/contract.js';
+import {
+  backendSelectionHeader,
+  internalHeaderPrefix,
+  requestAttributes,
+  responseAttributes,
+  upstreamTimeoutHeader,
+} from '../../envoy/contract.js';
 import type { Catalog, CatalogApi, MatchResult } from '../catalog/catalog.js';
 import { type NormalizedPath, normalizeRequestPath } from '../catalog/request-path.js';
 import {
@@ -188,7 +194,7 @@ class PolicyExchange implements Exchange {
       url,
       // The subscription key is the gateway's: removed before any policy or the backend sees the request.
       headers: this.originalHeaders.filter(([name]) => name !== keyHeader),
-      clientIp: clientAddress(head.attributes.get('source.address')),
+      clientIp: clientAddress(head.attributes.get(requestAttributes.sourceAddress)),
       certificate: clientCertificate(head.attributes, this.engine.trust),
       matchedParameters: match.kind === 'operation' ? match.parameters : {},
       api: { id: match.api.id, name: match.api.name, path: `/${match.api.urlSuffix}` },
@@ -488,7 +494,7 @@ class PolicyExchange implements Exchange {
   private async runOutbound(head: MessageHead, body: Buffer | undefined): Promise<PhaseResult> {
     const run = this.run!;
     const status = Number(firstHeader(head.headers, ':status') ?? 200);
-    const details = head.attributes.get('response.code_details');
+    const details = head.attributes.get(responseAttributes.codeDetails);
     const backendHeaders = policyVisibleHeaders(head.headers);
     let final: FinalResponse;
     if (typeof details === 'string' && details !== 'via_upstream' && status >= 500) {
