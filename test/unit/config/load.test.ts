@@ -113,6 +113,28 @@ describe('gateway configuration', () => {
     }
   });
 
+  it('takes a listener as "host:port", as the README writes it, or as { host, port }', () => {
+    const written = (text: string) => parseConfig(text, 'gateway.yaml');
+    expect(written('gateway: { http: "0.0.0.0:8080" }\n').gateway.http).toEqual({
+      host: '0.0.0.0',
+      port: 8080,
+    });
+    expect(written('gateway: { http: { host: 0.0.0.0, port: 8080 } }\n').gateway.http).toEqual({
+      host: '0.0.0.0',
+      port: 8080,
+    });
+    expect(written('admin: "[::1]:9902"\nservice: 127.0.0.1:0\n')).toMatchObject({
+      admin: { host: '::1', port: 9902 },
+      service: { host: '127.0.0.1', port: 0 },
+    });
+    expect(problems('gateway:\n  http: "0.0.0.0"\n')).toEqual([
+      'gateway.yaml:2:3: gateway.http: must be "host:port" or { host, port }, got "0.0.0.0"',
+    ]);
+    expect(problems('gateway:\n  http: "0.0.0.0:99999"\n')).toEqual([
+      'gateway.yaml:2:3: gateway.http.port: must be at most 65535, got 99999',
+    ]);
+  });
+
   it('rejects an unknown top-level key', () => {
     expect(problems('apiz: []\n')).toEqual(['gateway.yaml:1:1: apiz: unknown key "apiz"']);
   });
