@@ -156,7 +156,16 @@ export async function problemAt(
   keys: readonly (string | number)[],
   message: string,
 ): Promise<Diagnostic> {
-  const text = await readFile(file, 'utf8').catch(() => '');
+  return problemInText(await readFile(file, 'utf8').catch(() => ''), file, keys, message);
+}
+
+/** A problem at a key path of configuration text (`file` names it), located as the loader locates its own. */
+export function problemInText(
+  text: string,
+  file: string,
+  keys: readonly (string | number)[],
+  message: string,
+): Diagnostic {
   const lineCounter = new LineCounter();
   const { line, column } = locate(parseDocument(text, { lineCounter }), lineCounter, keys);
   return { file, line, column, path: formatPath(keys), message };
