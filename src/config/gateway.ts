@@ -16,7 +16,7 @@ import {
   type ScopeDocuments,
 } from '../policy/index.js';
 import { redactionMarker, redactText } from '../redact.js';
-import { fileText, type LoadedConfig } from './load.js';
+import { fileText, formatPath, type LoadedConfig, problemInText } from './load.js';
 import type { GatewayConfig } from './schema.js';
 
 /** Everything the engine serves, compiled once from the configuration and its policy documents. */
@@ -46,17 +46,18 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     ]),
   );
 
-  const source = (where: string, value: string): { file: string; text: string } | undefined => {
-    if (value.trimStart().startsWith('<')) return { file: `${loaded.file} (${where})`, text: value };
+  // Read only when a problem must be placed in it (the loader has checked its text already).
+  const configText = () =>
+    fileText(loaded.files, loaded.file) ?? (existsSync(loaded.file) ? readFileSync(loaded.file, 'utf8') : '');
+  const source = (keys: (string | number)[], value: string): { file: string; text: string } | undefined => {
+    if (value.trimStart().startsWith('<'))
+      return { file: `${loaded.file} (${formatPath(keys)})`, text: value };
     const file = path.resolve(loaded.directory, value);
     const pending = fileText(loaded.files, file);
     if (pending !== undefined) return { file, text: pending };
     if (!existsSync(file)) {
-      problems.push({
-        file: loaded.file,
-        path: where,
-        message: `policy file "${value}" not found (looked at ${file})`,
-      });
+      const message = `policy file "${value}" not found (looked at ${file})`;
+      problems.push(problemInText(configText(), loaded.file, keys, message));
       return undefined;
     }
     return { file, text: readFileSync(file, 'utf8') };
@@ -64,14 +65,18 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
 
   const fragments = new Map<string, PolicyDocument>();
   for (const [id, value] of Object.entries(config.fragments)) {
-    const input = source(`fragments.${id}`, value);
+    const input = source(['fragments', id], value);
     const document = input && read(input, namedValues, problems);
     if (document) fragments.set(id, document);
   }
 
-  const compile = (where: string, value: string | undefined, scope: Scope): CompiledDocument | undefined => {
+  const compile = (
+    keys: (string | number)[],
+    value: string | undefined,
+    scope: Scope,
+  ): CompiledDocument | undefined => {
     if (value === undefined) return undefined;
-    const input = source(where, value);
+    const input = source(keys, value);
     const document = input && read(input, namedValues, problems);
     if (!document) return undefined;
     try {
@@ -93,18 +98,18 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     redactText(secrets.reduce((out, secret) => out.split(secret).join(redactionMarker), text));
   const pipeline = (docs: ScopeDocuments): Pipeline => Object.freeze({ ...buildPipeline(docs), redact });
 
-  const global = compile('policy', config.policy, 'global');
+  const global = compile(['policy'], config.policy, 'global');
   const productDocuments = new Map(
     config.products.map((product, index) => [
       product.id,
-      compile(`products[${index}].policy`, product.policy, 'product'),
+      compile(['products', index, 'policy'], product.policy, 'product'),
     ]),
   );
   const productsOf = (apiId: string) => config.products.filter((product) => product.apis.includes(apiId));
 
   const apis = config.apis.map((api, apiIndex) => {
     const products = productsOf(api.id);
-    const apiDocument = compile(`apis[${apiIndex}].policy`, api.policy, 'api');
+    const apiDocument = compile(['apis', apiIndex, 'policy'], api.policy, 'api');
     // One pipeline without a product (a call with no key, or a key for the API or all APIs) and one per product
     // containing the API: which one runs is decided per request, by the subscription.
     const perProduct = (build: (product: CompiledDocument | undefined) => Pipeline) =>
@@ -127,7 +132,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       productApiPipelines: perProduct((product) => pipeline(defined({ global, product, api: apiDocument }))),
       operations: api.operations.map((operation, operationIndex) => {
         const operationDocument = compile(
-          `apis[${apiIndex}].operations[${operationIndex}].policy`,
+          ['apis', apiIndex, 'operations', operationIndex, 'policy'],
           operation.policy,
           'operation',
         );

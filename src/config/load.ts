@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { type Diagnostic, DiagnosticsError } from '../diagnostic.js';
 import { expandDefinitions } from './definitions.js';
 import { type GatewayConfig, gatewayConfigSchema } from './schema.js';
+import { issueWording, saysWhatWasFound } from './wording.js';
 
 /** Problems in a configuration file, each located as precisely as the YAML allows (path: the key path). */
 export class ConfigError extends DiagnosticsError {
@@ -112,7 +113,7 @@ export function parseYamlWith<T extends z.ZodType>(schema: T, text: string, file
       : reason;
     throw new ConfigError([{ file, line: 1, column: 1, path: '', message }]);
   }
-  const result = schema.safeParse(data, { reportInput: true });
+  const result = schema.safeParse(data, { reportInput: true, error: issueWording });
   if (result.success) return result.data;
   throw new ConfigError(
     result.error.issues.map((issue) => {
@@ -154,11 +155,13 @@ function issueMessage(issue: z.core.$ZodIssue): string {
   }
   const found = issue.input;
   if (issue.code === 'invalid_type' && found === undefined) return 'is required';
-  const shown =
-    found === undefined || (typeof found === 'object' && found !== null) || isCredential(issuePath(issue))
-      ? ''
-      : `, got ${JSON.stringify(found)}`;
-  return `${issue.message}${shown}`;
+  const hidden =
+    found === undefined || (typeof found === 'object' && found !== null) || isCredential(issuePath(issue));
+  if (hidden) return issue.message;
+  // Our wording of a wrong type says what kind was found ("got a string"); the value follows it.
+  if (saysWhatWasFound(issue) && issue.message.includes(', got '))
+    return `${issue.message} (${JSON.stringify(found)})`;
+  return `${issue.message}, got ${JSON.stringify(found)}`;
 }
 
 /**
@@ -171,7 +174,16 @@ export async function problemAt(
   keys: readonly (string | number)[],
   message: string,
 ): Promise<Diagnostic> {
-  const text = await readFile(file, 'utf8').catch(() => '');
+  return problemInText(await readFile(file, 'utf8').catch(() => ''), file, keys, message);
+}
+
+/** A problem at a key path of configuration text (`file` names it), located as the loader locates its own. */
+export function problemInText(
+  text: string,
+  file: string,
+  keys: readonly (string | number)[],
+  message: string,
+): Diagnostic {
   const lineCounter = new LineCounter();
   const { line, column } = locate(parseDocument(text, { lineCounter }), lineCounter, keys);
   return { file, line, column, path: formatPath(keys), message };

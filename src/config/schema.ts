@@ -13,14 +13,38 @@ import { authConfigSchema, mcpConfigSchema } from './service-schema.js';
 
 const port = z.number().int().min(0).max(65535);
 
-/** Port 0 means "any free port", chosen at start; only sensible for the loopback-only parts and in tests. */
+/**
+ * `"host:port"` (an IPv6 host in brackets: `"[::]:8080"`) as `{ host, port }`, the form the README writes; any other
+ * value is left to the object schema, which says what it wants.
+ */
+function hostAndPort(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(value);
+  if (!match) return value;
+  return { host: match[1] ?? match[2], port: Number(match[3]) };
+}
+
+/**
+ * A listener, written `"0.0.0.0:8080"` or `{ host: 0.0.0.0, port: 8080 }`. Port 0 means "any free port", chosen at
+ * start; only sensible for the loopback-only parts and in tests.
+ */
 const listener = (host: string, portNumber: number) =>
   z
-    .object({
-      host: z.string().min(1).default(host),
-      port: port.default(portNumber),
-    })
-    .strict()
+    .preprocess(
+      hostAndPort,
+      z
+        .object(
+          {
+            host: z.string().min(1).default(host),
+            port: port.default(portNumber),
+          },
+          {
+            error: (issue) =>
+              issue.code === 'invalid_type' ? 'must be "host:port" or { host, port }' : undefined,
+          },
+        )
+        .strict(),
+    )
     .default({ host, port: portNumber });
 
 const httpMethod = z.enum(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']);

@@ -4,6 +4,7 @@ import { isMap, isSeq, parseDocument, stringify, YAMLSeq } from 'yaml';
 import { ImportError, type ImportedApi, importDefinition, importers } from '../../catalog/importers/index.js';
 import { ConfigError, parseConfig } from '../../config/load.js';
 import { apiSchema } from '../../config/schema.js';
+import { issueWording } from '../../config/wording.js';
 import { type CliCommand, InputError, UsageError } from '../command.js';
 
 type Entry = Record<string, unknown>;
@@ -135,7 +136,7 @@ export const command: CliCommand = {
         `portcullis import: not in the configuration schema, left out: ${dropped.join(', ')}\n`,
       );
     }
-    const checked = apiSchema.safeParse(entry);
+    const checked = apiSchema.safeParse(entry, { error: issueWording });
     if (!checked.success) {
       for (const issue of checked.error.issues) {
         process.stderr.write(`${file}: apis entry ${issue.path.join('.')}: ${issue.message}\n`);

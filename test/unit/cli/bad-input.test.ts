@@ -79,7 +79,7 @@ describe('portcullis on bad input', () => {
       'validate: named values that are not a map',
       ['validate', '--named-values', 'list.yaml', 'good.xml'],
       'stderr',
-      /^list\.yaml:1:1: .*expected record/,
+      /^list\.yaml:1:1: must be a map, got an array$/,
     ],
     [
       'validate: a missing named values file',

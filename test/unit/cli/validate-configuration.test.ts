@@ -59,6 +59,19 @@ describe('portcullis validate on a gateway configuration', () => {
     );
   });
 
+  it('places a policy file that does not exist at its key', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-validate-'));
+    const file = path.join(directory, 'gateway.yaml');
+    await writeFile(
+      file,
+      'apis:\n  - id: a\n    urlSuffix: a\n    serviceUrl: http://127.0.0.1:1\n    policy: nope.xml\n',
+    );
+    expect(await command.run([file])).toBe(1);
+    expect(out.join('')).toBe(
+      `${file}:5:5: apis[0].policy: policy file "nope.xml" not found (looked at ${path.join(directory, 'nope.xml')})\n`,
+    );
+  });
+
   it('runs every named cross-field check', async () => {
     const names = crossChecks.map((check) => check.name);
     expect(new Set(names).size).toBe(names.length);

@@ -61,7 +61,7 @@ describe('gateway configuration', () => {
 
   it('keeps the gateway limits where a buffered body still fits the engine message', () => {
     expect(problems('gateway:\n  limits:\n    maxRequestBodyBytes: 67108864\n')).toEqual([
-      'gateway.yaml:3:5: gateway.limits.maxRequestBodyBytes: Too big: expected number to be <=8388608, got 67108864',
+      'gateway.yaml:3:5: gateway.limits.maxRequestBodyBytes: must be at most 8388608, got 67108864',
     ]);
   });
 
@@ -83,6 +83,58 @@ describe('gateway configuration', () => {
     ]);
   });
 
+  it('words every problem itself: the wording of zod never reaches a user', () => {
+    expect(problems('gateway: "0.0.0.0:8080"\n')).toEqual([
+      'gateway.yaml:1:1: gateway: must be an object, got a string ("0.0.0.0:8080")',
+    ]);
+    expect(
+      problems(
+        'apis:\n  - { id: a, urlSuffix: a, serviceUrl: http://x, operations: [{ method: FETCH, urlTemplate: / }] }\n',
+      ),
+    ).toEqual([
+      expect.stringMatching(
+        /apis\[0\]\.operations\[0\]\.method: must be one of "GET", "HEAD", .*, got "FETCH"$/,
+      ),
+    ]);
+    expect(problems('apis: {}\n')).toEqual(['gateway.yaml:1:1: apis: must be an array, got an object']);
+    expect(problems('envoy: { concurrency: 0 }\n')).toEqual([
+      'gateway.yaml:1:10: envoy.concurrency: must be at least 1, got 0',
+    ]);
+    for (const text of [
+      'gateway: "0.0.0.0:8080"\n',
+      'apis: {}\n',
+      'envoy: { concurrency: 0, logLevel: loud }\n',
+      'engine: { ports: [1.5] }\n',
+      'apis: [{ id: a, urlSuffix: a, serviceUrl: 1 }]\n',
+    ]) {
+      for (const problem of problems(text)) {
+        expect(problem).not.toMatch(/Invalid (input|option)|expected \w+, received|Too (big|small)/);
+      }
+    }
+  });
+
+  it('takes a listener as "host:port", as the README writes it, or as { host, port }', () => {
+    const written = (text: string) => parseConfig(text, 'gateway.yaml');
+    expect(written('gateway: { http: "0.0.0.0:8080" }\n').gateway.http).toEqual({
+      host: '0.0.0.0',
+      port: 8080,
+    });
+    expect(written('gateway: { http: { host: 0.0.0.0, port: 8080 } }\n').gateway.http).toEqual({
+      host: '0.0.0.0',
+      port: 8080,
+    });
+    expect(written('admin: "[::1]:9902"\nservice: 127.0.0.1:0\n')).toMatchObject({
+      admin: { host: '::1', port: 9902 },
+      service: { host: '127.0.0.1', port: 0 },
+    });
+    expect(problems('gateway:\n  http: "0.0.0.0"\n')).toEqual([
+      'gateway.yaml:2:3: gateway.http: must be "host:port" or { host, port }, got "0.0.0.0"',
+    ]);
+    expect(problems('gateway:\n  http: "0.0.0.0:99999"\n')).toEqual([
+      'gateway.yaml:2:3: gateway.http.port: must be at most 65535, got 99999',
+    ]);
+  });
+
   it('rejects an unknown top-level key', () => {
     expect(problems('apiz: []\n')).toEqual(['gateway.yaml:1:1: apiz: unknown key "apiz"']);
   });
@@ -93,7 +145,7 @@ describe('gateway configuration', () => {
         'gateway:\n  http:\n    port: 99999\napis:\n  - id: a\n    urlSuffix: /bad\n    serviceUrl: ftp://x\n',
       ),
     ).toEqual([
-      'gateway.yaml:3:5: gateway.http.port: Too big: expected number to be <=65535, got 99999',
+      'gateway.yaml:3:5: gateway.http.port: must be at most 65535, got 99999',
       'gateway.yaml:6:5: apis[0].urlSuffix: must be path segments without leading or trailing "/", e.g. "courses" or "v1/courses", got "/bad"',
       'gateway.yaml:7:5: apis[0].serviceUrl: must be an http:// or https:// URL, got "ftp://x"',
     ]);

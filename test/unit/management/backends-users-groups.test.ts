@@ -17,7 +17,7 @@ describe('/backends, /users, /groups', () => {
       { id: 'search', url: 'https://search.example' },
     ]);
     expect(details(await h.request('PUT', '/backends/x', { body: { url: 'not a url' } }))[0]).toMatch(
-      /^request body:1:2: url: Invalid URL/,
+      /^request body:1:2: url: must be a URL, got "not a url"/,
     );
     const badId = await h.request('PUT', '/backends/bad.id', { body: { url: 'https://b.example' } });
     expect(badId.status).toBe(400);
