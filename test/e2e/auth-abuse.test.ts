@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Answer, BrowserAt, sendFrom } from '../helpers/source-address.js';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
+import { initializeMessage } from '../support/mcp/helpers.js';
 
 /**
  * The authorization server's abuse limits and security log as `portcullis up` runs them, every request through
@@ -296,12 +297,7 @@ function mcpInitializeFrom(from: string, token: string) {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
     },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-    }),
+    body: JSON.stringify(initializeMessage('2025-06-18')),
   });
 }
 

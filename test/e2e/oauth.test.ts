@@ -3,6 +3,7 @@ import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
 import { PageDriver } from '../helpers/stack-browser.js';
+import { initializeMessage } from '../support/mcp/helpers.js';
 
 /**
  * A strict, independent OAuth client (oauth4webapi) against the authorization server as `portcullis up` runs it,
@@ -44,12 +45,7 @@ async function mcpInitialize(token: string): Promise<Response> {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
     },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-    }),
+    body: JSON.stringify(initializeMessage('2025-06-18')),
   });
 }
 
