@@ -5,11 +5,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { stringify } from 'yaml';
-import { findEnvoy } from '../../envoy/binary.js';
-import { type BootstrapApi, buildBootstrap } from '../../envoy/bootstrap.js';
 import { envoyArgs } from '../../src/config/envoy.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { freePort } from '../../src/config/plan.js';
+import { findEnvoy } from '../../src/envoy/binary.js';
+import { type BootstrapApi, buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { checkEngineHealth } from '../../src/extproc/health-client.js';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -3,8 +3,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Endpoint } from '../../envoy/bootstrap.js';
 import { type EnvoyArgsOptions, envoyArgs, hotRestartSharedMemory } from '../config/envoy.js';
+import type { Endpoint } from '../envoy/bootstrap.js';
 import { pollUntil, type Supervisor } from './supervisor.js';
 
 /** Where a running Envoy listens: read back from it, as the configuration may leave ports to the system (0). */

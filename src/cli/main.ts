@@ -1,6 +1,6 @@
-import { EnvoyNotFoundError } from '../../envoy/binary.js';
 import { GatewayLoadError } from '../config/gateway.js';
 import { ConfigError } from '../config/load.js';
+import { EnvoyNotFoundError } from '../envoy/binary.js';
 import { PORTCULLIS_VERSION } from '../version.js';
 import { InputError, UsageError } from './command.js';
 import { commands } from './commands/index.js';

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { buildBootstrap } from '../../envoy/bootstrap.js';
+import { buildBootstrap } from '../envoy/bootstrap.js';
 import type { RuntimePlan } from './plan.js';
 
 export function bootstrapYaml(plan: RuntimePlan): string {

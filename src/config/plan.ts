@@ -8,8 +8,8 @@ import {
   type ListenerPlan,
   listenersOf,
   type UpstreamTlsPlan,
-} from '../../envoy/bootstrap.js';
-import type { SidecarPlan } from '../../envoy/sidecar.js';
+} from '../envoy/bootstrap.js';
+import type { SidecarPlan } from '../envoy/sidecar.js';
 import { type TrustStore, trustStore } from '../extproc/client-certificate.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
 import { ensureDevelopmentCertificate } from './development-certificate.js';

@@ -1,4 +1,4 @@
-import { apiClusterName, backendClusterName, dynamicClusterName } from '../../envoy/contract.js';
+import { apiClusterName, backendClusterName, dynamicClusterName } from '../envoy/contract.js';
 
 /** Where Envoy sends one request: a cluster (chosen by the routing header), the base path, and maybe a host. */
 export interface BackendRoute {

@@ -4,7 +4,7 @@
  * so a client cannot claim a certificate it did not present in the handshake.
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import { requestAttributes } from '../../envoy/contract.js';
+import { requestAttributes } from '../envoy/contract.js';
 import type { ClientCertificate } from '../policy/elements/validate-client-certificate.js';
 import type { AttributeValue } from './headers.js';
 

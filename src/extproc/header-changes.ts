@@ -1,4 +1,4 @@
-import { internalHeaderPrefix } from '../../envoy/contract.js';
+import { internalHeaderPrefix } from '../envoy/contract.js';
 import type { HeaderChange, HeaderFields } from './headers.js';
 
 /**

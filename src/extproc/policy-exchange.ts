@@ -1,11 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import {
-  backendSelectionHeader,
-  internalHeaderPrefix,
-  requestAttributes,
-  responseAttributes,
-  upstreamTimeoutHeader,
-} from '../../envoy/contract.js';
 import type { Catalog, CatalogApi, MatchResult } from '../catalog/catalog.js';
 import { type NormalizedPath, normalizeRequestPath } from '../catalog/request-path.js';
 import {
@@ -13,6 +6,13 @@ import {
   type SubscriptionDirectory,
   subscriptionMessages,
 } from '../catalog/subscriptions.js';
+import {
+  backendSelectionHeader,
+  internalHeaderPrefix,
+  requestAttributes,
+  responseAttributes,
+  upstreamTimeoutHeader,
+} from '../envoy/contract.js';
 import {
   type BackendResponse,
   type FinalResponse,

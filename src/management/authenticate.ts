@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Context, Next } from 'koa';
 import { LRUCache } from 'lru-cache';
-import { clientAddressHeader } from '../../envoy/contract.js';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../auth/crypto.js';
+import { clientAddressHeader } from '../envoy/contract.js';
 import { ManagementError } from './errors.js';
 
 export interface Administrator {

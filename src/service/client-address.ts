@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { Context } from 'koa';
-import { clientAddressHeader } from '../../envoy/contract.js';
 import { peerAddress } from '../auth/index.js';
+import { clientAddressHeader } from '../envoy/contract.js';
 
 /**
  * The client's address for the service's abuse limits and security log: the one Envoy determined (the TCP peer,

@@ -3,9 +3,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { findEnvoy } from '../../envoy/binary.js';
-import { type BootstrapPlan, buildBootstrap } from '../../envoy/bootstrap.js';
 import { envoyArgs } from '../../src/config/envoy.js';
+import { findEnvoy } from '../../src/envoy/binary.js';
+import { type BootstrapPlan, buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { until } from './wait.js';
 
 export interface RunningEnvoy {

@@ -1,11 +1,11 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type BootstrapPlan, buildBootstrap } from '../../envoy/bootstrap.js';
 import { createEngine, type EngineOptions } from '../../src/config/engine.js';
 import { compileGateway } from '../../src/config/gateway.js';
 import { type LoadedConfig, loadConfigFile } from '../../src/config/load.js';
 import { backendCertificateTable, clientTrustStore, freePort } from '../../src/config/plan.js';
+import { type BootstrapPlan, buildBootstrap } from '../../src/envoy/bootstrap.js';
 import {
   type ExtProcServerOptions,
   type ListeningExtProcServer,

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { buildSidecarBootstrap } from '../../../envoy/sidecar.js';
 import { bootstrapYaml } from '../../config/envoy.js';
 import { loadConfigFile } from '../../config/load.js';
 import { planRuntime, planSidecar, UnknownSidecarError } from '../../config/plan.js';
+import { buildSidecarBootstrap } from '../../envoy/sidecar.js';
 import { type CliCommand, UsageError } from '../command.js';
 
 export const command: CliCommand = {

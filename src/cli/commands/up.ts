@@ -3,8 +3,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { findEnvoy } from '../../../envoy/binary.js';
-import { listenersOf } from '../../../envoy/bootstrap.js';
 import { compileGateway } from '../../config/gateway.js';
 import { type LoadedConfig, loadConfigText } from '../../config/load.js';
 import { type BoundPorts, planRuntime, type RuntimePlan, withBoundPorts } from '../../config/plan.js';
@@ -17,6 +15,8 @@ import {
   withRunningTlsFiles,
   writeRunningSnapshot,
 } from '../../config/snapshot.js';
+import { findEnvoy } from '../../envoy/binary.js';
+import { listenersOf } from '../../envoy/bootstrap.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
 import { createManagementApp, type ManagementServer, serveManagement } from '../../management/index.js';
 import type { GatewayUrlMessage } from '../child-report.js';

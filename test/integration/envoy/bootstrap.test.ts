@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { type BootstrapPlan, buildBootstrap } from '../../../envoy/bootstrap.js';
 import { bootstrapYaml } from '../../../src/config/envoy.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
+import { type BootstrapPlan, buildBootstrap } from '../../../src/envoy/bootstrap.js';
 import { envoyValidates } from '../../helpers/envoy.js';
 
 const plan: BootstrapPlan = {

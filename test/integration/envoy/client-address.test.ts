@@ -1,9 +1,10 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBootstrap, clientAddressHeader } from '../../../envoy/bootstrap.js';
 import { ConfigError, parseConfig } from '../../../src/config/load.js';
 import { freePort, planRuntime } from '../../../src/config/plan.js';
+import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
+import { clientAddressHeader } from '../../../src/envoy/contract.js';
 import { type RunningEnvoy, startEnvoy } from '../../helpers/envoy.js';
 
 /**

@@ -2,10 +2,10 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { managementPaths } from '../../../envoy/management.js';
 import { bootstrapObject, bootstrapYaml } from '../../../src/config/envoy.js';
 import { ConfigError, parseConfig } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
+import { managementPaths } from '../../../src/envoy/management.js';
 import { envoyValidates } from '../../helpers/envoy.js';
 
 const hash = `scrypt$16384$8$1$${Buffer.alloc(16, 1).toString('base64url')}$${Buffer.alloc(32, 2).toString('base64url')}`;

