@@ -4,7 +4,6 @@ import { bootstrapObject, renderBootstrap, transitionBootstrap } from '../config
 import { compileGateway, GatewayLoadError } from '../config/gateway.js';
 import { ConfigError, type LoadedConfig, loadConfigText } from '../config/load.js';
 import { type BoundPorts, planRuntime, type RuntimePlan, withBoundPorts } from '../config/plan.js';
-import { FileSetWatcher, referencedFiles } from '../config/reload.js';
 import type { GatewayConfig } from '../config/schema.js';
 import {
   changedFiles,
@@ -16,6 +15,7 @@ import {
   withRunningTlsFiles,
   writeRunningSnapshot,
 } from '../config/snapshot.js';
+import { FileSetWatcher, referencedFiles } from '../config/watch.js';
 import type {
   ChangeOutcome,
   ChangeProgress,

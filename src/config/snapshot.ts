@@ -3,8 +3,8 @@ import { access, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileText, type LoadedConfig, readNamedFile } from './load.js';
 import { type RuntimePlan, withTlsFiles } from './plan.js';
-import { referencedFiles } from './reload.js';
 import type { GatewayConfig } from './schema.js';
+import { referencedFiles } from './watch.js';
 
 /** The texts of a configuration file and of every file it references, by absolute path. */
 export type FileTexts = ReadonlyMap<string, string>;

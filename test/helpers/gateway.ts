@@ -1,10 +1,11 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createEngine, type EngineOptions } from '../../src/config/engine.js';
 import { compileGateway } from '../../src/config/gateway.js';
 import { type LoadedConfig, loadConfigFile } from '../../src/config/load.js';
-import { backendCertificateTable, clientTrustStore, freePort } from '../../src/config/plan.js';
+import { freePort } from '../../src/config/plan.js';
+import { backendCertificateTable, clientTrustStore } from '../../src/engine/certificates.js';
+import { createEngine, type EngineOptions } from '../../src/engine/engine.js';
 import { type BootstrapPlan, buildBootstrap } from '../../src/envoy/bootstrap.js';
 import {
   type ExtProcServerOptions,

@@ -1,12 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { buildEngine, type EngineParts } from '../../config/engine.js';
 import { loadConfigFile } from '../../config/load.js';
-import { ConfigReloader, SwappableExchanges } from '../../config/reload.js';
 import { loadRunningSnapshot } from '../../config/snapshot.js';
-import { EngineMetrics, serveMetrics } from '../../extproc/metrics.js';
+import { ElementCounters } from '../../engine/element-counters.js';
+import { buildEngine, type EngineParts } from '../../engine/engine.js';
+import { ConfigReloader, SwappableExchanges } from '../../engine/generations.js';
+import { EngineMetrics, serveMetrics } from '../../engine/metrics.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
-import { ElementCounters } from '../../extproc/policy-services.js';
 import { startExtProcServer } from '../../extproc/server.js';
 import { reportListening } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';

@@ -1,14 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ElementCounters } from '../../../src/engine/element-counters.js';
+import { FailureLog, GuardedLimits } from '../../../src/engine/guarded-limits.js';
+import { createEngineServices, type EngineServices } from '../../../src/engine/services.js';
+import { responseCodec, valueCodec } from '../../../src/engine/value-codecs.js';
 import { CsDateTime, CsDouble, CsGuid, JObject, parseJson, toDotNetString } from '../../../src/expr/index.js';
-import {
-  createEngineServices,
-  ElementCounters,
-  type EngineServices,
-  FailureLog,
-  GuardedLimits,
-  responseCodec,
-  valueCodec,
-} from '../../../src/extproc/policy-services.js';
 import { compilePolicyDocument, readPolicyDocument } from '../../../src/policy/document.js';
 import { buildPipeline } from '../../../src/policy/pipeline.js';
 import { PipelineRun } from '../../../src/policy/runner.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientCertificate, trustStore } from '../../../../src/extproc/client-certificate.js';
+import { clientCertificate, trustStore } from '../../../../src/engine/client-certificate.js';
 import type { ClientCertificate } from '../../../../src/policy/elements/validate-client-certificate.js';
 import { PipelineRun } from '../../../../src/policy/runner.js';
 import { type CertificateWorkshop, certificateWorkshop } from '../../../helpers/certificates.js';

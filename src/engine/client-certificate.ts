@@ -5,8 +5,8 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { requestAttributes } from '../envoy/contract.js';
+import type { AttributeValue } from '../extproc/headers.js';
 import type { ClientCertificate } from '../policy/elements/validate-client-certificate.js';
-import type { AttributeValue } from './headers.js';
 
 /** The ext_proc request attributes this module reads (Envoy must be configured to send them). */
 export const certificateAttributes = ['connection.mtls', 'connection.peer_certificate'] as const;

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientCertificate, trustStore } from '../../../src/extproc/client-certificate.js';
+import { clientCertificate, trustStore } from '../../../src/engine/client-certificate.js';
 import type { AttributeValue } from '../../../src/extproc/headers.js';
 import {
   type CertificateAuthority,

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ElementCounters } from './element-counters.js';
 import type { ExchangeSummary } from './policy-exchange.js';
-import type { ElementCounters } from './policy-services.js';
 
 /**
  * The engine's Prometheus metrics: requests by API, operation, outcome and status; what each policy element

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EngineMetrics } from '../../../src/extproc/metrics.js';
-import { ElementCounters } from '../../../src/extproc/policy-services.js';
+import { ElementCounters } from '../../../src/engine/element-counters.js';
+import { EngineMetrics } from '../../../src/engine/metrics.js';
 
 describe('engine metrics', () => {
   it('renders requests, element outcomes and open streams in the Prometheus text format', () => {

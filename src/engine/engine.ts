@@ -1,20 +1,17 @@
 import { SubscriptionDirectory } from '../catalog/subscriptions.js';
-import { BackendRoutes } from '../extproc/backend-routes.js';
-import type { TrustStore } from '../extproc/client-certificate.js';
+import { type CompiledGateway, compileGateway } from '../config/gateway.js';
+import type { LoadedConfig } from '../config/load.js';
 import type { ExchangeFactory } from '../extproc/exchange.js';
-import { EngineMetrics } from '../extproc/metrics.js';
-import { type ExchangeSummary, policyExchanges } from '../extproc/policy-exchange.js';
-import {
-  createEngineServices,
-  type ElementCounters,
-  type EngineServices,
-  jsonLogger,
-} from '../extproc/policy-services.js';
-import { TraceRouter } from '../extproc/trace.js';
+import { jsonLogger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
-import { type CompiledGateway, compileGateway } from './gateway.js';
-import type { LoadedConfig } from './load.js';
-import { backendCertificateTable, clientTrustStore } from './plan.js';
+import { BackendRoutes } from './backend-routes.js';
+import { backendCertificateTable, clientTrustStore } from './certificates.js';
+import type { TrustStore } from './client-certificate.js';
+import type { ElementCounters } from './element-counters.js';
+import { EngineMetrics } from './metrics.js';
+import { type ExchangeSummary, policyExchanges } from './policy-exchange.js';
+import { createEngineServices, type EngineServices } from './services.js';
+import { TraceRouter } from './trace.js';
 
 export interface EngineParts {
   readonly exchanges: ExchangeFactory;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
-import { backendCertificateTable, clientTrustStore } from '../../../src/config/plan.js';
-import { clientCertificate } from '../../../src/extproc/client-certificate.js';
+import { backendCertificateTable, clientTrustStore } from '../../../src/engine/certificates.js';
+import { clientCertificate } from '../../../src/engine/client-certificate.js';
 import {
   type CertificateAuthority,
   type CertificateWorkshop,

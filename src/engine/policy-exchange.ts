@@ -13,6 +13,24 @@ import {
   responseAttributes,
   upstreamTimeoutHeader,
 } from '../envoy/contract.js';
+import type {
+  ContinueResult,
+  Exchange,
+  ExchangeFactory,
+  MessageHead,
+  PhaseRequests,
+  PhaseResult,
+} from '../extproc/exchange.js';
+import {
+  clientAddress,
+  diffHeaders,
+  framingHeaders,
+  headerValue,
+  isEnvoyHeader,
+  policyVisibleHeaders,
+  unforwardable,
+} from '../extproc/header-changes.js';
+import { firstHeader, type HeaderChange, type HeaderFields } from '../extproc/headers.js';
 import {
   type BackendResponse,
   type FinalResponse,
@@ -28,24 +46,6 @@ import {
 import { redactUrl } from '../redact.js';
 import type { BackendRoute, BackendRoutes } from './backend-routes.js';
 import { clientCertificate, type TrustStore } from './client-certificate.js';
-import type {
-  ContinueResult,
-  Exchange,
-  ExchangeFactory,
-  MessageHead,
-  PhaseRequests,
-  PhaseResult,
-} from './exchange.js';
-import {
-  clientAddress,
-  diffHeaders,
-  framingHeaders,
-  headerValue,
-  isEnvoyHeader,
-  policyVisibleHeaders,
-  unforwardable,
-} from './header-changes.js';
-import { firstHeader, type HeaderChange, type HeaderFields } from './headers.js';
 import { type TraceRouter, traceKeyMatches } from './trace.js';
 
 export interface PolicyEngine {
