@@ -8,6 +8,11 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
+/** The fields that describe a failure in a log line: its stack (or message), credentials redacted by the logger. */
+export function errorFields(error: unknown): { error: string } {
+  return { error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+}
+
 /** Structured log lines on stderr, one JSON object each, with credentials redacted (see redact.ts). */
 export const jsonLogger: Logger = {
   debug: () => {},

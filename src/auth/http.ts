@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
+import type { Logger } from '../log.js';
 import { type OAuthError, toOAuthError } from './errors.js';
-import type { AuthLogger } from './options.js';
 
 /** Responses carrying tokens or credentials must never be cached (OAuth 2.1 §3.2.3). */
 export function noStore(ctx: Context): void {
@@ -33,7 +33,7 @@ export interface ClientEndpointOptions {
   methods: string;
   /** How a success may be cached; default no-store, as anything carrying tokens or credentials must be. */
   cacheControl?: string;
-  logger: AuthLogger;
+  logger: Logger;
 }
 
 /**
@@ -59,7 +59,7 @@ export function clientEndpoint(options: ClientEndpointOptions): Middleware {
 }
 
 /** RFC 6749 §5.2 JSON error; anything that is not an OAuthError is logged and shown as server_error. */
-export function sendOAuthError(ctx: Context, err: unknown, logger: AuthLogger): OAuthError {
+export function sendOAuthError(ctx: Context, err: unknown, logger: Logger): OAuthError {
   const error = toOAuthError(err);
   if (error !== err)
     logger.error('unexpected failure', { path: ctx.path, error: String((err as Error)?.stack ?? err) });

@@ -11,7 +11,7 @@ import { type AccessTokenClaims, AccessTokens } from './tokens.js';
 
 export { hashPassword, verifyPassword } from './crypto.js';
 export { ERROR_CATALOG, OAuthError, type OAuthErrorCode } from './errors.js';
-export type { AuthLimits, AuthLogger, AuthServerOptions, AuthUser, SigningAlgorithm } from './options.js';
+export type { AuthLimits, AuthServerOptions, AuthUser, SigningAlgorithm } from './options.js';
 export { peerAddress } from './options.js';
 export { createMemoryStores } from './stores/memory.js';
 export type * from './stores/types.js';

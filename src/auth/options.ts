@@ -1,6 +1,6 @@
 import type { JWK } from 'jose';
 import type { Context } from 'koa';
-import { redactFields, redactText } from '../redact.js';
+import { jsonLogger, type Logger } from '../log.js';
 import { parsePasswordHash } from './crypto.js';
 import {
   type SecurityEventFields,
@@ -19,12 +19,6 @@ export interface AuthUser {
   /** `scrypt$N$r$p$salt$key`, as produced by hashPassword(). */
   passwordHash: string;
   name?: string;
-}
-
-export interface AuthLogger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
 }
 
 export interface AuthServerOptions {
@@ -66,7 +60,7 @@ export interface AuthServerOptions {
   dataDir?: string;
   /** Epoch seconds; injected by tests to move time. */
   clock?: () => number;
-  logger?: AuthLogger;
+  logger?: Logger;
   /**
    * The address of the client that sent a request: the key of the per-address limits and the `address` of
    * security events. Default the TCP peer; behind a proxy, the address the proxy determined (never a value the
@@ -132,7 +126,7 @@ export interface ResolvedOptions {
   cookieSecure: boolean;
   limits: AuthLimits;
   clock: () => number;
-  logger: AuthLogger;
+  logger: Logger;
   clientAddress: (ctx: Context) => string;
   /** Records one security event (no secrets in `fields`: see security-events.ts). */
   securityEvent: (type: SecurityEventType, fields: SecurityEventFields) => void;
@@ -314,11 +308,8 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
     cookieSecure: options.cookieSecure ?? true,
     limits,
     clock: options.clock ?? (() => Math.floor(Date.now() / 1000)),
-    logger: options.logger ?? {
-      info: noop,
-      warn: noop,
-      error: (m, f) => console.error(redactText(`auth: ${m}`), redactFields(f) ?? ''),
-    },
+    // Embedded without a logger (tests, a library user): failures only.
+    logger: options.logger ?? { debug: noop, info: noop, warn: noop, error: jsonLogger.error },
     clientAddress: options.clientAddress ?? peerAddress,
     securityEvent: (type, fields) => (options.securityLog ?? stderrSecurityLog)(securityEvent(type, fields)),
     serviceClientId: options.serviceClientId ?? 'portcullis-mcp',

@@ -1,12 +1,12 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
+import type { Logger } from '../log.js';
 import { authorizationFlow } from './authorize/index.js';
 import { jwksEndpoint, metadataEndpoint, PUBLIC_CACHE } from './endpoints/metadata.js';
 import { registrationEndpoint, registrationManagementEndpoints } from './endpoints/register.js';
 import { introspectionEndpoint, tokenEndpoint } from './endpoints/token.js';
 import { OAuthError } from './errors.js';
 import { clientEndpoint } from './http.js';
-import type { AuthLogger } from './options.js';
 import type { ServerContext } from './server-context.js';
 
 export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -118,7 +118,7 @@ function decodeClientId(encoded: string): string {
  * (an OPTIONS too, except on client endpoints, which answer preflights); a path not in the table is left to the
  * next middleware (the MCP endpoint).
  */
-export function routerOf(routes: readonly Route[], logger: AuthLogger): Router {
+export function routerOf(routes: readonly Route[], logger: Logger): Router {
   const router = new Router();
   for (const route of routes) {
     const path = typeof route.path === 'string' ? exactPath(route.path) : route.path;

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
+import { errorFields, jsonLogger } from '../log.js';
 import { redactText } from '../redact.js';
 import { authenticateAdministrators } from './authenticate.js';
 import { ConfigDocument } from './config-document.js';
@@ -131,11 +132,11 @@ export function createManagementApp(options: ManagementAppOptions): Koa {
               'the management API failed; the details are in the log',
             );
       if (!(error instanceof ManagementError)) {
-        console.error(
-          redactText(
-            `management: ${ctx.method} ${ctx.path} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-          ),
-        );
+        jsonLogger.error('management: request failed', {
+          method: ctx.method,
+          path: ctx.path,
+          ...errorFields(error),
+        });
       }
       ctx.status = failure.status;
       for (const [name, value] of Object.entries(failure.headers)) ctx.set(name, value);

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { redactText } from '../redact.js';
+import { jsonLogger, type Logger } from '../log.js';
 import { locateResource } from './auth/resource-metadata.js';
 import { mcpKoaMiddleware } from './koa.js';
 import { methodTable } from './methods/index.js';
@@ -39,7 +39,8 @@ export interface McpEndpointOptions {
   readonly maxBodyBytes?: number;
   readonly sessions?: SessionStoreOptions;
   readonly keepAliveMs?: number;
-  readonly log?: (message: string, error?: unknown) => void;
+  /** Where failures and refused tokens are logged (default: JSON lines on stderr). */
+  readonly logger?: Logger;
 }
 
 export interface McpEndpoint {
@@ -77,17 +78,8 @@ function checkOptions(o: McpEndpointOptions): void {
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   checkOptions(options);
   const location = locateResource(options.resourceUrl);
-  const log =
-    options.log ??
-    ((message: string, error?: unknown) =>
-      console.error(
-        redactText(
-          error === undefined
-            ? message
-            : `${message} ${error instanceof Error ? error.stack : String(error)}`,
-        ),
-      ));
-  const tools = new ToolRegistry(options.catalog, { warn: (m) => log(m) });
+  const logger = options.logger ?? jsonLogger;
+  const tools = new ToolRegistry(options.catalog, { warn: (m) => logger.warn(m) });
   const sessions = new SessionStore(options.sessions);
   const dispatcher = new Dispatcher(methodTable);
   const pageSize = options.pageSize ?? 100;
@@ -105,7 +97,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     serverInfo: options.serverInfo,
     instructions: options.instructions,
     pageSize,
-    log,
+    logger,
   });
 
   const transport = new StreamableHttpTransport({
@@ -129,7 +121,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     allowedHosts: options.allowedHosts,
     maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
     resourceName: options.serverInfo.title ?? options.serverInfo.name,
-    log,
+    logger,
   });
 
   return {

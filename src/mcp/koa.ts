@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type Koa from 'koa';
 import { readBoundedBody } from '../bounded-body.js';
+import type { Logger } from '../log.js';
 import { authenticate } from './auth/bearer.js';
 import { bearerChallenge } from './auth/challenge.js';
 import {
@@ -26,7 +27,7 @@ export interface KoaAdapterOptions {
   readonly allowedHosts?: readonly string[];
   readonly maxBodyBytes: number;
   readonly resourceName?: string;
-  readonly log: (message: string, error?: unknown) => void;
+  readonly logger: Logger;
 }
 
 const EXPOSED = 'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version';
@@ -173,7 +174,7 @@ function endpointChecks(o: KoaAdapterOptions): readonly [string, Check][] {
           state.subject = auth.subject;
           return undefined;
         }
-        if (auth.tokenSent) o.log(`mcp: 401 invalid_token: ${auth.reason}`);
+        if (auth.tokenSent) o.logger.info('mcp: 401 invalid_token', { reason: auth.reason });
         return unauthorized(o, auth.tokenSent);
       },
     ],

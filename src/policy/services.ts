@@ -4,6 +4,7 @@
  * trace sink and counters. The engine wires real implementations (src/state, src/catalog); tests use fakes.
  */
 import type { LimitCounters } from '../limit-counters.js';
+import type { Logger } from '../log.js';
 
 /** A response kept by cache-store and served by cache-lookup. */
 export interface CachedResponse {
@@ -66,12 +67,7 @@ export interface Clock {
   sleep(ms: number): Promise<void>;
 }
 
-export interface Logger {
-  debug(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+export type { Logger };
 
 export type TraceSeverity = 'verbose' | 'information' | 'error';
 

@@ -1,5 +1,5 @@
 import Koa from 'koa';
-import { redactText } from '../redact.js';
+import { errorFields, jsonLogger } from '../log.js';
 
 export interface ServiceAppOptions {
   /** Further middleware mounted after the built-in routes (the OAuth server, the MCP endpoint). */
@@ -16,9 +16,7 @@ export function createServiceApp(options: ServiceAppOptions = {}): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   app.on('error', (error: unknown) => {
-    console.error(
-      redactText(`service error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
-    );
+    jsonLogger.error('service: request failed', errorFields(error));
   });
   app.use(async (ctx, next) => {
     if (ctx.path === '/healthz' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {

@@ -12,6 +12,7 @@ import { ConfigError, type LoadedConfig, problemAt, readNamedFile } from '../con
 import type { GatewayConfig } from '../config/schema.js';
 import { type AuthConfig, mcpConfigSchema } from '../config/service-schema.js';
 import type { Diagnostic } from '../diagnostic.js';
+import { jsonLogger } from '../log.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
 import { redactText } from '../redact.js';
 import { RedisConnection } from '../state/redis-connection.js';
@@ -110,6 +111,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       cookieSecure: auth.cookieSecure,
       clientAddress,
       signingKeys,
+      logger: jsonLogger,
       ...(auth.limits ? { limits: auth.limits } : {}),
       ...(auth.dataDir ? { dataDir: path.resolve(loaded.directory, auth.dataDir) } : {}),
       ...(auth.identityProvider
@@ -152,8 +154,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     pageSize: mcpConfig.pageSize,
     maxBatchSize: mcpConfig.maxBatchSize,
     batchConcurrency: mcpConfig.batchConcurrency,
-    log: (message, error) =>
-      console.error(redactText(error === undefined ? message : `${message} ${describeError(error)}`)),
+    logger: jsonLogger,
   });
 
   // The AS reads raw bodies itself and the MCP adapter reads its own: no body parser in front of either.
@@ -278,10 +279,6 @@ async function readSigningKeys(loaded: LoadedConfig, file: string): Promise<JWK[
     }
   }
   return keys as JWK[];
-}
-
-function describeError(error: unknown): string {
-  return redactText(error instanceof Error ? (error.stack ?? error.message) : String(error));
 }
 
 /** The upstream OpenID Connect provider's options, with its client secret read from the environment if named there. */

@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { errorFields } from '../../log.js';
 import { ErrorCode, McpError, type Params } from '../protocol/jsonrpc.js';
 import type { McpMethod, MethodContext } from '../protocol/method.js';
 import { isGranted, type ToolEntry } from '../tools/registry.js';
@@ -37,7 +38,7 @@ async function call(
     const response = await ctx.caller.call(entry.operation, request, ctx.subject);
     return toToolResult(response, ctx.revision, entry.name);
   } catch (err) {
-    ctx.log(`mcp: tools/call ${entry.name}: gateway call failed`, err);
+    ctx.logger.error(`mcp: tools/call ${entry.name}: gateway call failed`, errorFields(err));
     return toolError(
       `The gateway could not complete ${entry.operation.method.toUpperCase()} ${request.path}.`,
     );

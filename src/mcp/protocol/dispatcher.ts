@@ -1,3 +1,4 @@
+import { errorFields } from '../../log.js';
 import {
   ErrorCode,
   errorMessage,
@@ -41,7 +42,7 @@ export class Dispatcher {
       return resultMessage(message.id, await method.handle(message.params, ctx));
     } catch (err) {
       if (err instanceof McpError) return errorMessage(message.id, err.code, err.message, err.data);
-      ctx.log(`mcp: ${message.method} failed`, err);
+      ctx.logger.error(`mcp: ${message.method} failed`, errorFields(err));
       return errorMessage(message.id, ErrorCode.InternalError, 'Internal error');
     }
   }
@@ -53,7 +54,7 @@ export class Dispatcher {
     try {
       await method.handle(message.params, ctx);
     } catch (err) {
-      ctx.log(`mcp: ${message.method} failed`, err);
+      ctx.logger.error(`mcp: ${message.method} failed`, errorFields(err));
     }
   }
 }

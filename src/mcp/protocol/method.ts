@@ -1,3 +1,4 @@
+import type { Logger } from '../../log.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { GatewayCaller, ServerInfo, Subject } from '../types.js';
 import type { Params } from './jsonrpc.js';
@@ -20,7 +21,7 @@ export interface MethodContext {
   readonly instructions: string | undefined;
   /** How many tools one `tools/list` page holds. */
   readonly pageSize: number;
-  readonly log: (message: string, error?: unknown) => void;
+  readonly logger: Logger;
 }
 
 /** Which protocol era a method belongs to: `initialize`-based sessions or the stateless 2026 revision. */

@@ -44,7 +44,6 @@ export async function startServer(
     products: ['courses', 'grades'],
     users: [{ username: USER.username, passwordHash: await passwordHash, name: USER.name }],
     clock: () => Math.floor(Date.now() / 1000) + offset,
-    logger: { info() {}, warn() {}, error: (m, f) => console.error(m, f) },
     // Security events are asserted through the real service (test/e2e/auth-abuse.test.ts); quiet here.
     securityLog: () => {},
     ...overrides,

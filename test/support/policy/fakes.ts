@@ -15,10 +15,11 @@ import type {
 } from '../../../src/policy/services.js';
 import type { NamedValue } from '../../../src/policy/source.js';
 import { MemoryLimitStore } from '../../../src/state/memory-limits.js';
+import { type LoggedLine, recordingLogger } from '../logger.js';
 
 export interface FakeServices extends PolicyServices {
   readonly traces: TraceEntry[];
-  readonly logs: { level: string; message: string; fields?: Record<string, unknown> }[];
+  readonly logs: LoggedLine[];
   readonly counts: { element: string; outcome: CounterOutcome; reason?: string }[];
   readonly fetched: HttpRequest[];
   readonly sleeps: number[];
@@ -33,9 +34,10 @@ export interface FakeServices extends PolicyServices {
 export function fakeServices(backends: Record<string, string> = {}): FakeServices {
   const routes = new Map<string, HttpResponse>();
   const limitStore = new MemoryLimitStore(() => services.now);
+  const logged = recordingLogger();
   const services: FakeServices = {
     traces: [],
-    logs: [],
+    logs: logged.lines,
     counts: [],
     fetched: [],
     sleeps: [],
@@ -109,16 +111,7 @@ export function fakeServices(backends: Record<string, string> = {}): FakeService
         services.sleeps.push(ms);
       },
     },
-    logger: {
-      debug: (message, fields) =>
-        services.logs.push({ level: 'debug', message, ...(fields ? { fields } : {}) }),
-      info: (message, fields) =>
-        services.logs.push({ level: 'info', message, ...(fields ? { fields } : {}) }),
-      warn: (message, fields) =>
-        services.logs.push({ level: 'warn', message, ...(fields ? { fields } : {}) }),
-      error: (message, fields) =>
-        services.logs.push({ level: 'error', message, ...(fields ? { fields } : {}) }),
-    },
+    logger: logged.logger,
     trace: { write: (entry) => services.traces.push(entry) },
     counters: {
       count: (element, outcome, reason) =>

@@ -7,6 +7,7 @@ import {
   createAuthorizationServer,
   hashPassword,
 } from '../../../src/auth/index.js';
+import { recordingLogger } from '../../support/logger.js';
 
 /**
  * A reloaded configuration changes the products, so the scopes, of a running AS: what it advertises and what it
@@ -33,7 +34,7 @@ beforeAll(async () => {
     products: ['courses'],
     users: [{ username: USER.username, passwordHash: await hashPassword(USER.password) }],
     cookieSecure: false,
-    logger: { info() {}, warn() {}, error() {} },
+    logger: recordingLogger().logger,
   });
   close = async () => {
     await as.close();

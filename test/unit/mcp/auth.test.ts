@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordingLogger } from '../../support/logger.js';
 import {
   createTokenKit,
   FakeCaller,
@@ -16,7 +17,8 @@ import {
 let kit: TokenKit;
 let app: RunningApp;
 let prm: string;
-const logs: string[] = [];
+const logged = recordingLogger();
+const logs = logged.lines;
 const ALL_SCOPES = 'read:courses-work write:admin-work write:courses-work';
 
 beforeAll(async () => {
@@ -28,7 +30,7 @@ beforeAll(async () => {
     caller: new FakeCaller(),
     serverInfo: { name: 'portcullis', version: '0.1.0', title: 'Portcullis tools' },
     allowedOrigins: ['https://inspector.example'],
-    log: (m) => logs.push(m),
+    logger: logged.logger,
   }));
   prm = `${app.base}/.well-known/oauth-protected-resource/v1/mcp`;
 });
@@ -102,7 +104,7 @@ describe('401 for a missing or unacceptable token', () => {
       error: 'invalid_token',
       error_description: 'The access token is invalid, expired, revoked or not for this resource',
     });
-    expect(logs).toEqual([`mcp: 401 invalid_token: ${reason}`]);
+    expect(logs).toEqual([{ level: 'info', message: 'mcp: 401 invalid_token', fields: { reason } }]);
   });
 
   it('a token in the query string is not accepted', async () => {

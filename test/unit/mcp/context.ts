@@ -4,6 +4,7 @@ import type { MethodContext, SessionView } from '../../../src/mcp/protocol/metho
 import { findRevision } from '../../../src/mcp/protocol/revisions.js';
 import { ToolRegistry } from '../../../src/mcp/tools/registry.js';
 import type { ToolOperation } from '../../../src/mcp/types.js';
+import { type LoggedLine, recordingLogger } from '../../support/logger.js';
 import { FakeCaller, MutableCatalog, sampleOperations } from '../../support/mcp/helpers.js';
 
 export const dispatcher = new Dispatcher(methodTable);
@@ -11,7 +12,7 @@ export const dispatcher = new Dispatcher(methodTable);
 export interface TestContext {
   ctx: MethodContext;
   caller: FakeCaller;
-  logs: string[];
+  logs: LoggedLine[];
   session: SessionView;
 }
 
@@ -20,7 +21,7 @@ export function methodContext(
   options: { revision?: string; scopes?: string[]; ops?: ToolOperation[]; pageSize?: number } = {},
 ): TestContext {
   const caller = new FakeCaller();
-  const logs: string[] = [];
+  const logged = recordingLogger();
   const session: SessionView = { id: 's1', initialized: false };
   const ctx: MethodContext = {
     revision: findRevision(options.revision ?? '2025-11-25')!,
@@ -35,9 +36,9 @@ export function methodContext(
     serverInfo: { name: 'portcullis', version: '0.1.0' },
     instructions: undefined,
     pageSize: options.pageSize ?? 100,
-    log: (m) => logs.push(m),
+    logger: logged.logger,
   };
-  return { ctx, caller, logs, session };
+  return { ctx, caller, logs: logged.lines, session };
 }
 
 export function request(method: string, params: Record<string, unknown> = {}, id: number | string = 1) {

@@ -83,7 +83,9 @@ describe('tools/call', () => {
       content: [{ type: 'text', text: 'The gateway could not complete GET /api/Course/1.' }],
       isError: true,
     });
-    expect(t.logs).toEqual(['mcp: tools/call getCourse: gateway call failed']);
+    expect(t.logs).toMatchObject([
+      { level: 'error', message: 'mcp: tools/call getCourse: gateway call failed' },
+    ]);
   });
 
   it('invalid arguments: a tool error from 2025-11-25 on', async () => {

@@ -1,0 +1,15 @@
+import type { Logger } from '../../src/log.js';
+
+export interface LoggedLine {
+  readonly level: 'debug' | 'info' | 'warn' | 'error';
+  readonly message: string;
+  readonly fields?: Record<string, unknown>;
+}
+
+/** A logger that keeps what it is given, for tests that assert what was logged. */
+export function recordingLogger(): { logger: Logger; lines: LoggedLine[] } {
+  const lines: LoggedLine[] = [];
+  const at = (level: LoggedLine['level']) => (message: string, fields?: Record<string, unknown>) =>
+    lines.push({ level, message, ...(fields ? { fields } : {}) });
+  return { logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines };
+}
