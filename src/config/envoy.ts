@@ -1,12 +1,13 @@
 import { stringify } from 'yaml';
 import { buildBootstrap } from '../envoy/bootstrap.js';
+import type { Bootstrap } from '../envoy/config-types.js';
 import type { RuntimePlan } from './plan.js';
 
 export function bootstrapYaml(plan: RuntimePlan): string {
   return renderBootstrap(buildBootstrap(plan));
 }
 
-export function bootstrapObject(plan: RuntimePlan): Record<string, unknown> {
+export function bootstrapObject(plan: RuntimePlan): Bootstrap {
   return buildBootstrap(plan);
 }
 

@@ -1,8 +1,31 @@
 /**
- * Builds Envoy's static bootstrap for a gateway. Pure data in, plain object out (printed as YAML by the CLI), so
- * tests can assert on it and `envoy --mode validate` can check it.
+ * Builds Envoy's static bootstrap for a gateway. Pure data in, a typed plain object out (config-types.ts; printed as
+ * YAML by the CLI), so tests can assert on it and `envoy --mode validate` can check it.
  */
 
+import type {
+  Address,
+  Bootstrap,
+  Cluster,
+  DnsCacheConfig,
+  DnsLookupFamily,
+  DownstreamTransportSocket,
+  Duration,
+  DynamicForwardProxyFilter,
+  ExtProcFilter,
+  HttpConnectionManagerFilter,
+  Listener,
+  LocalReplyConfig,
+  NetworkFilter,
+  NetworkRbacFilter,
+  PerFilterConfig,
+  RbacOnMatch,
+  RbacPredicate,
+  Route,
+  RouterFilter,
+  UpstreamTransportSocket,
+  VirtualHost,
+} from './config-types.js';
 import {
   apiClusterName,
   backendClusterName,
@@ -157,9 +180,12 @@ const notFoundBody = '{ "statusCode": 404, "message": "Resource not found" }';
 
 const systemCaFile = '/etc/ssl/certs/ca-certificates.crt';
 
-const dnsCacheConfig = { name: 'portcullis_dynamic_backends', dns_lookup_family: 'V4_PREFERRED' };
+const dnsCacheConfig: DnsCacheConfig = {
+  name: 'portcullis_dynamic_backends',
+  dns_lookup_family: 'V4_PREFERRED',
+};
 
-export function buildBootstrap(plan: BootstrapPlan): Record<string, unknown> {
+export function buildBootstrap(plan: BootstrapPlan): Bootstrap {
   return {
     node: { id: 'portcullis', cluster: 'portcullis' },
     admin: { address: socketAddress(plan.admin) },
@@ -216,39 +242,41 @@ export function listenersOf(plan: BootstrapPlan): readonly ListenerPlan[] {
   return plan.listeners ?? [{ name: 'gateway_http', role: 'http', address: plan.gateway }];
 }
 
-function buildListener(plan: BootstrapPlan, listener: ListenerPlan) {
-  const filters: unknown[] = [];
+function buildListener(plan: BootstrapPlan, listener: ListenerPlan): Listener {
+  const filters: NetworkFilter[] = [];
   if (listener.rules) filters.push(rbacFilter(`inbound_${listener.name}.`, listener.rules));
   filters.push(
     listener.role === 'management'
       ? managementConnectionManager(plan.management, routerFilter())
       : gatewayConnectionManager(plan, listener),
   );
-  const chain: Record<string, unknown> = { filters };
-  if (listener.role === 'https') {
-    if (!plan.tls) throw new TypeError(`listener ${listener.name} is https but the plan has no tls`);
-    chain.transport_socket = downstreamTls(plan.tls);
-  } else if (listener.role === 'management' && plan.tls && plan.management) {
-    // Administrators' credentials travel on it: TLS with the gateway's certificate whenever there is one (the
-    // gateway's client-certificate settings are the APIs', not the administrators').
-    chain.transport_socket = downstreamTls({
-      certificateFile: plan.tls.certificateFile,
-      keyFile: plan.tls.keyFile,
-    });
-  }
+  const transportSocket = listenerTls(plan, listener);
   return {
     name: listener.name,
     address: socketAddress(listener.address),
     per_connection_buffer_limit_bytes: limitsOf(plan).connectionBufferBytes,
-    filter_chains: [chain],
+    filter_chains: [{ filters, ...(transportSocket ? { transport_socket: transportSocket } : {}) }],
   };
+}
+
+function listenerTls(plan: BootstrapPlan, listener: ListenerPlan): DownstreamTransportSocket | undefined {
+  if (listener.role === 'https') {
+    if (!plan.tls) throw new TypeError(`listener ${listener.name} is https but the plan has no tls`);
+    return downstreamTls(plan.tls);
+  }
+  if (listener.role === 'management' && plan.tls && plan.management) {
+    // Administrators' credentials travel on it: TLS with the gateway's certificate whenever there is one (the
+    // gateway's client-certificate settings are the APIs', not the administrators').
+    return downstreamTls({ certificateFile: plan.tls.certificateFile, keyFile: plan.tls.keyFile });
+  }
+  return undefined;
 }
 
 function limitsOf(plan: BootstrapPlan): GatewayLimits {
   return plan.limits ?? defaultGatewayLimits;
 }
 
-function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan) {
+function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan): HttpConnectionManagerFilter {
   return {
     name: 'envoy.filters.network.http_connection_manager',
     typed_config: {
@@ -285,27 +313,28 @@ function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan) {
   };
 }
 
-function downstreamTls(tls: DownstreamTlsPlan) {
-  const common: Record<string, unknown> = {
-    tls_certificates: [
-      { certificate_chain: { filename: tls.certificateFile }, private_key: { filename: tls.keyFile } },
-    ],
-    alpn_protocols: ['h2', 'http/1.1'],
-  };
+function downstreamTls(tls: DownstreamTlsPlan): DownstreamTransportSocket {
   const clients = tls.clientCertificates;
-  if (clients) {
-    // A validation context makes Envoy request a client certificate. Untrusted chains are let through so the
-    // policy sees them and decides (validate-client-certificate's validate-trust), as API Management does.
-    common.validation_context = {
-      ...(clients.trustedCaFile ? { trusted_ca: { filename: clients.trustedCaFile } } : {}),
-      trust_chain_verification: 'ACCEPT_UNTRUSTED',
-    };
-  }
   return {
     name: 'envoy.transport_sockets.tls',
     typed_config: {
       '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
-      common_tls_context: common,
+      common_tls_context: {
+        tls_certificates: [
+          { certificate_chain: { filename: tls.certificateFile }, private_key: { filename: tls.keyFile } },
+        ],
+        alpn_protocols: ['h2', 'http/1.1'],
+        // A validation context makes Envoy request a client certificate. Untrusted chains are let through so the
+        // policy sees them and decides (validate-client-certificate's validate-trust), as API Management does.
+        ...(clients
+          ? {
+              validation_context: {
+                ...(clients.trustedCaFile ? { trusted_ca: { filename: clients.trustedCaFile } } : {}),
+                trust_chain_verification: 'ACCEPT_UNTRUSTED',
+              },
+            }
+          : {}),
+      },
       ...(clients ? { require_client_certificate: clients.required } : {}),
     },
   };
@@ -316,8 +345,8 @@ function downstreamTls(tls: DownstreamTlsPlan) {
  * matcher list (the first matching rule decides, allow or deny) and a connection no rule matches is refused.
  * Counters: `<statPrefix>rbac.allowed` / `rbac.denied`.
  */
-export function rbacFilter(statPrefix: string, rules: readonly AccessRule[]) {
-  const action = (name: string, access: 'allow' | 'deny') => ({
+export function rbacFilter(statPrefix: string, rules: readonly AccessRule[]): NetworkRbacFilter {
+  const action = (name: string, access: 'allow' | 'deny'): RbacOnMatch => ({
     action: {
       name,
       typed_config: {
@@ -345,9 +374,9 @@ export function rbacFilter(statPrefix: string, rules: readonly AccessRule[]) {
   };
 }
 
-function sourcePredicate(source: AccessRule['source']): Record<string, unknown> {
+function sourcePredicate(source: AccessRule['source']): RbacPredicate {
   const prefixes = source.kind === 'any' ? ['0.0.0.0/0', '::/0'] : source.prefixes;
-  const single = {
+  const single: RbacPredicate = {
     single_predicate: {
       input: {
         name: 'envoy.matching.inputs.source_ip',
@@ -377,8 +406,8 @@ function sourcePredicate(source: AccessRule['source']): Record<string, unknown> 
  * instead: 502 / 504 with a JSON body that names no internals. The engine still sees the reason
  * (`response.code_details`) and runs on-error when the operation has one.
  */
-function backendFailureReplies() {
-  const reply = (flags: readonly string[], status: number) => ({
+function backendFailureReplies(): LocalReplyConfig {
+  const reply = (flags: readonly string[], status: number): LocalReplyConfig['mappers'][number] => ({
     filter: { response_flag_filter: { flags } },
     status_code: status,
     body: { inline_string: JSON.stringify({ statusCode: status, message: 'Internal server error' }) },
@@ -397,7 +426,7 @@ function backendFailureReplies() {
   };
 }
 
-function extProcFilter(plan: BootstrapPlan) {
+function extProcFilter(plan: BootstrapPlan): ExtProcFilter {
   return {
     name: extProcFilterName,
     typed_config: {
@@ -429,7 +458,7 @@ function extProcFilter(plan: BootstrapPlan) {
   };
 }
 
-function dynamicForwardProxyFilter() {
+function dynamicForwardProxyFilter(): DynamicForwardProxyFilter {
   return {
     name: 'envoy.filters.http.dynamic_forward_proxy',
     typed_config: {
@@ -439,7 +468,7 @@ function dynamicForwardProxyFilter() {
   };
 }
 
-function routerFilter() {
+function routerFilter(): RouterFilter {
   return {
     name: 'envoy.filters.http.router',
     typed_config: {
@@ -449,14 +478,14 @@ function routerFilter() {
   };
 }
 
-const extProcDisabled = {
+const extProcDisabled: PerFilterConfig = {
   [extProcFilterName]: {
     '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute',
     disabled: true,
   },
 };
 
-function virtualHosts(plan: BootstrapPlan) {
+function virtualHosts(plan: BootstrapPlan): VirtualHost[] {
   // One virtual host per distinct host set; APIs without hostnames live on the catch-all host.
   const hostSets = new Map<string, BootstrapApi[]>();
   for (const api of plan.apis) {
@@ -480,7 +509,7 @@ function virtualHosts(plan: BootstrapPlan) {
  * sends it there. A client that sends the header itself also lands here first, but ext_proc runs on this route
  * and the engine strips the client's copy before the route is picked again.
  */
-function backendSelectionRoute() {
+function backendSelectionRoute(): Route {
   return {
     name: 'engine_selected_backend',
     match: { prefix: '/', headers: [{ name: backendSelectionHeader, present_match: true }] },
@@ -489,8 +518,8 @@ function backendSelectionRoute() {
   };
 }
 
-function serviceRoutes() {
-  return servicePathPrefixes.map((prefix) => ({
+function serviceRoutes(): Route[] {
+  return servicePathPrefixes.map<Route>((prefix) => ({
     name: `service${prefix.replace(/[^A-Za-z0-9]+/g, '_')}`,
     match: prefix.endsWith('/') ? { prefix } : { path_separated_prefix: prefix },
     // The MCP endpoint keeps server-sent-event streams open (GET, list_changed): no overall deadline there, only
@@ -507,7 +536,7 @@ function serviceRoutes() {
 }
 
 /** Longest suffixes first so `v1/courses` wins over `v1`. */
-function apiRoutes(api: BootstrapApi) {
+function apiRoutes(api: BootstrapApi): Route[] {
   const backend = new URL(api.serviceUrl);
   const basePath = backend.pathname.replace(/\/+$/, '');
   return [
@@ -528,7 +557,7 @@ function apiRoutes(api: BootstrapApi) {
   ];
 }
 
-function notFoundRoute() {
+function notFoundRoute(): Route {
   return {
     name: 'not_found',
     match: { prefix: '/' },
@@ -538,7 +567,7 @@ function notFoundRoute() {
   };
 }
 
-function engineCluster(plan: BootstrapPlan) {
+function engineCluster(plan: BootstrapPlan): Cluster {
   return {
     name: engineClusterName,
     // Containers (docker-compose) name the engine by its service name; a machine by address.
@@ -593,17 +622,16 @@ function engineCluster(plan: BootstrapPlan) {
   };
 }
 
-function serviceCluster(plan: BootstrapPlan) {
+function serviceCluster(plan: BootstrapPlan): Cluster {
   return staticCluster(serviceClusterName, plan.service);
 }
 
 /** A cluster for one backend URL; its endpoint carries the host name so `auto_host_rewrite` sets Host to it. */
-function urlCluster(name: string, serviceUrl: string, clientCertificate?: UpstreamTlsPlan) {
+function urlCluster(name: string, serviceUrl: string, clientCertificate?: UpstreamTlsPlan): Cluster {
   const url = new URL(serviceUrl);
-  const tls = url.protocol === 'https:';
-  const port = url.port ? Number(url.port) : tls ? 443 : 80;
+  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const cluster: Record<string, unknown> = {
+  return {
     name,
     // A backend named by DNS is resolved by Envoy; an IP literal needs no resolver.
     type: isIpLiteral(host) ? 'STATIC' : 'STRICT_DNS',
@@ -615,37 +643,14 @@ function urlCluster(name: string, serviceUrl: string, clientCertificate?: Upstre
         { lb_endpoints: [{ endpoint: { address: socketAddress({ host, port }), hostname: url.host } }] },
       ],
     },
+    ...(url.protocol === 'https:' ? { transport_socket: backendTls(url, host, clientCertificate) } : {}),
   };
-  if (tls && clientCertificate) {
-    const serverName = clientCertificate.serverName ?? host;
-    cluster.transport_socket = {
-      name: 'envoy.transport_sockets.tls',
-      typed_config: {
-        '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
-        // SNI carries host names only; a backend addressed by IP gets none, its certificate's IP SAN is checked.
-        ...(isIpLiteral(serverName) ? {} : { sni: serverName }),
-        common_tls_context: {
-          tls_certificates: [
-            {
-              certificate_chain: { filename: clientCertificate.certificateFile },
-              private_key: { filename: clientCertificate.keyFile },
-            },
-          ],
-          // A backend that is given a client certificate is also checked: the certificate goes to it alone.
-          validation_context: {
-            trusted_ca: { filename: clientCertificate.trustedCaFile ?? systemCaFile },
-            match_typed_subject_alt_names: [
-              {
-                san_type: isIpLiteral(serverName) ? 'IP_ADDRESS' : 'DNS',
-                matcher: { exact: serverName },
-              },
-            ],
-          },
-        },
-      },
-    };
-  } else if (tls) {
-    cluster.transport_socket = {
+}
+
+/** TLS to an https backend: SNI, and with a client certificate the backend's own certificate checked too. */
+function backendTls(url: URL, host: string, clientCertificate?: UpstreamTlsPlan): UpstreamTransportSocket {
+  if (!clientCertificate) {
+    return {
       name: 'envoy.transport_sockets.tls',
       typed_config: {
         '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
@@ -653,11 +658,37 @@ function urlCluster(name: string, serviceUrl: string, clientCertificate?: Upstre
       },
     };
   }
-  return cluster;
+  const serverName = clientCertificate.serverName ?? host;
+  return {
+    name: 'envoy.transport_sockets.tls',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+      // SNI carries host names only; a backend addressed by IP gets none, its certificate's IP SAN is checked.
+      ...(isIpLiteral(serverName) ? {} : { sni: serverName }),
+      common_tls_context: {
+        tls_certificates: [
+          {
+            certificate_chain: { filename: clientCertificate.certificateFile },
+            private_key: { filename: clientCertificate.keyFile },
+          },
+        ],
+        // A backend that is given a client certificate is also checked: the certificate goes to it alone.
+        validation_context: {
+          trusted_ca: { filename: clientCertificate.trustedCaFile ?? systemCaFile },
+          match_typed_subject_alt_names: [
+            {
+              san_type: isIpLiteral(serverName) ? 'IP_ADDRESS' : 'DNS',
+              matcher: { exact: serverName },
+            },
+          ],
+        },
+      },
+    },
+  };
 }
 
-function dynamicCluster(tls: boolean) {
-  const cluster: Record<string, unknown> = {
+function dynamicCluster(tls: boolean): Cluster {
+  return {
     name: dynamicClusterName(tls),
     connect_timeout: '2s',
     lb_policy: 'CLUSTER_PROVIDED',
@@ -668,36 +699,41 @@ function dynamicCluster(tls: boolean) {
         dns_cache_config: dnsCacheConfig,
       },
     },
+    ...(tls
+      ? {
+          transport_socket: {
+            name: 'envoy.transport_sockets.tls',
+            typed_config: {
+              '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+              common_tls_context: {
+                validation_context: { trusted_ca: { filename: systemCaFile } },
+              },
+            },
+          },
+          typed_extension_protocol_options: {
+            'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+              '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+              upstream_http_protocol_options: { auto_sni: true, auto_san_validation: true },
+              explicit_http_config: { http_protocol_options: {} },
+            },
+          },
+        }
+      : {}),
   };
-  if (tls) {
-    cluster.transport_socket = {
-      name: 'envoy.transport_sockets.tls',
-      typed_config: {
-        '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
-        common_tls_context: {
-          validation_context: { trusted_ca: { filename: systemCaFile } },
-        },
-      },
-    };
-    cluster.typed_extension_protocol_options = {
-      'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
-        '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
-        upstream_http_protocol_options: { auto_sni: true, auto_san_validation: true },
-        explicit_http_config: { http_protocol_options: {} },
-      },
-    };
-  }
-  return cluster;
 }
 
 /** STATIC for IP literals; STRICT_DNS (every address a name resolves to) when a host is a name. */
-function addressType(endpoints: readonly Endpoint[]) {
+function addressType(
+  endpoints: readonly Endpoint[],
+):
+  | { readonly type: 'STATIC' }
+  | { readonly type: 'STRICT_DNS'; readonly dns_lookup_family: DnsLookupFamily } {
   return endpoints.every((endpoint) => isIpLiteral(endpoint.host))
     ? { type: 'STATIC' }
     : { type: 'STRICT_DNS', dns_lookup_family: 'V4_PREFERRED' };
 }
 
-function staticCluster(name: string, endpoint: Endpoint) {
+function staticCluster(name: string, endpoint: Endpoint): Cluster {
   return {
     name,
     ...addressType([endpoint]),
@@ -709,11 +745,11 @@ function staticCluster(name: string, endpoint: Endpoint) {
   };
 }
 
-function socketAddress(endpoint: Endpoint) {
+function socketAddress(endpoint: Endpoint): Address {
   return { socket_address: { address: endpoint.host, port_value: endpoint.port } };
 }
 
-function seconds(milliseconds: number): string {
+function seconds(milliseconds: number): Duration {
   return `${milliseconds / 1000}s`;
 }
 

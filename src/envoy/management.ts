@@ -5,6 +5,7 @@
  */
 
 import type { Endpoint } from './bootstrap.js';
+import type { HttpConnectionManagerFilter, Route, RouterFilter } from './config-types.js';
 import { setClientAddress } from './contract.js';
 
 /** Paths of Envoy's admin interface the management listener serves: readiness and statistics, nothing that changes. */
@@ -20,7 +21,10 @@ const notFoundBody = '{ "statusCode": 404, "message": "Resource not found" }';
  * The HTTP connection manager of a management listener. `api`: where the management API is served (absent: only
  * the read-only admin paths answer, everything else is 404).
  */
-export function managementConnectionManager(api: Endpoint | undefined, routerFilter: unknown) {
+export function managementConnectionManager(
+  api: Endpoint | undefined,
+  routerFilter: RouterFilter,
+): HttpConnectionManagerFilter {
   return {
     name: 'envoy.filters.network.http_connection_manager',
     typed_config: {
@@ -41,7 +45,7 @@ export function managementConnectionManager(api: Endpoint | undefined, routerFil
             name: 'management',
             domains: ['*'],
             routes: [
-              ...managementPaths.map((path) => ({
+              ...managementPaths.map<Route>((path) => ({
                 name: `management${path.replace(/[^A-Za-z0-9]+/g, '_')}`,
                 match: { path, headers: [{ name: ':method', string_match: { exact: 'GET' } }] },
                 route: { cluster: adminClusterName, timeout: '5s' },

@@ -5,6 +5,7 @@
  * TCP, so it is the same for HTTP and HTTPS backends and never sees the requests' content.
  */
 import { type AccessRule, type Endpoint, rbacFilter } from './bootstrap.js';
+import type { Address, Bootstrap } from './config-types.js';
 
 export interface SidecarPlan {
   /** The API or named backend it fronts (names the listener and its counters). */
@@ -22,7 +23,7 @@ const targetCluster = 'backend';
 /** Counters of the access rules: `backend_access.rbac.allowed` and `backend_access.rbac.denied`. */
 export const sidecarStatPrefix = 'backend_access.';
 
-export function buildSidecarBootstrap(plan: SidecarPlan): Record<string, unknown> {
+export function buildSidecarBootstrap(plan: SidecarPlan): Bootstrap {
   const ip = isIpLiteral(plan.target.host);
   return {
     node: { id: `portcullis-sidecar-${plan.backend}`, cluster: 'portcullis-sidecar' },
@@ -65,7 +66,7 @@ export function buildSidecarBootstrap(plan: SidecarPlan): Record<string, unknown
   };
 }
 
-function socketAddress(endpoint: Endpoint) {
+function socketAddress(endpoint: Endpoint): Address {
   return { socket_address: { address: endpoint.host, port_value: endpoint.port } };
 }
 

@@ -26,7 +26,8 @@ export interface RunningEnvoy {
  */
 export async function startEnvoy(
   plan: BootstrapPlan,
-  bootstrap = buildBootstrap(plan),
+  /** The generated bootstrap, or one a test changed (as JSON: the changes need not fit Envoy's types). */
+  bootstrap: Record<string, unknown> = buildBootstrap(plan),
 ): Promise<RunningEnvoy> {
   const binary = findEnvoy();
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-test-envoy-'));

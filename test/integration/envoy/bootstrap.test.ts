@@ -3,6 +3,7 @@ import { bootstrapYaml } from '../../../src/config/envoy.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
 import { type BootstrapPlan, buildBootstrap } from '../../../src/envoy/bootstrap.js';
+import { extensionNamed } from '../../../src/envoy/config-types.js';
 import { envoyValidates } from '../../helpers/envoy.js';
 
 const plan: BootstrapPlan = {
@@ -27,6 +28,13 @@ const plan: BootstrapPlan = {
   ],
 };
 
+/** The gateway listener's HTTP connection manager. */
+function gatewayConnectionManager() {
+  const [listener] = buildBootstrap(plan).static_resources.listeners;
+  return extensionNamed(listener!.filter_chains[0]!.filters, 'envoy.filters.network.http_connection_manager')
+    .typed_config;
+}
+
 describe('the generated Envoy bootstrap', () => {
   it('is accepted by the real Envoy (--mode validate), for plain, TLS and host-bound APIs', async () => {
     expect(await envoyValidates(bootstrapYaml({ ...plan, config: parseConfig('', 'x') }))).toContain('OK');
@@ -41,9 +49,8 @@ describe('the generated Envoy bootstrap', () => {
   });
 
   it('fails closed, asks only for request headers by default and lets the engine override per request', () => {
-    const bootstrap = buildBootstrap(plan) as any;
-    const hcm = bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
-    const extProc = hcm.http_filters[0].typed_config;
+    const hcm = gatewayConnectionManager();
+    const extProc = extensionNamed(hcm.http_filters, 'envoy.filters.http.ext_proc').typed_config;
     expect(extProc.failure_mode_allow).toBe(false);
     expect(extProc.allow_mode_override).toBe(true);
     expect(extProc.message_timeout).toBe('0.5s');
@@ -53,7 +60,7 @@ describe('the generated Envoy bootstrap', () => {
       request_body_mode: 'NONE',
       response_body_mode: 'NONE',
     });
-    expect(hcm.http_filters.map((filter: { name: string }) => filter.name)).toEqual([
+    expect(hcm.http_filters.map((filter) => filter.name)).toEqual([
       'envoy.filters.http.ext_proc',
       'envoy.filters.http.dynamic_forward_proxy',
       'envoy.filters.http.router',
@@ -61,31 +68,25 @@ describe('the generated Envoy bootstrap', () => {
   });
 
   it('lists every engine process as an endpoint of the engine cluster, over HTTP/2', () => {
-    const bootstrap = buildBootstrap(plan) as any;
-    const engine = bootstrap.static_resources.clusters.find(
-      (cluster: { name: string }) => cluster.name === 'portcullis_engine',
-    );
-    const ports = engine.load_assignment.endpoints[0].lb_endpoints.map(
-      (entry: any) => entry.endpoint.address.socket_address.port_value,
+    const engine = buildBootstrap(plan).static_resources.clusters.find(
+      (cluster) => cluster.name === 'portcullis_engine',
+    )!;
+    const ports = engine.load_assignment!.endpoints[0]!.lb_endpoints.map(
+      (entry) => entry.endpoint.address.socket_address.port_value,
     );
     expect(ports).toEqual([50051, 50052]);
     expect(
-      engine.typed_extension_protocol_options['envoy.extensions.upstreams.http.v3.HttpProtocolOptions']
+      engine.typed_extension_protocol_options!['envoy.extensions.upstreams.http.v3.HttpProtocolOptions']
         .explicit_http_config,
     ).toHaveProperty('http2_protocol_options');
   });
 
   it('routes the service paths to the Koa service on every host, ahead of the APIs', () => {
-    const bootstrap = buildBootstrap(plan) as any;
-    const hosts =
-      bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config
-        .virtual_hosts;
-    expect(hosts.map((host: any) => host.domains)).toEqual([['*'], ['api.example.org', 'api.example.org:*']]);
+    const hosts = gatewayConnectionManager().route_config.virtual_hosts;
+    expect(hosts.map((host) => host.domains)).toEqual([['*'], ['api.example.org', 'api.example.org:*']]);
     for (const host of hosts) {
-      const serviceRoutes = host.routes.filter((route: any) => route.route?.cluster === 'portcullis_service');
-      const matched = serviceRoutes.map(
-        (route: any) => route.match.path_separated_prefix ?? route.match.prefix,
-      );
+      const serviceRoutes = host.routes.filter((route) => route.route?.cluster === 'portcullis_service');
+      const matched = serviceRoutes.map((route) => route.match.path_separated_prefix ?? route.match.prefix);
       expect(matched).toEqual(
         expect.arrayContaining([
           '/v1/mcp',
@@ -96,8 +97,8 @@ describe('the generated Envoy bootstrap', () => {
         ]),
       );
       // The engine's backend-selection route comes first, then the service, then the APIs, then 404.
-      expect(host.routes[0].name).toBe('engine_selected_backend');
-      expect(host.routes.at(-1).direct_response.status).toBe(404);
+      expect(host.routes[0]!.name).toBe('engine_selected_backend');
+      expect(host.routes.at(-1)!.direct_response?.status).toBe(404);
     }
   });
 });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../../src/config/load.js';
 import { freePort, planRuntime } from '../../../src/config/plan.js';
 import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
+import { extensionNamed } from '../../../src/envoy/config-types.js';
 import { clientAddressHeader } from '../../../src/envoy/contract.js';
 import { type RunningEnvoy, startEnvoy } from '../../helpers/envoy.js';
 
@@ -96,13 +97,11 @@ describe('the client address Envoy hands the service', () => {
 describe('gateway.trustedProxyHops', () => {
   /** xff_num_trusted_hops of every gateway listener's connection manager. */
   async function trustedHops(yaml: string): Promise<unknown[]> {
-    const bootstrap = buildBootstrap(await planRuntime(parseConfig(yaml, 'gateway.yaml'))) as {
-      static_resources: {
-        listeners: { filter_chains: { filters: { typed_config: Record<string, unknown> }[] }[] }[];
-      };
-    };
+    const bootstrap = buildBootstrap(await planRuntime(parseConfig(yaml, 'gateway.yaml')));
     return bootstrap.static_resources.listeners.map(
-      (listener) => listener.filter_chains[0]!.filters.at(-1)!.typed_config.xff_num_trusted_hops,
+      (listener) =>
+        extensionNamed(listener.filter_chains[0]!.filters, 'envoy.filters.network.http_connection_manager')
+          .typed_config.xff_num_trusted_hops,
     );
   }
 

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { bootstrapObject, bootstrapYaml } from '../../../src/config/envoy.js';
 import { ConfigError, parseConfig } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
+import { type Bootstrap, extensionNamed } from '../../../src/envoy/config-types.js';
 import { managementPaths } from '../../../src/envoy/management.js';
 import { envoyValidates } from '../../helpers/envoy.js';
 
@@ -18,8 +19,8 @@ management:
   administrators: [{ name: admin, passwordHash: "${hash}" }]
 ${extra}`;
 
-function listener(bootstrap: any, name: string) {
-  return bootstrap.static_resources.listeners.find((candidate: { name: string }) => candidate.name === name);
+function listener(bootstrap: Bootstrap, name: string) {
+  return bootstrap.static_resources.listeners.find((candidate) => candidate.name === name)!;
 }
 
 describe('the management listener', () => {
@@ -27,25 +28,22 @@ describe('the management listener', () => {
     const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-management-'));
     const config = parseConfig(managed('tls: { port: 18443 }'), 'gateway.yaml');
     const plan = await planRuntime(config, { directory });
-    const bootstrap = bootstrapObject(plan) as any;
+    const bootstrap = bootstrapObject(plan);
     const management = listener(bootstrap, 'management');
     expect(management.address.socket_address).toEqual({ address: '127.0.0.1', port_value: 13443 });
-    const chain = management.filter_chains[0];
-    expect(chain.transport_socket.name).toBe('envoy.transport_sockets.tls');
-    const routes = chain.filters.at(-1).typed_config.route_config.virtual_hosts[0].routes;
-    expect(routes.map((route: any) => route.match.path ?? route.match.prefix)).toEqual([
-      ...managementPaths,
-      '/',
-    ]);
-    expect(routes.at(-1).route.cluster).toBe('portcullis_management');
+    const chain = management.filter_chains[0]!;
+    expect(chain.transport_socket?.name).toBe('envoy.transport_sockets.tls');
+    const manager = extensionNamed(
+      chain.filters,
+      'envoy.filters.network.http_connection_manager',
+    ).typed_config;
+    const routes = manager.route_config.virtual_hosts[0]!.routes;
+    expect(routes.map((route) => route.match.path ?? route.match.prefix)).toEqual([...managementPaths, '/']);
+    expect(routes.at(-1)!.route?.cluster).toBe('portcullis_management');
     // No ext_proc on it: administrators' calls are not API traffic.
-    expect(chain.filters.at(-1).typed_config.http_filters.map((filter: any) => filter.name)).toEqual([
-      'envoy.filters.http.router',
-    ]);
-    const cluster = bootstrap.static_resources.clusters.find(
-      (c: { name: string }) => c.name === 'portcullis_management',
-    );
-    expect(cluster.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address).toEqual({
+    expect(manager.http_filters.map((filter) => filter.name)).toEqual(['envoy.filters.http.router']);
+    const cluster = bootstrap.static_resources.clusters.find((c) => c.name === 'portcullis_management')!;
+    expect(cluster.load_assignment!.endpoints[0]!.lb_endpoints[0]!.endpoint.address.socket_address).toEqual({
       address: '127.0.0.1',
       port_value: 13444,
     });
@@ -53,15 +51,13 @@ describe('the management listener', () => {
   });
 
   it('is plain HTTP without TLS, and absent without a management section', async () => {
-    const plain = bootstrapObject(await planRuntime(parseConfig(managed(), 'gateway.yaml'))) as any;
-    expect(listener(plain, 'management').filter_chains[0].transport_socket).toBeUndefined();
+    const plain = bootstrapObject(await planRuntime(parseConfig(managed(), 'gateway.yaml')));
+    expect(listener(plain, 'management').filter_chains[0]!.transport_socket).toBeUndefined();
     const none = bootstrapObject(
       await planRuntime(parseConfig('gateway: { http: { host: 127.0.0.1, port: 18080 } }', 'gateway.yaml')),
-    ) as any;
-    expect(none.static_resources.listeners.map((l: { name: string }) => l.name)).toEqual(['gateway_http']);
-    expect(none.static_resources.clusters.map((c: { name: string }) => c.name)).not.toContain(
-      'portcullis_management',
     );
+    expect(none.static_resources.listeners.map((l) => l.name)).toEqual(['gateway_http']);
+    expect(none.static_resources.clusters.map((c) => c.name)).not.toContain('portcullis_management');
   });
 
   it('refuses a management listener on a gateway port, and `listen` in the placement modes', () => {

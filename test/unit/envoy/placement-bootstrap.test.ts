@@ -7,6 +7,7 @@ import { ensureDevelopmentCertificate } from '../../../src/config/development-ce
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime, planSidecar } from '../../../src/config/plan.js';
 import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
+import { type Bootstrap, extensionNamed, type Listener } from '../../../src/envoy/config-types.js';
 import { buildSidecarBootstrap } from '../../../src/envoy/sidecar.js';
 
 const config = (mode: 'none' | 'external' | 'internal') =>
@@ -42,16 +43,7 @@ network:
     'gateway.yaml',
   );
 
-type Listener = {
-  name: string;
-  address: { socket_address: { address: string; port_value: number } };
-  filter_chains: {
-    filters: { name: string; typed_config: Record<string, unknown> }[];
-    transport_socket?: { typed_config: Record<string, unknown> };
-  }[];
-};
-const listenersOf = (bootstrap: Record<string, unknown>) =>
-  (bootstrap.static_resources as { listeners: Listener[] }).listeners;
+const listenersOf = (bootstrap: Bootstrap) => bootstrap.static_resources.listeners;
 const where = (listener: Listener) =>
   `${listener.name}@${listener.address.socket_address.address}:${listener.address.socket_address.port_value}`;
 
@@ -80,9 +72,10 @@ describe('listeners by placement', () => {
     for (const listener of listeners)
       expect(listener.filter_chains[0]!.filters[0]!.name).toBe('envoy.filters.network.rbac');
     // Management: rule "management" (VirtualNetwork) first, then the group defaults, nothing for the Internet.
-    const rbac = listeners[4]!.filter_chains[0]!.filters[0]!.typed_config as {
-      matcher: { matcher_list: { matchers: { on_match: { action: { name: string } } }[] } };
-    };
+    const rbac = extensionNamed(
+      listeners[4]!.filter_chains[0]!.filters,
+      'envoy.filters.network.rbac',
+    ).typed_config;
     expect(rbac.matcher.matcher_list.matchers.map((m) => m.on_match.action.name)).toEqual([
       '110_management',
       '65000_AllowVnetInBound',
@@ -105,10 +98,7 @@ describe('listeners by placement', () => {
     const listeners = listenersOf(
       buildBootstrap(await planRuntime(config('none'), { directory: '/etc/portcullis' })),
     );
-    const tls = listeners[1]!.filter_chains[0]!.transport_socket!.typed_config as {
-      require_client_certificate: boolean;
-      common_tls_context: { tls_certificates: unknown[]; validation_context: unknown };
-    };
+    const tls = listeners[1]!.filter_chains[0]!.transport_socket!.typed_config;
     expect(tls.require_client_certificate).toBe(true);
     expect(tls.common_tls_context.tls_certificates).toEqual([
       {
@@ -120,33 +110,25 @@ describe('listeners by placement', () => {
       trusted_ca: { filename: '/etc/portcullis/tls/clients.pem' },
       trust_chain_verification: 'ACCEPT_UNTRUSTED',
     });
-    const hcm = listeners[1]!.filter_chains[0]!.filters[0]!.typed_config;
+    const hcm = extensionNamed(
+      listeners[1]!.filter_chains[0]!.filters,
+      'envoy.filters.network.http_connection_manager',
+    ).typed_config;
     expect(hcm.forward_client_cert_details).toBe('SANITIZE');
   });
 
   it('gives the backend cluster its client certificate and checks the backend by the configured name', async () => {
     const bootstrap = buildBootstrap(await planRuntime(config('none'), { directory: '/etc/portcullis' }));
-    const clusters = (
-      bootstrap.static_resources as {
-        clusters: { name: string; transport_socket?: { typed_config: Record<string, unknown> } }[];
-      }
-    ).clusters;
-    const courses = clusters.find((cluster) => cluster.name === 'api_courses')!.transport_socket!
-      .typed_config as {
-      sni: string;
-      common_tls_context: {
-        tls_certificates: unknown[];
-        validation_context: { match_typed_subject_alt_names: unknown[] };
-      };
-    };
+    const courses = bootstrap.static_resources.clusters.find((cluster) => cluster.name === 'api_courses')!
+      .transport_socket!.typed_config;
     expect(courses.sni).toBe('courses.internal');
-    expect(courses.common_tls_context.tls_certificates).toEqual([
+    expect(courses.common_tls_context?.tls_certificates).toEqual([
       {
         certificate_chain: { filename: '/etc/portcullis/tls/partner.pem' },
         private_key: { filename: '/etc/portcullis/tls/partner.key' },
       },
     ]);
-    expect(courses.common_tls_context.validation_context.match_typed_subject_alt_names).toEqual([
+    expect(courses.common_tls_context?.validation_context?.match_typed_subject_alt_names).toEqual([
       { san_type: 'DNS', matcher: { exact: 'courses.internal' } },
     ]);
   });
@@ -157,20 +139,13 @@ describe('the backend sidecar', () => {
     const sidecar = buildSidecarBootstrap(planSidecar(config('external'), 'courses'));
     const [listener] = listenersOf(sidecar);
     expect(where(listener!)).toBe('backend_courses@10.0.0.4:443');
-    const [rbac, proxy] = listener!.filter_chains[0]!.filters;
-    expect(proxy!.name).toBe('envoy.filters.network.tcp_proxy');
-    const matchers = (
-      rbac!.typed_config as {
-        matcher: {
-          matcher_list: {
-            matchers: {
-              predicate: unknown;
-              on_match: { action: { typed_config: { action: string; name: string } } };
-            }[];
-          };
-        };
-      }
-    ).matcher.matcher_list.matchers;
+    const filters = listener!.filter_chains[0]!.filters;
+    expect(filters.map((filter) => filter.name)).toEqual([
+      'envoy.filters.network.rbac',
+      'envoy.filters.network.tcp_proxy',
+    ]);
+    const matchers = extensionNamed(filters, 'envoy.filters.network.rbac').typed_config.matcher.matcher_list
+      .matchers;
     expect(
       matchers.map((m) => `${m.on_match.action.typed_config.name}:${m.on_match.action.typed_config.action}`),
     ).toEqual([
