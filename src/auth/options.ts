@@ -2,6 +2,7 @@ import type { JWK } from 'jose';
 import type { Context } from 'koa';
 import { jsonLogger, type Logger } from '../log.js';
 import { parsePasswordHash } from './crypto.js';
+import { isLoopbackHost } from './loopback.js';
 import {
   type SecurityEventFields,
   type SecurityEventType,
@@ -206,12 +207,6 @@ export function isKnownSubject(options: ResolvedOptions, sub: string): boolean {
 export function peerAddress(ctx: Context): string {
   const peer = ctx.req.socket.remoteAddress ?? 'unknown';
   return /^::ffff:\d{1,3}(\.\d{1,3}){3}$/i.test(peer) ? peer.slice(7) : peer;
-}
-
-export function isLoopbackHost(hostname: string): boolean {
-  return (
-    hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
-  );
 }
 
 function positiveInt(path: string, value: unknown, fallback: number): number {

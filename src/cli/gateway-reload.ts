@@ -1,8 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { ConfigError } from '../config/config-error.js';
 import { bootstrapObject, renderBootstrap, transitionBootstrap } from '../config/envoy.js';
 import { compileGateway, GatewayLoadError } from '../config/gateway.js';
-import { ConfigError, type LoadedConfig, loadConfigText } from '../config/load.js';
+import { type LoadedConfig, loadConfigText } from '../config/load.js';
 import { type BoundPorts, planRuntime, type RuntimePlan, withBoundPorts } from '../config/plan.js';
 import type { GatewayConfig } from '../config/schema.js';
 import {

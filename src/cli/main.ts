@@ -1,5 +1,5 @@
+import { ConfigError } from '../config/config-error.js';
 import { GatewayLoadError } from '../config/gateway.js';
-import { ConfigError } from '../config/load.js';
 import { EnvoyNotFoundError } from '../envoy/binary.js';
 import { PORTCULLIS_VERSION } from '../version.js';
 import { InputError, UsageError } from './command.js';

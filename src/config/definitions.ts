@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { ImportError, importDefinition } from '../catalog/importers/index.js';
 import type { Diagnostic } from '../diagnostic.js';
-import { ConfigError } from './load.js';
+import { ConfigError } from './config-error.js';
 import type { GatewayConfig } from './schema.js';
 
 /**

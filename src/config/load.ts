@@ -2,15 +2,11 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { type Diagnostic, DiagnosticsError } from '../diagnostic.js';
+import type { Diagnostic } from '../diagnostic.js';
+import { ConfigError } from './config-error.js';
 import { expandDefinitions } from './definitions.js';
 import { type GatewayConfig, gatewayConfigSchema } from './schema.js';
 import { issueWording, saysWhatWasFound } from './wording.js';
-
-/** Problems in a configuration file, each located as precisely as the YAML allows (path: the key path). */
-export class ConfigError extends DiagnosticsError {
-  override readonly name = 'ConfigError';
-}
 
 export interface LoadedConfig {
   readonly file: string;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parsePasswordHash } from '../auth/crypto.js';
-import { isLoopbackHost } from '../auth/options.js';
+import { isLoopbackHost } from '../auth/loopback.js';
 
 /**
  * The `auth` and `mcp` sections of the gateway configuration: the Koa service's OAuth 2.1 authorization server and

@@ -2,7 +2,8 @@ import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
-import { ConfigError, parseConfig } from './load.js';
+import { ConfigError } from './config-error.js';
+import { parseConfig } from './load.js';
 
 /**
  * Every file a configuration depends on: the file itself, its policy documents (global, products, APIs,

@@ -8,7 +8,8 @@ import {
   type UpstreamProviderOptions,
 } from '../auth/index.js';
 import { createRedisStores } from '../auth/stores/redis.js';
-import { ConfigError, type LoadedConfig, problemAt, readNamedFile } from '../config/load.js';
+import { ConfigError } from '../config/config-error.js';
+import { type LoadedConfig, problemAt, readNamedFile } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { type AuthConfig, mcpConfigSchema } from '../config/service-schema.js';
 import type { Diagnostic } from '../diagnostic.js';

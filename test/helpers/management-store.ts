@@ -1,8 +1,9 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ConfigError } from '../../src/config/config-error.js';
 import { compileGateway, GatewayLoadError } from '../../src/config/gateway.js';
-import { ConfigError, loadConfigText } from '../../src/config/load.js';
+import { loadConfigText } from '../../src/config/load.js';
 import { changedFiles, type FileTexts, readConfigFiles, replaceFiles } from '../../src/config/snapshot.js';
 import type {
   ChangeOutcome,

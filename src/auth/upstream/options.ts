@@ -1,4 +1,4 @@
-import { isLoopbackHost } from '../options.js';
+import { isLoopbackHost } from '../loopback.js';
 
 /** An upstream OpenID Connect provider users may sign in with instead of a configured password. */
 export interface UpstreamProviderOptions {

@@ -1,7 +1,8 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { ConfigError, type LoadedConfig, loadConfigFile } from '../../config/load.js';
+import { ConfigError } from '../../config/config-error.js';
+import { type LoadedConfig, loadConfigFile } from '../../config/load.js';
 import { loadRunningSnapshot } from '../../config/snapshot.js';
 import { createService, type Service } from '../../service/service.js';
 import { gatewayUrlFromParent, reportListening } from '../child-report.js';

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { ConfigError } from '../../config/config-error.js';
 import { compileGateway, GatewayLoadError } from '../../config/gateway.js';
-import { ConfigError, loadConfigFile, parseYamlWith } from '../../config/load.js';
+import { loadConfigFile, parseYamlWith } from '../../config/load.js';
 import { formatDiagnostic } from '../../diagnostic.js';
 import { SCOPES, type Scope } from '../../policy/schema.js';
 import type { NamedValue } from '../../policy/source.js';

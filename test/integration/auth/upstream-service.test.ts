@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type * as oauth from 'oauth4webapi';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfigFile } from '../../../src/config/load.js';
+import { ConfigError } from '../../../src/config/config-error.js';
+import { loadConfigFile } from '../../../src/config/load.js';
 import { createService } from '../../../src/service/service.js';
 import { register } from './harness.js';
 

@@ -1,7 +1,8 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../../src/config/load.js';
+import { ConfigError } from '../../../src/config/config-error.js';
+import { parseConfig } from '../../../src/config/load.js';
 import { freePort, planRuntime } from '../../../src/config/plan.js';
 import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
 import { extensionNamed } from '../../../src/envoy/config-types.js';

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfigFile } from '../../../src/config/load.js';
+import { ConfigError } from '../../../src/config/config-error.js';
+import { loadConfigFile } from '../../../src/config/load.js';
 import { formatDiagnostic } from '../../../src/diagnostic.js';
 
 const fixtures = fileURLToPath(new URL('../../support/fixtures/catalog/openapi/', import.meta.url));

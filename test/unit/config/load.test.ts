@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../../src/config/load.js';
+import { ConfigError } from '../../../src/config/config-error.js';
+import { parseConfig } from '../../../src/config/load.js';
 import { formatDiagnostic } from '../../../src/diagnostic.js';
 
 function problems(text: string): string[] {

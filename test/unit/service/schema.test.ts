@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hashPassword } from '../../../src/auth/index.js';
-import { ConfigError, parseConfig } from '../../../src/config/load.js';
+import { ConfigError } from '../../../src/config/config-error.js';
+import { parseConfig } from '../../../src/config/load.js';
 
 const hash = await hashPassword('pw');
 

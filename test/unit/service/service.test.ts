@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfigFile } from '../../../src/config/load.js';
+import { ConfigError } from '../../../src/config/config-error.js';
+import { loadConfigFile } from '../../../src/config/load.js';
 import { createService, type Service } from '../../../src/service/service.js';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 

@@ -1,0 +1,183 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The module layout of README's Layout section, checked on the source: which module may import which, and no
+ * import loops between files at run time (a loop makes a module's value depend on which file happens to be loaded
+ * first). Files directly in src/ (the logger, the bounded body reader, the diagnostic type, redaction, …) are
+ * shared by every module and import only each other.
+ */
+const mayImport: Record<string, readonly string[]> = {
+  expr: [],
+  policy: ['expr'],
+  catalog: ['policy'],
+  state: [],
+  envoy: [],
+  extproc: ['envoy/contract.ts'],
+  engine: ['policy', 'catalog', 'state', 'extproc', 'expr', 'envoy/contract.ts', 'config'],
+  auth: ['state'],
+  mcp: ['auth', 'catalog'],
+  config: ['auth', 'catalog', 'envoy', 'policy', 'state'],
+  service: ['config', 'auth', 'mcp', 'state', 'envoy/contract.ts'],
+  management: ['config', 'auth', 'envoy'],
+  cli: ['*'],
+};
+
+/** Packages that would tie the policy language to a transport: it is a library tested, fuzzed and benchmarked alone. */
+const transportPackages = /^(@grpc\/|koa$|@koa\/|ioredis$)/;
+
+const src = fileURLToPath(new URL('../../src', import.meta.url));
+
+interface Edge {
+  readonly from: string;
+  readonly to: string;
+  /** Only types cross it: erased at compile time, so it can neither loop nor load anything at run time. */
+  readonly typeOnly: boolean;
+}
+
+function sourceFiles(directory: string): string[] {
+  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(directory, entry.name);
+    return entry.isDirectory() ? sourceFiles(file) : entry.name.endsWith('.ts') ? [file] : [];
+  });
+}
+
+function importsOf(file: string): { specifier: string; typeOnly: boolean }[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+  const found: { specifier: string; typeOnly: boolean }[] = [];
+  for (const statement of source.statements) {
+    if (ts.isImportDeclaration(statement) && ts.isStringLiteral(statement.moduleSpecifier)) {
+      const clause = statement.importClause;
+      const bindings = clause?.namedBindings;
+      const typeOnly =
+        clause !== undefined &&
+        (clause.isTypeOnly ||
+          (clause.name === undefined &&
+            bindings !== undefined &&
+            ts.isNamedImports(bindings) &&
+            bindings.elements.length > 0 &&
+            bindings.elements.every((element) => element.isTypeOnly)));
+      found.push({ specifier: statement.moduleSpecifier.text, typeOnly });
+    } else if (
+      ts.isExportDeclaration(statement) &&
+      statement.moduleSpecifier &&
+      ts.isStringLiteral(statement.moduleSpecifier)
+    ) {
+      const clause = statement.exportClause;
+      const typeOnly =
+        statement.isTypeOnly ||
+        (clause !== undefined &&
+          ts.isNamedExports(clause) &&
+          clause.elements.every((element) => element.isTypeOnly));
+      found.push({ specifier: statement.moduleSpecifier.text, typeOnly });
+    }
+  }
+  return found;
+}
+
+const files = sourceFiles(src);
+const edges: Edge[] = [];
+const packages: { from: string; name: string }[] = [];
+for (const file of files) {
+  for (const { specifier, typeOnly } of importsOf(file)) {
+    if (specifier.startsWith('.')) {
+      edges.push({
+        from: file,
+        to: path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts'),
+        typeOnly,
+      });
+    } else packages.push({ from: file, name: specifier });
+  }
+}
+
+const relative = (file: string) => path.relative(src, file);
+/** The module a file belongs to (its first folder under src/), or undefined for a shared file directly in src/. */
+const moduleOf = (file: string) => {
+  const parts = relative(file).split(path.sep);
+  return parts.length > 1 ? parts[0] : undefined;
+};
+
+describe('the module layout', () => {
+  it('has a rule for every module under src/', () => {
+    const modules = new Set(files.map(moduleOf).filter((name) => name !== undefined));
+    expect([...modules].sort()).toEqual(Object.keys(mayImport).sort());
+  });
+
+  it('imports across modules only what the Layout table allows', () => {
+    const breaches: string[] = [];
+    for (const edge of edges) {
+      const from = moduleOf(edge.from);
+      const to = moduleOf(edge.to);
+      if (from === undefined) {
+        // Shared files import only shared files.
+        if (to !== undefined) breaches.push(`${relative(edge.from)} (shared) imports ${relative(edge.to)}`);
+        continue;
+      }
+      if (to === undefined || from === to) continue;
+      const allowed = mayImport[from] ?? [];
+      const target = relative(edge.to);
+      const ok = allowed.some((rule) => rule === '*' || rule === to || rule === target);
+      if (!ok) breaches.push(`${relative(edge.from)} imports ${target}`);
+    }
+    expect(breaches).toEqual([]);
+  });
+
+  it('keeps expr/ and policy/ free of transports', () => {
+    const breaches = packages
+      .filter(
+        ({ from, name }) => ['expr', 'policy'].includes(moduleOf(from) ?? '') && transportPackages.test(name),
+      )
+      .map(({ from, name }) => `${relative(from)} imports ${name}`);
+    expect(breaches).toEqual([]);
+  });
+
+  it('has no import loop between files at run time', () => {
+    const runtime = new Map<string, string[]>();
+    for (const edge of edges) {
+      if (edge.typeOnly) continue;
+      runtime.set(edge.from, [...(runtime.get(edge.from) ?? []), edge.to]);
+    }
+    expect(stronglyConnected(files, runtime).map((loop) => loop.map(relative).sort())).toEqual([]);
+  });
+});
+
+/** Tarjan's strongly connected components with more than one file: each is an import loop. */
+function stronglyConnected(
+  nodes: readonly string[],
+  next: ReadonlyMap<string, readonly string[]>,
+): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const loops: string[][] = [];
+  let counter = 0;
+  const visit = (node: string) => {
+    index.set(node, counter);
+    low.set(node, counter);
+    counter++;
+    stack.push(node);
+    onStack.add(node);
+    for (const target of next.get(node) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(node, Math.min(low.get(node)!, low.get(target)!));
+      } else if (onStack.has(target)) low.set(node, Math.min(low.get(node)!, index.get(target)!));
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) loops.push(component);
+    }
+  };
+  for (const node of nodes) if (!index.has(node)) visit(node);
+  return loops;
+}
