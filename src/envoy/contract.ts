@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * Names both Envoy's bootstrap and the processes behind it rely on. A name here is written once: the bootstrap sets
  * or routes on it, the engine, the service and the management API read it.
@@ -12,6 +14,16 @@ export const internalHeaderPrefix = 'x-portcullis-';
  * copy a client sent. Their abuse limits key on it: X-Forwarded-For itself starts with whatever the client wrote.
  */
 export const clientAddressHeader = `${internalHeaderPrefix}client-address`;
+
+/**
+ * The client's address as the service and the management API key their abuse limits and logs on: what Envoy put in
+ * `clientAddressHeader` (`fromEnvoy`), else — a caller that reached their loopback port directly — the TCP peer.
+ * Never X-Forwarded-For's first entry: a client writes that one itself.
+ */
+export function clientAddressFrom(fromEnvoy: string | undefined, peer: string): string {
+  const address = fromEnvoy?.trim() ?? '';
+  return isIP(address) !== 0 ? address : peer;
+}
 
 /** The route action that sets `clientAddressHeader` (Envoy's own view of the client, overwriting a client's copy). */
 export const setClientAddress = [

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { isIP } from 'node:net';
 import type { Context, Next } from 'koa';
 import { LRUCache } from 'lru-cache';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../auth/crypto.js';
-import { clientAddressHeader } from '../envoy/contract.js';
+import { peerAddress } from '../auth/index.js';
+import { clientAddressFrom, clientAddressHeader } from '../envoy/contract.js';
 import { jsonLogger } from '../log.js';
 import { ManagementError } from './errors.js';
 
@@ -76,14 +76,9 @@ function basicCredential(header: string): { name: string; password: string } | u
   return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-/**
- * Only Envoy's management listener reaches this server (it listens on loopback), and Envoy sets its own view of the
- * client's address in a header of its own, overwriting a client's copy; X-Forwarded-For is never read (its entries
- * before Envoy's are whatever the client wrote). Without the header (a caller on loopback), the TCP peer.
- */
+/** Only Envoy's management listener reaches this server (it listens on loopback): see `clientAddressFrom`. */
 function clientAddress(ctx: Context): string {
-  const fromEnvoy = ctx.get(clientAddressHeader).trim();
-  return isIP(fromEnvoy) !== 0 ? fromEnvoy : ctx.req.socket.remoteAddress || 'unknown';
+  return clientAddressFrom(ctx.get(clientAddressHeader), peerAddress(ctx));
 }
 
 function digestOf(text: string): string {
