@@ -181,3 +181,37 @@ function stronglyConnected(
   for (const node of nodes) if (!index.has(node)) visit(node);
   return loops;
 }
+
+/** Past this a function does several things that want names of their own (STYLE.md). */
+const longestFunctionLines = 150;
+/** Each step of the authorization flow is one file a reader takes in at once. */
+const longestAuthorizeFileLines = 200;
+
+describe('the size of units', () => {
+  it(`has no function over ${longestFunctionLines} lines`, () => {
+    const long: string[] = [];
+    for (const file of files) {
+      const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node) => {
+        if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+          const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+          const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+          if (last - first + 1 > longestFunctionLines)
+            long.push(`${relative(file)}:${first + 1}: ${last - first + 1} lines`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(long).toEqual([]);
+  });
+
+  it(`keeps each file of the authorization flow under ${longestAuthorizeFileLines} lines`, () => {
+    const long = files
+      .filter((file) => relative(file).startsWith(`auth${path.sep}authorize${path.sep}`))
+      .map((file) => ({ file, lines: readFileSync(file, 'utf8').split('\n').length }))
+      .filter(({ lines }) => lines > longestAuthorizeFileLines)
+      .map(({ file, lines }) => `${relative(file)}: ${lines} lines`);
+    expect(long).toEqual([]);
+  });
+});
