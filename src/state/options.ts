@@ -8,6 +8,7 @@ const failMode = z.enum(['open', 'closed']);
  *
  * ```yaml
  * state:
+ *   dataDir: .portcullis/state
  *   redis: { url: redis://127.0.0.1:6379, keyPrefix: "portcullis:", commandTimeoutMs: 100 }
  *   onRedisFailure: { rateLimit: open, quota: open, concurrency: open }
  *   cache: { internalBytes: 67108864, maxEntryBytes: 1048576 }
@@ -17,6 +18,11 @@ const failMode = z.enum(['open', 'closed']);
  */
 export const stateConfigSchema = z
   .object({
+    /**
+     * The folder of the embedded durable store (LMDB), relative to the configuration file: what must outlive a
+     * restart on a single machine without Redis. Absent (and no `redis`): state is in-process and lost on restart.
+     */
+    dataDir: z.string().min(1).optional(),
     redis: z
       .object({
         url: z.string().url(),
