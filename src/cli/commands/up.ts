@@ -152,17 +152,17 @@ class UpSession {
     );
     const gaveUp = new Promise<GaveUp>((resolve) => supervisor.onGiveUp(resolve));
     const stopSignal = waitForStopSignal();
-    const gateway = new GatewayReload(
+    const gateway = new GatewayReload({
       configFile,
       stateDirectory,
-      supervisor,
+      children: supervisor,
       envoys,
-      engineNames,
+      engines: engineNames,
       plan,
       texts,
       snapshotFile,
-      snapshot.text,
-    );
+      snapshot: snapshot.text,
+    });
     envoys.restartWith(() => gateway.startEnvoy());
     return new UpSession(
       loaded,
