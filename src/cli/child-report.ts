@@ -8,6 +8,30 @@ export interface ListeningReport {
   readonly port: number;
 }
 
+/**
+ * What a child of `up` (an engine, the service) tells it after each reload it attempted on SIGHUP: `up` waits for
+ * this before it goes on with the next step of a reload (see GatewayReload). The child still prints its own line
+ * for the humans reading the log; this is the answer `up` acts on.
+ */
+export type ReloadReport =
+  | {
+      readonly kind: 'reload';
+      readonly ok: true;
+      /** The engine's configuration generation now serving (the service has none). */
+      readonly generation?: number;
+    }
+  | {
+      readonly kind: 'reload';
+      readonly ok: false;
+      /** Why the configuration was refused; the child keeps serving the previous one. */
+      readonly errors: string;
+    };
+
+/** What a reload attempt came to, as the engine's ConfigReloader and the service report it. */
+export type ReloadAttempt =
+  | { readonly ok: true; readonly generation?: number }
+  | { readonly ok: false; readonly errors: string };
+
 /** What `up` tells the service once Envoy has bound the gateway listener: where tool calls go. */
 export interface GatewayUrlMessage {
   readonly kind: 'gateway-url';
@@ -17,6 +41,31 @@ export interface GatewayUrlMessage {
 /** Tells `up` (when this process runs under it with an IPC channel) which port it listens on. */
 export function reportListening(port: number): void {
   process.send?.({ kind: 'listening', port } satisfies ListeningReport);
+}
+
+/** Tells `up` (when this process runs under it with an IPC channel) that a reload it asked for took or was refused. */
+export function reportReload(attempt: ReloadAttempt): void {
+  const report: ReloadReport = attempt.ok
+    ? {
+        kind: 'reload',
+        ok: true,
+        ...(attempt.generation === undefined ? {} : { generation: attempt.generation }),
+      }
+    : { kind: 'reload', ok: false, errors: attempt.errors };
+  process.send?.(report);
+}
+
+export function isReloadReport(message: unknown): message is ReloadReport {
+  const candidate = message as {
+    kind?: unknown;
+    ok?: unknown;
+    generation?: unknown;
+    errors?: unknown;
+  } | null;
+  if (typeof candidate !== 'object' || candidate === null || candidate.kind !== 'reload') return false;
+  if (candidate.ok === true)
+    return candidate.generation === undefined || Number.isInteger(candidate.generation);
+  return candidate.ok === false && typeof candidate.errors === 'string';
 }
 
 export function isListeningReport(message: unknown): message is ListeningReport {

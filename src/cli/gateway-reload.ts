@@ -26,15 +26,46 @@ import type {
 import type { EnvoyAddresses, EnvoyFamily } from './hot-restart.js';
 import type { Supervisor } from './supervisor.js';
 
-/** How long a child may take to load (and compile) the configuration again. */
-const childReloadTimeoutMs = 15_000;
-
-/** The line each kind of child prints when it has taken a SIGHUP into account, either way. */
-const ENGINE_ANSWER = /^engine: configuration (reloaded|refused)/;
-const SERVICE_ANSWER = /^service: configuration (reloaded|refused)/;
+/** How long a child may take to load (and compile) the configuration again, unless the options say otherwise. */
+const defaultChildReloadTimeoutMs = 15_000;
 
 /** The Koa service's name under `up`. */
 export const SERVICE = 'service';
+
+/**
+ * What a reload needs of the supervisor: SIGHUP to a child, and the reload reports children send over IPC
+ * (child-report.ts) when they have taken it into account, either way.
+ */
+export type ReloadableChildren = Pick<Supervisor, 'signal' | 'onReloadReport'>;
+
+/** What a reload needs of the Envoys: check a bootstrap, hot-restart onto one. */
+export type RestartableEnvoys = Pick<EnvoyFamily, 'validate' | 'start' | 'previousGone' | 'currentEpoch'>;
+
+export interface GatewayReloadOptions {
+  /** The configuration file `up` runs (absolute): watched, read again on a reload, written by a management change. */
+  readonly configFile: string;
+  /** `up`'s private state directory: the bootstrap of each Envoy epoch is written there. */
+  readonly stateDirectory: string;
+  /** Signals the engines and the service to reload, and hears their answers. */
+  readonly children: ReloadableChildren;
+  /** The Envoys serving the gateway: hot-restarted when a change alters the bootstrap. */
+  readonly envoys: RestartableEnvoys;
+  /** The engines' names under the supervisor. The service is `SERVICE`. */
+  readonly engines: readonly string[];
+  /** The plan `up` starts with (ports left to the system are 0 until `adopt` is given the bound ones). */
+  readonly plan: RuntimePlan;
+  /** The texts of the configuration's files that run: a reload from disk that finds them unchanged does nothing. */
+  readonly texts: FileTexts;
+  /** The running configuration's snapshot, which the children start from and load again on SIGHUP. */
+  readonly snapshotFile: string;
+  /** The snapshot's text as it runs now: written back when a change fails after it was replaced. */
+  readonly snapshot: string;
+  /**
+   * How long a child may take to answer a reload (15 s unless given); one that does not is reported and the reload
+   * goes on without it.
+   */
+  readonly childReloadTimeoutMs?: number;
+}
 
 interface Running {
   readonly texts: FileTexts;
@@ -72,18 +103,23 @@ export class GatewayReload implements ManagedConfiguration {
   private closed = false;
   private files = 0;
   private current: Running;
+  private readonly configFile: string;
+  private readonly directory: string;
+  private readonly children: ReloadableChildren;
+  private readonly envoys: RestartableEnvoys;
+  private readonly engines: readonly string[];
+  private readonly snapshotFile: string;
+  private readonly childReloadTimeoutMs: number;
 
-  constructor(
-    private readonly configFile: string,
-    private readonly directory: string,
-    private readonly supervisor: Supervisor,
-    private readonly envoys: EnvoyFamily,
-    private readonly engines: readonly string[],
-    plan: RuntimePlan,
-    texts: FileTexts,
-    private readonly snapshotFile: string,
-    snapshot: string,
-  ) {
+  constructor(options: GatewayReloadOptions) {
+    const { plan, texts, snapshot } = options;
+    this.configFile = options.configFile;
+    this.directory = options.stateDirectory;
+    this.children = options.children;
+    this.envoys = options.envoys;
+    this.engines = options.engines;
+    this.snapshotFile = options.snapshotFile;
+    this.childReloadTimeoutMs = options.childReloadTimeoutMs ?? defaultChildReloadTimeoutMs;
     const bootstrap = bootstrapObject(plan);
     this.current = {
       texts,
@@ -309,7 +345,7 @@ export class GatewayReload implements ManagedConfiguration {
     }
     // The service last, once every route of the new configuration is served: a tool it now lists can be called.
     // It reads the same files; a configuration it cannot serve leaves it on its catalog (it says why).
-    await this.reloadChildren([SERVICE], SERVICE_ANSWER);
+    await this.reloadChildren([SERVICE]);
     const generation = this.current.generation + 1;
     // What runs now, read back so the snapshot also covers files the change made the configuration reference.
     const running = write ? await readConfigFiles(this.configFile).catch(() => texts) : texts;
@@ -329,29 +365,29 @@ export class GatewayReload implements ManagedConfiguration {
   }
 
   private reloadEngines(): Promise<void> {
-    return this.reloadChildren(this.engines, ENGINE_ANSWER);
+    return this.reloadChildren(this.engines);
   }
 
   /**
-   * SIGHUP to each named child, then waits until each printed `answer` (it reloaded, or refused), or did not answer
-   * in time. A child that is not running is not waited for.
+   * SIGHUP to each named child, then waits until each reported over IPC that it reloaded or refused (a refusing
+   * child says why in its own log and keeps what it ran), or did not answer in time. A child that is not running
+   * is not waited for.
    */
-  private async reloadChildren(names: readonly string[], answer: RegExp): Promise<void> {
+  private async reloadChildren(names: readonly string[]): Promise<void> {
     const waiting = new Set(names);
     let stopListening = () => {};
     const answered = new Promise<void>((resolve) => {
-      stopListening = this.supervisor.onLine((name, line) => {
-        if (!waiting.has(name) || !answer.test(line)) return;
-        waiting.delete(name);
+      stopListening = this.children.onReloadReport((name) => {
+        if (!waiting.delete(name)) return;
         if (waiting.size === 0) resolve();
       });
     });
-    for (const name of names) if (!this.supervisor.signal(name, 'SIGHUP')) waiting.delete(name);
+    for (const name of names) if (!this.children.signal(name, 'SIGHUP')) waiting.delete(name);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       waiting.size === 0 ? Promise.resolve() : answered,
       new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, childReloadTimeoutMs);
+        timer = setTimeout(resolve, this.childReloadTimeoutMs);
       }),
     ]);
     clearTimeout(timer);

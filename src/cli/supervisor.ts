@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { redactText } from '../redact.js';
-import { isListeningReport } from './child-report.js';
+import { isListeningReport, isReloadReport, type ReloadReport } from './child-report.js';
 import { defaultRestartPolicy, RestartHistory, type RestartPolicy } from './restart-policy.js';
 
 export interface ChildSpec {
@@ -12,7 +12,8 @@ export interface ChildSpec {
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
   /**
-   * A Node IPC channel to the child: it reports the port it bound (see child-report.ts) and can be sent messages.
+   * A Node IPC channel to the child: it reports the port it bound and each reload (see child-report.ts) and can be
+   * sent messages.
    */
   readonly ipc?: boolean;
   /** Resolves when the child is ready to serve; rejects with a reason otherwise. */
@@ -64,7 +65,7 @@ export class Supervisor {
   private stopping = false;
   private readonly exitListeners: ((exit: ChildExit) => void)[] = [];
   private readonly giveUpListeners: ((gaveUp: GaveUp) => void)[] = [];
-  private readonly lineListeners: ((name: string, line: string) => void)[] = [];
+  private readonly reloadListeners: ((name: string, report: ReloadReport) => void)[] = [];
   /** Children whose exit is part of the plan (an Envoy replaced by a hot restart), with who awaits it. */
   private readonly expected = new Map<string, (exit: ChildExit) => void>();
   private readonly histories = new Map<string, RestartHistory>();
@@ -92,12 +93,12 @@ export class Supervisor {
     return Object.fromEntries([...this.histories].map(([family, history]) => [family, history.count()]));
   }
 
-  /** Called with each line a child writes (after it is shown). */
-  onLine(listener: (name: string, line: string) => void): () => void {
-    this.lineListeners.push(listener);
+  /** Called with each reload report a child sends over IPC (see child-report.ts); returns what stops that. */
+  onReloadReport(listener: (name: string, report: ReloadReport) => void): () => void {
+    this.reloadListeners.push(listener);
     return () => {
-      const index = this.lineListeners.indexOf(listener);
-      if (index >= 0) this.lineListeners.splice(index, 1);
+      const index = this.reloadListeners.indexOf(listener);
+      if (index >= 0) this.reloadListeners.splice(index, 1);
     };
   }
 
@@ -146,13 +147,16 @@ export class Supervisor {
         resolve(message.port);
       });
     });
+    child.on('message', (message) => {
+      if (!isReloadReport(message)) return;
+      for (const listener of [...this.reloadListeners]) listener(spec.name, message);
+    });
     const pad = spec.name.padEnd(8);
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
       createInterface({ input: stream }).on('line', (line) => {
         // Envoy and companions (a sample backend) log what they like: credentials are removed from what is shown.
         this.out(`${pad} | ${redactText(line)}`);
-        for (const listener of this.lineListeners) listener(spec.name, line);
       });
     }
     const exited = new Promise<ChildExit>((resolve) => {

@@ -8,7 +8,7 @@ import { ConfigReloader, SwappableExchanges } from '../../engine/generations.js'
 import { EngineMetrics, serveMetrics } from '../../engine/metrics.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
 import { startExtProcServer } from '../../extproc/server.js';
-import { reportListening } from '../child-report.js';
+import { reportListening, reportReload } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 
@@ -52,12 +52,15 @@ export const command: CliCommand = {
         source!,
         engine,
         build,
-        (outcome) =>
-          outcome.ok
-            ? console.log(`engine: configuration reloaded (generation ${outcome.generation})`)
-            : console.error(
-                `engine: configuration refused, still serving the previous one:\n${outcome.errors}`,
-              ),
+        (outcome) => {
+          if (outcome.ok) console.log(`engine: configuration reloaded (generation ${outcome.generation})`);
+          else
+            console.error(
+              `engine: configuration refused, still serving the previous one:\n${outcome.errors}`,
+            );
+          // Under `up`, which waits for it before the next step of the reload.
+          reportReload(outcome);
+        },
         // A snapshot is replaced by up, which sends SIGHUP when it has.
         { watch: values['no-watch'] !== true && snapshot === undefined },
       );

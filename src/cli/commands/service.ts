@@ -5,7 +5,7 @@ import { ConfigError } from '../../config/config-error.js';
 import { type LoadedConfig, loadConfigFile } from '../../config/load.js';
 import { loadRunningSnapshot } from '../../config/snapshot.js';
 import { createService, type Service } from '../../service/service.js';
-import { gatewayUrlFromParent, reportListening } from '../child-report.js';
+import { gatewayUrlFromParent, reportListening, reportReload } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 
@@ -90,7 +90,10 @@ export const command: CliCommand = {
   },
 };
 
-/** Applies the configuration as it is now; a configuration that does not load or fit is refused whole. */
+/**
+ * Applies the configuration as it is now; a configuration that does not load or fit is refused whole. Either way
+ * `up` is told (it waits for that), after the line for humans.
+ */
 async function reloadService(service: Service, load: () => Promise<LoadedConfig>): Promise<void> {
   try {
     const outcome = await service.reload(await load());
@@ -100,6 +103,7 @@ async function reloadService(service: Service, load: () => Promise<LoadedConfig>
       );
     }
     console.log(`service: configuration reloaded (${outcome.tools} tools)`);
+    reportReload({ ok: true });
   } catch (error) {
     const message =
       error instanceof ConfigError
@@ -108,5 +112,6 @@ async function reloadService(service: Service, load: () => Promise<LoadedConfig>
           ? (error.stack ?? error.message)
           : String(error);
     console.error(`service: configuration refused, nothing changed:\n${message}`);
+    reportReload({ ok: false, errors: message });
   }
 }

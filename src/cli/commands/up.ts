@@ -75,7 +75,7 @@ export const command: CliCommand = {
   },
 };
 
-interface RunningState {
+export interface RunningState {
   /**
    * The bootstraps of every epoch, the running configuration's snapshot and Envoy's copies of the certificates
    * that run are written here (only we can read it).
@@ -92,7 +92,7 @@ interface RunningState {
  * certificate live beside the configuration. Ports left to the system (0) stay 0 in this plan: each process binds
  * its own and the plan takes what they report.
  */
-async function prepareRunningState(loaded: LoadedConfig): Promise<RunningState> {
+export async function prepareRunningState(loaded: LoadedConfig): Promise<RunningState> {
   const stateDirectory = await mkdtemp(path.join(tmpdir(), 'portcullis-up-'));
   const snapshotFile = path.join(stateDirectory, 'running.json');
   return (async () => {
@@ -152,17 +152,17 @@ class UpSession {
     );
     const gaveUp = new Promise<GaveUp>((resolve) => supervisor.onGiveUp(resolve));
     const stopSignal = waitForStopSignal();
-    const gateway = new GatewayReload(
+    const gateway = new GatewayReload({
       configFile,
       stateDirectory,
-      supervisor,
+      children: supervisor,
       envoys,
-      engineNames,
+      engines: engineNames,
       plan,
       texts,
       snapshotFile,
-      snapshot.text,
-    );
+      snapshot: snapshot.text,
+    });
     envoys.restartWith(() => gateway.startEnvoy());
     return new UpSession(
       loaded,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isListeningReport } from '../../../src/cli/child-report.js';
+import { isListeningReport, isReloadReport, type ReloadReport } from '../../../src/cli/child-report.js';
 import { type ChildSpec, type GaveUp, Supervisor } from '../../../src/cli/supervisor.js';
 import { elapse, until } from '../../helpers/wait.js';
 
@@ -61,6 +61,51 @@ describe('Supervisor', () => {
       'listening 8080',
     ])
       expect(isListeningReport(message)).toBe(false);
+  });
+
+  it('hears the reload reports a child sends over IPC, by child, whatever the child prints', async () => {
+    const supervising = supervisor();
+    const reports: [string, ReloadReport][] = [];
+    const stopListening = supervising.onReloadReport((name, report) => reports.push([name, report]));
+    // Prints a line that looks like an answer but is not one, then answers each SIGHUP over IPC: the first reload
+    // takes, the second is refused.
+    const script = `
+      console.log('engine: configuration reloaded (generation 9)');
+      let hangups = 0;
+      process.on('SIGHUP', () => {
+        hangups += 1;
+        process.send(hangups === 1 ? { kind: 'reload', ok: true, generation: 2 } : { kind: 'reload', ok: false, errors: 'bad policy' });
+      });
+      process.send({ kind: 'listening', port: 4321 });
+      process.on('disconnect', () => process.exit(0));
+    `;
+    await supervising.start(
+      node('reloader', script, { ipc: true, ready: async (_signal, child) => void (await child.port) }),
+    );
+    expect(supervising.signal('reloader', 'SIGHUP')).toBe(true);
+    await until(() => reports.length === 1, 'the first reload report');
+    expect(supervising.signal('reloader', 'SIGHUP')).toBe(true);
+    await until(() => reports.length === 2, 'the second reload report');
+    expect(reports).toEqual([
+      ['reloader', { kind: 'reload', ok: true, generation: 2 }],
+      ['reloader', { kind: 'reload', ok: false, errors: 'bad policy' }],
+    ]);
+    stopListening();
+  });
+
+  it('takes only well-formed reload reports', () => {
+    expect(isReloadReport({ kind: 'reload', ok: true })).toBe(true);
+    expect(isReloadReport({ kind: 'reload', ok: true, generation: 3 })).toBe(true);
+    expect(isReloadReport({ kind: 'reload', ok: false, errors: 'why' })).toBe(true);
+    for (const message of [
+      { kind: 'reload', ok: false },
+      { kind: 'reload', ok: 'true' },
+      { kind: 'reload', ok: true, generation: 'two' },
+      { kind: 'listening', port: 8080 },
+      null,
+      'engine: configuration reloaded',
+    ])
+      expect(isReloadReport(message)).toBe(false);
   });
 
   it('restarts a child that dies while it serves, waiting longer each time, and gives up on one that keeps dying', async () => {
