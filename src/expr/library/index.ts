@@ -16,26 +16,8 @@ import './datetime.js';
 import './misc.js';
 import './regex.js';
 import { setValueEquals } from '../runtime/convert.js';
-import type { Method } from '../runtime/core.js';
-import { KNOWN_MEMBERS } from '../runtime/core.js';
 import { CsEnum } from '../runtime/enum.js';
-import { ArrayType } from './collections.js';
 import { JValue, tokenTo } from './json.js';
-import { stringExtensions } from './jwt.js';
-import { byteArrayExtensions } from './misc.js';
-import { StringType } from './string.js';
-
-// byte[] extension methods (Encrypt/Decrypt) join the array table.
-for (const [name, m] of Object.entries(byteArrayExtensions)) {
-  (ArrayType.methods as Map<string, Method>).set(name, m);
-  KNOWN_MEMBERS.add(name);
-}
-
-// String extension methods from other areas join the String table.
-for (const [name, m] of Object.entries(stringExtensions)) {
-  (StringType.methods as Map<string, Method>).set(name, m as Method);
-  KNOWN_MEMBERS.add(name);
-}
 
 // `==` between an enum and an enum compares values; a JValue compared with a primitive compares its value (C# would
 // compare references after an implicit conversion — always false — which no policy relies on).

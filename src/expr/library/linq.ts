@@ -9,13 +9,13 @@ import {
   argError,
   CsException,
   checkSize,
+  defineExtensions,
   defineType,
   enumerate,
   type Method,
   prop,
   type Rt,
   registerClass,
-  setExtensions,
   step,
   typeOf,
 } from '../runtime/core.js';
@@ -403,7 +403,7 @@ const methods: Record<string, Method> = {
   },
 };
 
-setExtensions(new Map(), new Map(Object.entries(methods)));
+defineExtensions({ declaredBy: 'System.Linq.Enumerable', receiver: 'IEnumerable', methods });
 
 export const OrderedType = defineType({
   name: 'IOrderedEnumerable`1',

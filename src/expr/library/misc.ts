@@ -9,9 +9,18 @@ import {
   randomUUID,
 } from 'node:crypto';
 import { asNumber, compare, numRank } from '../runtime/convert.js';
-import { CsException, defineType, formatError, type Method, prop, type Rt } from '../runtime/core.js';
+import {
+  CsException,
+  defineExtensions,
+  defineType,
+  formatError,
+  type Method,
+  prop,
+  type Rt,
+} from '../runtime/core.js';
 import { CsEnum, makeEnum } from '../runtime/enum.js';
 import { CsDecimal, CsDouble, CsGuid } from '../runtime/values.js';
+import { ArrayType } from './collections.js';
 import { defineEnumType, MidpointRounding } from './enums.js';
 import { hashString, int, optStr, setOut, str } from './helpers.js';
 import { roundHalfEven } from './primitives.js';
@@ -461,7 +470,11 @@ function aesCipher(decrypt: boolean, data: Buffer, spec: ReturnType<typeof ciphe
 }
 
 /** byte[].Encrypt(alg, key, iv) / Encrypt(SymmetricAlgorithm[, key, iv]) and Decrypt, as API Management defines them. */
-export const byteArrayExtensions: Record<string, Method> = {
-  Encrypt: (_rt, self, args) => aesCipher(false, bytes(self), cipherSpec(args)),
-  Decrypt: (_rt, self, args) => aesCipher(true, bytes(self), cipherSpec(args)),
-};
+defineExtensions({
+  declaredBy: "API Management's byte[] encryption",
+  receiver: ArrayType,
+  methods: {
+    Encrypt: (_rt, self, args) => aesCipher(false, bytes(self), cipherSpec(args)),
+    Decrypt: (_rt, self, args) => aesCipher(true, bytes(self), cipherSpec(args)),
+  },
+});

@@ -290,19 +290,48 @@ export function findProperty(t: TypeInfo, name: string): Property | undefined {
   return objectType().props.get(name);
 }
 
-let extensionMethods: ReadonlyMap<string, Method> = new Map();
-let enumerableExtensions: ReadonlyMap<string, Method> = new Map();
-
-/** Extension methods on every value (none in practice) and on IEnumerable (LINQ). */
-export function setExtensions(
-  all: ReadonlyMap<string, Method>,
-  enumerable: ReadonlyMap<string, Method>,
-): void {
-  extensionMethods = all;
-  enumerableExtensions = enumerable;
-  for (const k of [...all.keys(), ...enumerable.keys()]) KNOWN_MEMBERS.add(k);
+/**
+ * C# extension methods: methods of a static class that are called as members of another type (`token.AsJwt()`,
+ * `bytes.Encrypt(…)`, LINQ's `items.Where(…)`). The file that declares them owns them; the receiving type's own table
+ * is never edited, so no file depends on another having been loaded first.
+ */
+export interface ExtensionSpec {
+  /** Who declares them (a .NET static class, or the API Management feature), named if two declare one method. */
+  declaredBy: string;
+  /** The type whose values (and whose subtypes' values) receive them; 'IEnumerable' = every enumerable type. */
+  receiver: TypeInfo | 'IEnumerable';
+  methods: Record<string, Method>;
 }
 
+interface DeclaredExtension {
+  readonly method: Method;
+  readonly declaredBy: string;
+}
+const EXTENSIONS_BY_RECEIVER = new Map<TypeInfo, Map<string, DeclaredExtension>>();
+const ENUMERABLE_EXTENSIONS = new Map<string, DeclaredExtension>();
+
+export function defineExtensions(spec: ExtensionSpec): void {
+  let table =
+    spec.receiver === 'IEnumerable' ? ENUMERABLE_EXTENSIONS : EXTENSIONS_BY_RECEIVER.get(spec.receiver);
+  if (!table) {
+    table = new Map();
+    EXTENSIONS_BY_RECEIVER.set(spec.receiver as TypeInfo, table);
+  }
+  const receiverName = spec.receiver === 'IEnumerable' ? spec.receiver : spec.receiver.fullName;
+  for (const [name, method] of Object.entries(spec.methods)) {
+    const earlier = table.get(name);
+    // Which of two declarations wins would depend on load order: refuse it instead.
+    if (earlier) {
+      throw new TypeError(
+        `extension method ${receiverName}.${name} is declared by both ${earlier.declaredBy} and ${spec.declaredBy}`,
+      );
+    }
+    table.set(name, { method, declaredBy: spec.declaredBy });
+    KNOWN_MEMBERS.add(name);
+  }
+}
+
+/** Instance members (the type, its bases, then Object) win over extension methods, as in C#. */
 export function findMethod(t: TypeInfo, name: string): Method | undefined {
   for (let c: TypeInfo | undefined = t; c; c = c.base) {
     const m = c.methods.get(name);
@@ -310,11 +339,11 @@ export function findMethod(t: TypeInfo, name: string): Method | undefined {
   }
   const o = objectType().methods.get(name);
   if (o) return o;
-  if (t.enumerate) {
-    const e = enumerableExtensions.get(name);
-    if (e) return e;
+  for (let c: TypeInfo | undefined = t; c; c = c.base) {
+    const e = EXTENSIONS_BY_RECEIVER.get(c)?.get(name);
+    if (e) return e.method;
   }
-  return extensionMethods.get(name);
+  return t.enumerate ? ENUMERABLE_EXTENSIONS.get(name)?.method : undefined;
 }
 
 export function findIndexer(t: TypeInfo): Indexer | undefined {
