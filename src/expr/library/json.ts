@@ -17,7 +17,6 @@ import {
   type Method,
   prop,
   type Rt,
-  TYPES_BY_NAME,
   typeName,
   typeOf,
 } from '../runtime/core.js';
@@ -1126,6 +1125,16 @@ export const JValueType = defineType({
   namespace: 'Newtonsoft.Json.Linq',
   base: JTokenType,
   classes: [JValue],
+  // A JValue compared with a primitive compares its value (C# would compare references after an implicit
+  // conversion — always false — which no policy relies on).
+  valueEquals: (self: JValue, other) => {
+    if (other instanceof JValue) return self.kind === other.kind && self.value === other.value;
+    if (typeof other === 'string' || typeof other === 'boolean' || typeof other === 'number') {
+      const target = typeof other === 'string' ? 'string' : typeof other === 'boolean' ? 'bool' : 'int';
+      return self.kind !== 'Null' && tokenTo(self, target) === other;
+    }
+    return false;
+  },
   construct: (rt, args) => {
     const t = fromValue(rt, args[0]);
     return t instanceof JValue ? t : new JValue('String', toDotNetStringRt(rt, args[0]));
@@ -1193,5 +1202,3 @@ export const JsonConvertType = defineType({
     ToString: (rt, _s, args) => serialize(rt, args[0], false),
   },
 });
-
-void TYPES_BY_NAME;

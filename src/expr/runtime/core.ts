@@ -166,6 +166,11 @@ export interface TypeSpec {
   convert?: (v: unknown, explicit: boolean, type: CsType) => unknown;
   /** default(T) */
   defaultValue?: unknown;
+  /**
+   * `==` for a library type with value semantics (JValue against a JValue or a primitive); asked with this type's
+   * value first. Absent = reference equality.
+   */
+  valueEquals?: (self: Self, other: unknown) => boolean;
   /** IEnumerable: makes LINQ (Enumerable) extension methods and foreach available. */
   enumerate?: (self: Self) => Iterable<unknown>;
   /** Runtime classes whose instances have this type. */
@@ -187,6 +192,7 @@ export interface TypeInfo {
   readonly test: (v: unknown) => boolean;
   readonly convert: TypeSpec['convert'];
   readonly defaultValue: unknown;
+  readonly valueEquals: TypeSpec['valueEquals'];
   readonly enumerate: TypeSpec['enumerate'];
 }
 
@@ -219,6 +225,7 @@ export function defineType(spec: TypeSpec): TypeInfo {
     test: spec.test ?? ((v) => v !== null && classes.some((c) => v instanceof c)),
     convert: spec.convert,
     defaultValue: spec.defaultValue ?? null,
+    valueEquals: spec.valueEquals,
     enumerate: spec.enumerate ?? spec.base?.enumerate,
   };
   for (const m of [info.props, info.methods, info.staticProps, info.staticMethods]) {
