@@ -35,8 +35,7 @@ import {
 import { CsDictionary, CsKeyValue, CsList } from './collections.js';
 import { defineEnumType } from './enums.js';
 import { enumValue, int, setOut, str } from './helpers.js';
-import { parseDouble, parseInt32, roundHalfEven, setJValueHook } from './primitives.js';
-import { setJStringHook } from './string.js';
+import { parseDouble, parseInt32, roundHalfEven } from './primitives.js';
 
 export const FormattingEnum = makeEnum('Formatting', { None: 0, Indented: 1 });
 defineEnumType(FormattingEnum, 'Newtonsoft.Json');
@@ -583,9 +582,6 @@ export function tokenTo(t: unknown, target: string): unknown {
   throw argError(`Can not convert ${t.kind} to ${target}.`);
 }
 
-setJValueHook({ is: (v) => v instanceof JToken, to: tokenTo });
-setJStringHook((v) => (v instanceof JToken ? (tokenTo(v, 'string') as string | null) : undefined));
-
 /** token.ToObject<T>() and JsonConvert.DeserializeObject<T>(): token → runtime value of type T. */
 export function toObject(rt: Rt, t: JToken, type: CsType | undefined): unknown {
   const name = type?.info.name;
@@ -865,6 +861,7 @@ export const JTokenType = defineType({
   aliases: ['JContainer'],
   classes: [],
   test: (v) => v instanceof JToken,
+  explicitTo: tokenTo,
   convert: (v, explicit) => {
     if (v instanceof JToken) return v;
     if (

@@ -5,6 +5,7 @@ import {
   argError,
   CsException,
   type CsType,
+  declaredExplicitConversion,
   defineType,
   formatError,
   invalidCast,
@@ -46,7 +47,8 @@ export const BooleanType = defineType({
   defaultValue: false,
   convert: (v, explicit) => {
     if (typeof v === 'boolean') return v;
-    if (explicit && isJValueLike(v)) return jvalueTo(v, 'bool');
+    const declared = explicit ? declaredExplicitConversion(v) : undefined;
+    if (declared) return declared(v, 'bool');
     throw invalidCast(typeName(v), 'System.Boolean');
   },
   methods: {
@@ -77,14 +79,6 @@ function parseBool(s: string): boolean {
   if (t === 'false') return false;
   throw formatError(`String '${s}' was not recognized as a valid Boolean.`);
 }
-
-// JValue conversions are supplied by json.ts (it registers itself here) to avoid an import cycle.
-let jvalueHook: { is: (v: unknown) => boolean; to: (v: unknown, t: string) => unknown } | null = null;
-export function setJValueHook(h: NonNullable<typeof jvalueHook>): void {
-  jvalueHook = h;
-}
-const isJValueLike = (v: unknown): boolean => jvalueHook?.is(v) ?? false;
-const jvalueTo = (v: unknown, t: string): unknown => jvalueHook!.to(v, t);
 
 const INT_RE = /^\s*([+-]?)(\d+)\s*$/;
 
@@ -151,9 +145,10 @@ const numberToString: Method = (rt, self, args) => {
 
 function numericConvert(target: 'int' | 'long' | 'double' | 'decimal') {
   return (v: unknown, explicit: boolean): unknown => {
-    if (isJValueLike(v)) {
+    const declared = declaredExplicitConversion(v);
+    if (declared) {
       if (!explicit) throw invalidCast(typeName(v), target);
-      return jvalueTo(v, target);
+      return declared(v, target);
     }
     if (v instanceof CsEnum)
       return target === 'long' ? BigInt(v.value) : target === 'int' ? v.value : new CsDouble(v.value);
@@ -306,7 +301,8 @@ export const CharType = defineType({
   convert: (v, explicit) => {
     if (v instanceof CsChar) return v;
     if (explicit && typeof v === 'number') return new CsChar(v & 0xffff);
-    if (explicit && isJValueLike(v)) return new CsChar(String(jvalueTo(v, 'string')).charCodeAt(0));
+    const declared = explicit ? declaredExplicitConversion(v) : undefined;
+    if (declared) return new CsChar(String(declared(v, 'string')).charCodeAt(0));
     throw invalidCast(typeName(v), 'System.Char');
   },
   methods: {

@@ -6,6 +6,7 @@ import {
   CsException,
   checkSize,
   checkStringLength,
+  declaredExplicitConversion,
   defineType,
   enumerate,
   invalidCast,
@@ -337,10 +338,8 @@ export const StringType = defineType({
   test: (v) => typeof v === 'string',
   convert: (v, explicit) => {
     if (typeof v === 'string') return v;
-    if (explicit && jstring) {
-      const r = jstring(v);
-      if (r !== undefined) return r;
-    }
+    const declared = explicit ? declaredExplicitConversion(v) : undefined;
+    if (declared) return declared(v, 'string');
     throw invalidCast(typeName(v), 'System.String');
   },
   props: { Length: prop((self: string) => self.length) },
@@ -374,12 +373,6 @@ export const StringType = defineType({
 });
 
 setPrimitiveTypes({ string: StringType });
-
-// (string)jtoken is supplied by json.ts.
-let jstring: ((v: unknown) => string | null | undefined) | null = null;
-export function setJStringHook(h: (v: unknown) => string | null | undefined): void {
-  jstring = h;
-}
 
 export const StringComparerType = defineType({
   name: 'StringComparer',

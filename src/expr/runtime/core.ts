@@ -141,6 +141,9 @@ export interface Indexer {
 /** A runtime class whose instances have a given .NET type. */
 export type Ctor = abstract new (...args: never[]) => unknown;
 
+/** The built-in types a library type may declare explicit conversions to. */
+export type ConversionTarget = 'bool' | 'int' | 'long' | 'double' | 'decimal' | 'string';
+
 export interface TypeSpec {
   /** The C# name used in messages and in GetType().Name. */
   name: string;
@@ -171,6 +174,11 @@ export interface TypeSpec {
    * value first. Absent = reference equality.
    */
   valueEquals?: (self: Self, other: unknown) => boolean;
+  /**
+   * Explicit conversion operators this type declares to built-in types (`(int)token`, `(string)token`), as
+   * Newtonsoft's JToken does: the built-in type's `convert` asks the value's type for them. Inherited by subtypes.
+   */
+  explicitTo?: (self: Self, target: ConversionTarget) => unknown;
   /** IEnumerable: makes LINQ (Enumerable) extension methods and foreach available. */
   enumerate?: (self: Self) => Iterable<unknown>;
   /** Runtime classes whose instances have this type. */
@@ -193,6 +201,7 @@ export interface TypeInfo {
   readonly convert: TypeSpec['convert'];
   readonly defaultValue: unknown;
   readonly valueEquals: TypeSpec['valueEquals'];
+  readonly explicitTo: TypeSpec['explicitTo'];
   readonly enumerate: TypeSpec['enumerate'];
 }
 
@@ -226,6 +235,7 @@ export function defineType(spec: TypeSpec): TypeInfo {
     convert: spec.convert,
     defaultValue: spec.defaultValue ?? null,
     valueEquals: spec.valueEquals,
+    explicitTo: spec.explicitTo ?? spec.base?.explicitTo,
     enumerate: spec.enumerate ?? spec.base?.enumerate,
   };
   for (const m of [info.props, info.methods, info.staticProps, info.staticMethods]) {
@@ -283,6 +293,11 @@ export function typeOf(v: unknown): TypeInfo {
   if (v === null || v === undefined) throw nullRef('value');
   // A JavaScript value without a type table must never reach an expression; treat it as opaque.
   return primitiveTypes!.object;
+}
+
+/** The explicit conversion to built-in types that a value's own type declares (JToken's), if any. */
+export function declaredExplicitConversion(v: unknown): TypeInfo['explicitTo'] {
+  return v === null || v === undefined ? undefined : typeOf(v).explicitTo;
 }
 
 export function typeName(v: unknown): string {
