@@ -15,7 +15,6 @@ import {
   type Method,
   prop,
   type Rt,
-  registerClass,
   typeName,
 } from '../runtime/core.js';
 import { CsChar, CsGuid } from '../runtime/values.js';
@@ -512,5 +511,3 @@ export const VariablesType = defineType({
 function defaultFor(t: CsType): unknown {
   return t.nullable || t.arrayRank ? null : t.info.defaultValue;
 }
-
-registerClass(CsList, ListType);

@@ -15,7 +15,6 @@ import {
   type Method,
   prop,
   type Rt,
-  registerClass,
   step,
   typeOf,
 } from '../runtime/core.js';
@@ -404,7 +403,6 @@ export const GroupingType = defineType({
   props: { Key: prop((self: CsGrouping) => self.key) },
   enumerate: (self: CsGrouping) => self.items,
 });
-registerClass(CsGrouping, GroupingType);
 
 /** IEnumerable<T> etc. as types for casts, `is` and declarations: anything that can be enumerated. */
 defineType({

@@ -19,6 +19,7 @@ import { CsEnum } from '../runtime/enum.js';
 import { formatDouble, formatNumber } from '../runtime/format-number.js';
 import { CsChar, CsDecimal, CsDouble } from '../runtime/values.js';
 import { hashString, int, isOut, optStr, setOut, str } from './helpers.js';
+import { StringType } from './string.js';
 
 export const ObjectType = defineType({
   name: 'Object',
@@ -181,19 +182,7 @@ const numberMethods = { ToString: numberToString, CompareTo: compareTo };
 export const Int32Type = defineType({
   name: 'Int32',
   namespace: 'System',
-  aliases: [
-    'int',
-    'short',
-    'ushort',
-    'byte',
-    'sbyte',
-    'Int16',
-    'UInt16',
-    'Byte',
-    'SByte',
-    'System.Byte',
-    'System.Int16',
-  ],
+  aliases: ['int', 'short', 'ushort', 'sbyte', 'Int16', 'UInt16', 'SByte', 'System.Int16'],
   test: (v) => typeof v === 'number',
   defaultValue: 0,
   convert: numericConvert('int'),
@@ -204,7 +193,7 @@ export const Int32Type = defineType({
     TryParse: tryParse(parseInt32, 0),
   },
 });
-// byte must be distinguishable for `new byte[n]` (arrays of bytes are Buffers).
+// byte is its own type (not an Int32 alias) so that `new byte[n]` makes a Buffer.
 defineType({
   name: 'Byte',
   namespace: 'System',
@@ -455,6 +444,7 @@ export function typeIs(type: CsType, v: unknown): boolean {
 }
 
 setPrimitiveTypes({
+  string: StringType,
   int: Int32Type,
   bool: BooleanType,
   long: Int64Type,

@@ -13,8 +13,6 @@ import {
   type Method,
   prop,
   type Rt,
-  registerClass,
-  setPrimitiveTypes,
   typeName,
 } from '../runtime/core.js';
 import { CsEnum, makeEnum } from '../runtime/enum.js';
@@ -372,11 +370,18 @@ export const StringType = defineType({
   },
 });
 
-setPrimitiveTypes({ string: StringType });
+/** A StringComparer passed to Dictionary/HashSet/OrderBy/Distinct constructors and methods. */
+export class CsComparer {
+  constructor(readonly comparison: number) {}
+  key(v: unknown): unknown {
+    return typeof v === 'string' && ignoresCase(this.comparison) ? v.toUpperCase() : v;
+  }
+}
 
 export const StringComparerType = defineType({
   name: 'StringComparer',
   namespace: 'System',
+  classes: [CsComparer],
   staticProps: {
     Ordinal: prop(() => new CsComparer(4)),
     OrdinalIgnoreCase: prop(() => new CsComparer(5)),
@@ -391,13 +396,3 @@ export const StringComparerType = defineType({
     Compare: (_rt, self: CsComparer, args) => compareStrings(str(args[0]), str(args[1]), self.comparison),
   },
 });
-
-/** A StringComparer passed to Dictionary/HashSet/OrderBy/Distinct constructors and methods. */
-export class CsComparer {
-  constructor(readonly comparison: number) {}
-  key(v: unknown): unknown {
-    return typeof v === 'string' && ignoresCase(this.comparison) ? v.toUpperCase() : v;
-  }
-}
-
-registerClass(CsComparer, StringComparerType);

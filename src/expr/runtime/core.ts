@@ -241,27 +241,37 @@ export function defineType(spec: TypeSpec): TypeInfo {
   for (const m of [info.props, info.methods, info.staticProps, info.staticMethods]) {
     for (const k of m.keys()) KNOWN_MEMBERS.add(k);
   }
-  for (const n of [spec.name, info.fullName, ...(spec.aliases ?? [])]) TYPES_BY_NAME.set(n, info);
-  for (const c of classes) TYPES_BY_CLASS.set(c, info);
+  // A name or class claimed twice would go to whichever file loaded last: refuse it, so load order never matters.
+  for (const n of new Set([spec.name, info.fullName, ...(spec.aliases ?? [])])) {
+    const earlier = TYPES_BY_NAME.get(n);
+    if (earlier)
+      throw new TypeError(`type name ${n} is claimed by both ${earlier.fullName} and ${info.fullName}`);
+    TYPES_BY_NAME.set(n, info);
+  }
+  for (const c of classes) {
+    const earlier = TYPES_BY_CLASS.get(c);
+    if (earlier)
+      throw new TypeError(`class ${c.name} is claimed by both ${earlier.fullName} and ${info.fullName}`);
+    TYPES_BY_CLASS.set(c, info);
+  }
   return info;
 }
 
-/** Late binding for types whose classes are defined in other files (avoids import cycles). */
-export function registerClass(c: Ctor, info: TypeInfo): void {
-  TYPES_BY_CLASS.set(c, info);
-}
-
-let primitiveTypes: {
+/** The types of values that are JavaScript primitives (and of any object without a type table). */
+interface PrimitiveTypes {
   string: TypeInfo;
   int: TypeInfo;
   bool: TypeInfo;
   long: TypeInfo;
   delegate: TypeInfo;
   object: TypeInfo;
-} | null = null;
+}
+let primitiveTypes: PrimitiveTypes | null = null;
 
-export function setPrimitiveTypes(p: Partial<NonNullable<typeof primitiveTypes>>): void {
-  primitiveTypes = { ...primitiveTypes!, ...p };
+/** Called once, by the library file that defines them. */
+export function setPrimitiveTypes(p: PrimitiveTypes): void {
+  if (primitiveTypes) throw new TypeError('the primitive types are already set');
+  primitiveTypes = p;
 }
 
 export function objectType(): TypeInfo {
