@@ -19,7 +19,7 @@ import {
 } from '../runtime/core.js';
 import { CsChar, CsGuid } from '../runtime/values.js';
 import { int, setOut, str } from './helpers.js';
-import { CsComparer, compareStrings } from './string.js';
+import { CsComparer, compareStrings, StringComparison } from './string.js';
 
 export class CsKeyValue {
   constructor(
@@ -159,7 +159,7 @@ export function defaultCompare(a: unknown, b: unknown, comparer?: CsComparer | n
   if (a === null || a === undefined) return b === null || b === undefined ? 0 : -1;
   if (b === null || b === undefined) return 1;
   if (typeof a === 'string' && typeof b === 'string')
-    return compareStrings(a, b, comparer ? comparer.comparison : 0);
+    return compareStrings(a, b, comparer ? comparer.comparison : StringComparison.members.CurrentCulture);
   return compare(a, b);
 }
 

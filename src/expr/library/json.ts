@@ -36,6 +36,7 @@ import { CsDictionary, CsKeyValue, CsList } from './collections.js';
 import { defineEnumType } from './enums.js';
 import { enumValue, int, setOut, str } from './helpers.js';
 import { parseDouble, parseInt32, roundHalfEven } from './primitives.js';
+import { StringComparison } from './string.js';
 
 export const FormattingEnum = makeEnum('Formatting', { None: 0, Indented: 1 });
 defineEnumType(FormattingEnum, 'Newtonsoft.Json');
@@ -774,7 +775,7 @@ export function selectTokens(root: JToken, path: string): JToken[] {
 
 const formattingArg = (args: unknown[]): boolean => {
   const f = args.find((a) => a instanceof CsEnum);
-  return f ? enumValue(f, 'Formatting') === 1 : false;
+  return f ? enumValue(f, FormattingEnum) === FormattingEnum.members.Indented : false;
 };
 
 function tokenArg(rt: Rt, v: unknown): JToken {
@@ -1001,7 +1002,10 @@ export const JObjectType = defineType({
     },
     GetValue: (_rt, self: JObject, args) => {
       const name = str(args[0], 'propertyName');
-      if (args.length > 1 && enumValue(args[1], 'StringComparison') === 5) {
+      if (
+        args.length > 1 &&
+        enumValue(args[1], StringComparison) === StringComparison.members.OrdinalIgnoreCase
+      ) {
         for (const p of self.props.values()) if (p.name.toUpperCase() === name.toUpperCase()) return p.value;
         return null;
       }
