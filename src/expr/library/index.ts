@@ -1,17 +1,19 @@
 /**
- * The allow-listed .NET surface. Each module defines its types with defineType (one .NET area per file); importing a
- * module registers it. The order matters only where a module needs another's types at load time.
+ * The allow-listed .NET surface: one file per .NET area, and this list is all of them. Each file declares its own
+ * types (defineType) and extension methods (defineExtensions) completely when it is evaluated, and no file edits
+ * another's tables. The order below does not matter: a file that needs another's types imports that file, and
+ * core refuses a type name, class or extension method claimed twice, so no file can override one that loaded earlier.
  */
-import './primitives.js';
-import './string.js';
-import './enums.js';
 import './collections.js';
-import './linq.js';
-import './json.js';
-import './xml.js';
 import './context.js';
-import './jwt.js';
-import './text.js';
 import './datetime.js';
+import './enums.js';
+import './json.js';
+import './jwt.js';
+import './linq.js';
 import './misc.js';
+import './primitives.js';
 import './regex.js';
+import './string.js';
+import './text.js';
+import './xml.js';

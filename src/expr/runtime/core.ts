@@ -238,21 +238,22 @@ export function defineType(spec: TypeSpec): TypeInfo {
     explicitTo: spec.explicitTo ?? spec.base?.explicitTo,
     enumerate: spec.enumerate ?? spec.base?.enumerate,
   };
-  for (const m of [info.props, info.methods, info.staticProps, info.staticMethods]) {
-    for (const k of m.keys()) KNOWN_MEMBERS.add(k);
-  }
   // A name or class claimed twice would go to whichever file loaded last: refuse it, so load order never matters.
-  for (const n of new Set([spec.name, info.fullName, ...(spec.aliases ?? [])])) {
+  const names = new Set([spec.name, info.fullName, ...(spec.aliases ?? [])]);
+  for (const n of names) {
     const earlier = TYPES_BY_NAME.get(n);
     if (earlier)
       throw new TypeError(`type name ${n} is claimed by both ${earlier.fullName} and ${info.fullName}`);
-    TYPES_BY_NAME.set(n, info);
   }
   for (const c of classes) {
     const earlier = TYPES_BY_CLASS.get(c);
     if (earlier)
       throw new TypeError(`class ${c.name} is claimed by both ${earlier.fullName} and ${info.fullName}`);
-    TYPES_BY_CLASS.set(c, info);
+  }
+  for (const n of names) TYPES_BY_NAME.set(n, info);
+  for (const c of classes) TYPES_BY_CLASS.set(c, info);
+  for (const m of [info.props, info.methods, info.staticProps, info.staticMethods]) {
+    for (const k of m.keys()) KNOWN_MEMBERS.add(k);
   }
   return info;
 }
@@ -343,21 +344,23 @@ const EXTENSIONS_BY_RECEIVER = new Map<TypeInfo, Map<string, DeclaredExtension>>
 const ENUMERABLE_EXTENSIONS = new Map<string, DeclaredExtension>();
 
 export function defineExtensions(spec: ExtensionSpec): void {
+  const receiverName = spec.receiver === 'IEnumerable' ? spec.receiver : spec.receiver.fullName;
   let table =
     spec.receiver === 'IEnumerable' ? ENUMERABLE_EXTENSIONS : EXTENSIONS_BY_RECEIVER.get(spec.receiver);
-  if (!table) {
-    table = new Map();
-    EXTENSIONS_BY_RECEIVER.set(spec.receiver as TypeInfo, table);
-  }
-  const receiverName = spec.receiver === 'IEnumerable' ? spec.receiver : spec.receiver.fullName;
-  for (const [name, method] of Object.entries(spec.methods)) {
-    const earlier = table.get(name);
-    // Which of two declarations wins would depend on load order: refuse it instead.
+  // Which of two declarations wins would depend on load order: refuse it instead.
+  for (const name of Object.keys(spec.methods)) {
+    const earlier = table?.get(name);
     if (earlier) {
       throw new TypeError(
         `extension method ${receiverName}.${name} is declared by both ${earlier.declaredBy} and ${spec.declaredBy}`,
       );
     }
+  }
+  if (!table) {
+    table = new Map();
+    EXTENSIONS_BY_RECEIVER.set(spec.receiver as TypeInfo, table);
+  }
+  for (const [name, method] of Object.entries(spec.methods)) {
     table.set(name, { method, declaredBy: spec.declaredBy });
     KNOWN_MEMBERS.add(name);
   }
