@@ -146,11 +146,6 @@ const numberToString: Method = (rt, self, args) => {
 
 function numericConvert(target: 'int' | 'long' | 'double' | 'decimal') {
   return (v: unknown, explicit: boolean): unknown => {
-    const declared = declaredExplicitConversion(v);
-    if (declared) {
-      if (!explicit) throw invalidCast(typeName(v), target);
-      return declared(v, target);
-    }
     if (v instanceof CsEnum)
       return target === 'long' ? BigInt(v.value) : target === 'int' ? v.value : new CsDouble(v.value);
     const isNum =
@@ -159,7 +154,12 @@ function numericConvert(target: 'int' | 'long' | 'double' | 'decimal') {
       v instanceof CsDouble ||
       v instanceof CsDecimal ||
       v instanceof CsChar;
-    if (!isNum) throw invalidCast(typeName(v), target);
+    if (!isNum) {
+      // (int)token: a conversion the value's own type declares, explicit only.
+      const declared = declaredExplicitConversion(v);
+      if (!declared || !explicit) throw invalidCast(typeName(v), target);
+      return declared(v, target);
+    }
     switch (target) {
       case 'int':
         if (!explicit && typeof v !== 'number' && !(v instanceof CsChar))
