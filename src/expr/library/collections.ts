@@ -2,7 +2,7 @@
 
 import { isInstance } from '../compile/support.js';
 import { HeaderCollection, QueryCollection, StringValuesMap, VariablesModel } from '../context.js';
-import { equals, toDotNetStringRt } from '../runtime/convert.js';
+import { compare, equals, toDotNetStringRt } from '../runtime/convert.js';
 import {
   argError,
   CsException,
@@ -15,12 +15,11 @@ import {
   type Method,
   prop,
   type Rt,
-  registerClass,
   typeName,
 } from '../runtime/core.js';
 import { CsChar, CsGuid } from '../runtime/values.js';
 import { int, setOut, str } from './helpers.js';
-import { CsComparer } from './string.js';
+import { CsComparer, compareStrings, StringComparison } from './string.js';
 
 export class CsKeyValue {
   constructor(
@@ -155,9 +154,17 @@ export const ArrayType = defineType({
 });
 // Buffers enumerate as numbers already (byte values).
 
-let sortInPlace: (a: unknown[]) => void = (a) => a.sort();
-export function setSorter(f: (a: unknown[]) => void): void {
-  sortInPlace = f;
+/** Comparer<T>.Default, used by Sort and OrderBy: culture-sensitive for strings, numeric otherwise; null sorts first. */
+export function defaultCompare(a: unknown, b: unknown, comparer?: CsComparer | null): number {
+  if (a === null || a === undefined) return b === null || b === undefined ? 0 : -1;
+  if (b === null || b === undefined) return 1;
+  if (typeof a === 'string' && typeof b === 'string')
+    return compareStrings(a, b, comparer ? comparer.comparison : StringComparison.members.CurrentCulture);
+  return compare(a, b);
+}
+
+function sortInPlace(a: unknown[]): void {
+  stableSort(a, defaultCompare);
 }
 
 const listIndexer: Indexer = {
@@ -504,5 +511,3 @@ export const VariablesType = defineType({
 function defaultFor(t: CsType): unknown {
   return t.nullable || t.arrayRank ? null : t.info.defaultValue;
 }
-
-registerClass(CsList, ListType);

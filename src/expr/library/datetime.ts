@@ -1,15 +1,7 @@
 /** DateTime, DateTimeOffset, TimeSpan (ticks-exact), formatted and parsed the .NET way (invariant culture). */
 
 import { asNumber } from '../runtime/convert.js';
-import {
-  argError,
-  CsException,
-  defineType,
-  invalidCast,
-  type Method,
-  prop,
-  typeName,
-} from '../runtime/core.js';
+import { CsException, defineType, invalidCast, type Method, prop, typeName } from '../runtime/core.js';
 import { CsEnum } from '../runtime/enum.js';
 import {
   daysInMonth,
@@ -35,7 +27,7 @@ import {
 } from '../runtime/values.js';
 import { DateTimeKindEnum, DayOfWeekEnum } from './enums.js';
 import { int, optStr, setOut, str } from './helpers.js';
-import { JToken, JValue } from './json.js';
+import { JValue } from './json.js';
 
 const TICKS_PER_DAY = 864_000_000_000n;
 const MAX_TICKS = 3_155_378_975_999_999_999n;
@@ -402,6 +394,3 @@ export const TimeSpanType = defineType({
     },
   },
 });
-
-void argError;
-void JToken;

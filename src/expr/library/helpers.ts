@@ -11,7 +11,7 @@ import {
   typeName,
   typeOf,
 } from '../runtime/core.js';
-import { CsEnum } from '../runtime/enum.js';
+import { CsEnum, type EnumDef } from '../runtime/enum.js';
 import { CsChar } from '../runtime/values.js';
 
 export function str(v: unknown, what = 'value'): string {
@@ -48,8 +48,9 @@ export function isOut(v: unknown): v is OutRef {
   return v instanceof OutRef;
 }
 
-export function enumValue(v: unknown, enumName: string): number | null {
-  if (v instanceof CsEnum && v.enumName === enumName) return v.value;
+/** The number of a value of enum `def`, or null when `v` is not one. */
+export function enumValue(v: unknown, def: EnumDef): number | null {
+  if (v instanceof CsEnum && v.enumName === def.name) return v.value;
   return null;
 }
 

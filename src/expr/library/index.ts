@@ -1,53 +1,19 @@
 /**
- * The allow-listed .NET surface. Each module defines its types with defineType (one .NET area per file); importing a
- * module registers it. The order matters only where a module needs another's types at load time.
+ * The allow-listed .NET surface: one file per .NET area, and this list is all of them. Each file declares its own
+ * types (defineType) and extension methods (defineExtensions) completely when it is evaluated, and no file edits
+ * another's tables. The order below does not matter: a file that needs another's types imports that file, and
+ * core refuses a type name, class or extension method claimed twice, so no file can override one that loaded earlier.
  */
-import './primitives.js';
-import './string.js';
-import './enums.js';
 import './collections.js';
-import './linq.js';
-import './json.js';
-import './xml.js';
 import './context.js';
-import './jwt.js';
-import './text.js';
 import './datetime.js';
+import './enums.js';
+import './json.js';
+import './jwt.js';
+import './linq.js';
 import './misc.js';
+import './primitives.js';
 import './regex.js';
-import { setValueEquals } from '../runtime/convert.js';
-import type { Method } from '../runtime/core.js';
-import { KNOWN_MEMBERS } from '../runtime/core.js';
-import { CsEnum } from '../runtime/enum.js';
-import { ArrayType } from './collections.js';
-import { JValue, tokenTo } from './json.js';
-import { stringExtensions } from './jwt.js';
-import { byteArrayExtensions } from './misc.js';
-import { StringType } from './string.js';
-
-// byte[] extension methods (Encrypt/Decrypt) join the array table.
-for (const [name, m] of Object.entries(byteArrayExtensions)) {
-  (ArrayType.methods as Map<string, Method>).set(name, m);
-  KNOWN_MEMBERS.add(name);
-}
-
-// String extension methods from other areas join the String table.
-for (const [name, m] of Object.entries(stringExtensions)) {
-  (StringType.methods as Map<string, Method>).set(name, m as Method);
-  KNOWN_MEMBERS.add(name);
-}
-
-// `==` between an enum and an enum compares values; a JValue compared with a primitive compares its value (C# would
-// compare references after an implicit conversion — always false — which no policy relies on).
-setValueEquals((a, b) => {
-  if (a instanceof CsEnum && b instanceof CsEnum) return a.enumName === b.enumName && a.value === b.value;
-  if (a instanceof JValue && b instanceof JValue) return a.kind === b.kind && a.value === b.value;
-  if (a instanceof JValue && (typeof b === 'string' || typeof b === 'boolean' || typeof b === 'number')) {
-    return (
-      a.kind !== 'Null' &&
-      tokenTo(a, typeof b === 'string' ? 'string' : typeof b === 'boolean' ? 'bool' : 'int') === b
-    );
-  }
-  if (b instanceof JValue) return false;
-  return false;
-});
+import './string.js';
+import './text.js';
+import './xml.js';

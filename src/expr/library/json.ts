@@ -17,7 +17,6 @@ import {
   type Method,
   prop,
   type Rt,
-  TYPES_BY_NAME,
   typeName,
   typeOf,
 } from '../runtime/core.js';
@@ -36,8 +35,8 @@ import {
 import { CsDictionary, CsKeyValue, CsList } from './collections.js';
 import { defineEnumType } from './enums.js';
 import { enumValue, int, setOut, str } from './helpers.js';
-import { parseDouble, parseInt32, roundHalfEven, setJValueHook } from './primitives.js';
-import { setJStringHook } from './string.js';
+import { parseDouble, parseInt32, roundHalfEven } from './primitives.js';
+import { StringComparison } from './string.js';
 
 export const FormattingEnum = makeEnum('Formatting', { None: 0, Indented: 1 });
 defineEnumType(FormattingEnum, 'Newtonsoft.Json');
@@ -584,9 +583,6 @@ export function tokenTo(t: unknown, target: string): unknown {
   throw argError(`Can not convert ${t.kind} to ${target}.`);
 }
 
-setJValueHook({ is: (v) => v instanceof JToken, to: tokenTo });
-setJStringHook((v) => (v instanceof JToken ? (tokenTo(v, 'string') as string | null) : undefined));
-
 /** token.ToObject<T>() and JsonConvert.DeserializeObject<T>(): token → runtime value of type T. */
 export function toObject(rt: Rt, t: JToken, type: CsType | undefined): unknown {
   const name = type?.info.name;
@@ -779,7 +775,7 @@ export function selectTokens(root: JToken, path: string): JToken[] {
 
 const formattingArg = (args: unknown[]): boolean => {
   const f = args.find((a) => a instanceof CsEnum);
-  return f ? enumValue(f, 'Formatting') === 1 : false;
+  return f ? enumValue(f, FormattingEnum) === FormattingEnum.members.Indented : false;
 };
 
 function tokenArg(rt: Rt, v: unknown): JToken {
@@ -866,6 +862,7 @@ export const JTokenType = defineType({
   aliases: ['JContainer'],
   classes: [],
   test: (v) => v instanceof JToken,
+  explicitTo: tokenTo,
   convert: (v, explicit) => {
     if (v instanceof JToken) return v;
     if (
@@ -1005,7 +1002,10 @@ export const JObjectType = defineType({
     },
     GetValue: (_rt, self: JObject, args) => {
       const name = str(args[0], 'propertyName');
-      if (args.length > 1 && enumValue(args[1], 'StringComparison') === 5) {
+      if (
+        args.length > 1 &&
+        enumValue(args[1], StringComparison) === StringComparison.members.OrdinalIgnoreCase
+      ) {
         for (const p of self.props.values()) if (p.name.toUpperCase() === name.toUpperCase()) return p.value;
         return null;
       }
@@ -1126,6 +1126,16 @@ export const JValueType = defineType({
   namespace: 'Newtonsoft.Json.Linq',
   base: JTokenType,
   classes: [JValue],
+  // A JValue compared with a primitive compares its value (C# would compare references after an implicit
+  // conversion — always false — which no policy relies on).
+  valueEquals: (self: JValue, other) => {
+    if (other instanceof JValue) return self.kind === other.kind && self.value === other.value;
+    if (typeof other === 'string' || typeof other === 'boolean' || typeof other === 'number') {
+      const target = typeof other === 'string' ? 'string' : typeof other === 'boolean' ? 'bool' : 'int';
+      return self.kind !== 'Null' && tokenTo(self, target) === other;
+    }
+    return false;
+  },
   construct: (rt, args) => {
     const t = fromValue(rt, args[0]);
     return t instanceof JValue ? t : new JValue('String', toDotNetStringRt(rt, args[0]));
@@ -1193,5 +1203,3 @@ export const JsonConvertType = defineType({
     ToString: (rt, _s, args) => serialize(rt, args[0], false),
   },
 });
-
-void TYPES_BY_NAME;

@@ -4,9 +4,10 @@
  */
 
 import { StringValuesMap } from '../context.js';
-import { CsException, defineType, prop } from '../runtime/core.js';
+import { defineExtensions, defineType, prop } from '../runtime/core.js';
 import { CsDateTime, TICKS_PER_SECOND, UNIX_EPOCH_TICKS } from '../runtime/values.js';
 import { setOut, str } from './helpers.js';
+import { StringType } from './string.js';
 
 export class Jwt {
   readonly header: Record<string, unknown>;
@@ -107,19 +108,22 @@ export const BasicType = defineType({
   },
 });
 
-/** Extension methods on string (registered on the String type by index.ts). */
-export const stringExtensions = {
-  AsJwt: (_rt: unknown, self: string) => parseJwt(str(self)),
-  TryParseJwt: (_rt: unknown, self: string, args: unknown[]) => {
-    const j = parseJwt(str(self));
-    setOut(args[0], j);
-    return j !== null;
+/** string.AsJwt() / TryParseJwt(out jwt) and AsBasic() / TryParseBasic(out credentials). */
+defineExtensions({
+  declaredBy: "API Management's Jwt and Basic extensions",
+  receiver: StringType,
+  methods: {
+    AsJwt: (_rt, self: string) => parseJwt(str(self)),
+    TryParseJwt: (_rt, self: string, args) => {
+      const j = parseJwt(str(self));
+      setOut(args[0], j);
+      return j !== null;
+    },
+    AsBasic: (_rt, self: string) => parseBasic(str(self)),
+    TryParseBasic: (_rt, self: string, args) => {
+      const b = parseBasic(str(self));
+      setOut(args[0], b);
+      return b !== null;
+    },
   },
-  AsBasic: (_rt: unknown, self: string) => parseBasic(str(self)),
-  TryParseBasic: (_rt: unknown, self: string, args: unknown[]) => {
-    const b = parseBasic(str(self));
-    setOut(args[0], b);
-    return b !== null;
-  },
-};
-void CsException;
+});

@@ -4,25 +4,24 @@
  */
 
 import { isInstance } from '../compile/support.js';
-import { add, compare, equals, toBoolean } from '../runtime/convert.js';
+import { add, equals, toBoolean } from '../runtime/convert.js';
 import {
   argError,
   CsException,
   checkSize,
+  defineExtensions,
   defineType,
   enumerate,
   type Method,
   prop,
   type Rt,
-  registerClass,
-  setExtensions,
   step,
   typeOf,
 } from '../runtime/core.js';
 import { CsChar, CsDecimal, CsDouble, CsGuid } from '../runtime/values.js';
-import { CsDictionary, CsHashSet, CsList, setSorter } from './collections.js';
+import { CsDictionary, CsHashSet, CsList, defaultCompare } from './collections.js';
 import { int } from './helpers.js';
-import { CsComparer, compareStrings } from './string.js';
+import { CsComparer } from './string.js';
 
 type Fn = (...a: unknown[]) => unknown;
 
@@ -54,21 +53,6 @@ const noElements = (): CsException =>
   new CsException('InvalidOperationException', 'Sequence contains no elements');
 const noMatch = (): CsException =>
   new CsException('InvalidOperationException', 'Sequence contains no matching element');
-
-/** Default ordering comparer: culture-sensitive for strings (Comparer<string>.Default), numeric otherwise. */
-export function defaultCompare(a: unknown, b: unknown, comparer?: CsComparer | null): number {
-  if (a === null || a === undefined) return b === null || b === undefined ? 0 : -1;
-  if (b === null || b === undefined) return 1;
-  if (typeof a === 'string' && typeof b === 'string')
-    return compareStrings(a, b, comparer ? comparer.comparison : 0);
-  return compare(a, b);
-}
-
-setSorter((a) => {
-  const indexed = a.map((v, i) => ({ v, i }));
-  indexed.sort((x, y) => defaultCompare(x.v, y.v) || x.i - y.i);
-  for (let i = 0; i < a.length; i++) a[i] = indexed[i]!.v;
-});
 
 /** An ordered sequence remembers its keys so ThenBy can refine it. */
 export class CsOrdered {
@@ -403,7 +387,7 @@ const methods: Record<string, Method> = {
   },
 };
 
-setExtensions(new Map(), new Map(Object.entries(methods)));
+defineExtensions({ declaredBy: 'System.Linq.Enumerable', receiver: 'IEnumerable', methods });
 
 export const OrderedType = defineType({
   name: 'IOrderedEnumerable`1',
@@ -419,7 +403,6 @@ export const GroupingType = defineType({
   props: { Key: prop((self: CsGrouping) => self.key) },
   enumerate: (self: CsGrouping) => self.items,
 });
-registerClass(CsGrouping, GroupingType);
 
 /** IEnumerable<T> etc. as types for casts, `is` and declarations: anything that can be enumerated. */
 defineType({

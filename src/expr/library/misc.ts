@@ -9,13 +9,22 @@ import {
   randomUUID,
 } from 'node:crypto';
 import { asNumber, compare, numRank } from '../runtime/convert.js';
-import { CsException, defineType, formatError, type Method, prop, type Rt } from '../runtime/core.js';
+import {
+  CsException,
+  defineExtensions,
+  defineType,
+  formatError,
+  type Method,
+  prop,
+  type Rt,
+} from '../runtime/core.js';
 import { CsEnum, makeEnum } from '../runtime/enum.js';
 import { CsDecimal, CsDouble, CsGuid } from '../runtime/values.js';
+import { ArrayType } from './collections.js';
 import { defineEnumType, MidpointRounding } from './enums.js';
 import { hashString, int, optStr, setOut, str } from './helpers.js';
 import { roundHalfEven } from './primitives.js';
-import { bytes, EncodingType } from './text.js';
+import { bytes } from './text.js';
 
 // ---- Guid ----
 
@@ -103,7 +112,7 @@ const d1 =
 function round(args: unknown[]): unknown {
   const v = asNumber(args[0]);
   let digits = 0;
-  let mode = 0;
+  let mode: number = MidpointRounding.members.ToEven;
   for (const a of args.slice(1)) {
     if (a instanceof CsEnum) mode = a.value;
     else digits = int(a);
@@ -358,16 +367,7 @@ defineType({
   },
 });
 
-void EncodingType;
-
 // ---- symmetric encryption: Aes and the byte[].Encrypt/Decrypt extension methods ----
-
-export class CsAes {
-  key: Buffer = randomBytes(32);
-  iv: Buffer = randomBytes(16);
-  mode = 1; // CipherMode.CBC
-  padding = 2; // PaddingMode.PKCS7
-}
 
 export const CipherModeEnum = makeEnum('CipherMode', { CBC: 1, ECB: 2, OFB: 3, CFB: 4, CTS: 5 });
 defineEnumType(CipherModeEnum, 'System.Security.Cryptography');
@@ -379,6 +379,17 @@ export const PaddingModeEnum = makeEnum('PaddingMode', {
   ISO10126: 5,
 });
 defineEnumType(PaddingModeEnum, 'System.Security.Cryptography');
+
+/** .NET's defaults for a new Aes, and what Encrypt("Aes", key, iv) uses. */
+const DEFAULT_CIPHER_MODE: number = CipherModeEnum.members.CBC;
+const DEFAULT_PADDING: number = PaddingModeEnum.members.PKCS7;
+
+export class CsAes {
+  key: Buffer = randomBytes(32);
+  iv: Buffer = randomBytes(16);
+  mode = DEFAULT_CIPHER_MODE;
+  padding = DEFAULT_PADDING;
+}
 
 const aesProp = (k: 'key' | 'iv') => ({
   get: (_rt: Rt, a: CsAes) => Buffer.from(a[k]),
@@ -441,19 +452,24 @@ function cipherSpec(args: unknown[]): { key: Buffer; iv: Buffer; mode: number; p
       `symmetric algorithm '${alg}' is not supported (use "Aes")`,
     );
   }
-  return { key: bytes(args[1], 'key'), iv: bytes(args[2], 'iv'), mode: 1, padding: 2 };
+  return {
+    key: bytes(args[1], 'key'),
+    iv: bytes(args[2], 'iv'),
+    mode: DEFAULT_CIPHER_MODE,
+    padding: DEFAULT_PADDING,
+  };
 }
 
 function aesCipher(decrypt: boolean, data: Buffer, spec: ReturnType<typeof cipherSpec>): Buffer {
   const bits = spec.key.length * 8;
   if (![128, 192, 256].includes(bits))
     throw new CsException('CryptographicException', 'Specified key is not a valid size for this algorithm.');
-  const mode = spec.mode === 2 ? 'ecb' : 'cbc';
+  const mode = spec.mode === CipherModeEnum.members.ECB ? 'ecb' : 'cbc';
   const name = `aes-${bits}-${mode}`;
   try {
     const iv = mode === 'ecb' ? null : spec.iv;
     const c = decrypt ? createDecipheriv(name, spec.key, iv) : createCipheriv(name, spec.key, iv);
-    c.setAutoPadding(spec.padding === 2);
+    c.setAutoPadding(spec.padding === PaddingModeEnum.members.PKCS7);
     return Buffer.concat([c.update(data), c.final()]);
   } catch (e) {
     throw new CsException('CryptographicException', (e as Error).message);
@@ -461,7 +477,11 @@ function aesCipher(decrypt: boolean, data: Buffer, spec: ReturnType<typeof ciphe
 }
 
 /** byte[].Encrypt(alg, key, iv) / Encrypt(SymmetricAlgorithm[, key, iv]) and Decrypt, as API Management defines them. */
-export const byteArrayExtensions: Record<string, Method> = {
-  Encrypt: (_rt, self, args) => aesCipher(false, bytes(self), cipherSpec(args)),
-  Decrypt: (_rt, self, args) => aesCipher(true, bytes(self), cipherSpec(args)),
-};
+defineExtensions({
+  declaredBy: "API Management's byte[] encryption",
+  receiver: ArrayType,
+  methods: {
+    Encrypt: (_rt, self, args) => aesCipher(false, bytes(self), cipherSpec(args)),
+    Decrypt: (_rt, self, args) => aesCipher(true, bytes(self), cipherSpec(args)),
+  },
+});

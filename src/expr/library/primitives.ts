@@ -5,6 +5,7 @@ import {
   argError,
   CsException,
   type CsType,
+  declaredExplicitConversion,
   defineType,
   formatError,
   invalidCast,
@@ -18,6 +19,7 @@ import { CsEnum } from '../runtime/enum.js';
 import { formatDouble, formatNumber } from '../runtime/format-number.js';
 import { CsChar, CsDecimal, CsDouble } from '../runtime/values.js';
 import { hashString, int, isOut, optStr, setOut, str } from './helpers.js';
+import { StringType } from './string.js';
 
 export const ObjectType = defineType({
   name: 'Object',
@@ -46,7 +48,8 @@ export const BooleanType = defineType({
   defaultValue: false,
   convert: (v, explicit) => {
     if (typeof v === 'boolean') return v;
-    if (explicit && isJValueLike(v)) return jvalueTo(v, 'bool');
+    const declared = explicit ? declaredExplicitConversion(v) : undefined;
+    if (declared) return declared(v, 'bool');
     throw invalidCast(typeName(v), 'System.Boolean');
   },
   methods: {
@@ -77,14 +80,6 @@ function parseBool(s: string): boolean {
   if (t === 'false') return false;
   throw formatError(`String '${s}' was not recognized as a valid Boolean.`);
 }
-
-// JValue conversions are supplied by json.ts (it registers itself here) to avoid an import cycle.
-let jvalueHook: { is: (v: unknown) => boolean; to: (v: unknown, t: string) => unknown } | null = null;
-export function setJValueHook(h: NonNullable<typeof jvalueHook>): void {
-  jvalueHook = h;
-}
-const isJValueLike = (v: unknown): boolean => jvalueHook?.is(v) ?? false;
-const jvalueTo = (v: unknown, t: string): unknown => jvalueHook!.to(v, t);
 
 const INT_RE = /^\s*([+-]?)(\d+)\s*$/;
 
@@ -151,10 +146,6 @@ const numberToString: Method = (rt, self, args) => {
 
 function numericConvert(target: 'int' | 'long' | 'double' | 'decimal') {
   return (v: unknown, explicit: boolean): unknown => {
-    if (isJValueLike(v)) {
-      if (!explicit) throw invalidCast(typeName(v), target);
-      return jvalueTo(v, target);
-    }
     if (v instanceof CsEnum)
       return target === 'long' ? BigInt(v.value) : target === 'int' ? v.value : new CsDouble(v.value);
     const isNum =
@@ -163,7 +154,12 @@ function numericConvert(target: 'int' | 'long' | 'double' | 'decimal') {
       v instanceof CsDouble ||
       v instanceof CsDecimal ||
       v instanceof CsChar;
-    if (!isNum) throw invalidCast(typeName(v), target);
+    if (!isNum) {
+      // (int)token: a conversion the value's own type declares, explicit only.
+      const declared = declaredExplicitConversion(v);
+      if (!declared || !explicit) throw invalidCast(typeName(v), target);
+      return declared(v, target);
+    }
     switch (target) {
       case 'int':
         if (!explicit && typeof v !== 'number' && !(v instanceof CsChar))
@@ -186,19 +182,7 @@ const numberMethods = { ToString: numberToString, CompareTo: compareTo };
 export const Int32Type = defineType({
   name: 'Int32',
   namespace: 'System',
-  aliases: [
-    'int',
-    'short',
-    'ushort',
-    'byte',
-    'sbyte',
-    'Int16',
-    'UInt16',
-    'Byte',
-    'SByte',
-    'System.Byte',
-    'System.Int16',
-  ],
+  aliases: ['int', 'short', 'ushort', 'sbyte', 'Int16', 'UInt16', 'SByte', 'System.Int16'],
   test: (v) => typeof v === 'number',
   defaultValue: 0,
   convert: numericConvert('int'),
@@ -209,7 +193,7 @@ export const Int32Type = defineType({
     TryParse: tryParse(parseInt32, 0),
   },
 });
-// byte must be distinguishable for `new byte[n]` (arrays of bytes are Buffers).
+// byte is its own type (not an Int32 alias) so that `new byte[n]` makes a Buffer.
 defineType({
   name: 'Byte',
   namespace: 'System',
@@ -306,7 +290,8 @@ export const CharType = defineType({
   convert: (v, explicit) => {
     if (v instanceof CsChar) return v;
     if (explicit && typeof v === 'number') return new CsChar(v & 0xffff);
-    if (explicit && isJValueLike(v)) return new CsChar(String(jvalueTo(v, 'string')).charCodeAt(0));
+    const declared = explicit ? declaredExplicitConversion(v) : undefined;
+    if (declared) return new CsChar(String(declared(v, 'string')).charCodeAt(0));
     throw invalidCast(typeName(v), 'System.Char');
   },
   methods: {
@@ -459,6 +444,7 @@ export function typeIs(type: CsType, v: unknown): boolean {
 }
 
 setPrimitiveTypes({
+  string: StringType,
   int: Int32Type,
   bool: BooleanType,
   long: Int64Type,

@@ -49,13 +49,16 @@ export const RegexOptionsEnum = makeEnum('RegexOptions', {
 });
 defineEnumType(RegexOptionsEnum, 'System.Text.RegularExpressions');
 
-const IGNORE_CASE = 1;
-const MULTILINE = 2;
-const EXPLICIT_CAPTURE = 4;
-const SINGLELINE = 16;
-const IGNORE_PATTERN_WHITESPACE = 32;
-const RIGHT_TO_LEFT = 64;
-const ECMASCRIPT = 256;
+const {
+  None: NO_OPTIONS,
+  IgnoreCase: IGNORE_CASE,
+  Multiline: MULTILINE,
+  ExplicitCapture: EXPLICIT_CAPTURE,
+  Singleline: SINGLELINE,
+  IgnorePatternWhitespace: IGNORE_PATTERN_WHITESPACE,
+  RightToLeft: RIGHT_TO_LEFT,
+  ECMAScript: ECMASCRIPT,
+} = RegexOptionsEnum.members;
 
 /** A pattern the linear-time engine cannot run, or that is not a valid .NET pattern. `message` is for the user. */
 export class RegexRefusal extends Error {}
@@ -558,7 +561,7 @@ function input(rt: Rt, v: unknown): string {
 
 function regexArgs(args: unknown[], from: number): CsRegex {
   const opt = args[from + 1];
-  return new CsRegex(str(args[from], 'pattern'), opt instanceof CsEnum ? opt.value : 0);
+  return new CsRegex(str(args[from], 'pattern'), opt instanceof CsEnum ? opt.value : NO_OPTIONS);
 }
 
 type Re2Matcher = ReturnType<RE2JS['matcher']>;
@@ -747,7 +750,7 @@ const literalPattern =
     if (typeof pattern !== 'string' || options === UNKNOWN_ARG) return;
     if (options !== undefined && !(options instanceof CsEnum)) return;
     try {
-      compilePattern(pattern, options?.value ?? 0);
+      compilePattern(pattern, options?.value ?? NO_OPTIONS);
     } catch (e) {
       if (e instanceof RegexRefusal) throw new ArgumentRefusal(e.message, patternAt);
       throw e;
@@ -799,7 +802,7 @@ export const RegexType = defineType({
     Match: (rt, _s, args) => matchAt(rt, regexArgs(args, 1), input(rt, args[0]), 0),
     Matches: (rt, _s, args) => [...scan(rt, regexArgs(args, 1), input(rt, args[0]))],
     Replace: (rt, _s, args) => {
-      const opt = args[3] instanceof CsEnum ? args[3].value : 0;
+      const opt = args[3] instanceof CsEnum ? args[3].value : NO_OPTIONS;
       return replace(rt, new CsRegex(str(args[1], 'pattern'), opt), input(rt, args[0]), args[2]);
     },
     Split: (rt, _s, args) => split(rt, regexArgs(args, 1), input(rt, args[0])),

@@ -6,14 +6,13 @@ import {
   CsException,
   checkSize,
   checkStringLength,
+  declaredExplicitConversion,
   defineType,
   enumerate,
   invalidCast,
   type Method,
   prop,
   type Rt,
-  registerClass,
-  setPrimitiveTypes,
   typeName,
 } from '../runtime/core.js';
 import { CsEnum, makeEnum } from '../runtime/enum.js';
@@ -30,6 +29,7 @@ export const StringComparison = makeEnum('StringComparison', {
   OrdinalIgnoreCase: 5,
 });
 defineEnumType(StringComparison, 'System');
+const Comparison = StringComparison.members;
 
 export const StringSplitOptions = makeEnum('StringSplitOptions', {
   None: 0,
@@ -37,6 +37,7 @@ export const StringSplitOptions = makeEnum('StringSplitOptions', {
   TrimEntries: 2,
 });
 defineEnumType(StringSplitOptions, 'System');
+const SplitOptions = StringSplitOptions.members;
 
 const collator = new Intl.Collator('en', { sensitivity: 'variant' });
 const collatorIgnoreCase = new Intl.Collator('en', { sensitivity: 'accent' });
@@ -44,28 +45,33 @@ const collatorIgnoreCase = new Intl.Collator('en', { sensitivity: 'accent' });
 /** Compares two strings under a StringComparison value (culture comparisons use an invariant-like collator). */
 export function compareStrings(a: string, b: string, comparison: number): number {
   switch (comparison) {
-    case 4:
+    case Comparison.Ordinal:
       return a < b ? -1 : a > b ? 1 : 0;
-    case 5: {
+    case Comparison.OrdinalIgnoreCase: {
       const x = a.toUpperCase();
       const y = b.toUpperCase();
       return x < y ? -1 : x > y ? 1 : 0;
     }
-    case 1:
-    case 3:
+    case Comparison.CurrentCultureIgnoreCase:
+    case Comparison.InvariantCultureIgnoreCase:
       return Math.sign(collatorIgnoreCase.compare(a, b));
     default:
       return Math.sign(collator.compare(a, b));
   }
 }
 
-const ignoresCase = (comparison: number): boolean => comparison % 2 === 1;
+const IGNORE_CASE_COMPARISONS: ReadonlySet<number> = new Set([
+  Comparison.CurrentCultureIgnoreCase,
+  Comparison.InvariantCultureIgnoreCase,
+  Comparison.OrdinalIgnoreCase,
+]);
+const ignoresCase = (comparison: number): boolean => IGNORE_CASE_COMPARISONS.has(comparison);
 
-function comparisonArg(v: unknown, fallback = 4): number {
+function comparisonArg(v: unknown, fallback: number = Comparison.Ordinal): number {
   if (v === undefined) return fallback;
-  const c = enumValue(v, 'StringComparison');
+  const c = enumValue(v, StringComparison);
   if (c !== null) return c;
-  if (typeof v === 'boolean') return v ? 5 : 4; // (…, bool ignoreCase) overloads
+  if (typeof v === 'boolean') return v ? Comparison.OrdinalIgnoreCase : Comparison.Ordinal; // (…, bool ignoreCase)
   throw argError(`expected a StringComparison, got '${typeName(v)}'`);
 }
 
@@ -105,10 +111,10 @@ function trim(s: string, set: Set<number> | null, start: boolean, end: boolean):
 function split(rt: Rt, s: string, args: unknown[]): string[] {
   let separators: string[] = [];
   let count = Number.MAX_SAFE_INTEGER;
-  let options = 0;
+  let options: number = SplitOptions.None;
   const rest: unknown[] = [];
   for (const a of args) {
-    const o = enumValue(a, 'StringSplitOptions');
+    const o = enumValue(a, StringSplitOptions);
     if (o !== null) options = o;
     else rest.push(a);
   }
@@ -146,8 +152,8 @@ function split(rt: Rt, s: string, args: unknown[]): string[] {
     parts.push(s.slice(start));
   }
   let out = parts;
-  if (options & 2) out = out.map((p) => p.trim());
-  if (options & 1) out = out.filter((p) => p !== '');
+  if (options & SplitOptions.TrimEntries) out = out.map((p) => p.trim());
+  if (options & SplitOptions.RemoveEmptyEntries) out = out.filter((p) => p !== '');
   if (count === 0) out = [];
   checkSize(rt, out.length);
   return out;
@@ -157,7 +163,7 @@ function indexOf(s: string, args: unknown[], last: boolean): number {
   const needle = textArg(args[0], 'value');
   let start: number | undefined;
   let count: number | undefined;
-  let comparison = 4;
+  let comparison: number = Comparison.Ordinal;
   for (const a of args.slice(1)) {
     if (a instanceof CsEnum) comparison = comparisonArg(a);
     else if (start === undefined) start = int(a);
@@ -337,10 +343,8 @@ export const StringType = defineType({
   test: (v) => typeof v === 'string',
   convert: (v, explicit) => {
     if (typeof v === 'string') return v;
-    if (explicit && jstring) {
-      const r = jstring(v);
-      if (r !== undefined) return r;
-    }
+    const declared = explicit ? declaredExplicitConversion(v) : undefined;
+    if (declared) return declared(v, 'string');
     throw invalidCast(typeName(v), 'System.String');
   },
   props: { Length: prop((self: string) => self.length) },
@@ -373,32 +377,6 @@ export const StringType = defineType({
   },
 });
 
-setPrimitiveTypes({ string: StringType });
-
-// (string)jtoken is supplied by json.ts.
-let jstring: ((v: unknown) => string | null | undefined) | null = null;
-export function setJStringHook(h: (v: unknown) => string | null | undefined): void {
-  jstring = h;
-}
-
-export const StringComparerType = defineType({
-  name: 'StringComparer',
-  namespace: 'System',
-  staticProps: {
-    Ordinal: prop(() => new CsComparer(4)),
-    OrdinalIgnoreCase: prop(() => new CsComparer(5)),
-    InvariantCulture: prop(() => new CsComparer(2)),
-    InvariantCultureIgnoreCase: prop(() => new CsComparer(3)),
-    CurrentCulture: prop(() => new CsComparer(0)),
-    CurrentCultureIgnoreCase: prop(() => new CsComparer(1)),
-  },
-  methods: {
-    Equals: (_rt, self: CsComparer, args) =>
-      args.length === 2 ? self.key(args[0]) === self.key(args[1]) : self === args[0],
-    Compare: (_rt, self: CsComparer, args) => compareStrings(str(args[0]), str(args[1]), self.comparison),
-  },
-});
-
 /** A StringComparer passed to Dictionary/HashSet/OrderBy/Distinct constructors and methods. */
 export class CsComparer {
   constructor(readonly comparison: number) {}
@@ -407,4 +385,21 @@ export class CsComparer {
   }
 }
 
-registerClass(CsComparer, StringComparerType);
+export const StringComparerType = defineType({
+  name: 'StringComparer',
+  namespace: 'System',
+  classes: [CsComparer],
+  staticProps: {
+    Ordinal: prop(() => new CsComparer(Comparison.Ordinal)),
+    OrdinalIgnoreCase: prop(() => new CsComparer(Comparison.OrdinalIgnoreCase)),
+    InvariantCulture: prop(() => new CsComparer(Comparison.InvariantCulture)),
+    InvariantCultureIgnoreCase: prop(() => new CsComparer(Comparison.InvariantCultureIgnoreCase)),
+    CurrentCulture: prop(() => new CsComparer(Comparison.CurrentCulture)),
+    CurrentCultureIgnoreCase: prop(() => new CsComparer(Comparison.CurrentCultureIgnoreCase)),
+  },
+  methods: {
+    Equals: (_rt, self: CsComparer, args) =>
+      args.length === 2 ? self.key(args[0]) === self.key(args[1]) : self === args[0],
+    Compare: (_rt, self: CsComparer, args) => compareStrings(str(args[0]), str(args[1]), self.comparison),
+  },
+});

@@ -17,7 +17,7 @@ import {
 import { CsEnum } from '../runtime/enum.js';
 import { parseDateTime } from '../runtime/format-date.js';
 import { CsChar, CsDateTime, CsDecimal, CsDouble } from '../runtime/values.js';
-import { UriPartialEnum } from './enums.js';
+import { UriKindEnum, UriPartialEnum } from './enums.js';
 import { compositeFormat, int, paramsArray, str } from './helpers.js';
 import { JToken, tokenTo } from './json.js';
 import { parseDouble, parseInt32, parseInt64, roundHalfEven } from './primitives.js';
@@ -347,11 +347,13 @@ class CsUri {
   ) {}
 }
 
-function uriOf(s: string, kind = 0): CsUri {
+const UriKind = UriKindEnum.members;
+
+function uriOf(s: string, kind: number = UriKind.RelativeOrAbsolute): CsUri {
   try {
     return new CsUri(new URL(s), s);
   } catch {
-    if (kind !== 1) return new CsUri(null, s);
+    if (kind !== UriKind.Absolute) return new CsUri(null, s);
     throw new CsException(
       'UriFormatException',
       'Invalid URI: The format of the URI could not be determined.',
@@ -371,8 +373,8 @@ export const UriType = defineType({
   classes: [CsUri],
   construct: (_rt, args) => {
     if (args[0] instanceof CsUri && typeof args[1] === 'string')
-      return uriOf(new URL(args[1], abs(args[0])).toString(), 1);
-    const kind = args[1] instanceof CsEnum ? args[1].value : 1;
+      return uriOf(new URL(args[1], abs(args[0])).toString(), UriKind.Absolute);
+    const kind = args[1] instanceof CsEnum ? args[1].value : UriKind.Absolute;
     return uriOf(str(args[0], 'uriString'), kind);
   },
   props: {
@@ -417,17 +419,17 @@ export const UriType = defineType({
     IsWellFormedUriString: (_rt, _s, args) => {
       const s = args[0];
       if (typeof s !== 'string') return false;
-      const kind = args[1] instanceof CsEnum ? args[1].value : 0;
+      const kind = args[1] instanceof CsEnum ? args[1].value : UriKind.RelativeOrAbsolute;
       try {
         new URL(s);
-        return kind !== 2 && !/\s/.test(s);
+        return kind !== UriKind.Relative && !/\s/.test(s);
       } catch {
-        return kind !== 1 && !/\s/.test(s) && s.length > 0;
+        return kind !== UriKind.Absolute && !/\s/.test(s) && s.length > 0;
       }
     },
     TryCreate: (_rt, _s, args) => {
       try {
-        const u = uriOf(str(args[0]), 1);
+        const u = uriOf(str(args[0]), UriKind.Absolute);
         (args[2] as { set(v: unknown): void }).set(u);
         return true;
       } catch {

@@ -12,6 +12,7 @@ import {
   typeName,
   typeOf,
 } from './core.js';
+import { CsEnum } from './enum.js';
 import { formatDouble } from './format-number.js';
 import { CsChar, CsDateTime, CsDateTimeOffset, CsDecimal, CsDouble, CsGuid, CsTimeSpan } from './values.js';
 
@@ -249,13 +250,16 @@ export function compare(a: unknown, b: unknown): number {
 
 const cmpBig = (x: bigint, y: bigint): number => (x < y ? -1 : x > y ? 1 : 0);
 
-/** C# `==` as policies use it: value equality for strings, numbers, chars, Guid, DateTime, TimeSpan, enums. */
+/**
+ * C# `==` as policies use it: value equality for strings, numbers, chars, Guid, DateTime, TimeSpan, enums, and for
+ * library types that declare valueEquals (JValue).
+ */
 export function equals(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
   const ta = typeof a;
   if (ta === 'string' || ta === 'boolean') {
-    if (typeof b === 'object' && valueEquals) return valueEquals(b, a);
+    if (typeof b === 'object') return typeOf(b).valueEquals?.(b, a) ?? false;
     return false;
   }
   const ra = numRank(a);
@@ -265,14 +269,8 @@ export function equals(a: unknown, b: unknown): boolean {
   if (a instanceof CsDateTime && b instanceof CsDateTime) return a.ticks === b.ticks;
   if (a instanceof CsDateTimeOffset && b instanceof CsDateTimeOffset) return a.utcTicks === b.utcTicks;
   if (a instanceof CsTimeSpan && b instanceof CsTimeSpan) return a.ticks === b.ticks;
-  if (valueEquals) return valueEquals(a, b);
-  return false;
-}
-
-/** Hook for library types with value semantics (enums, JValue) to join `==` without a cycle. */
-let valueEquals: ((a: unknown, b: unknown) => boolean) | null = null;
-export function setValueEquals(f: (a: unknown, b: unknown) => boolean): void {
-  valueEquals = f;
+  if (a instanceof CsEnum && b instanceof CsEnum) return a.enumName === b.enumName && a.value === b.value;
+  return typeOf(a).valueEquals?.(a, b) ?? false;
 }
 
 /** Truthiness is not C#: conditions must be bool. Nullable<bool> null is an error too. */

@@ -141,6 +141,9 @@ export interface Indexer {
 /** A runtime class whose instances have a given .NET type. */
 export type Ctor = abstract new (...args: never[]) => unknown;
 
+/** The built-in types a library type may declare explicit conversions to. */
+export type ConversionTarget = 'bool' | 'int' | 'long' | 'double' | 'decimal' | 'string';
+
 export interface TypeSpec {
   /** The C# name used in messages and in GetType().Name. */
   name: string;
@@ -166,6 +169,16 @@ export interface TypeSpec {
   convert?: (v: unknown, explicit: boolean, type: CsType) => unknown;
   /** default(T) */
   defaultValue?: unknown;
+  /**
+   * `==` for a library type with value semantics (JValue against a JValue or a primitive); asked with this type's
+   * value first. Absent = reference equality.
+   */
+  valueEquals?: (self: Self, other: unknown) => boolean;
+  /**
+   * Explicit conversion operators this type declares to built-in types (`(int)token`, `(string)token`), as
+   * Newtonsoft's JToken does: the built-in type's `convert` asks the value's type for them. Inherited by subtypes.
+   */
+  explicitTo?: (self: Self, target: ConversionTarget) => unknown;
   /** IEnumerable: makes LINQ (Enumerable) extension methods and foreach available. */
   enumerate?: (self: Self) => Iterable<unknown>;
   /** Runtime classes whose instances have this type. */
@@ -187,6 +200,8 @@ export interface TypeInfo {
   readonly test: (v: unknown) => boolean;
   readonly convert: TypeSpec['convert'];
   readonly defaultValue: unknown;
+  readonly valueEquals: TypeSpec['valueEquals'];
+  readonly explicitTo: TypeSpec['explicitTo'];
   readonly enumerate: TypeSpec['enumerate'];
 }
 
@@ -219,32 +234,45 @@ export function defineType(spec: TypeSpec): TypeInfo {
     test: spec.test ?? ((v) => v !== null && classes.some((c) => v instanceof c)),
     convert: spec.convert,
     defaultValue: spec.defaultValue ?? null,
+    valueEquals: spec.valueEquals,
+    explicitTo: spec.explicitTo ?? spec.base?.explicitTo,
     enumerate: spec.enumerate ?? spec.base?.enumerate,
   };
+  // A name or class claimed twice would go to whichever file loaded last: refuse it, so load order never matters.
+  const names = new Set([spec.name, info.fullName, ...(spec.aliases ?? [])]);
+  for (const n of names) {
+    const earlier = TYPES_BY_NAME.get(n);
+    if (earlier)
+      throw new TypeError(`type name ${n} is claimed by both ${earlier.fullName} and ${info.fullName}`);
+  }
+  for (const c of classes) {
+    const earlier = TYPES_BY_CLASS.get(c);
+    if (earlier)
+      throw new TypeError(`class ${c.name} is claimed by both ${earlier.fullName} and ${info.fullName}`);
+  }
+  for (const n of names) TYPES_BY_NAME.set(n, info);
+  for (const c of classes) TYPES_BY_CLASS.set(c, info);
   for (const m of [info.props, info.methods, info.staticProps, info.staticMethods]) {
     for (const k of m.keys()) KNOWN_MEMBERS.add(k);
   }
-  for (const n of [spec.name, info.fullName, ...(spec.aliases ?? [])]) TYPES_BY_NAME.set(n, info);
-  for (const c of classes) TYPES_BY_CLASS.set(c, info);
   return info;
 }
 
-/** Late binding for types whose classes are defined in other files (avoids import cycles). */
-export function registerClass(c: Ctor, info: TypeInfo): void {
-  TYPES_BY_CLASS.set(c, info);
-}
-
-let primitiveTypes: {
+/** The types of values that are JavaScript primitives (and of any object without a type table). */
+interface PrimitiveTypes {
   string: TypeInfo;
   int: TypeInfo;
   bool: TypeInfo;
   long: TypeInfo;
   delegate: TypeInfo;
   object: TypeInfo;
-} | null = null;
+}
+let primitiveTypes: PrimitiveTypes | null = null;
 
-export function setPrimitiveTypes(p: Partial<NonNullable<typeof primitiveTypes>>): void {
-  primitiveTypes = { ...primitiveTypes!, ...p };
+/** Called once, by the library file that defines them. */
+export function setPrimitiveTypes(p: PrimitiveTypes): void {
+  if (primitiveTypes) throw new TypeError('the primitive types are already set');
+  primitiveTypes = p;
 }
 
 export function objectType(): TypeInfo {
@@ -278,6 +306,11 @@ export function typeOf(v: unknown): TypeInfo {
   return primitiveTypes!.object;
 }
 
+/** The explicit conversion to built-in types that a value's own type declares (JToken's), if any. */
+export function declaredExplicitConversion(v: unknown): TypeInfo['explicitTo'] {
+  return v === null || v === undefined ? undefined : typeOf(v).explicitTo;
+}
+
 export function typeName(v: unknown): string {
   return v === null || v === undefined ? 'null' : typeOf(v).fullName;
 }
@@ -290,19 +323,50 @@ export function findProperty(t: TypeInfo, name: string): Property | undefined {
   return objectType().props.get(name);
 }
 
-let extensionMethods: ReadonlyMap<string, Method> = new Map();
-let enumerableExtensions: ReadonlyMap<string, Method> = new Map();
-
-/** Extension methods on every value (none in practice) and on IEnumerable (LINQ). */
-export function setExtensions(
-  all: ReadonlyMap<string, Method>,
-  enumerable: ReadonlyMap<string, Method>,
-): void {
-  extensionMethods = all;
-  enumerableExtensions = enumerable;
-  for (const k of [...all.keys(), ...enumerable.keys()]) KNOWN_MEMBERS.add(k);
+/**
+ * C# extension methods: methods of a static class that are called as members of another type (`token.AsJwt()`,
+ * `bytes.Encrypt(…)`, LINQ's `items.Where(…)`). The file that declares them owns them; the receiving type's own table
+ * is never edited, so no file depends on another having been loaded first.
+ */
+export interface ExtensionSpec {
+  /** Who declares them (a .NET static class, or the API Management feature), named if two declare one method. */
+  declaredBy: string;
+  /** The type whose values (and whose subtypes' values) receive them; 'IEnumerable' = every enumerable type. */
+  receiver: TypeInfo | 'IEnumerable';
+  methods: Record<string, Method>;
 }
 
+interface DeclaredExtension {
+  readonly method: Method;
+  readonly declaredBy: string;
+}
+const EXTENSIONS_BY_RECEIVER = new Map<TypeInfo, Map<string, DeclaredExtension>>();
+const ENUMERABLE_EXTENSIONS = new Map<string, DeclaredExtension>();
+
+export function defineExtensions(spec: ExtensionSpec): void {
+  const receiverName = spec.receiver === 'IEnumerable' ? spec.receiver : spec.receiver.fullName;
+  let table =
+    spec.receiver === 'IEnumerable' ? ENUMERABLE_EXTENSIONS : EXTENSIONS_BY_RECEIVER.get(spec.receiver);
+  // Which of two declarations wins would depend on load order: refuse it instead.
+  for (const name of Object.keys(spec.methods)) {
+    const earlier = table?.get(name);
+    if (earlier) {
+      throw new TypeError(
+        `extension method ${receiverName}.${name} is declared by both ${earlier.declaredBy} and ${spec.declaredBy}`,
+      );
+    }
+  }
+  if (!table) {
+    table = new Map();
+    EXTENSIONS_BY_RECEIVER.set(spec.receiver as TypeInfo, table);
+  }
+  for (const [name, method] of Object.entries(spec.methods)) {
+    table.set(name, { method, declaredBy: spec.declaredBy });
+    KNOWN_MEMBERS.add(name);
+  }
+}
+
+/** Instance members (the type, its bases, then Object) win over extension methods, as in C#. */
 export function findMethod(t: TypeInfo, name: string): Method | undefined {
   for (let c: TypeInfo | undefined = t; c; c = c.base) {
     const m = c.methods.get(name);
@@ -310,11 +374,11 @@ export function findMethod(t: TypeInfo, name: string): Method | undefined {
   }
   const o = objectType().methods.get(name);
   if (o) return o;
-  if (t.enumerate) {
-    const e = enumerableExtensions.get(name);
-    if (e) return e;
+  for (let c: TypeInfo | undefined = t; c; c = c.base) {
+    const e = EXTENSIONS_BY_RECEIVER.get(c)?.get(name);
+    if (e) return e.method;
   }
-  return extensionMethods.get(name);
+  return t.enumerate ? ENUMERABLE_EXTENSIONS.get(name)?.method : undefined;
 }
 
 export function findIndexer(t: TypeInfo): Indexer | undefined {

@@ -15,14 +15,15 @@ export class CsEnum {
   }
 }
 
-export interface EnumDef {
+export interface EnumDef<M extends Record<string, number> = Record<string, number>> {
   name: string;
-  members: Record<string, number>;
+  /** Each member's number under its own name, for code that reads a value: `case StringComparison.members.Ordinal:`. */
+  members: Readonly<M>;
   values: Map<string, CsEnum>;
   names: Map<number, string>;
 }
 
-export function makeEnum(name: string, members: Record<string, number>): EnumDef {
+export function makeEnum<const M extends Record<string, number>>(name: string, members: M): EnumDef<M> {
   const names = new Map<number, string>();
   for (const [k, v] of Object.entries(members)) if (!names.has(v)) names.set(v, k);
   const values = new Map<string, CsEnum>();

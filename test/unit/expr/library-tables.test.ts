@@ -1,0 +1,84 @@
+import { describe, expect, it, vi } from 'vitest';
+
+// Every file of src/expr/library except index.ts, which only lists them.
+const LIBRARY_FILES = {
+  collections: () => import('../../../src/expr/library/collections.js'),
+  context: () => import('../../../src/expr/library/context.js'),
+  datetime: () => import('../../../src/expr/library/datetime.js'),
+  enums: () => import('../../../src/expr/library/enums.js'),
+  json: () => import('../../../src/expr/library/json.js'),
+  jwt: () => import('../../../src/expr/library/jwt.js'),
+  linq: () => import('../../../src/expr/library/linq.js'),
+  misc: () => import('../../../src/expr/library/misc.js'),
+  primitives: () => import('../../../src/expr/library/primitives.js'),
+  regex: () => import('../../../src/expr/library/regex.js'),
+  string: () => import('../../../src/expr/library/string.js'),
+  text: () => import('../../../src/expr/library/text.js'),
+  xml: () => import('../../../src/expr/library/xml.js'),
+};
+type LibraryFile = keyof typeof LIBRARY_FILES;
+const ALL = Object.keys(LIBRARY_FILES) as LibraryFile[];
+
+type Core = typeof import('../../../src/expr/runtime/core.js');
+
+/** Loads the library files in `order` into a fresh module graph (fresh tables), without index.ts. */
+async function loadInOrder(order: readonly LibraryFile[]): Promise<Core> {
+  vi.resetModules();
+  for (const file of order) await LIBRARY_FILES[file]();
+  return import('../../../src/expr/runtime/core.js');
+}
+
+/** What the compiler and the runtime can reach: every type by every name, and where a member call lands. */
+function surface(core: Core): { types: string[]; members: string[] } {
+  const types = [...core.TYPES_BY_NAME].map(([name, info]) => `${name} -> ${info.fullName}`).sort();
+  return { types, members: [...core.KNOWN_MEMBERS].sort() };
+}
+
+describe('library tables', () => {
+  it('each file declares its tables completely: extension methods and == need no index.ts', async () => {
+    const core = await loadInOrder(['jwt', 'misc', 'json', 'linq', 'primitives']);
+    const { JValue } = await import('../../../src/expr/library/json.js');
+    const { equals } = await import('../../../src/expr/runtime/convert.js');
+    const method = (type: string, name: string) => core.findMethod(core.TYPES_BY_NAME.get(type)!, name);
+
+    expect(method('string', 'AsJwt')).toBeTypeOf('function');
+    expect(method('string', 'TryParseBasic')).toBeTypeOf('function');
+    expect(method('Array', 'Encrypt')).toBeTypeOf('function');
+    expect(method('Array', 'Where')).toBeTypeOf('function');
+    expect(core.KNOWN_MEMBERS.has('AsJwt')).toBe(true);
+    expect(equals(new JValue('String', 'x'), 'x')).toBe(true);
+    expect(equals('x', new JValue('String', 'x'))).toBe(true);
+  });
+
+  it('the same surface whatever order the files load in', async () => {
+    const forward = surface(await loadInOrder(ALL));
+    const reversed = surface(await loadInOrder([...ALL].reverse()));
+    const leavesFirst = surface(await loadInOrder(['xml', 'regex', 'jwt', 'misc', ...ALL]));
+    expect(reversed).toEqual(forward);
+    expect(leavesFirst).toEqual(forward);
+    expect(forward.types).toContain('byte -> System.Byte');
+  });
+
+  it('refuses a second claim on a type name, a class or an extension method, and keeps the first', async () => {
+    const core = await loadInOrder(ALL);
+    const { CsComparer } = await import('../../../src/expr/library/string.js');
+    const stringType = core.TYPES_BY_NAME.get('string')!;
+
+    expect(() => core.defineType({ name: 'Other', aliases: ['string'] })).toThrow(
+      new TypeError('type name string is claimed by both System.String and Other'),
+    );
+    expect(() => core.defineType({ name: 'Other', classes: [CsComparer] })).toThrow(
+      new TypeError('class CsComparer is claimed by both System.StringComparer and Other'),
+    );
+    expect(() =>
+      core.defineExtensions({ declaredBy: 'a test', receiver: stringType, methods: { AsJwt: () => null } }),
+    ).toThrow(
+      new TypeError(
+        "extension method System.String.AsJwt is declared by both API Management's Jwt and Basic extensions and a test",
+      ),
+    );
+    expect(core.TYPES_BY_NAME.get('string')).toBe(stringType);
+    expect(core.TYPES_BY_NAME.has('Other')).toBe(false);
+    expect(core.findMethod(stringType, 'AsJwt')).toBeTypeOf('function');
+  });
+});
