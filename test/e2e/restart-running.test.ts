@@ -20,8 +20,11 @@ const gatewayConfig = (echo: EchoBackend) => stringify(portlessGateway(echo.url,
 /**
  * A restarted child starts from the configuration that runs, not from the files as they are on disk: an edit `up`
  * refused, then a crash, must not take the gateway down (issue 13, item 2).
+ *
+ * The two suites of this file each run an `up` of their own: they run side by side (concurrent), while the tests of
+ * each run one after the other (sequential), each starting from what the one before left.
  */
-describe('portcullis up restarts a child on the running configuration', () => {
+describe.concurrent('portcullis up restarts a child on the running configuration', () => {
   let echo: EchoBackend;
   let run: UpRun;
   let directory: string;
@@ -104,14 +107,14 @@ describe('portcullis up restarts a child on the running configuration', () => {
     );
   }
 
-  it('serves the running policy after a refused edit, when an engine was killed', async () => {
+  it.sequential('serves the running policy after a refused edit, when an engine was killed', async () => {
     await saveRefused('echo.xml', '<policies>\n  <inbound>\n    <set-header name="x-broken"\n');
     const [engine] = cliChildren('engine');
     const name = await killAndAwaitRestart(engine!);
     await servedWith(name, 'one');
   }, 90_000);
 
-  it('restarts the service on the running configuration while the configuration file on disk is broken', async () => {
+  it.sequential('restarts the service on the running configuration while the configuration file on disk is broken', async () => {
     await saveRefused('gateway.yaml', `${gatewayConfig(echo)}notAKey: true\n`);
     const [service] = cliChildren('service');
     await killAndAwaitRestart(service!);
@@ -123,7 +126,7 @@ describe('portcullis up restarts a child on the running configuration', () => {
     await servedWith(await killAndAwaitRestart(engine!), 'one');
   }, 120_000);
 
-  it('restarts on the configuration a later reload made run', async () => {
+  it.sequential('restarts on the configuration a later reload made run', async () => {
     const before = run.output().length;
     await writeFile(path.join(directory, 'echo.xml'), markingPolicy('two'));
     await writeFile(path.join(directory, 'gateway.yaml'), gatewayConfig(echo));
@@ -152,7 +155,7 @@ function presented(url: string): Promise<{ fingerprint: string; status: number }
   });
 }
 
-describe('portcullis up restarts Envoy on the certificates that run', () => {
+describe.concurrent('portcullis up restarts Envoy on the certificates that run', () => {
   let echo: EchoBackend;
   let workshop: CertificateWorkshop;
   let server: Issued;
@@ -195,7 +198,7 @@ describe('portcullis up restarts Envoy on the certificates that run', () => {
     await workshop?.remove();
   }, 30_000);
 
-  it('serves the running certificate after a broken one was saved and refused, when Envoy was killed', async () => {
+  it.sequential('serves the running certificate after a broken one was saved and refused, when Envoy was killed', async () => {
     expect(path.basename(server.certificateFile)).toBe('server.pem');
     const https = printedUrl(run.output(), 'https');
     const running = new X509Certificate(readFileSync(server.certificateFile)).fingerprint256;
