@@ -13,8 +13,6 @@ import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 
 export const command: CliCommand = {
-  name: 'engine',
-  summary: 'run one policy engine process (the ext_proc gRPC server Envoy calls)',
   usage:
     'portcullis engine --port PORT|0 [--host HOST] [--config FILE [--no-watch]] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads)',
   async run(args) {
