@@ -26,6 +26,8 @@ function gatewayConfig(ports: Ports, apis: { id: string; policy: string }[]): st
   return stringify({
     gateway: { http: { host: '127.0.0.1', port: ports.gateway } },
     admin: { host: '127.0.0.1', port: ports.admin },
+    // Hot restarts drain for a second: the tests wait for the previous Envoy to exit.
+    envoy: { drainSeconds: 1, parentShutdownSeconds: 2 },
     apis: apis.map((api) => ({
       id: api.id,
       urlSuffix: api.id,
