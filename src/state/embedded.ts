@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 
 /**
@@ -10,6 +11,13 @@ import { type Database, open, type RootDatabase } from 'lmdb';
 export interface EmbeddedState {
   /** The named database `name` (created on first use), keys are strings, values structured-cloned by msgpack. */
   database<V>(name: string): Database<V, string>;
+  /**
+   * The named database `name` of the companion environment `<dataDir>/unsynced`, whose commits are not flushed to
+   * disk (LMDB's noSync): a commit costs microseconds instead of milliseconds, and what it wrote outlives the
+   * process, even one killed (the operating system holds the pages), but not a crash of the machine. For records
+   * on the request path that only matter for minutes (rate-limit windows, concurrency leases).
+   */
+  unsyncedDatabase<V>(name: string): Database<V, string>;
   close(): Promise<void>;
 }
 
@@ -20,6 +28,8 @@ export function openEmbeddedState(directory: string): EmbeddedState {
   mkdirSync(directory, { recursive: true });
   const root: RootDatabase = open({ path: directory, maxDbs: maxDatabases });
   const databases = new Map<string, Database<unknown, string>>();
+  let unsyncedRoot: RootDatabase | undefined;
+  const unsyncedDatabases = new Map<string, Database<unknown, string>>();
   return {
     database<V>(name: string) {
       let database = databases.get(name);
@@ -29,6 +39,20 @@ export function openEmbeddedState(directory: string): EmbeddedState {
       }
       return database as Database<V, string>;
     },
-    close: () => root.close(),
+    unsyncedDatabase<V>(name: string) {
+      let database = unsyncedDatabases.get(name);
+      if (database === undefined) {
+        const unsyncedDirectory = path.join(directory, 'unsynced');
+        mkdirSync(unsyncedDirectory, { recursive: true });
+        unsyncedRoot ??= open({ path: unsyncedDirectory, maxDbs: maxDatabases, noSync: true });
+        database = unsyncedRoot.openDB<unknown, string>({ name });
+        unsyncedDatabases.set(name, database);
+      }
+      return database as Database<V, string>;
+    },
+    close: async () => {
+      await unsyncedRoot?.close();
+      await root.close();
+    },
   };
 }

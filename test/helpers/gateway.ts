@@ -49,6 +49,7 @@ export async function startEngine(
         accessLog: false,
         trust: await clientTrustStore(loaded.config, loaded.directory),
         backendCertificates: await backendCertificateTable(loaded.config, loaded.directory),
+        directory: loaded.directory,
         ...engineOptions,
       }).exchanges,
       ...(observer ? { observer } : {}),
