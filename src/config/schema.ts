@@ -327,7 +327,8 @@ const gatewayConfigObject = z
       })
       .strict()
       .refine((envoy) => envoy.parentShutdownSeconds > envoy.drainSeconds, {
-        message: 'parentShutdownSeconds must be greater than drainSeconds (Envoy exits the previous epoch after both)',
+        message:
+          'parentShutdownSeconds must be greater than drainSeconds (Envoy exits the previous epoch after both)',
         path: ['parentShutdownSeconds'],
       })
       .default({ logLevel: 'warning', concurrency: 2, drainSeconds: 2, parentShutdownSeconds: 5 }),
