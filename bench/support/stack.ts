@@ -7,7 +7,7 @@ import autocannon from 'autocannon';
 import { stringify } from 'yaml';
 import { envoyArgs } from '../../src/config/envoy.js';
 import { loadConfigFile } from '../../src/config/load.js';
-import { freePort } from '../../src/config/plan.js';
+import { bootstrapApis, freePort } from '../../src/config/plan.js';
 import { findEnvoy } from '../../src/envoy/binary.js';
 import { type BootstrapApi, buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { checkEngineHealth } from '../../src/extproc/health-client.js';
@@ -105,7 +105,7 @@ export async function startBenchGateway(
   return startBenchEnvoy({
     enginePorts: [enginePort],
     directory,
-    apis: config.apis,
+    apis: bootstrapApis(config),
     ...(name ? { name } : {}),
   });
 }
