@@ -5,11 +5,20 @@ import { type Database, open, type RootDatabase } from 'lmdb';
  * The embedded durable store of a single machine (`state.dataDir`): one LMDB environment that every process of the
  * gateway on this machine opens (engines and the Koa service alike; LMDB serialises their writers and lets readers
  * run beside them), with one named database per kind of record. A write's promise settles once LMDB has committed
- * it to disk, so a caller that awaits it before answering loses nothing the client was told, even on SIGKILL.
+ * it (visible to every process, and kept if this process is SIGKILLed: the pages are the kernel's by then); LMDB
+ * flushes to the disk after the commit (`overlappingSync`), so a write that must also survive a power loss is
+ * awaited through durable().
  */
 export interface EmbeddedState {
   /** The named database `name` (created on first use), keys are strings, values structured-cloned by msgpack. */
   database<V>(name: string): Database<V, string>;
+  /**
+   * Settles with `write`'s result once the write is committed and flushed to the disk: await it before a
+   * response that depends on the write. Writes committed together share one flush.
+   */
+  durable<T>(write: Promise<T>): Promise<T>;
+  /** A consistent copy of the whole environment in `file` (taken while other processes keep writing). */
+  backup(file: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -29,6 +38,12 @@ export function openEmbeddedState(directory: string): EmbeddedState {
       }
       return database as Database<V, string>;
     },
+    async durable<T>(write: Promise<T>) {
+      const result = await write;
+      await root.flushed;
+      return result;
+    },
+    backup: (file: string) => root.backup(file, false),
     close: () => root.close(),
   };
 }
