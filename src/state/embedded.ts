@@ -17,8 +17,11 @@ export interface EmbeddedState {
    * response that depends on the write. Writes committed together share one flush.
    */
   durable<T>(write: Promise<T>): Promise<T>;
-  /** A consistent copy of the whole environment in `file` (taken while other processes keep writing). */
-  backup(file: string): Promise<void>;
+  /**
+   * A consistent copy of the whole environment into `directory` (which must exist), as its `data.mdb`: a data
+   * directory of its own. Taken under a read transaction, so other processes keep writing meanwhile.
+   */
+  backup(directory: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -43,7 +46,7 @@ export function openEmbeddedState(directory: string): EmbeddedState {
       await root.flushed;
       return result;
     },
-    backup: (file: string) => root.backup(file, false),
+    backup: (target: string) => root.backup(target, false),
     close: () => root.close(),
   };
 }

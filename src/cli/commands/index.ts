@@ -1,4 +1,5 @@
 import type { CliCommand } from '../command.js';
+import { command as backup } from './backup.js';
 import { command as engine } from './engine.js';
 import { command as envoyConfig } from './envoy-config.js';
 import { command as hashPassword } from './hash-password.js';
@@ -16,6 +17,7 @@ export const commands: readonly CliCommand[] = [
   envoyConfig,
   importApi,
   hashPassword,
+  backup,
   engine,
   service,
 ];
