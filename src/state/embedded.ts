@@ -30,7 +30,8 @@ const maxDatabases = 32;
 
 export function openEmbeddedState(directory: string): EmbeddedState {
   mkdirSync(directory, { recursive: true });
-  const root: RootDatabase = open({ path: directory, maxDbs: maxDatabases });
+  // noSubdir: false, or lmdb-js takes a directory whose name has a dot (`state.v1`) for the database file itself.
+  const root: RootDatabase = open({ path: directory, maxDbs: maxDatabases, noSubdir: false });
   const databases = new Map<string, Database<unknown, string>>();
   return {
     database<V>(name: string) {

@@ -111,6 +111,15 @@ describe('embedded auth stores', () => {
     expect(await stores.sessions.get(otherId)).toBeUndefined();
   });
 
+  it('open a data directory whose name looks like a file name', async () => {
+    const directory = path.join(directories.create(), 'state.v1');
+    const stores = createEmbeddedStores(directories.open(directory), { now: () => START });
+    await stores.codes.put(code('dotted', START + 60));
+    expect((await stores.codes.find('dotted'))?.id).toBe('dotted');
+    expect(readFileSync(path.join(directory, 'data.mdb')).length).toBeGreaterThan(0);
+    await stores.close();
+  });
+
   it('sweep every kind of expired record and keep the live ones', async () => {
     const state = directories.open(directories.create());
     let now = START;
