@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -7,5 +8,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Vitest's default leaves a core free (cores - 1): on a 2-core machine, one file at a time. The end-to-end files
+    // spend much of their time waiting (Envoy draining, restart backoffs, health checks), so a file per core.
+    maxWorkers: availableParallelism(),
   },
 });

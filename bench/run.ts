@@ -11,7 +11,16 @@ import { fileURLToPath } from 'node:url';
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
 
 /** In the order they run; each is `bench/<name>.ts`. */
-const benchmarks = ['passthrough', 'expr-eval', 'policy-load', 'pipeline', 'state', 'oauth-grants', 'mcp'];
+const benchmarks = [
+  'passthrough',
+  'transport',
+  'expr-eval',
+  'policy-load',
+  'pipeline',
+  'state',
+  'oauth-grants',
+  'mcp',
+];
 
 const wanted = process.argv.slice(2);
 let failed = false;

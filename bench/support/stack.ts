@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +7,7 @@ import autocannon from 'autocannon';
 import { stringify } from 'yaml';
 import { envoyArgs } from '../../src/config/envoy.js';
 import { loadConfigFile } from '../../src/config/load.js';
-import { freePort } from '../../src/config/plan.js';
+import { bootstrapApis, freePort } from '../../src/config/plan.js';
 import { findEnvoy } from '../../src/envoy/binary.js';
 import { type BootstrapApi, buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { checkEngineHealth } from '../../src/extproc/health-client.js';
@@ -79,13 +79,13 @@ export async function waitFor(
 export const httpOk = (url: string) => async () => (await fetch(url)).ok;
 
 /** One engine process, as `portcullis up` runs it. */
-export async function startEngineProcess(port: number, configFile?: string): Promise<void> {
+export async function startEngineProcess(port: number, configFile?: string, role = 'engine'): Promise<void> {
   const config = configFile ? ['--config', configFile] : [];
   spawnChild(
     process.execPath,
     [path.join(root, 'bin', 'portcullis.js'), 'engine', ...config, '--port', String(port)],
     process.env,
-    'engine',
+    role,
   );
   await waitFor(() => checkEngineHealth('127.0.0.1', port), `engine on ${port}`);
 }
@@ -105,7 +105,7 @@ export async function startBenchGateway(
   return startBenchEnvoy({
     enginePorts: [enginePort],
     directory,
-    apis: config.apis,
+    apis: bootstrapApis(config),
     ...(name ? { name } : {}),
   });
 }
@@ -158,6 +158,58 @@ export async function load(
   };
 }
 
+/**
+ * Drives `url` at a fixed `rate` (requests per second over all connections) and measures each response's latency
+ * to the microsecond (autocannon's own percentiles are whole milliseconds).
+ */
+export async function loadAtRate(
+  url: string,
+  rate: number,
+  options: { seconds?: number; connections?: number } = {},
+): Promise<LoadResult> {
+  const base = { url, connections: options.connections ?? 8, pipelining: 1, overallRate: Math.max(1, rate) };
+  await autocannon({ ...base, duration: 1 });
+  const latencies: number[] = [];
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({ ...base, duration: options.seconds ?? 5 }, (error, finished) =>
+      error ? reject(error) : resolve(finished),
+    );
+    instance.on('response', (_client, _status, _bytes, responseTime) => latencies.push(responseTime));
+  });
+  latencies.sort((a, b) => a - b);
+  const at = (quantile: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(quantile * latencies.length))] ?? 0;
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: at(0.5),
+    p99: at(0.99),
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+/**
+ * The Go no-op ext_proc server of bench/go-noop-extproc, built with the Go toolchain into `.portcullis/bench/` when
+ * missing or older than its source (`GO` names the toolchain; else `go` on the PATH, else /usr/local/go/bin/go).
+ * A benchmark dependency only. Resolves to the binary's path.
+ */
+export function buildGoNoop(): string {
+  const source = path.join(root, 'bench', 'go-noop-extproc');
+  const binary = path.join(root, '.portcullis', 'bench', 'go-noop-extproc');
+  const newest = Math.max(...readdirSync(source).map((name) => statSync(path.join(source, name)).mtimeMs));
+  if (existsSync(binary) && statSync(binary).mtimeMs >= newest) return binary;
+  mkdirSync(path.dirname(binary), { recursive: true });
+  const onPath = spawnSync('go', ['version']).status === 0;
+  const go = process.env.GO ?? (onPath ? 'go' : '/usr/local/go/bin/go');
+  const built = spawnSync(go, ['build', '-o', binary, '.'], { cwd: source, stdio: 'inherit' });
+  if (built.status !== 0) {
+    throw new Error(
+      `go build in ${source} failed (${built.error?.message ?? `exit ${built.status}`}): the Go toolchain and the Go module proxy are needed for this benchmark only`,
+    );
+  }
+  return binary;
+}
+
 export function formatLoad(label: string, result: LoadResult): string {
   const problems =
     result.errors || result.non2xx ? `  (errors ${result.errors}, non-2xx ${result.non2xx})` : '';
@@ -182,6 +234,8 @@ export async function startBenchEnvoy(options: {
   readonly apis: readonly BootstrapApi[];
   readonly directory: string;
   readonly name?: string;
+  /** The role its CPU time is reported under (`envoy`). */
+  readonly role?: string;
 }): Promise<string> {
   const gatewayPort = await freePort();
   const adminPort = await freePort();
@@ -210,7 +264,12 @@ export async function startBenchEnvoy(options: {
   }
   const file = path.join(options.directory, `${options.name ?? 'bench'}-envoy.yaml`);
   await writeFile(file, stringify(bootstrap));
-  spawnChild(findEnvoy(), envoyArgs(file, { concurrency: 1, logLevel: 'error' }), process.env, 'envoy');
+  spawnChild(
+    findEnvoy(),
+    envoyArgs(file, { concurrency: 1, logLevel: 'error' }),
+    process.env,
+    options.role ?? 'envoy',
+  );
   await waitFor(
     async () => (await (await fetch(`http://127.0.0.1:${adminPort}/ready`)).text()).includes('LIVE'),
     `envoy${options.name ? ` (${options.name})` : ''}`,

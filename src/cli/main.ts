@@ -1,5 +1,4 @@
-import { ConfigError } from '../config/config-error.js';
-import { GatewayLoadError } from '../config/gateway.js';
+import { DiagnosticsError } from '../diagnostic.js';
 import { EnvoyNotFoundError } from '../envoy/binary.js';
 import { PORTCULLIS_VERSION } from '../version.js';
 import { InputError, UsageError } from './command.js';
@@ -38,10 +37,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     console.error(help());
     return 1;
   }
-  const command = commands.find((candidate) => candidate.name === name);
-  if (!command) {
+  const entry = commands.find((candidate) => candidate.name === name);
+  if (!entry) {
     return refuse(`portcullis: unknown command "${name}" (portcullis --help lists them)`);
   }
+  const command = await entry.load();
   if (args.includes('--help') || args.includes('-h')) {
     console.log(`usage: ${command.usage}`);
     return 0;
@@ -62,13 +62,8 @@ function describeFailure(name: string, error: unknown): string {
     // Node's message goes on about positional arguments after its first sentence.
     return `portcullis ${name}: ${firstSentence(error.message)} ${see}`;
   }
-  if (
-    error instanceof ConfigError ||
-    error instanceof GatewayLoadError ||
-    error instanceof EnvoyNotFoundError
-  ) {
-    return error.message;
-  }
+  // Located problems (configuration, policies, definitions) are already one `file:line:col: message` line each.
+  if (error instanceof DiagnosticsError || error instanceof EnvoyNotFoundError) return error.message;
   const errno = error as NodeJS.ErrnoException;
   if (errno instanceof Error && typeof errno.code === 'string' && typeof errno.path === 'string') {
     return `portcullis ${name}: cannot use ${errno.path} (${errno.code})`;

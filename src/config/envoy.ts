@@ -18,6 +18,9 @@ export function renderBootstrap(bootstrap: Record<string, unknown>): string {
 export interface EnvoyArgsOptions {
   readonly concurrency: number;
   readonly logLevel: string;
+  /** The configuration's `envoy.drainSeconds` / `envoy.parentShutdownSeconds` (defaults below). */
+  readonly drainSeconds?: number;
+  readonly parentShutdownSeconds?: number;
 }
 
 /** One generation of a hot-restarted Envoy. */
@@ -35,8 +38,8 @@ export interface HotRestartEpoch {
  * during the drain time it asks each of its HTTP/1 clients to close (`Connection: close` on the next response,
  * GOAWAY for HTTP/2), and it exits after the parent shutdown time. A request longer than that is cut.
  */
-export const hotRestartDrainSeconds = 2;
-export const hotRestartParentShutdownSeconds = 5;
+const defaultDrainSeconds = 2;
+const defaultParentShutdownSeconds = 5;
 
 /**
  * Command-line arguments for one Envoy. Without `hotRestart`, hot restart is off: each Envoy owns its base id,
@@ -57,9 +60,9 @@ export function envoyArgs(
           ? ['--use-dynamic-base-id', '--base-id-path', hotRestart.baseIdFile]
           : ['--base-id', String(requireBaseId(hotRestart)), '--restart-epoch', String(hotRestart.epoch)]),
         '--drain-time-s',
-        String(hotRestartDrainSeconds),
+        String(options.drainSeconds ?? defaultDrainSeconds),
         '--parent-shutdown-time-s',
-        String(hotRestartParentShutdownSeconds),
+        String(options.parentShutdownSeconds ?? defaultParentShutdownSeconds),
       ]
     : ['--disable-hot-restart'];
   return [

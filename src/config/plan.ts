@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import path from 'node:path';
 import {
+  type BootstrapApi,
   type BootstrapPlan,
   type DownstreamTlsPlan,
   type Endpoint,
@@ -8,10 +9,11 @@ import {
   listenersOf,
   type UpstreamTlsPlan,
 } from '../envoy/bootstrap.js';
+import type { EngineBypass } from '../envoy/engine-bypass.js';
 import type { SidecarPlan } from '../envoy/sidecar.js';
 import { ensureDevelopmentCertificate } from './development-certificate.js';
 import { backendRulesFor, inboundRulesFor } from './network-schema.js';
-import type { GatewayConfig } from './schema.js';
+import type { ApiConfig, GatewayConfig } from './schema.js';
 
 /**
  * The configuration as Envoy, the engine and the service are started with it. A port the configuration leaves to
@@ -116,10 +118,50 @@ export async function planRuntime(config: GatewayConfig, options: PlanOptions = 
     engine: { endpoints: engineEndpoints, messageTimeoutMs: config.engine.messageTimeoutMs },
     service: endpointOf(config.service),
     ...(config.management ? { management: endpointOf(config.management.server) } : {}),
-    apis: config.apis,
+    apis: bootstrapApis(config),
     backends: config.backends,
     trustedProxyHops: config.gateway.trustedProxyHops,
     limits: config.gateway.limits,
+  };
+}
+
+/** The APIs as Envoy routes them, each with its engine bypass when it has one. */
+export function bootstrapApis(config: GatewayConfig): BootstrapApi[] {
+  return config.apis.map((api) => bootstrapApi(config, api));
+}
+
+function bootstrapApi(config: GatewayConfig, api: ApiConfig): BootstrapApi {
+  const bypass = engineBypass(config, api);
+  return {
+    id: api.id,
+    urlSuffix: api.urlSuffix,
+    serviceUrl: api.serviceUrl,
+    ...(api.hostnames ? { hostnames: api.hostnames } : {}),
+    ...(bypass ? { engineBypass: bypass } : {}),
+  };
+}
+
+/**
+ * An API whose calls without a subscription key the engine only passes through skips it (envoy/engine-bypass.ts):
+ * no policy document at any scope — global, any product containing it, the API, any operation (even one that only
+ * says `<base />`: whether a document does something is the engine's to know) — and a call without a key admitted
+ * (the API needs no subscription, or an open product contains it). A SOAP API is told by its body: never.
+ */
+export function engineBypass(config: GatewayConfig, api: ApiConfig): EngineBypass | undefined {
+  // Without operations every call is the engine's 404.
+  if (api.type !== 'http' || api.operations.length === 0) return undefined;
+  if (config.policy !== undefined || api.policy !== undefined) return undefined;
+  if (api.operations.some((operation) => operation.policy !== undefined)) return undefined;
+  const products = config.products.filter((product) => product.apis.includes(api.id));
+  if (products.some((product) => product.policy !== undefined)) return undefined;
+  const open = products.some((product) => !product.subscriptionRequired);
+  if (api.subscriptionRequired && !open) return undefined;
+  return {
+    operations: api.operations.map((operation) => ({
+      method: operation.method,
+      urlTemplate: operation.urlTemplate,
+    })),
+    subscriptionKey: { header: api.subscriptionKeyNames.header, query: api.subscriptionKeyNames.query },
   };
 }
 

@@ -317,9 +317,21 @@ const gatewayConfigObject = z
           .enum(['trace', 'debug', 'info', 'warning', 'error', 'critical', 'off'])
           .default('warning'),
         concurrency: z.number().int().min(1).max(64).default(2),
+        /**
+         * After a hot restart (a reload that changes routes, clusters or listeners), how long the previous Envoy asks
+         * its clients to move to the new one, and when it exits whatever still runs on it. Long requests (event
+         * streams, large uploads) want more; the tests want less.
+         */
+        drainSeconds: z.number().int().min(0).max(3600).default(2),
+        parentShutdownSeconds: z.number().int().min(1).max(3600).default(5),
       })
       .strict()
-      .default({ logLevel: 'warning', concurrency: 2 }),
+      .refine((envoy) => envoy.parentShutdownSeconds > envoy.drainSeconds, {
+        message:
+          'parentShutdownSeconds must be greater than drainSeconds (Envoy exits the previous epoch after both)',
+        path: ['parentShutdownSeconds'],
+      })
+      .default({ logLevel: 'warning', concurrency: 2, drainSeconds: 2, parentShutdownSeconds: 5 }),
     apis: z.array(apiSchema).default([]),
     products: z.array(productSchema).default([]),
     backends: z.array(backendSchema).default([]),

@@ -8,7 +8,8 @@ import { BackendRoutes } from './backend-routes.js';
 import { backendCertificateTable, clientTrustStore } from './certificates.js';
 import type { TrustStore } from './client-certificate.js';
 import type { ElementCounters } from './element-counters.js';
-import { EngineMetrics } from './metrics.js';
+import { EngineState, type EngineStateKeeper, type HeldEngineState } from './engine-state.js';
+import type { EngineMetrics } from './metrics.js';
 import { type ExchangeSummary, policyExchanges } from './policy-exchange.js';
 import { createEngineServices, type EngineServices } from './services.js';
 import { TraceRouter } from './trace.js';
@@ -19,7 +20,10 @@ export interface EngineParts {
   readonly metrics: EngineMetrics;
   /** The policy services (caches, limits, event sink); shared state through Redis when `state.redis` is set. */
   readonly services: EngineServices;
-  /** Writes queued events and closes the Redis connection; call after the ext_proc server has drained. */
+  /**
+   * Lets the engine state go: hands it back to the keeper (which closes it once no generation holds it), or
+   * closes the state this engine opened itself. Call after the ext_proc server has drained.
+   */
   close(): Promise<void>;
 }
 
@@ -34,6 +38,13 @@ export interface EngineOptions {
   readonly trust?: TrustStore;
   /** Client certificates presented to backends (`backendCertificateTable`). */
   readonly backendCertificates?: BackendCertificates;
+  /** The folder of the configuration file: `state.dataDir` is relative to it. */
+  readonly directory?: string;
+  /**
+   * The process's engine state across reloads (caches, counters): each engine built with it holds the current
+   * state, or a new one when the state section changed. Without it the engine opens its own state.
+   */
+  readonly states?: EngineStateKeeper;
 }
 
 /**
@@ -46,6 +57,7 @@ export async function buildEngine(loaded: LoadedConfig, options: EngineOptions =
   return createEngine(gateway, {
     trust: await clientTrustStore(loaded.config, loaded.directory, loaded.files),
     backendCertificates: await backendCertificateTable(loaded.config, loaded.directory, loaded.files),
+    directory: loaded.directory,
     ...options,
   });
 }
@@ -54,15 +66,16 @@ export async function buildEngine(loaded: LoadedConfig, options: EngineOptions =
 export function createEngine(gateway: CompiledGateway, options: EngineOptions = {}): EngineParts {
   const traces = new TraceRouter(jsonLogger);
   const traceKey = options.traceKey ?? gateway.config.engine.traceKey;
+  const held = options.states?.hold(gateway.config.state, options.directory) ?? ownState(gateway, options);
   const services = createEngineServices({
     backends: gateway.backends,
-    state: gateway.config.state,
+    shared: held.state,
     trace: traces,
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
   });
   const routes = new BackendRoutes(gateway.config.apis, gateway.backends);
   const accessLog = options.accessLog ?? true;
-  const metrics = new EngineMetrics(services.counters, options.activeStreams);
+  const metrics = held.state.metrics;
   const onExchangeEnd = (summary: ExchangeSummary) => {
     metrics.recordExchange(summary);
     if (accessLog) jsonLogger.info('request', { ...summary });
@@ -81,6 +94,16 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     counters: services.counters,
     metrics,
     services,
-    close: () => services.close(),
+    close: () => held.release(),
   };
+}
+
+/** An engine without a keeper (tests, one-shot tools) opens its own state and closes it with itself. */
+function ownState(gateway: CompiledGateway, options: EngineOptions): HeldEngineState {
+  const state = new EngineState({
+    state: gateway.config.state,
+    ...(options.directory === undefined ? {} : { directory: options.directory }),
+    ...(options.activeStreams === undefined ? {} : { activeStreams: options.activeStreams }),
+  });
+  return { state, release: () => state.close() };
 }

@@ -11,6 +11,7 @@ import {
   internalHeaderPrefix,
   requestAttributes,
   responseAttributes,
+  traceRequestHeader,
   upstreamTimeoutHeader,
 } from '../envoy/contract.js';
 import type {
@@ -71,7 +72,7 @@ export interface PolicyEngine {
 }
 
 /** The request header that switches tracing on for one request (with the configured key) — a secret, stripped. */
-export const debugTraceHeader = 'x-portcullis-trace';
+export const debugTraceHeader = traceRequestHeader;
 /** The response header that tells a traced request's id, to find its `debug-trace` log line. */
 export const debugTraceIdHeader = 'x-portcullis-trace-id';
 

@@ -1,18 +1,15 @@
 import { JToken } from '../expr/index.js';
-import { jsonLogger, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
-import type { BackendLookup, CachedResponse, PolicyServices, TraceSink } from '../policy/index.js';
-import { RedisEventStream, type SendOutcome } from '../state/event-stream.js';
-import { MemoryLimitStore } from '../state/memory-limits.js';
-import { type StateConfig, stateConfigSchema } from '../state/options.js';
-import { RedisByteCache } from '../state/redis-cache.js';
-import { RedisConnection } from '../state/redis-connection.js';
-import { RedisLimitStore } from '../state/redis-limits.js';
-import { type CachingType, TieredCache } from '../state/tiered-cache.js';
-import { ElementCounters } from './element-counters.js';
-import { FailureLog, GuardedLimits, STATE_UNAVAILABLE } from './guarded-limits.js';
+import type { BackendLookup, PolicyServices, TraceSink } from '../policy/index.js';
+import type { RedisEventStream, SendOutcome } from '../state/event-stream.js';
+import type { StateConfig } from '../state/options.js';
+import type { RedisConnection } from '../state/redis-connection.js';
+import type { CachingType } from '../state/tiered-cache.js';
+import type { ElementCounters } from './element-counters.js';
+import { EngineState } from './engine-state.js';
+import type { GuardedLimits } from './guarded-limits.js';
 import { fetchWithTimeout } from './http-fetch.js';
-import { responseCodec, valueCodec } from './value-codecs.js';
 
 /** log-to-eventhub's sink: never waits; events for unknown loggers or beyond the buffer are counted. */
 export interface EngineEventSink {
@@ -23,8 +20,15 @@ const ownCopy = (value: unknown): unknown => (value instanceof JToken ? value.cl
 
 export interface EngineServicesOptions {
   readonly backends: ReadonlyMap<string, string>;
-  /** The configuration's `state` section (absent: everything in-process with the defaults). */
+  /**
+   * The process's engine state (caches, counters, Redis), kept across reloads by its owner, who closes it. Absent:
+   * the services open their own from `state`, and close it with themselves.
+   */
+  readonly shared?: EngineState;
+  /** The configuration's `state` section (absent: everything in-process with the defaults); without `shared`. */
   readonly state?: Partial<StateConfig>;
+  /** The folder `state.dataDir` is relative to (the configuration file's); without `shared`. */
+  readonly directory?: string;
   readonly logger?: Logger;
   readonly trace?: TraceSink;
   /** Client certificates the gateway presents to backends (authentication-certificate). */
@@ -48,78 +52,27 @@ export interface EngineServices extends PolicyServices {
   /** The Redis connection when configured (health, tests). */
   readonly redis: RedisConnection | undefined;
   readonly eventStream: RedisEventStream | undefined;
-  /** Writes queued events and closes the Redis connection. */
+  /** Closes the engine state when the services opened it themselves (else its owner does). */
   close(): Promise<void>;
 }
 
 /**
- * The engine's policy services: caches (in-process bounded in bytes, and Redis when configured, chosen per
- * element by caching-type), limit counters (in-process or Redis), the log-to-eventhub sink, named backends,
- * fetch, clock, log, counters.
+ * The engine's policy services over the engine state (caches in-process and in Redis when configured, chosen per
+ * element by caching-type; limit counters in-process, embedded or in Redis; the log-to-eventhub sink), with named
+ * backends, fetch, clock, log and trace of one configuration.
  */
 export function createEngineServices(options: EngineServicesOptions): EngineServices {
-  const state = stateConfigSchema.parse(options.state ?? {});
-  const logger = options.logger ?? jsonLogger;
-  const counters = new ElementCounters();
-  const failures = new FailureLog(logger);
-  const redis =
-    state.redis === undefined
-      ? undefined
-      : new RedisConnection({
-          url: state.redis.url,
-          keyPrefix: state.redis.keyPrefix,
-          commandTimeoutMs: state.redis.commandTimeoutMs,
-          connectTimeoutMs: state.redis.connectTimeoutMs,
-          onStatus: (status, detail) =>
-            status === 'ready'
-              ? logger.info('redis reconnected', { url: detail })
-              : logger.warn('redis connection lost', { url: state.redis?.url, detail }),
-        });
-
-  const cacheFailure = (operation: string, error: unknown) => {
-    counters.count('cache', 'failed', operation === 'encode' ? 'NotSerializable' : STATE_UNAVAILABLE);
-    failures.report(`cache ${operation}`, error);
-  };
-  const responses = new TieredCache<CachedResponse>({
-    internal: {
-      maxBytes: state.cache.internalBytes,
-      maxEntryBytes: state.cache.maxEntryBytes,
-      sizeOf: (value) =>
-        value.body.length + value.headers.reduce((sum, [name, v]) => sum + name.length + v.length, 0),
-    },
-    external: redis && new RedisByteCache(redis, 'resp', state.cache.maxEntryBytes),
-    codec: responseCodec,
-    onFailure: cacheFailure,
-  });
-  const values = new TieredCache<{ value: unknown }>({
-    internal: {
-      maxBytes: state.cache.internalBytes,
-      maxEntryBytes: state.cache.maxEntryBytes,
-      // The encoded size is what the value would take in Redis; values that cannot be encoded count as 256 bytes.
-      sizeOf: (entry) =>
-        typeof entry.value === 'string' ? entry.value.length * 2 : (valueCodec.encode(entry)?.length ?? 256),
-    },
-    external: redis && new RedisByteCache(redis, 'val', state.cache.maxEntryBytes),
-    codec: valueCodec,
-    onFailure: cacheFailure,
-  });
-
-  const limits = new GuardedLimits(
-    redis === undefined ? new MemoryLimitStore() : new RedisLimitStore(redis),
-    state.onRedisFailure,
-    counters,
-    failures,
-    state.concurrencyLeaseSeconds,
-  );
-
-  const eventStream =
-    redis === undefined
-      ? undefined
-      : new RedisEventStream(redis, {
-          targets: new Map(Object.entries(state.loggers)),
-          bufferSize: state.eventBuffer,
-          onError: (message) => failures.report('log-to-eventhub', new Error(message)),
-        });
+  const own =
+    options.shared === undefined
+      ? new EngineState({
+          ...(options.state === undefined ? {} : { state: options.state }),
+          ...(options.directory === undefined ? {} : { directory: options.directory }),
+          ...(options.logger === undefined ? {} : { logger: options.logger }),
+        })
+      : undefined;
+  const engineState = options.shared ?? own!;
+  const { counters, eventStream, responses, values, limits, logger } = engineState;
+  const state = engineState.config;
   const events: EngineEventSink = {
     send(loggerId, message, partition) {
       const outcome: SendOutcome =
@@ -171,11 +124,10 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     logger,
     trace: options.trace ?? { write: (entry) => logger.info('trace', { ...entry }) },
     counters,
-    redis,
+    redis: engineState.redis,
     eventStream,
-    async close() {
-      await eventStream?.close();
-      await redis?.close();
+    close: async () => {
+      await own?.close();
     },
   };
   return services;

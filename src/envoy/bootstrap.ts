@@ -13,7 +13,9 @@ import type {
   Duration,
   DynamicForwardProxyFilter,
   ExtProcFilter,
+  HeaderMutationFilter,
   HttpConnectionManagerFilter,
+  HttpFilter,
   Listener,
   LocalReplyConfig,
   NetworkFilter,
@@ -22,6 +24,7 @@ import type {
   RbacOnMatch,
   RbacPredicate,
   Route,
+  RouteAction,
   RouterFilter,
   UpstreamTransportSocket,
   VirtualHost,
@@ -38,6 +41,12 @@ import {
   setClientAddress,
   upstreamTimeoutHeader,
 } from './contract.js';
+import {
+  bypassFilterConfig,
+  bypassMatches,
+  bypassRequestHeaders,
+  type EngineBypass,
+} from './engine-bypass.js';
 
 import { adminClusterName, managementClusterName, managementConnectionManager } from './management.js';
 
@@ -51,6 +60,8 @@ export interface BootstrapApi {
   readonly urlSuffix: string;
   readonly serviceUrl: string;
   readonly hostnames?: readonly string[];
+  /** Set when the engine would only pass this API's requests through: they skip it (engine-bypass.ts). */
+  readonly engineBypass?: EngineBypass;
 }
 
 /** A rule of a listener's inbound access list (network security group style): the first that matches decides. */
@@ -198,6 +209,9 @@ export function buildBootstrap(plan: BootstrapPlan): Bootstrap {
             // half-close followed by RST_STREAM: under load a flood of resets costs both sides and trips Node's
             // HTTP/2 reset-flood protection, which drops the whole connection and fails every stream on it.
             'envoy.reloadable_features.ext_proc_graceful_grpc_close': true,
+            // The routes that skip the engine match an API's operations with one regex per method (engine-bypass.ts);
+            // Envoy's default bound on a regex's compiled size (100) refuses any but the smallest API.
+            're2.max_program_size.error_level': 100_000,
           },
         },
       ],
@@ -308,7 +322,7 @@ function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan): 
         : {}),
       route_config: { name: 'gateway', virtual_hosts: virtualHosts(plan) },
       local_reply_config: backendFailureReplies(),
-      http_filters: [extProcFilter(plan), dynamicForwardProxyFilter(), routerFilter()],
+      http_filters: gatewayHttpFilters(plan),
     },
   };
 }
@@ -458,6 +472,27 @@ function extProcFilter(plan: BootstrapPlan): ExtProcFilter {
   };
 }
 
+function gatewayHttpFilters(plan: BootstrapPlan): HttpFilter[] {
+  // The header mutation filter strips internal headers where ext_proc is skipped; without such a route it would
+  // only cost a lookup per request.
+  const bypass = plan.apis.some((api) => api.engineBypass !== undefined);
+  return [
+    extProcFilter(plan),
+    ...(bypass ? [headerMutationFilter()] : []),
+    dynamicForwardProxyFilter(),
+    routerFilter(),
+  ];
+}
+
+function headerMutationFilter(): HeaderMutationFilter {
+  return {
+    name: 'envoy.filters.http.header_mutation',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation',
+    },
+  };
+}
+
 function dynamicForwardProxyFilter(): DynamicForwardProxyFilter {
   return {
     name: 'envoy.filters.http.dynamic_forward_proxy',
@@ -500,7 +535,14 @@ function virtualHosts(plan: BootstrapPlan): VirtualHost[] {
     // is buffered against does not change when the route does; and the same for HTTP/1 and HTTP/2 clients (HTTP/2
     // would otherwise buffer up to its stream window, 256 MiB).
     request_body_buffer_limit: limitsOf(plan).maxRequestBodyBytes,
-    routes: [backendSelectionRoute(), ...serviceRoutes(), ...apis.flatMap(apiRoutes), notFoundRoute()],
+    routes: [
+      backendSelectionRoute(),
+      ...serviceRoutes(),
+      // A route that skips the engine must not take a request of an API with a longer suffix (`v1/courses` under
+      // `v1`); the engine itself tries longer suffixes first.
+      ...[...apis].sort((a, b) => b.urlSuffix.length - a.urlSuffix.length).flatMap(apiRoutes),
+      notFoundRoute(),
+    ],
   }));
 }
 
@@ -535,27 +577,40 @@ function serviceRoutes(): Route[] {
   }));
 }
 
-/** Longest suffixes first so `v1/courses` wins over `v1`. */
+/**
+ * The API's route, through the engine; before it, for an API the engine would only pass through, the routes that
+ * skip it (with the timeout forward-request gives the backend call by default, as the engine would set).
+ */
 function apiRoutes(api: BootstrapApi): Route[] {
   const backend = new URL(api.serviceUrl);
   const basePath = backend.pathname.replace(/\/+$/, '');
-  return [
-    {
-      name: `api_${api.id}`,
-      match: { path_separated_prefix: `/${api.urlSuffix}` },
-      route: {
-        cluster: apiClusterName(api.id),
-        // `/<suffix>/api/Course` reaches the backend as `<service path>/api/Course`.
-        regex_rewrite: {
-          pattern: { regex: `^/${escapeRegex(api.urlSuffix)}(/|$)` },
-          substitution: `${basePath}/`,
-        },
-        host_rewrite_literal: backend.host,
-        timeout: '30s',
-      },
+  const toBackend = (timeout: RouteAction['timeout']): RouteAction => ({
+    cluster: apiClusterName(api.id),
+    // `/<suffix>/api/Course` reaches the backend as `<service path>/api/Course`.
+    regex_rewrite: {
+      pattern: { regex: `^/${escapeRegex(api.urlSuffix)}(/|$)` },
+      substitution: `${basePath}/`,
     },
+    host_rewrite_literal: backend.host,
+    timeout,
+  });
+  const bypass = api.engineBypass
+    ? bypassMatches(api.urlSuffix, api.engineBypass).map<Route>((match, index) => ({
+        name: `api_${api.id}_bypass_${index}`,
+        match,
+        route: toBackend(`${forwardRequestTimeoutSeconds}s`),
+        request_headers_to_add: bypassRequestHeaders,
+        typed_per_filter_config: bypassFilterConfig,
+      }))
+    : [];
+  return [
+    ...bypass,
+    { name: `api_${api.id}`, match: { path_separated_prefix: `/${api.urlSuffix}` }, route: toBackend('30s') },
   ];
 }
+
+/** forward-request's default timeout (API Management's), which the engine sets on a request it forwards. */
+const forwardRequestTimeoutSeconds = 300;
 
 function notFoundRoute(): Route {
   return {

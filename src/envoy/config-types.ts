@@ -56,7 +56,7 @@ export type Bootstrap = {
     readonly layers: readonly {
       readonly name: string;
       /** Runtime keys (feature flags) and their values. */
-      readonly static_layer: Readonly<Record<string, boolean>>;
+      readonly static_layer: Readonly<Record<string, boolean | number>>;
     }[];
   };
   readonly overload_manager?: { readonly resource_monitors: readonly DownstreamConnectionsMonitor[] };
@@ -85,7 +85,7 @@ export type DataSource = OneOf<{ filename: string; inline_string: string }>;
 
 export type HeaderValueOption = {
   readonly header: { readonly key: string; readonly value: string };
-  readonly append_action?: 'OVERWRITE_IF_EXISTS_OR_ADD';
+  readonly append_action?: 'OVERWRITE_IF_EXISTS_OR_ADD' | 'ADD_IF_ABSENT';
 };
 
 export type DnsLookupFamily = 'V4_PREFERRED';
@@ -175,12 +175,17 @@ export type Route = {
 
 export type RouteMatch = OneOf<{ prefix: string; path: string; path_separated_prefix: string }> & {
   readonly headers?: readonly HeaderMatcher[];
+  readonly query_parameters?: readonly QueryParameterMatcher[];
 };
 
+/** `present_match: false` matches when the header is absent. */
 export type HeaderMatcher = { readonly name: string } & OneOf<{
   present_match: boolean;
   string_match: StringMatcher;
 }>;
+
+/** `present_match: false` matches when the query has no parameter of that name. */
+export type QueryParameterMatcher = { readonly name: string; readonly present_match: boolean };
 
 export type RouteAction = OneOf<{ cluster: string; cluster_header: string }> & {
   readonly timeout?: Duration;
@@ -198,17 +203,31 @@ export type PerFilterConfig = {
     readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute';
     readonly disabled: true;
   };
+  readonly 'envoy.filters.http.header_mutation'?: {
+    readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutationPerRoute';
+    readonly mutations: { readonly request_mutations: readonly HeaderMutation[] };
+  };
 };
+
+/** One change of config.common.mutation_rules.v3.HeaderMutation: here, removing every header a matcher names. */
+export type HeaderMutation = { readonly remove_on_match: { readonly key_matcher: StringMatcher } };
 
 // --- matchers (type.matcher.v3) ---
 
-export type StringMatcher = { readonly exact: string };
+/** Envoy's `safe_regex` (RE2) must match the whole value. */
+export type StringMatcher = OneOf<{ exact: string; prefix: string; safe_regex: RegexMatcher }>;
 
 export type RegexMatcher = { readonly regex: string };
 
 // --- HTTP filters (extensions.filters.http) ---
 
-export type HttpFilter = ExtProcFilter | DynamicForwardProxyFilter | RouterFilter;
+export type HttpFilter = ExtProcFilter | HeaderMutationFilter | DynamicForwardProxyFilter | RouterFilter;
+
+/** Does nothing by itself: routes that skip ext_proc give it their changes (PerFilterConfig). */
+export type HeaderMutationFilter = TypedExtension<
+  'envoy.filters.http.header_mutation',
+  { readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation' }
+>;
 
 export type ExtProcFilter = TypedExtension<'envoy.filters.http.ext_proc', ExternalProcessor>;
 

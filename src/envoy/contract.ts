@@ -16,6 +16,12 @@ export const internalHeaderPrefix = 'x-portcullis-';
 export const clientAddressHeader = `${internalHeaderPrefix}client-address`;
 
 /**
+ * The request header that switches the engine's debug trace on for one request (with the configured key): a request
+ * carrying it always goes through the engine, even on a route that otherwise skips it (engine-bypass.ts).
+ */
+export const traceRequestHeader = `${internalHeaderPrefix}trace`;
+
+/**
  * The client's address as the service and the management API key their abuse limits and logs on: what Envoy put in
  * `clientAddressHeader` (`fromEnvoy`), else — a caller that reached their loopback port directly — the TCP peer.
  * Never X-Forwarded-For's first entry: a client writes that one itself.

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 
 /**
@@ -22,6 +23,13 @@ export interface EmbeddedState {
    * directory of its own. Taken under a read transaction, so other processes keep writing meanwhile.
    */
   backup(directory: string): Promise<void>;
+  /**
+   * The named database `name` of the companion environment `<dataDir>/unsynced`, whose commits are not flushed to
+   * disk (LMDB's noSync): a commit costs microseconds instead of milliseconds, and what it wrote outlives the
+   * process, even one killed (the operating system holds the pages), but not a crash of the machine. For records
+   * on the request path that only matter for minutes (rate-limit windows, concurrency leases).
+   */
+  unsyncedDatabase<V>(name: string): Database<V, string>;
   close(): Promise<void>;
 }
 
@@ -33,6 +41,8 @@ export function openEmbeddedState(directory: string): EmbeddedState {
   // noSubdir: false, or lmdb-js takes a directory whose name has a dot (`state.v1`) for the database file itself.
   const root: RootDatabase = open({ path: directory, maxDbs: maxDatabases, noSubdir: false });
   const databases = new Map<string, Database<unknown, string>>();
+  let unsyncedRoot: RootDatabase | undefined;
+  const unsyncedDatabases = new Map<string, Database<unknown, string>>();
   return {
     database<V>(name: string) {
       let database = databases.get(name);
@@ -48,6 +58,20 @@ export function openEmbeddedState(directory: string): EmbeddedState {
       return result;
     },
     backup: (target: string) => root.backup(target, false),
-    close: () => root.close(),
+    unsyncedDatabase<V>(name: string) {
+      let database = unsyncedDatabases.get(name);
+      if (database === undefined) {
+        const unsyncedDirectory = path.join(directory, 'unsynced');
+        mkdirSync(unsyncedDirectory, { recursive: true });
+        unsyncedRoot ??= open({ path: unsyncedDirectory, maxDbs: maxDatabases, noSync: true });
+        database = unsyncedRoot.openDB<unknown, string>({ name });
+        unsyncedDatabases.set(name, database);
+      }
+      return database as Database<V, string>;
+    },
+    close: async () => {
+      await unsyncedRoot?.close();
+      await root.close();
+    },
   };
 }

@@ -1,11 +1,12 @@
 /**
- * Counters behind rate-limit, quota and limit-concurrency, as one interface with two backends: in-process
- * (memory-limits.ts, one engine process) and Redis (redis-limits.ts, any number of engine processes, each
- * operation one atomic Lua script). Both give the same answers for the same sequence of calls; the tests run one
- * suite against both.
+ * Counters behind rate-limit, quota and limit-concurrency, as one interface with three backends: in-process
+ * (memory-limits.ts, one engine process, lost with it), embedded (embedded-limits.ts, LMDB in `state.dataDir`:
+ * kept across restarts and shared by the engine processes of one machine) and Redis (redis-limits.ts, any number
+ * of engine processes, each operation one atomic Lua script). All give the same answers for the same sequence of
+ * calls (limit-rules.ts is the specification); the tests run one suite against the three.
  *
- * Time is the backend's: the in-process store reads its injected clock, the Redis store reads Redis's `TIME`, so
- * engine processes whose clocks disagree still share one window.
+ * Time is the backend's: the in-process and embedded stores read their injected clock (the machine's), the Redis
+ * store reads Redis's `TIME`, so engine processes whose clocks disagree still share one window.
  */
 
 // The counter contract is shared with policy/ and the engine; state/ implements it.

@@ -15,7 +15,7 @@ import type { RedisConnection } from './redis-connection.js';
 /*
  * Each operation is one Lua script, so a read-decide-write is atomic across every engine process. Time is Redis's
  * own (`TIME`; Redis 5+ replicates script effects, so reading it is allowed), which keeps processes with skewed
- * clocks on one window. The scripts mirror MemoryLimitStore line for line; change both together.
+ * clocks on one window. The scripts mirror the rules of limit-rules.ts line for line; change both together.
  */
 
 const NOW = `
@@ -72,7 +72,7 @@ return { 0, used, retry }
 `;
 
 /**
- * KEYS[1] hash {w: window index, c: calls, b: bytes}. ARGV: periodMs (0 = never renews), originMs, callLimit
+ * KEYS[1] hash {w: window index, c: calls, b: bytes, p: periodMs, o: originMs}. ARGV: periodMs (0 = never renews), originMs, callLimit
  * (-1 = none), kilobyteLimit (-1 = none), calls, bytes, mode. Returns {allowed, exceeded (0/1 calls/2 bandwidth),
  * calls, bytes, msToWindowEnd (-1 = never)}.
  */
@@ -90,10 +90,13 @@ if period > 0 then
   index = math.floor((now - origin) / period)
   remainingMs = origin + (index + 1) * period - now
 end
-local state = redis.call('HMGET', KEYS[1], 'w', 'c', 'b')
+local state = redis.call('HMGET', KEYS[1], 'w', 'c', 'b', 'p', 'o')
 local usedCalls = 0
 local usedBytes = 0
-if state[1] and tonumber(state[1]) == index then
+-- A window is its index under one period and origin (counters written before p and o were kept match any).
+if state[1] and tonumber(state[1]) == index
+  and (not state[4] or tonumber(state[4]) == period)
+  and (not state[5] or tonumber(state[5]) == origin) then
   usedCalls = tonumber(state[2]) or 0
   usedBytes = tonumber(state[3]) or 0
 end
@@ -110,7 +113,8 @@ end
 if exceeded == 0 and mode ~= 'check' then
   usedCalls = usedCalls + calls
   usedBytes = usedBytes + bytes
-  redis.call('HSET', KEYS[1], 'w', string.format('%d', index), 'c', usedCalls, 'b', usedBytes)
+  redis.call('HSET', KEYS[1], 'w', string.format('%d', index), 'c', usedCalls, 'b', usedBytes,
+    'p', string.format('%d', period), 'o', string.format('%d', origin))
   if remainingMs > 0 then redis.call('PEXPIRE', KEYS[1], remainingMs + 1000) end
 end
 return { exceeded == 0 and 1 or 0, exceeded, usedCalls, usedBytes, remainingMs }

@@ -117,6 +117,7 @@ describe('the management API through Envoy, on a running gateway', () => {
       `# Operators keep notes in this file: the management API must leave them where they are.
 gateway: { http: { host: 127.0.0.1, port: ${ports.gateway} } }
 admin: { host: 127.0.0.1, port: ${ports.admin} }
+envoy: { drainSeconds: 1, parentShutdownSeconds: 2 }
 management:
   listen: { host: 127.0.0.1, port: ${ports.management} }
   administrators:

@@ -7,17 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { hotRestartSharedMemory } from '../../src/config/envoy.js';
 import { freePort } from '../../src/config/plan.js';
-import { load } from '../helpers/load.js';
+import { load, markingPolicy } from '../helpers/load.js';
 import { descendantsOf } from '../helpers/processes.js';
 import { startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const exampleDir = path.join(root, 'examples', 'courses');
-
-/** A policy that marks every answer with `x-policy: <mark>`. */
-const marking = (mark: string) =>
-  `<policies>\n  <inbound><base /></inbound>\n  <backend><base /></backend>\n  <outbound>\n    <base />\n    <set-header name="x-policy" exists-action="override"><value>${mark}</value></set-header>\n  </outbound>\n  <on-error><base /></on-error>\n</policies>\n`;
 
 interface Ports {
   readonly gateway: number;
@@ -30,6 +26,8 @@ function gatewayConfig(ports: Ports, apis: { id: string; policy: string }[]): st
   return stringify({
     gateway: { http: { host: '127.0.0.1', port: ports.gateway } },
     admin: { host: '127.0.0.1', port: ports.admin },
+    // Hot restarts drain for a second: the tests wait for the previous Envoy to exit.
+    envoy: { drainSeconds: 1, parentShutdownSeconds: 2 },
     apis: apis.map((api) => ({
       id: api.id,
       urlSuffix: api.id,
@@ -72,7 +70,7 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     ports = { gateway: await freePort(), admin: await freePort(), backend: await freePort() };
     directory = await mkdtemp(path.join(tmpdir(), 'portcullis-reload-'));
     configFile = path.join(directory, 'gateway.yaml');
-    await writeFile(path.join(directory, 'courses.xml'), marking('one'));
+    await writeFile(path.join(directory, 'courses.xml'), markingPolicy('one'));
     await writeFile(configFile, gatewayConfig(ports, [{ id: 'courses', policy: 'courses.xml' }]));
     run = startUp(configFile);
     await run.waitFor('Press Ctrl-C to stop.');
@@ -91,7 +89,7 @@ describe('portcullis up reloads its configuration without dropping requests', ()
   it('applies a changed policy under load: the new behaviour appears and no request fails', async () => {
     const stream = load(url());
     await until(() => stream.results.length >= 30, 'requests before the change');
-    await writeFile(path.join(directory, 'courses.xml'), marking('two'));
+    await writeFile(path.join(directory, 'courses.xml'), markingPolicy('two'));
     await until(
       () => stream.results.slice(-10).every((result) => result.mark === 'two'),
       'the new policy',
@@ -153,7 +151,7 @@ describe('portcullis up reloads its configuration without dropping requests', ()
       } else {
         const reloads = count('up: configuration reloaded');
         await writeFile(configFile, goodConfig);
-        await writeFile(policyFile, marking(`change-${change}`));
+        await writeFile(policyFile, markingPolicy(`change-${change}`));
         await until(
           () => stream.results.slice(-6).every((result) => result.mark === `change-${change}`),
           `change ${change}`,
@@ -188,7 +186,7 @@ describe('portcullis up reloads its configuration without dropping requests', ()
   }, 160_000);
 
   it('publishes an added API through a hot-restarted Envoy under load, without a failed request', async () => {
-    await writeFile(path.join(directory, 'courses.xml'), marking('two'));
+    await writeFile(path.join(directory, 'courses.xml'), markingPolicy('two'));
     await until(
       async () => (await fetch(url())).headers.get('x-policy') === 'two',
       'the repaired policy',
@@ -196,7 +194,7 @@ describe('portcullis up reloads its configuration without dropping requests', ()
     );
     const stream = load(url());
     await until(() => stream.results.length >= 30, 'requests before the change');
-    await writeFile(path.join(directory, 'more.xml'), marking('more'));
+    await writeFile(path.join(directory, 'more.xml'), markingPolicy('more'));
     await writeFile(
       configFile,
       gatewayConfig(ports, [

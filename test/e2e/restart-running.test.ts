@@ -9,42 +9,22 @@ import { stringify } from 'yaml';
 import { freePort } from '../../src/config/plan.js';
 import { type EchoBackend, startEchoBackend } from '../helpers/backend.js';
 import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../helpers/certificates.js';
-import { load } from '../helpers/load.js';
-import { descendantsOf } from '../helpers/processes.js';
-import { startUp, type UpRun } from '../helpers/up.js';
+import { load, markingPolicy } from '../helpers/load.js';
+import { portlessGateway } from '../helpers/portless-gateway.js';
+import { isCli, isEnvoy, printedUrl, processesOf, startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
 
-/** A policy that marks every answer with `x-policy: <mark>` (what `load` records). */
-const marking = (mark: string) =>
-  `<policies>\n  <inbound><base /></inbound>\n  <backend><base /></backend>\n  <outbound>\n    <base />\n    <set-header name="x-policy" exists-action="override"><value>${mark}</value></set-header>\n  </outbound>\n  <on-error><base /></on-error>\n</policies>\n`;
-
-/** Two engines, the service (with an authorization server), every port left to the system. */
-function gatewayConfig(echo: EchoBackend): string {
-  return stringify({
-    gateway: { http: { host: '127.0.0.1', port: 0 } },
-    admin: { host: '127.0.0.1', port: 0 },
-    engine: { ports: [0, 0] },
-    service: { host: '127.0.0.1', port: 0 },
-    envoy: { concurrency: 1 },
-    apis: [
-      {
-        id: 'echo',
-        urlSuffix: 'echo',
-        serviceUrl: echo.url,
-        policy: 'echo.xml',
-        operations: [{ id: 'get-thing', method: 'GET', urlTemplate: '/things/{name}' }],
-      },
-    ],
-    products: [{ id: 'echo', apis: ['echo'] }],
-    auth: { issuer: 'http://localhost', baseUrl: 'http://localhost', cookieSecure: false },
-  });
-}
+/** The portless gateway (two engines, the service with an authorization server), its API run through echo.xml. */
+const gatewayConfig = (echo: EchoBackend) => stringify(portlessGateway(echo.url, 'echo.xml'));
 
 /**
  * A restarted child starts from the configuration that runs, not from the files as they are on disk: an edit `up`
  * refused, then a crash, must not take the gateway down (issue 13, item 2).
+ *
+ * The two suites of this file each run an `up` of their own: they run side by side (concurrent), while the tests of
+ * each run one after the other (sequential), each starting from what the one before left.
  */
-describe('portcullis up restarts a child on the running configuration', () => {
+describe.concurrent('portcullis up restarts a child on the running configuration', () => {
   let echo: EchoBackend;
   let run: UpRun;
   let directory: string;
@@ -53,11 +33,11 @@ describe('portcullis up restarts a child on the running configuration', () => {
   beforeAll(async () => {
     echo = await startEchoBackend();
     directory = await mkdtemp(path.join(tmpdir(), 'portcullis-restart-running-'));
-    await writeFile(path.join(directory, 'echo.xml'), marking('one'));
+    await writeFile(path.join(directory, 'echo.xml'), markingPolicy('one'));
     await writeFile(path.join(directory, 'gateway.yaml'), gatewayConfig(echo));
     run = startUp(path.join(directory, 'gateway.yaml'));
     await run.waitFor('Press Ctrl-C to stop.');
-    gateway = /^ {2}gateway +(http:\/\/\S+?)\/?$/m.exec(run.output())![1]!;
+    gateway = printedUrl(run.output(), 'gateway');
   }, 60_000);
 
   afterAll(async () => {
@@ -66,15 +46,7 @@ describe('portcullis up restarts a child on the running configuration', () => {
   }, 30_000);
 
   /** The pids of up's children that run `portcullis <command>`. */
-  const cliChildren = (command: string) =>
-    descendantsOf(run.child.pid!).filter((pid) => {
-      try {
-        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        return argv[1]?.endsWith('bin/portcullis.js') === true && argv[2] === command;
-      } catch {
-        return false; // exited since it was listed
-      }
-    });
+  const cliChildren = (command: string) => processesOf(run, isCli(command));
 
   /** Saves `text` to a file of the configuration and waits until up has refused it. */
   async function saveRefused(file: string, text: string): Promise<void> {
@@ -135,14 +107,14 @@ describe('portcullis up restarts a child on the running configuration', () => {
     );
   }
 
-  it('serves the running policy after a refused edit, when an engine was killed', async () => {
+  it.sequential('serves the running policy after a refused edit, when an engine was killed', async () => {
     await saveRefused('echo.xml', '<policies>\n  <inbound>\n    <set-header name="x-broken"\n');
     const [engine] = cliChildren('engine');
     const name = await killAndAwaitRestart(engine!);
     await servedWith(name, 'one');
   }, 90_000);
 
-  it('restarts the service on the running configuration while the configuration file on disk is broken', async () => {
+  it.sequential('restarts the service on the running configuration while the configuration file on disk is broken', async () => {
     await saveRefused('gateway.yaml', `${gatewayConfig(echo)}notAKey: true\n`);
     const [service] = cliChildren('service');
     await killAndAwaitRestart(service!);
@@ -154,9 +126,9 @@ describe('portcullis up restarts a child on the running configuration', () => {
     await servedWith(await killAndAwaitRestart(engine!), 'one');
   }, 120_000);
 
-  it('restarts on the configuration a later reload made run', async () => {
+  it.sequential('restarts on the configuration a later reload made run', async () => {
     const before = run.output().length;
-    await writeFile(path.join(directory, 'echo.xml'), marking('two'));
+    await writeFile(path.join(directory, 'echo.xml'), markingPolicy('two'));
     await writeFile(path.join(directory, 'gateway.yaml'), gatewayConfig(echo));
     await until(
       () => run.output().includes('up: configuration reloaded', before),
@@ -183,7 +155,7 @@ function presented(url: string): Promise<{ fingerprint: string; status: number }
   });
 }
 
-describe('portcullis up restarts Envoy on the certificates that run', () => {
+describe.concurrent('portcullis up restarts Envoy on the certificates that run', () => {
   let echo: EchoBackend;
   let workshop: CertificateWorkshop;
   let server: Issued;
@@ -226,9 +198,9 @@ describe('portcullis up restarts Envoy on the certificates that run', () => {
     await workshop?.remove();
   }, 30_000);
 
-  it('serves the running certificate after a broken one was saved and refused, when Envoy was killed', async () => {
+  it.sequential('serves the running certificate after a broken one was saved and refused, when Envoy was killed', async () => {
     expect(path.basename(server.certificateFile)).toBe('server.pem');
-    const https = /^ {2}https +(https:\/\/\S+?)\/?$/m.exec(run.output())![1]!;
+    const https = printedUrl(run.output(), 'https');
     const running = new X509Certificate(readFileSync(server.certificateFile)).fingerprint256;
     expect(await presented(`${https}/echo/things/1`)).toEqual({ fingerprint: running, status: 200 });
 
@@ -245,14 +217,7 @@ describe('portcullis up restarts Envoy on the certificates that run', () => {
     );
 
     before = run.output().length;
-    const [envoy] = descendantsOf(run.child.pid!).filter((pid) => {
-      try {
-        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        return argv[0]!.endsWith('/envoy') && argv.includes('-c');
-      } catch {
-        return false;
-      }
-    });
+    const [envoy] = processesOf(run, isEnvoy);
     process.kill(envoy!, 'SIGKILL');
     await until(
       () =>

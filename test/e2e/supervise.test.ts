@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,40 +7,24 @@ import { stringify } from 'yaml';
 import { hashPassword } from '../../src/auth/index.js';
 import { type EchoBackend, startEchoBackend } from '../helpers/backend.js';
 import { type LoadStream, load } from '../helpers/load.js';
-import { descendantsOf, listeningPortsOf } from '../helpers/processes.js';
-import { startUp, type UpRun } from '../helpers/up.js';
+import { portlessGateway } from '../helpers/portless-gateway.js';
+import { listeningPortsOf } from '../helpers/processes.js';
+import { isCli, isEnvoy, printedUrl, processesOf, startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
 
 const ADMIN = { name: 'admin', password: 'management password for the supervision test' };
 
-/**
- * A gateway whose every port is left to the system (0): the gateway and management listeners and the admin (Envoy
- * binds them), two engines and the service (each binds its own and reports it), the management server.
- */
+/** The portless gateway, with a user and a management listener (its port left to the system too). */
 async function portlessConfig(echo: EchoBackend): Promise<string> {
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-supervise-'));
   const file = path.join(directory, 'gateway.yaml');
+  const gateway = portlessGateway(echo.url);
   await writeFile(
     file,
     stringify({
-      gateway: { http: { host: '127.0.0.1', port: 0 } },
-      admin: { host: '127.0.0.1', port: 0 },
-      engine: { ports: [0, 0] },
-      service: { host: '127.0.0.1', port: 0 },
-      envoy: { concurrency: 1 },
-      apis: [
-        {
-          id: 'echo',
-          urlSuffix: 'echo',
-          serviceUrl: echo.url,
-          operations: [{ id: 'get-thing', method: 'GET', urlTemplate: '/things/{name}' }],
-        },
-      ],
-      products: [{ id: 'echo', apis: ['echo'] }],
+      ...gateway,
       auth: {
-        issuer: 'http://localhost',
-        baseUrl: 'http://localhost',
-        cookieSecure: false,
+        ...gateway.auth,
         users: [{ username: 'alice', passwordHash: await hashPassword('alice password for the test') }],
       },
       management: {
@@ -52,28 +35,6 @@ async function portlessConfig(echo: EchoBackend): Promise<string> {
   );
   return file;
 }
-
-/** The URL `up` printed for a role (`gateway`, `management`, `envoy admin`). */
-function printedUrl(output: string, role: string): string {
-  const match = new RegExp(`^  ${role} +(http://\\S+?)/?(?:\\s|$)`, 'm').exec(output);
-  if (!match) throw new Error(`up printed no ${role} URL:\n${output}`);
-  return match[1]!;
-}
-
-/** The processes of `up`'s family whose command line passes `test`, by pid. */
-function processesOf(run: UpRun, test: (argv: string[]) => boolean): number[] {
-  return descendantsOf(run.child.pid!).filter((pid) => {
-    try {
-      return test(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'));
-    } catch {
-      return false;
-    }
-  });
-}
-
-const isEnvoy = (argv: string[]) => argv[0]!.endsWith('/envoy') && argv.includes('-c');
-const isCli = (command: string) => (argv: string[]) =>
-  argv[1]?.endsWith('bin/portcullis.js') === true && argv[2] === command;
 
 interface Gap {
   /** From the kill to the first 200 after the last failed request. */

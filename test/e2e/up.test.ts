@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it, type TestContext } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { freePort } from '../../src/config/plan.js';
 import { descendantsOf, isAlive } from '../helpers/processes.js';
@@ -12,16 +12,15 @@ import { until } from '../helpers/wait.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const exampleDir = path.join(root, 'examples', 'courses');
 
-const runs: UpRun[] = [];
-
-/** A run a test left behind (it failed half-way) is stopped as a user would, then anything left is killed. */
-afterEach(async () => {
-  for (const run of runs.splice(0)) await run.stop(15_000);
-});
-
-function up(configFile: string, env: NodeJS.ProcessEnv = process.env): UpRun {
+/**
+ * `up` for the test `context` runs: a run the test left behind (it failed half-way) is stopped as a user would when
+ * the test ends, then anything left is killed.
+ */
+function up(context: TestContext, configFile: string, env: NodeJS.ProcessEnv = process.env): UpRun {
   const run = startUp(configFile, env);
-  runs.push(run);
+  context.onTestFinished(async () => {
+    await run.stop(15_000);
+  });
   return run;
 }
 
@@ -63,10 +62,13 @@ async function exampleConfig(
   return { file, gatewayPort, backendPort, metricsPort };
 }
 
-describe('portcullis up', () => {
-  it('brings the example up, serves the Course API through Envoy and the engine, and stops cleanly on SIGINT', async () => {
+// Each test runs an `up` of its own, on its own ports: they run side by side, so one's start overlaps another's
+// waits (the backoff between restarts).
+describe.concurrent('portcullis up', { timeout: 60_000 }, () => {
+  it('brings the example up, serves the Course API through Envoy and the engine, and stops cleanly on SIGINT', async (context) => {
+    const { expect } = context;
     const { file, gatewayPort, metricsPort } = await exampleConfig();
-    const run = up(file);
+    const run = up(context, file);
     await run.waitFor('Press Ctrl-C to stop.');
     expect(run.output()).toContain(`http://127.0.0.1:${gatewayPort}/courses/`);
 
@@ -103,11 +105,12 @@ describe('portcullis up', () => {
     await expect(fetch(`http://127.0.0.1:${gatewayPort}/courses/api/Course`)).rejects.toThrow();
   });
 
-  it('restarts a child that dies with a growing backoff, and gives up on one that keeps dying, naming it', async () => {
+  it('restarts a child that dies with a growing backoff, and gives up on one that keeps dying, naming it', async (context) => {
+    const { expect } = context;
     const { file } = await exampleConfig([
       { name: 'fragile', command: ['node', '-e', 'setTimeout(() => process.exit(3), 300)'] },
     ]);
-    const run = up(file);
+    const run = up(context, file);
     const exitCode = await run.exited;
     expect(exitCode).toBe(1);
     const output = run.output();
@@ -123,25 +126,27 @@ describe('portcullis up', () => {
         `up: fragile exited (exit code 3); restarting in ${delay} ms (restart ${restart})`,
       );
     expect(output).toMatch(/up: fragile keeps dying \(6 times within 60 s, last: exited \(exit code 3\)\)/);
-  }, 40_000);
+  });
 
-  it('explains how to install Envoy when it cannot be found', async () => {
+  it('explains how to install Envoy when it cannot be found', async (context) => {
+    const { expect } = context;
     const { file } = await exampleConfig();
-    const run = up(file, { ...process.env, ENVOY_BIN: '/nonexistent/envoy' });
+    const run = up(context, file, { ...process.env, ENVOY_BIN: '/nonexistent/envoy' });
     expect(await run.exited).toBe(1);
     expect(run.output()).toContain(
       'ENVOY_BIN is set to "/nonexistent/envoy", which is not an executable file.',
     );
   });
 
-  it('refuses a configuration with errors, naming file, line and column', async () => {
+  it('refuses a configuration with errors, naming file, line and column', async (context) => {
+    const { expect } = context;
     const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-e2e-'));
     const file = path.join(directory, 'gateway.yaml');
     await writeFile(
       file,
       'apis:\n  - id: x\n    urlSuffix: x\n    serviceUrl: http://127.0.0.1:1\n    colour: red\n',
     );
-    const run = up(file);
+    const run = up(context, file);
     expect(await run.exited).toBe(1);
     expect(run.output()).toContain(`${file}:5:5: apis[0].colour: unknown key "colour"`);
   });

@@ -9,26 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProcessingRequest, ProcessingResponse } from '../../src/extproc/messages.js';
 import { connectFakeEnvoy, headerMap } from '../helpers/extproc-client.js';
 import { type RunningEngine, startEngine } from '../helpers/gateway.js';
+import { EXTPROC_GATEWAY } from '../support/extproc/gateway.js';
 import { fuzzParameters, STACK_FRAME, testTimeout } from './budget.js';
 
 const BUDGET = { runs: 300, seconds: 5 };
-
-const CONFIG = `
-apis:
-  - id: courses
-    urlSuffix: courses
-    serviceUrl: http://127.0.0.1:9
-    policy: courses.xml
-    operations:
-      - { id: get, method: GET, urlTemplate: "/api/Course/{id}" }
-      - { id: create, method: POST, urlTemplate: /api/Course }
-      - { id: rest, method: GET, urlTemplate: "/open/{*rest}" }
-  - id: plain
-    urlSuffix: plain
-    serviceUrl: http://127.0.0.1:9
-    operations:
-      - { id: any, method: GET, urlTemplate: /x }
-`;
 
 const POLICY = `<policies>
   <inbound>
@@ -166,7 +150,7 @@ describe('fuzzing the ext_proc stream over real gRPC', () => {
 
   beforeAll(async () => {
     running = await startEngine(
-      CONFIG,
+      EXTPROC_GATEWAY,
       { 'courses.xml': POLICY },
       {},
       {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { compileGateway } from '../../src/config/gateway.js';
 import { type LoadedConfig, loadConfigFile } from '../../src/config/load.js';
-import { freePort } from '../../src/config/plan.js';
+import { bootstrapApis, freePort } from '../../src/config/plan.js';
 import { backendCertificateTable, clientTrustStore } from '../../src/engine/certificates.js';
 import { createEngine, type EngineOptions } from '../../src/engine/engine.js';
 import { type BootstrapPlan, buildBootstrap } from '../../src/envoy/bootstrap.js';
@@ -49,6 +49,7 @@ export async function startEngine(
         accessLog: false,
         trust: await clientTrustStore(loaded.config, loaded.directory),
         backendCertificates: await backendCertificateTable(loaded.config, loaded.directory),
+        directory: loaded.directory,
         ...engineOptions,
       }).exchanges,
       ...(observer ? { observer } : {}),
@@ -75,7 +76,8 @@ export async function startGateway(
     admin: { host: '127.0.0.1', port: await freePort() },
     engine: { endpoints: [{ host: '127.0.0.1', port: engine.port }], messageTimeoutMs: 2000 },
     service: { host: '127.0.0.1', port: await freePort() },
-    apis: loaded.config.apis,
+    // As `up` plans them: an API the engine would only pass through skips it.
+    apis: bootstrapApis(loaded.config),
     backends: loaded.config.backends,
     limits: loaded.config.gateway.limits,
   };

@@ -1,3 +1,7 @@
+/** A policy that marks every answer with `x-policy: <mark>`, what a load stream records of each answer. */
+export const markingPolicy = (mark: string) =>
+  `<policies>\n  <inbound><base /></inbound>\n  <backend><base /></backend>\n  <outbound>\n    <base />\n    <set-header name="x-policy" exists-action="override"><value>${mark}</value></set-header>\n  </outbound>\n  <on-error><base /></on-error>\n</policies>\n`;
+
 /** One answered request of a load stream. */
 export interface LoadResult {
   /** When it was answered (Date.now()). */

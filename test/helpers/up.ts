@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { descendantsOf, isAlive } from './processes.js';
 
@@ -63,4 +64,29 @@ export function startUp(configFile: string, env: NodeJS.ProcessEnv = process.env
       return code;
     },
   };
+}
+
+/** The processes of `up`'s family whose command line passes `test`, by pid (one that exited since it was listed is left out). */
+export function processesOf(run: UpRun, test: (argv: string[]) => boolean): number[] {
+  return descendantsOf(run.child.pid!).filter((pid) => {
+    try {
+      return test(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** An Envoy serving a bootstrap (not `envoy --mode validate` checking one). */
+export const isEnvoy = (argv: string[]) => argv[0]!.endsWith('/envoy') && argv.includes('-c');
+
+/** `portcullis <command>`, e.g. an engine or the service `up` started. */
+export const isCli = (command: string) => (argv: string[]) =>
+  argv[1]?.endsWith('bin/portcullis.js') === true && argv[2] === command;
+
+/** The URL `up` printed for a role (`gateway`, `https`, `management`, `envoy admin`). */
+export function printedUrl(output: string, role: string): string {
+  const match = new RegExp(`^  ${role} +(https?://\\S+?)/?(?:\\s|$)`, 'm').exec(output);
+  if (!match) throw new Error(`up printed no ${role} URL:\n${output}`);
+  return match[1]!;
 }

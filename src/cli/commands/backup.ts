@@ -15,8 +15,6 @@ const AUTH_FILES = ['signing-keys.json', 'clients.json'];
  * `mdb_copy` of distributions' lmdb-utils does not read: this command is the way to copy them.
  */
 export const command: CliCommand = {
-  name: 'backup',
-  summary: 'copy the state kept on this machine (state.dataDir, auth.dataDir) while the gateway runs',
   usage:
     'portcullis backup --config FILE --to DIR\n' +
     '  writes DIR/state/data.mdb and DIR/auth/*.json; restore by copying them into state.dataDir and auth.dataDir\n' +

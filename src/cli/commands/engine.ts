@@ -4,6 +4,7 @@ import { loadConfigFile } from '../../config/load.js';
 import { loadRunningSnapshot } from '../../config/snapshot.js';
 import { ElementCounters } from '../../engine/element-counters.js';
 import { buildEngine, type EngineParts } from '../../engine/engine.js';
+import { EngineStateKeeper } from '../../engine/engine-state.js';
 import { ConfigReloader, SwappableExchanges } from '../../engine/generations.js';
 import { EngineMetrics, serveMetrics } from '../../engine/metrics.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
@@ -13,8 +14,6 @@ import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 
 export const command: CliCommand = {
-  name: 'engine',
-  summary: 'run one policy engine process (the ext_proc gRPC server Envoy calls)',
   usage:
     'portcullis engine --port PORT|0 [--host HOST] [--config FILE [--no-watch]] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads)',
   async run(args) {
@@ -41,10 +40,10 @@ export const command: CliCommand = {
     const snapshot = values.snapshot;
     const source = snapshot ?? values.config;
     let activeStreams = () => 0;
+    // Caches and counters outlive each configuration generation: a reload keeps them (see EngineStateKeeper).
+    const states = new EngineStateKeeper({ activeStreams: () => activeStreams() });
     const build = async (file: string) =>
-      buildEngine(await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file)), {
-        activeStreams: () => activeStreams(),
-      });
+      buildEngine(await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file)), { states });
     const engine = source ? new SwappableExchanges(await build(source)) : undefined;
     const reloader =
       engine &&
@@ -100,11 +99,15 @@ export const command: CliCommand = {
     await server.shutdown(5000);
     metricsServer?.close();
     await engine?.current.close();
+    await states.close();
     return 0;
   },
 };
 
-/** The metrics of whichever configuration serves now (each reload starts its counters afresh). */
+/**
+ * The metrics of whichever configuration serves now: they belong to the engine state, so they count on across
+ * reloads, and start afresh only when the state section itself changed.
+ */
 class CurrentMetrics extends EngineMetrics {
   constructor(private readonly engine: SwappableExchanges<EngineParts>) {
     super(new ElementCounters());

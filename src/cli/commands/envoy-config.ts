@@ -7,8 +7,6 @@ import { buildSidecarBootstrap } from '../../envoy/sidecar.js';
 import { type CliCommand, UsageError } from '../command.js';
 
 export const command: CliCommand = {
-  name: 'envoy-config',
-  summary: 'print the Envoy bootstrap that `up` would use, or the access sidecar of a backend',
   usage: 'portcullis envoy-config --config FILE [--sidecar BACKEND]',
   async run(args) {
     const { values } = parseArgs({

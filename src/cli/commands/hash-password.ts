@@ -10,8 +10,6 @@ async function readStdin(): Promise<string> {
 }
 
 export const command: CliCommand = {
-  name: 'hash-password',
-  summary: 'print the scrypt hash of a password for auth.users[].passwordHash',
   usage: 'portcullis hash-password < password-file   (or: printf %s "$PASSWORD" | portcullis hash-password)',
   async run(args) {
     parseArgs({ args: [...args], options: {} });

@@ -96,8 +96,6 @@ async function writeIntoConfig(file: string, entry: Entry): Promise<'added' | 'r
 }
 
 export const command: CliCommand = {
-  name: 'import',
-  summary: 'turn an OpenAPI, WADL or WSDL definition into an API (printed, or written into a gateway file)',
   usage: `portcullis import ${[...importers.keys()].join('|')} FILE --suffix URL-SUFFIX [--api-id ID] [--service-url URL] [--config GATEWAY.yaml]`,
   async run(args) {
     const { values, positionals } = parseArgs({

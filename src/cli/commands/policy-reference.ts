@@ -9,8 +9,6 @@ const FORMATS: Readonly<Record<string, () => string>> = {
 };
 
 export const command: CliCommand = {
-  name: 'policy-reference',
-  summary: 'print the reference of every policy element, its attributes and children (Markdown or JSON)',
   usage: 'portcullis policy-reference [--format md|json]   (docs/policy-reference.md is the Markdown)',
   async run(args) {
     const { values } = parseArgs({ args: [...args], options: { format: { type: 'string', default: 'md' } } });

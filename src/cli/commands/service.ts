@@ -10,8 +10,6 @@ import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 
 export const command: CliCommand = {
-  name: 'service',
-  summary: 'run the Koa service (OAuth 2.1 authorization server and MCP endpoint)',
   usage: 'portcullis service --config FILE --port PORT [--host HOST] [--gateway-url URL]',
   async run(args) {
     const { values } = parseArgs({

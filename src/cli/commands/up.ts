@@ -43,8 +43,6 @@ function connectableHost(host: string): string {
 const cliEntry = fileURLToPath(new URL('../../../bin/portcullis.js', import.meta.url));
 
 export const command: CliCommand = {
-  name: 'up',
-  summary: 'start Envoy, the policy engine, the Koa service (and companion processes), stop them on Ctrl-C',
   usage: 'portcullis up --config FILE',
   async run(args) {
     const { values } = parseArgs({ args: [...args], options: { config: { type: 'string' } } });

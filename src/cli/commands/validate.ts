@@ -49,8 +49,6 @@ async function configurationErrors(file: string): Promise<string[]> {
 }
 
 export const command: CliCommand = {
-  name: 'validate',
-  summary: 'check gateway configurations and policy documents (file:line:col messages, exit 1 on any error)',
   usage:
     'portcullis validate [--named-values FILE.yaml] [--scope global|product|api|operation] FILE…\n' +
     '  A .yaml/.yml FILE is a gateway configuration: it is checked with every policy it names.',

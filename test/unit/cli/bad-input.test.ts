@@ -1,45 +1,21 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, it } from 'vitest';
+import { runCli } from '../../helpers/cli.js';
 
-const cli = fileURLToPath(new URL('../../../bin/portcullis.js', import.meta.url));
 const packageVersion = (
   (await import('../../../package.json', { with: { type: 'json' } })) as { default: { version: string } }
 ).default.version;
-
-interface Outcome {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs the real command in `cwd`; bounded by a timeout so a command that waits for input fails instead. */
-function run(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<Outcome> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], {
-      cwd,
-      env: { ...process.env, PORTCULLIS_DEBUG: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 25_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 const lines = (text: string) => text.split('\n').filter((line) => line !== '');
 
 /**
  * Issue 13: `portcullis validate missing.xml` and a malformed `--named-values` file printed a Node stack trace. Every
- * command answers bad input with one clear line and exit status 1, never a stack trace.
+ * command answers bad input with one clear line and exit status 1, never a stack trace. Each case is a command of its
+ * own: they run side by side, queued by runCli to the machine's cores (a case's time includes its wait in line).
  */
-describe('portcullis on bad input', () => {
+describe.concurrent('portcullis on bad input', { timeout: 60_000 }, () => {
   let directory: string;
   beforeAll(async () => {
     directory = await mkdtemp(path.join(tmpdir(), 'portcullis-bad-input-'));
@@ -138,8 +114,8 @@ describe('portcullis on bad input', () => {
     ],
   ];
 
-  it.each(cases)('%s: one line, exit 1, no stack trace', async (_, args, stream, expected) => {
-    const outcome = await run(args, directory);
+  it.for(cases)('%s: one line, exit 1, no stack trace', async ([, args, stream, expected], { expect }) => {
+    const outcome = await runCli(args, { cwd: directory });
     expect(outcome.status).toBe(1);
     const output = `${outcome.stdout}${outcome.stderr}`;
     expect(output).not.toMatch(/^\s+at /m);
@@ -147,9 +123,10 @@ describe('portcullis on bad input', () => {
     expect(lines(outcome[stream])[0]).toMatch(expected);
   });
 
-  it('shows the stack with PORTCULLIS_DEBUG=1', async () => {
-    const outcome = await run(['validate', '--named-values', 'missing.yaml', 'good.xml'], directory, {
-      PORTCULLIS_DEBUG: '1',
+  it('shows the stack with PORTCULLIS_DEBUG=1', async ({ expect }) => {
+    const outcome = await runCli(['validate', '--named-values', 'missing.yaml', 'good.xml'], {
+      cwd: directory,
+      env: { PORTCULLIS_DEBUG: '1' },
     });
     expect(outcome.status).toBe(1);
     expect(lines(outcome.stderr)[0]).toBe(
@@ -158,10 +135,8 @@ describe('portcullis on bad input', () => {
     expect(outcome.stderr).toMatch(/^\s+at /m);
   });
 
-  it('--version and -V print the version from package.json', async () => {
-    for (const flag of ['--version', '-V']) {
-      const outcome = await run([flag], directory);
-      expect(outcome).toEqual({ status: 0, stdout: `portcullis ${packageVersion}\n`, stderr: '' });
-    }
+  it.for(['--version', '-V'])('%s prints the version from package.json', async (flag, { expect }) => {
+    const outcome = await runCli([flag], { cwd: directory });
+    expect(outcome).toEqual({ status: 0, stdout: `portcullis ${packageVersion}\n`, stderr: '' });
   });
 });

@@ -5,16 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectFakeEnvoy, headerMap } from '../../helpers/extproc-client.js';
 import { type RunningEngine, startEngine } from '../../helpers/gateway.js';
-
-const CONFIG = `
-apis:
-  - id: courses
-    urlSuffix: courses
-    serviceUrl: http://127.0.0.1:9
-    policy: courses.xml
-    operations:
-      - { id: get, method: GET, urlTemplate: "/api/Course/{id}" }
-`;
+import { EXTPROC_GATEWAY } from '../../support/extproc/gateway.js';
 
 const POLICY = `<policies>
   <inbound><base /><set-header name="x-path" exists-action="override"><value>@(context.Request.Url.Path)</value></set-header></inbound>
@@ -27,7 +18,7 @@ describe('malformed requests get an answer, not a handler error', () => {
 
   beforeAll(async () => {
     running = await startEngine(
-      CONFIG,
+      EXTPROC_GATEWAY,
       { 'courses.xml': POLICY },
       {},
       {

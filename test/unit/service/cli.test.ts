@@ -1,31 +1,15 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { verifyPassword } from '../../../src/auth/index.js';
 import { UsageError } from '../../../src/cli/command.js';
 import { command as serviceCommand } from '../../../src/cli/commands/service.js';
-
-const cli = fileURLToPath(new URL('../../../bin/portcullis.js', import.meta.url));
-
-/** Runs the real CLI (so standard input is real); async so the cases of a file run side by side. */
-function run(args: string[], input = ''): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
+import { runCli } from '../../helpers/cli.js';
 
 describe.concurrent('portcullis hash-password', () => {
   it('prints an scrypt hash of the password on standard input (one trailing newline is not part of it)', async () => {
-    const { status, stdout } = await run(['hash-password'], 'correct horse\n');
+    const { status, stdout } = await runCli(['hash-password'], { input: 'correct horse\n' });
     expect(status).toBe(0);
     const hash = stdout.trim();
     expect(hash).toMatch(/^scrypt\$16384\$8\$1\$[A-Za-z0-9_-]+\$[A-Za-z0-9_-]+$/);
@@ -39,7 +23,7 @@ describe.concurrent('portcullis service', () => {
     const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-cli-'));
     const file = path.join(directory, 'gateway.yaml');
     await writeFile(file, 'apis: []\nmcp: { pageSize: 10 }\n');
-    const { status, stderr } = await run([
+    const { status, stderr } = await runCli([
       'service',
       '--config',
       file,

@@ -1,0 +1,212 @@
+import path from 'node:path';
+import { jsonLogger, type Logger } from '../log.js';
+import type { CachedResponse } from '../policy/index.js';
+import { type EmbeddedState, openEmbeddedState } from '../state/embedded.js';
+import { EmbeddedLimitStore } from '../state/embedded-limits.js';
+import { RedisEventStream } from '../state/event-stream.js';
+import type { LimitStore } from '../state/limits.js';
+import { MemoryLimitStore } from '../state/memory-limits.js';
+import { type StateConfig, stateConfigSchema } from '../state/options.js';
+import { RedisByteCache } from '../state/redis-cache.js';
+import { RedisConnection } from '../state/redis-connection.js';
+import { RedisLimitStore } from '../state/redis-limits.js';
+import { TieredCache } from '../state/tiered-cache.js';
+import { ElementCounters } from './element-counters.js';
+import { FailureLog, GuardedLimits, STATE_UNAVAILABLE } from './guarded-limits.js';
+import { EngineMetrics } from './metrics.js';
+import { responseCodec, valueCodec } from './value-codecs.js';
+
+export interface EngineStateOptions {
+  /** The configuration's `state` section (absent: everything in-process with the defaults). */
+  readonly state?: Partial<StateConfig>;
+  /** The folder `state.dataDir` is relative to: the configuration file's (default: the working directory). */
+  readonly directory?: string;
+  readonly logger?: Logger;
+  /** Open ext_proc streams, for the metrics gauge. */
+  readonly activeStreams?: () => number;
+}
+
+/**
+ * What an engine process keeps across configuration generations: the caches, the limit counters (in-process,
+ * embedded in `state.dataDir`, or Redis), the Redis connection and event stream, the element counters and
+ * metrics. A reload compiles new pipelines over the same state; what a changed policy must not see is kept
+ * apart by the keys themselves (a cache key names the API, operation and everything the lookup varies by; a
+ * counter key the element's counter-key or subscription and scope; a quota window its period and origin).
+ */
+export class EngineState {
+  readonly config: StateConfig;
+  /** Equal for two configurations that can share this state: the state section, dataDir resolved. */
+  readonly signature: string;
+  readonly logger: Logger;
+  readonly counters = new ElementCounters();
+  readonly metrics: EngineMetrics;
+  readonly failures: FailureLog;
+  readonly redis: RedisConnection | undefined;
+  readonly embedded: EmbeddedState | undefined;
+  readonly limits: GuardedLimits;
+  readonly responses: TieredCache<CachedResponse>;
+  readonly values: TieredCache<{ value: unknown }>;
+  readonly eventStream: RedisEventStream | undefined;
+
+  constructor(options: EngineStateOptions = {}) {
+    const state = stateConfigSchema.parse(options.state ?? {});
+    this.config = state;
+    this.signature = stateSignature(options.state, options.directory);
+    const logger = options.logger ?? jsonLogger;
+    this.logger = logger;
+    this.metrics = new EngineMetrics(this.counters, options.activeStreams);
+    const failures = new FailureLog(logger);
+    this.failures = failures;
+    this.redis =
+      state.redis === undefined
+        ? undefined
+        : new RedisConnection({
+            url: state.redis.url,
+            keyPrefix: state.redis.keyPrefix,
+            commandTimeoutMs: state.redis.commandTimeoutMs,
+            connectTimeoutMs: state.redis.connectTimeoutMs,
+            onStatus: (status, detail) =>
+              status === 'ready'
+                ? logger.info('redis reconnected', { url: detail })
+                : logger.warn('redis connection lost', { url: state.redis?.url, detail }),
+          });
+    // Redis, when configured, holds the counters of every machine; the data directory is then the Koa service's.
+    this.embedded =
+      state.dataDir === undefined || this.redis !== undefined
+        ? undefined
+        : openEmbeddedState(path.resolve(options.directory ?? '.', state.dataDir));
+
+    const cacheFailure = (operation: string, error: unknown) => {
+      this.counters.count('cache', 'failed', operation === 'encode' ? 'NotSerializable' : STATE_UNAVAILABLE);
+      failures.report(`cache ${operation}`, error);
+    };
+    this.responses = new TieredCache<CachedResponse>({
+      internal: {
+        maxBytes: state.cache.internalBytes,
+        maxEntryBytes: state.cache.maxEntryBytes,
+        sizeOf: (value) =>
+          value.body.length + value.headers.reduce((sum, [name, v]) => sum + name.length + v.length, 0),
+      },
+      external: this.redis && new RedisByteCache(this.redis, 'resp', state.cache.maxEntryBytes),
+      codec: responseCodec,
+      onFailure: cacheFailure,
+    });
+    this.values = new TieredCache<{ value: unknown }>({
+      internal: {
+        maxBytes: state.cache.internalBytes,
+        maxEntryBytes: state.cache.maxEntryBytes,
+        // The encoded size is what the value would take in Redis; values that cannot be encoded count as 256 bytes.
+        sizeOf: (entry) =>
+          typeof entry.value === 'string'
+            ? entry.value.length * 2
+            : (valueCodec.encode(entry)?.length ?? 256),
+      },
+      external: this.redis && new RedisByteCache(this.redis, 'val', state.cache.maxEntryBytes),
+      codec: valueCodec,
+      onFailure: cacheFailure,
+    });
+
+    const store: LimitStore =
+      this.redis !== undefined
+        ? new RedisLimitStore(this.redis)
+        : this.embedded !== undefined
+          ? new EmbeddedLimitStore(this.embedded)
+          : new MemoryLimitStore();
+    this.limits = new GuardedLimits(
+      store,
+      state.onRedisFailure,
+      this.counters,
+      failures,
+      state.concurrencyLeaseSeconds,
+    );
+
+    this.eventStream =
+      this.redis === undefined
+        ? undefined
+        : new RedisEventStream(this.redis, {
+            targets: new Map(Object.entries(state.loggers)),
+            bufferSize: state.eventBuffer,
+            onError: (message) => failures.report('log-to-eventhub', new Error(message)),
+          });
+  }
+
+  /** Writes queued events, closes the Redis connection and the embedded store. */
+  async close(): Promise<void> {
+    await this.eventStream?.close();
+    await this.redis?.close();
+    await this.embedded?.close();
+  }
+}
+
+/** The identity of a state section: dataDir as the absolute folder it names, everything else as written. */
+export function stateSignature(state: Partial<StateConfig> | undefined, directory = '.'): string {
+  const parsed = stateConfigSchema.parse(state ?? {});
+  return JSON.stringify({
+    ...parsed,
+    dataDir: parsed.dataDir === undefined ? undefined : path.resolve(directory, parsed.dataDir),
+  });
+}
+
+/** An engine state a generation holds until it is closed. */
+export interface HeldEngineState {
+  readonly state: EngineState;
+  release(): Promise<void>;
+}
+
+/**
+ * The engine state of a process across reloads: each generation holds the current state while it serves. A
+ * configuration with the same state section gets the same state (caches and counters carry over); one whose
+ * state section changed (another Redis, another data directory, other cache bounds) gets a new one, and the
+ * previous state closes once the last generation holding it has closed.
+ */
+export class EngineStateKeeper {
+  #current: { state: EngineState; holders: number } | undefined;
+  readonly #retired = new Set<{ state: EngineState; holders: number }>();
+
+  constructor(private readonly options: Omit<EngineStateOptions, 'state' | 'directory'> = {}) {}
+
+  hold(state: Partial<StateConfig> | undefined, directory: string | undefined): HeldEngineState {
+    const signature = stateSignature(state, directory);
+    if (this.#current?.state.signature !== signature) {
+      const previous = this.#current;
+      this.#current = {
+        state: new EngineState({
+          ...this.options,
+          ...(state === undefined ? {} : { state }),
+          ...(directory === undefined ? {} : { directory }),
+        }),
+        holders: 0,
+      };
+      if (previous !== undefined) {
+        previous.state.logger.info('engine state replaced: the state section changed', {});
+        if (previous.holders === 0) void previous.state.close();
+        else this.#retired.add(previous);
+      }
+    }
+    const slot = this.#current!;
+    slot.holders++;
+    let released = false;
+    return {
+      state: slot.state,
+      release: async () => {
+        if (released) return;
+        released = true;
+        slot.holders--;
+        if (slot.holders === 0 && this.#retired.delete(slot)) await slot.state.close();
+      },
+    };
+  }
+
+  /** The state serving now (undefined before the first generation). */
+  get current(): EngineState | undefined {
+    return this.#current?.state;
+  }
+
+  /** Closes every state; call once the last generation has stopped serving. */
+  async close(): Promise<void> {
+    const all = [...this.#retired, ...(this.#current ? [this.#current] : [])];
+    this.#retired.clear();
+    this.#current = undefined;
+    await Promise.all(all.map((slot) => slot.state.close()));
+  }
+}
