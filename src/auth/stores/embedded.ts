@@ -97,10 +97,20 @@ class Base {
     return database;
   }
 
-  /** The entry under `key` unless it expired by the server's clock. */
+  /** The entry under `key` unless it expired by the server's clock; inside a write transaction, its state. */
   live<V extends Expiring>(database: Database<V, string>, key: string): V | undefined {
     const entry = database.get(key);
     return entry !== undefined && entry.e > this.now() ? entry : undefined;
+  }
+
+  /**
+   * live() from the latest commit of any process, for reads outside a write transaction. lmdb-js keeps one read
+   * snapshot until the next timer tick, so without the reset a token another process revoked a moment ago could
+   * still look alive here.
+   */
+  latest<V extends Expiring>(database: Database<V, string>, key: string): V | undefined {
+    database.resetReadTxn();
+    return this.live(database, key);
   }
 
   /** Runs `change` in one write transaction (atomic across processes) and settles once it is on the disk. */
@@ -130,6 +140,7 @@ class EmbeddedClientStore implements ClientStore {
     this.#clients = base.database('clients', false);
   }
   async get(clientId: string) {
+    this.#clients.resetReadTxn(); // the latest commit of any process, as in Base.latest()
     const client = this.#clients.get(storageKey(clientId));
     return client && deepFreeze(client);
   }
@@ -160,7 +171,7 @@ class EmbeddedOneTimeStore<T extends OneTime> implements OneTimeStore<T> {
     return this.base.store(this.#records, storageKey(record.id), { e: record.expiresAt, v: record });
   }
   async find(id: string) {
-    const entry = this.base.live(this.#records, storageKey(id));
+    const entry = this.base.latest(this.#records, storageKey(id));
     return entry && deepFreeze(entry.v);
   }
   consume(id: string) {
@@ -187,7 +198,7 @@ class EmbeddedGrantStore implements GrantStore {
     return this.base.store(this.#grants, storageKey(grant.id), { e: grant.expiresAt, v: grant, t: [] });
   }
   async get(grantId: string) {
-    const entry = this.base.live(this.#grants, storageKey(grantId));
+    const entry = this.base.latest(this.#grants, storageKey(grantId));
     return entry && deepFreeze(entry.v);
   }
   addAccessToken(grantId: string, jti: string, expiresAt: number) {
@@ -226,7 +237,7 @@ class EmbeddedDenylist implements AccessTokenDenylist {
     await this.base.store(this.#denied, storageKey(jti), { e: expiresAt });
   }
   async has(jti: string) {
-    return this.base.live(this.#denied, storageKey(jti)) !== undefined;
+    return this.base.latest(this.#denied, storageKey(jti)) !== undefined;
   }
 }
 
@@ -241,7 +252,7 @@ class SealedExpiringStore<T> implements ExpiringStore<T> {
   }
   async get(key: string) {
     const stored = digest(key);
-    const entry = this.base.live(this.#sealed, stored);
+    const entry = this.base.latest(this.#sealed, stored);
     if (entry === undefined) return undefined;
     // tampered with or sealed under another key: as good as absent
     const value = unseal<T>(this.kind, key, `${this.kind}:${stored}`, entry.v);
@@ -274,7 +285,7 @@ class EmbeddedCounterStore implements CounterStore {
     });
   }
   async get(key: string) {
-    const entry = this.base.live(this.#counters, storageKey(key));
+    const entry = this.base.latest(this.#counters, storageKey(key));
     return entry && { count: entry.v, resetAt: entry.e };
   }
   async reset(key: string) {

@@ -2,7 +2,8 @@
  * A second process on an embedded data directory, for test/integration/auth/stores/embedded.test.ts:
  *   write DIR        writes refresh tokens on 4 lanes and prints each id once its write is awaited (acknowledged),
  *                    until killed (or 100 000 writes)
- *   consume DIR N    tries to consume codes code-0 … code-(N-1) and prints the id of each it won, then exits
+ *   consume DIR N    prints "ready", waits for a line on standard input (so racers start together), tries to
+ *                    consume codes code-0 … code-(N-1), prints the id of each it won, then exits
  */
 import { createEmbeddedStores } from '../../../../src/auth/stores/embedded.js';
 import { openEmbeddedState } from '../../../../src/state/embedded.js';
@@ -34,6 +35,9 @@ if (mode === 'write') {
   };
   await Promise.all([lane(), lane(), lane(), lane()]);
 } else if (mode === 'consume') {
+  process.stdout.write('ready\n');
+  await new Promise((resolve) => process.stdin.once('data', resolve));
+  process.stdin.pause();
   for (let i = 0; i < Number(count); i++) {
     if (await stores.codes.consume(`code-${i}`)) process.stdout.write(`code-${i}\n`);
   }

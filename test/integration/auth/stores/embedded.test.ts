@@ -19,7 +19,7 @@ const child = fileURLToPath(new URL('./embedded-child.ts', import.meta.url));
 /** Runs embedded-child.ts; `lines()` is every complete line it printed so far. */
 function runChild(...args: string[]): { process: ChildProcess; lines(): string[]; exited: Promise<unknown> } {
   const spawned = spawn(process.execPath, ['--import', 'tsx', child, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let output = '';
   let errors = '';
@@ -165,8 +165,10 @@ describe('embedded auth stores', () => {
       runChild('consume', directory, String(count)),
       runChild('consume', directory, String(count)),
     ];
+    await until(() => racers.every((racer) => racer.lines()[0] === 'ready'), 'both racers to be ready');
+    for (const racer of racers) racer.process.stdin!.end('go\n');
     await Promise.all(racers.map((racer) => racer.exited));
-    const [first, second] = racers.map((racer) => racer.lines());
+    const [first, second] = racers.map((racer) => racer.lines().slice(1));
     expect(first!.filter((id) => second!.includes(id))).toEqual([]);
     expect([...first!, ...second!].sort()).toEqual(
       Array.from({ length: count }, (_, i) => `code-${i}`).sort(),
