@@ -1,8 +1,9 @@
 /**
  * Token-endpoint throughput: refresh-token grants/s and authorization-code exchanges/s of Portcullis's
- * authorization server against node-oidc-provider in the same run, configured equivalently: ES256 JWT access
- * tokens (RFC 9068) for one resource, refresh-token rotation, PKCE S256, a public client, in-memory storage,
- * both served over loopback HTTP by Koa.
+ * authorization server — on its in-memory stores and on the embedded durable store (LMDB, every write flushed
+ * before the response) — against node-oidc-provider (in-memory) in the same run, configured equivalently: ES256
+ * JWT access tokens (RFC 9068) for one resource, refresh-token rotation, PKCE S256, a public client, all served
+ * over loopback HTTP by Koa.
  *
  * The login/consent UI is not part of the measurement: codes and refresh tokens are created before the timed
  * part through each server's own storage (Portcullis stores, oidc-provider models).
@@ -10,13 +11,18 @@
  * Run: node --import tsx bench/oauth-grants.ts [seconds per measurement, default 5] [concurrency, default 16]
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import Koa from 'koa';
 import Provider from 'oidc-provider';
 import { digest } from '../src/auth/crypto.js';
-import { createAuthorizationServer, createMemoryStores } from '../src/auth/index.js';
+import { type AuthStores, createAuthorizationServer, createMemoryStores } from '../src/auth/index.js';
+import { createEmbeddedStores } from '../src/auth/stores/embedded.js';
+import { openEmbeddedState } from '../src/state/embedded.js';
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const CONCURRENCY = Number(process.argv[3] ?? 16);
@@ -68,12 +74,35 @@ async function listen(callback: http.RequestListener): Promise<{ server: http.Se
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-async function portcullis(): Promise<Target> {
+/** Portcullis's stores under test, and what to release after the run. */
+interface StoreSet {
+  stores: AuthStores;
+  release(): Promise<void>;
+}
+
+function memoryStores(): StoreSet {
+  return { stores: createMemoryStores(), release: async () => {} };
+}
+
+/** The embedded store in a fresh data directory (on the same disk as the system's temporary files). */
+function embeddedStores(): StoreSet {
+  const directory = mkdtempSync(path.join(tmpdir(), 'portcullis-bench-lmdb-'));
+  const state = openEmbeddedState(directory);
+  return {
+    stores: createEmbeddedStores(state),
+    async release() {
+      await state.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+async function portcullis(name: string, storeSet: StoreSet): Promise<Target> {
   const app = new Koa();
   let middleware: Koa.Middleware = async (_ctx, next) => next();
   app.use((ctx, next) => middleware(ctx, next));
   const { server, url } = await listen(app.callback());
-  const stores = createMemoryStores();
+  const { stores } = storeSet;
   const as = await createAuthorizationServer({
     issuer: url,
     baseUrl: url,
@@ -114,7 +143,7 @@ async function portcullis(): Promise<Target> {
     return id;
   };
   return {
-    name: 'portcullis',
+    name,
     tokenUrl: `${url}/v1/token`,
     async makeCode(_verifier, challenge) {
       const code = randomBytes(32).toString('base64url');
@@ -153,6 +182,7 @@ async function portcullis(): Promise<Target> {
       await as.close();
       server.closeAllConnections();
       server.close();
+      await storeSet.release();
     },
   };
 }
@@ -329,7 +359,11 @@ async function codeRate(target: Target): Promise<number> {
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const pool: string[] = [];
   const estimate = Math.ceil(SECONDS * 4000);
-  for (let i = 0; i < estimate; i++) pool.push(await target.makeCode(verifier, challenge));
+  // In batches: a durable store flushes once for the writes committed together.
+  for (let i = 0; i < estimate; i += 100)
+    pool.push(
+      ...(await Promise.all(Array.from({ length: 100 }, () => target.makeCode(verifier, challenge)))),
+    );
   const exchange = async () => {
     const code = pool.pop();
     if (!code) throw new Error(`${target.name}: code pool exhausted; raise the estimate`);
@@ -349,31 +383,32 @@ async function codeRate(target: Target): Promise<number> {
 }
 
 async function main() {
-  const ours = await portcullis();
-  const theirs = await oidcProvider();
-  const rows: [string, number, number][] = [];
+  const memory = await portcullis('portcullis memory', memoryStores());
+  const embedded = await portcullis('portcullis embedded', embeddedStores());
+  const baseline = await oidcProvider();
+  const targets = [memory, embedded, baseline];
+  const rows: [string, number[]][] = [];
   try {
-    // A warm-up round for both (JIT, connection pool), then alternate the order so neither side always
-    // runs on a warmer process.
-    await refreshRate(ours, 1);
-    await refreshRate(theirs, 1);
-    const oursRefresh = await refreshRate(ours);
-    const theirsRefresh = await refreshRate(theirs);
-    rows.push(['refresh_token grants/s', oursRefresh, theirsRefresh]);
-    const theirsCode = await codeRate(theirs);
-    const oursCode = await codeRate(ours);
-    rows.push(['authorization_code exchanges/s', oursCode, theirsCode]);
+    // A warm-up round for each (JIT, connection pool), then alternate the order so none always runs on a
+    // warmer process.
+    for (const target of targets) await refreshRate(target, 1);
+    const refresh = [];
+    for (const target of targets) refresh.push(await refreshRate(target));
+    rows.push(['refresh_token grants/s', refresh]);
+    const code = [];
+    for (const target of [...targets].reverse()) code.unshift(await codeRate(target));
+    rows.push(['authorization_code exchanges/s', code]);
   } finally {
-    await ours.close();
-    await theirs.close();
+    for (const target of targets) await target.close();
     agent.destroy();
   }
   console.log(
     `oauth grants: ${SECONDS}s per measurement, concurrency ${CONCURRENCY}, ES256 JWT access tokens, node ${process.version}`,
   );
-  for (const [name, a, b] of rows) {
+  for (const [name, [ours, durable, theirs]] of rows) {
     console.log(
-      `  ${name.padEnd(32)} portcullis ${a.toFixed(0).padStart(7)}   oidc-provider ${b.toFixed(0).padStart(7)}   ratio ${(a / b).toFixed(2)}`,
+      `  ${name.padEnd(32)} portcullis memory ${ours!.toFixed(0).padStart(7)}   embedded ${durable!.toFixed(0).padStart(7)}   ` +
+        `oidc-provider ${theirs!.toFixed(0).padStart(7)}   ratio memory ${(ours! / theirs!).toFixed(2)}, embedded ${(durable! / theirs!).toFixed(2)}`,
     );
   }
 }

@@ -5,7 +5,7 @@ import { KeyRing } from './keys.js';
 import { type AuthServerOptions, productScopes, resolveOptions } from './options.js';
 import { routerOf, routeTable } from './routes.js';
 import type { ServerContext } from './server-context.js';
-import { FileClientStore, loadSigningKeys, saveSigningKeys } from './stores/file.js';
+import { FileClientStore, importClientsFile, loadSigningKeys, saveSigningKeys } from './stores/file.js';
 import { createMemoryStores } from './stores/memory.js';
 import { type AccessTokenClaims, AccessTokens } from './tokens.js';
 
@@ -61,6 +61,15 @@ export async function createAuthorizationServer(input: AuthServerOptions): Promi
     createMemoryStores(options.clock, { maxInteractions: options.limits.pendingAuthorizations });
   if (input.dataDir !== undefined && input.stores === undefined)
     stores.clients = await FileClientStore.open(input.dataDir);
+  else if (input.dataDir !== undefined) {
+    // Given stores (embedded, Redis) hold the registrations: the ones an earlier start kept in the data
+    // directory move there once, so clients registered before the switch keep working.
+    const imported = await importClientsFile(input.dataDir, stores.clients);
+    if (imported > 0)
+      options.logger.info('auth: registered clients moved from the data directory into the store', {
+        imported,
+      });
+  }
   const keys = await openKeyRing(input);
   const tokens = new AccessTokens(options, keys, stores.denylist, stores.clients);
   const server: ServerContext = {

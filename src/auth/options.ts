@@ -56,7 +56,8 @@ export interface AuthServerOptions {
   stores?: AuthStores;
   /**
    * A directory for durable single-machine state: registered clients and generated signing keys survive a
-   * restart. Ignored for clients when `stores` is given; keys from `signingKeys.keys` are never written.
+   * restart. When `stores` is given, they hold the clients (a `clients.json` left here is imported into them once);
+   * keys from `signingKeys.keys` are never written.
    */
   dataDir?: string;
   /** Epoch seconds; injected by tests to move time. */

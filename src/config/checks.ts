@@ -174,6 +174,24 @@ function* productsNameScopes(config: GatewayConfig): Iterable<CrossFieldIssue> {
   }
 }
 
+/**
+ * With state.dataDir (and no Redis) grants and refresh tokens outlive a restart; keys generated anew at each start
+ * would not, so every access token issued before a restart would stop verifying. The private keys are files, never
+ * records of the store: auth.dataDir keeps the generated ones, or signingKeys.file names them.
+ */
+function* durableSigningKeys(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  const { auth, state } = config;
+  if (!auth || state.dataDir === undefined || state.redis !== undefined) return;
+  if (auth.dataDir !== undefined || auth.signingKeys?.file !== undefined) return;
+  yield {
+    path: ['auth'],
+    message:
+      'state.dataDir keeps grants and refresh tokens across restarts, but the signing keys would be generated anew at each start ' +
+      '(access tokens issued before a restart would stop verifying): set auth.dataDir (the keys are kept there as files) ' +
+      'or auth.signingKeys.file',
+  };
+}
+
 /** Every cross-field rule, in the order their problems are reported. */
 export const crossChecks: readonly CrossCheck[] = [
   { name: 'unique-api-ids', issues: uniqueApiIds },
@@ -187,6 +205,7 @@ export const crossChecks: readonly CrossCheck[] = [
   { name: 'network-placement', issues: placementIssues },
   { name: 'mcp-needs-auth', issues: mcpNeedsAuth },
   { name: 'products-name-scopes', issues: productsNameScopes },
+  { name: 'durable-signing-keys', issues: durableSigningKeys },
 ];
 
 /** For the root schema (`.superRefine(runCrossChecks)`): every check's issues, as zod issues at their key paths. */

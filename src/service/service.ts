@@ -7,6 +7,7 @@ import {
   createAuthorizationServer,
   type UpstreamProviderOptions,
 } from '../auth/index.js';
+import { createEmbeddedStores } from '../auth/stores/embedded.js';
 import { createRedisStores } from '../auth/stores/redis.js';
 import { ConfigError } from '../config/config-error.js';
 import { type LoadedConfig, problemAt, readNamedFile } from '../config/load.js';
@@ -16,6 +17,7 @@ import type { Diagnostic } from '../diagnostic.js';
 import { jsonLogger } from '../log.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
 import { redactText } from '../redact.js';
+import { type EmbeddedState, openEmbeddedState } from '../state/embedded.js';
 import { RedisConnection } from '../state/redis-connection.js';
 import { PORTCULLIS_VERSION } from '../version.js';
 import { createServiceApp } from './app.js';
@@ -84,6 +86,11 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
 
   const mcpUrl = `${auth.baseUrl.replace(/\/+$/, '')}/v1/mcp`;
   const redis = openRedis(config.state.redis);
+  // Without Redis, state.dataDir keeps the OAuth state of this machine across restarts (shared by its processes).
+  const embedded =
+    redis === undefined && config.state.dataDir !== undefined
+      ? openEmbeddedState(path.resolve(loaded.directory, config.state.dataDir))
+      : undefined;
   if (redis && !auth.signingKeys?.file && !auth.dataDir) {
     // Codes and refresh tokens are shared through Redis, the private keys never are: a token one process signed
     // would not verify in another, and a refresh redeemed there would fail.
@@ -118,13 +125,14 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       ...(auth.identityProvider
         ? { identityProvider: await identityProvider(loaded, auth.identityProvider) }
         : {}),
-      // With Redis, codes, refresh tokens, grants, revocations, sessions, consents, abuse counters and client
-      // registrations are shared by every service process; signing keys stay in signingKeys.file or dataDir
-      // (private keys are never written to Redis).
-      ...(redis ? { stores: createRedisStores(redis) } : {}),
+      // With Redis (or state.dataDir on one machine), codes, refresh tokens, grants, revocations, sessions,
+      // consents, abuse counters and client registrations are shared by every service process and outlive it;
+      // signing keys stay in signingKeys.file or auth.dataDir (private keys are never written to a store).
+      ...authStores(redis, embedded),
     });
   } catch (error) {
     await redis?.close();
+    await embedded?.close();
     // The schema mirrors the AS's rules; anything it still refuses is a configuration problem of `auth`.
     if (error instanceof TypeError)
       throw new ConfigError([await problemAt(loaded.file, ['auth'], error.message)]);
@@ -186,6 +194,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       mcp.close();
       await authorizationServer.close();
       await redis?.close();
+      await embedded?.close();
     },
   };
 }
@@ -215,6 +224,7 @@ function fixedSettings(running: GatewayConfig, next: GatewayConfig): string[] {
     }
   }
   if (differs(running.state.redis, next.state.redis)) changed.push('state.redis');
+  if (differs(running.state.dataDir, next.state.dataDir)) changed.push('state.dataDir');
   return changed;
 }
 
@@ -228,6 +238,16 @@ async function crossSectionProblems(loaded: LoadedConfig, options: ServiceOption
       'the service needs the gateway URL to send tool calls through (--gateway-url)',
     ),
   ];
+}
+
+/** The AS's stores: Redis when configured, else the embedded store of state.dataDir, else (none given) in memory. */
+function authStores(
+  redis: RedisConnection | undefined,
+  embedded: EmbeddedState | undefined,
+): Pick<AuthServerOptions, 'stores'> {
+  if (redis) return { stores: createRedisStores(redis) };
+  if (embedded) return { stores: createEmbeddedStores(embedded) };
+  return {};
 }
 
 /** The service's own connection to the shared Redis of `state.redis`, when configured. */

@@ -6,11 +6,23 @@ import { type Database, open, type RootDatabase } from 'lmdb';
  * The embedded durable store of a single machine (`state.dataDir`): one LMDB environment that every process of the
  * gateway on this machine opens (engines and the Koa service alike; LMDB serialises their writers and lets readers
  * run beside them), with one named database per kind of record. A write's promise settles once LMDB has committed
- * it to disk, so a caller that awaits it before answering loses nothing the client was told, even on SIGKILL.
+ * it (visible to every process, and kept if this process is SIGKILLed: the pages are the kernel's by then); LMDB
+ * flushes to the disk after the commit (`overlappingSync`), so a write that must also survive a power loss is
+ * awaited through durable().
  */
 export interface EmbeddedState {
   /** The named database `name` (created on first use), keys are strings, values structured-cloned by msgpack. */
   database<V>(name: string): Database<V, string>;
+  /**
+   * Settles with `write`'s result once the write is committed and flushed to the disk: await it before a
+   * response that depends on the write. Writes committed together share one flush.
+   */
+  durable<T>(write: Promise<T>): Promise<T>;
+  /**
+   * A consistent copy of the whole environment into `directory` (which must exist), as its `data.mdb`: a data
+   * directory of its own. Taken under a read transaction, so other processes keep writing meanwhile.
+   */
+  backup(directory: string): Promise<void>;
   /**
    * The named database `name` of the companion environment `<dataDir>/unsynced`, whose commits are not flushed to
    * disk (LMDB's noSync): a commit costs microseconds instead of milliseconds, and what it wrote outlives the
@@ -26,7 +38,8 @@ const maxDatabases = 32;
 
 export function openEmbeddedState(directory: string): EmbeddedState {
   mkdirSync(directory, { recursive: true });
-  const root: RootDatabase = open({ path: directory, maxDbs: maxDatabases });
+  // noSubdir: false, or lmdb-js takes a directory whose name has a dot (`state.v1`) for the database file itself.
+  const root: RootDatabase = open({ path: directory, maxDbs: maxDatabases, noSubdir: false });
   const databases = new Map<string, Database<unknown, string>>();
   let unsyncedRoot: RootDatabase | undefined;
   const unsyncedDatabases = new Map<string, Database<unknown, string>>();
@@ -39,6 +52,12 @@ export function openEmbeddedState(directory: string): EmbeddedState {
       }
       return database as Database<V, string>;
     },
+    async durable<T>(write: Promise<T>) {
+      const result = await write;
+      await root.flushed;
+      return result;
+    },
+    backup: (target: string) => root.backup(target, false),
     unsyncedDatabase<V>(name: string) {
       let database = unsyncedDatabases.get(name);
       if (database === undefined) {

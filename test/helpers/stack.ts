@@ -5,7 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { hashPassword } from '../../src/auth/index.js';
 import { freePort } from '../../src/config/plan.js';
 import { type EchoBackend, startEchoBackend } from './backend.js';
-import { startUp } from './up.js';
+import { descendantsOf, isAlive } from './processes.js';
+import { startUp, type UpRun } from './up.js';
+import { until } from './wait.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const exampleDir = path.join(root, 'examples', 'courses');
@@ -23,6 +25,8 @@ export interface StackOptions {
   readonly authYaml?: string;
   /** An `mcp:` block (YAML, top level). */
   readonly mcpYaml?: string;
+  /** A `state:` block (YAML, top level); relative paths in it are in the stack's own directory. */
+  readonly stateYaml?: string;
 }
 
 export interface Stack {
@@ -42,6 +46,11 @@ export interface Stack {
   readonly configFile: string;
   /** Everything `portcullis up` printed so far (its children's lines are prefixed with their names). */
   output(): string;
+  /**
+   * Ends `up` and starts it again on the same configuration and directory (so on the same state): `SIGINT` as a
+   * user stops it, `SIGKILL` to every process of its family at once, as a crash or the OOM killer would.
+   */
+  restart(how: 'SIGINT' | 'SIGKILL'): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -109,6 +118,7 @@ auth:
 ${users.join('\n')}
 ${options.authYaml ?? ''}
 ${options.mcpYaml ?? ''}
+${options.stateYaml ?? ''}
 processes:
   - name: courses
     command: [node, --import, tsx, backend.ts]
@@ -119,8 +129,10 @@ processes:
   );
 
   // One process helper for every test that runs `up`: stop() ends the whole process family, not only `up`.
-  const run = startUp(file);
+  let run: UpRun = startUp(file);
   await run.waitFor('Press Ctrl-C to stop.');
+  // What earlier runs printed, so output() keeps the whole story across restarts.
+  let earlier = '';
 
   return {
     gatewayUrl,
@@ -129,7 +141,20 @@ processes:
     coursesBackendUrl: `http://127.0.0.1:${coursesPort}`,
     echo,
     configFile: file,
-    output: run.output,
+    output: () => earlier + run.output(),
+    async restart(how) {
+      if (how === 'SIGINT') {
+        const code = await run.stop(10_000);
+        if (code !== 0) throw new Error(`up did not stop cleanly on SIGINT (${code}):\n${run.output()}`);
+      } else {
+        const family = [run.child.pid!, ...descendantsOf(run.child.pid!)];
+        for (const pid of family) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+        await until(() => !family.some(isAlive), 'every process of up to be gone after SIGKILL', 5000);
+      }
+      earlier += run.output();
+      run = startUp(file);
+      await run.waitFor('Press Ctrl-C to stop.');
+    },
     async stop() {
       await run.stop(10_000);
       await echo.close();

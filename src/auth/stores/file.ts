@@ -61,6 +61,25 @@ export class FileClientStore implements ClientStore {
   }
 }
 
+/**
+ * Moves the registrations of `clients.json` into `clients` (the embedded or Redis store that holds them from now
+ * on) and renames the file `clients.json.imported`, so a client deleted later is not imported again at the next
+ * start. A client already in the store keeps its stored record. Returns how many were imported.
+ */
+export async function importClientsFile(dataDir: string, clients: ClientStore): Promise<number> {
+  const path = join(dataDir, 'clients.json');
+  const saved = await readJson<ClientRecord[]>(path);
+  if (saved === undefined) return 0;
+  let imported = 0;
+  for (const client of saved) {
+    if ((await clients.get(client.clientId)) !== undefined) continue;
+    await clients.put(client);
+    imported += 1;
+  }
+  await rename(path, `${path}.imported`);
+  return imported;
+}
+
 export async function loadSigningKeys(dataDir: string): Promise<JWK[] | undefined> {
   return readJson<JWK[]>(join(dataDir, 'signing-keys.json'));
 }

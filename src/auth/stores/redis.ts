@@ -1,7 +1,7 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { RedisConnection } from '../../state/redis-connection.js';
 import { digest } from '../crypto.js';
+import { deepFreeze, type SealedKind, seal, unseal } from './records.js';
 import type {
   AccessTokenDenylist,
   AuthorizationCodeRecord,
@@ -145,14 +145,6 @@ async function exec(transaction: ChainableCommander): Promise<void> {
   for (const [error] of results) if (error) throw error;
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
-}
-
 class RedisClientStore implements ClientStore {
   constructor(private readonly base: Base) {}
   #key(clientId: string) {
@@ -279,9 +271,6 @@ class RedisDenylist implements AccessTokenDenylist {
   }
 }
 
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-
 /**
  * Short-lived records keyed by a secret identifier (a session cookie, an interaction id). Only digest(key) is
  * stored, and the record is sealed under a key derived from the identifier, with the Redis key as associated
@@ -290,29 +279,18 @@ const TAG_BYTES = 16;
 class SealedExpiringStore<T> implements ExpiringStore<T> {
   constructor(
     private readonly base: Base,
-    private readonly kind: 'session' | 'interaction' | 'consent',
+    private readonly kind: SealedKind,
   ) {}
   #key(key: string) {
     return `${this.base.namespace}${this.kind}:${digest(key)}`;
   }
-  #secret(key: string): Buffer {
-    return Buffer.from(hkdfSync('sha256', key, '', `portcullis auth ${this.kind}`, 32));
-  }
   async get(key: string) {
     const redisKey = this.#key(key);
     const sealed = await this.base.run(`${this.kind} get`, (r) => r.getBuffer(redisKey));
-    if (sealed === null || sealed.length < IV_BYTES + TAG_BYTES) return undefined;
-    let entry: { e: number; v: T };
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.#secret(key), sealed.subarray(0, IV_BYTES));
-      decipher.setAAD(Buffer.from(redisKey));
-      decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-      const plain = Buffer.concat([decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
-      entry = JSON.parse(plain.toString('utf8')) as { e: number; v: T };
-    } catch {
-      return undefined; // tampered with or sealed under another key: as good as absent
-    }
-    return entry.e > this.base.now() ? deepFreeze(entry.v) : undefined;
+    if (sealed === null) return undefined;
+    // tampered with or sealed under another key: as good as absent
+    const entry = unseal<{ e: number; v: T }>(this.kind, key, redisKey, sealed);
+    return entry !== undefined && entry.e > this.base.now() ? deepFreeze(entry.v) : undefined;
   }
   async set(key: string, value: T, expiresAt: number) {
     const redisKey = this.#key(key);
@@ -321,14 +299,7 @@ class SealedExpiringStore<T> implements ExpiringStore<T> {
       await this.base.run(`${this.kind} set`, (r) => r.del(redisKey));
       return;
     }
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.#secret(key), iv);
-    cipher.setAAD(Buffer.from(redisKey));
-    const body = Buffer.concat([
-      cipher.update(JSON.stringify({ e: expiresAt, v: value }), 'utf8'),
-      cipher.final(),
-    ]);
-    const sealed = Buffer.concat([iv, cipher.getAuthTag(), body]);
+    const sealed = seal(this.kind, key, redisKey, { e: expiresAt, v: value });
     await this.base.run(`${this.kind} set`, (r) => r.set(redisKey, sealed, 'EX', ttl));
   }
   async delete(key: string) {

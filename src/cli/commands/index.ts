@@ -47,6 +47,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import('./hash-password.js')).command,
   },
   {
+    name: 'backup',
+    summary: 'copy the state kept on this machine (state.dataDir, auth.dataDir) while the gateway runs',
+    load: async () => (await import('./backup.js')).command,
+  },
+  {
     name: 'engine',
     summary: 'run one policy engine process (the ext_proc gRPC server Envoy calls)',
     load: async () => (await import('./engine.js')).command,

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -82,6 +82,85 @@ describe('createService: problems that span sections, with file:line:col', () =>
       'auth.signingKeys.file: ' +
         `${path.join(directory, 'public.json')}: keys[0] must be a private key with "kid" and "alg" (a public key cannot sign)`,
     );
+  });
+});
+
+describe('createService: state.dataDir, the embedded store', () => {
+  it('needs the signing keys kept too, or tokens would stop verifying after a restart', async () => {
+    const file = await configFile(
+      'state-no-keys.yaml',
+      `products: [{ id: courses }]\nstate: { dataDir: state }\n${AUTH}`,
+    );
+    expect(await failure(file)).toBe(
+      `${file}:3:1: auth: state.dataDir keeps grants and refresh tokens across restarts, but the signing keys would be ` +
+        'generated anew at each start (access tokens issued before a restart would stop verifying): set auth.dataDir ' +
+        '(the keys are kept there as files) or auth.signingKeys.file',
+    );
+  });
+
+  it('moves the clients of auth.dataDir into the store, which keeps them across a restart', async () => {
+    const home = await mkdtemp(path.join(directory, 'durable-'));
+    const start = async (withState: boolean) => {
+      const file = path.join(home, 'gateway.yaml');
+      await writeFile(
+        file,
+        `products: [{ id: courses }]\n${withState ? 'state: { dataDir: data/state }\n' : ''}` +
+          `${AUTH}  dataDir: data/auth\n`,
+      );
+      const started = await createService(await loadConfigFile(file), { gatewayUrl: 'http://127.0.0.1:1' });
+      const server = started.app.listen(0, '127.0.0.1');
+      await new Promise((resolve) => server.once('listening', resolve));
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      return {
+        base,
+        async stop() {
+          server.closeAllConnections();
+          await new Promise((resolve) => server.close(resolve));
+          await started.close();
+        },
+      };
+    };
+    const readRegistration = (
+      base: string,
+      client: { client_id: string; registration_access_token: string },
+    ) =>
+      fetch(`${base}/v1/register/${client.client_id}`, {
+        headers: { authorization: `Bearer ${client.registration_access_token}` },
+      }).then((response) => response.status);
+    const register = async (base: string) => {
+      const response = await fetch(`${base}/v1/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          redirect_uris: ['http://127.0.0.1:9/cb'],
+          token_endpoint_auth_method: 'none',
+        }),
+      });
+      expect(response.status).toBe(201);
+      return (await response.json()) as { client_id: string; registration_access_token: string };
+    };
+
+    // Before: registrations are a file of auth.dataDir.
+    const before = await start(false);
+    const early = await register(before.base);
+    await before.stop();
+    await access(path.join(home, 'data/auth/clients.json'));
+
+    const first = await start(true);
+    expect(await readRegistration(first.base, early)).toBe(200);
+    const late = await register(first.base);
+    await first.stop();
+    // Imported once (a client deleted later does not come back), the store is relative to the configuration file.
+    await access(path.join(home, 'data/auth/clients.json.imported'));
+    await access(path.join(home, 'data/state/data.mdb'));
+
+    const second = await start(true);
+    try {
+      expect(await readRegistration(second.base, early)).toBe(200);
+      expect(await readRegistration(second.base, late)).toBe(200);
+    } finally {
+      await second.stop();
+    }
   });
 });
 

@@ -1,17 +1,17 @@
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createEmbeddedStores } from '../../../../src/auth/stores/embedded.js';
 import { createMemoryStores } from '../../../../src/auth/stores/memory.js';
 import { createRedisStores } from '../../../../src/auth/stores/redis.js';
-import type { AuthStores } from '../../../../src/auth/stores/types.js';
+import { type EmbeddedState, openEmbeddedState } from '../../../../src/state/embedded.js';
 import { RedisConnection } from '../../../../src/state/redis-connection.js';
 import type { RunningRedis } from '../../../helpers/redis.js';
+import type { Backend } from '../../../support/auth-stores.js';
+import { START } from '../../../support/auth-stores.js';
 
-/** A store set on a fake clock (epoch seconds) that a case moves forward. */
-export interface Backend {
-  stores: AuthStores;
-  now(): number;
-  advance(seconds: number): void;
-}
-
-export const START = 1_800_000_000;
+export { START };
 
 export function memoryBackend(): Backend {
   let now = START;
@@ -29,26 +29,67 @@ let unique = 0;
 /**
  * The Redis store on the same kind of fake clock: it compares each record's expiry with the injected clock
  * like the in-process store, so the same cases hold; TTLs are computed from that clock too. Every backend
- * gets its own namespace, so cases never see each other's keys.
+ * gets its own namespace, so cases never see each other's keys; its twin is a second connection on it.
  */
 export function redisBackend(redis: RunningRedis, connections: RedisConnection[]): Backend {
-  const connection = new RedisConnection({
-    url: redis.url,
-    keyPrefix: 'test:',
-    commandTimeoutMs: 2000,
-    connectTimeoutMs: 2000,
-  });
-  connections.push(connection);
+  const connect = () => {
+    const connection = new RedisConnection({
+      url: redis.url,
+      keyPrefix: 'test:',
+      commandTimeoutMs: 2000,
+      connectTimeoutMs: 2000,
+    });
+    connections.push(connection);
+    return connection;
+  };
   let now = START;
-  const stores = createRedisStores(connection, {
-    now: () => now,
-    namespace: `auth${process.pid}-${++unique}:`,
-  });
+  const namespace = `auth${process.pid}-${++unique}:`;
+  const open = () => createRedisStores(connect(), { now: () => now, namespace });
   return {
-    stores,
+    stores: open(),
     now: () => now,
     advance: (s) => {
       now += s;
     },
+    twin: open,
+  };
+}
+
+/** Data directories and environments the embedded backends opened, for the file's afterAll to release. */
+export class EmbeddedDirectories {
+  readonly #directories: string[] = [];
+  readonly #states: EmbeddedState[] = [];
+
+  /** A fresh data directory. */
+  create(): string {
+    const directory = mkdtempSync(path.join(tmpdir(), 'portcullis-auth-lmdb-'));
+    this.#directories.push(directory);
+    return directory;
+  }
+
+  open(directory: string): EmbeddedState {
+    const state = openEmbeddedState(directory);
+    this.#states.push(state);
+    return state;
+  }
+
+  async release(): Promise<void> {
+    await Promise.all(this.#states.map((state) => state.close()));
+    await Promise.all(this.#directories.map((d) => rm(d, { recursive: true, force: true })));
+  }
+}
+
+/** The embedded store in a fresh data directory; its twin opens the same directory again. */
+export function embeddedBackend(directories: EmbeddedDirectories): Backend {
+  const directory = directories.create();
+  let now = START;
+  const open = () => createEmbeddedStores(directories.open(directory), { now: () => now });
+  return {
+    stores: open(),
+    now: () => now,
+    advance: (s) => {
+      now += s;
+    },
+    twin: open,
   };
 }

@@ -1,0 +1,154 @@
+import * as oauth from 'oauth4webapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Stack, startStack, USERS } from '../helpers/stack.js';
+import { PageDriver } from '../helpers/stack-browser.js';
+import { initializeMessage } from '../support/mcp/helpers.js';
+
+/**
+ * Issue 15, the authorization server's part: with state.dataDir (no Redis) a restart of `portcullis up` loses no
+ * grant, refresh token, session or registered client — whether `up` was stopped (SIGINT) or its whole process
+ * family was killed (SIGKILL). Driven by a strict OAuth client library (oauth4webapi) through Envoy.
+ */
+
+const insecure = { [oauth.allowInsecureRequests]: true } as const;
+const SCOPE = 'read:courses-work write:courses-work';
+const REDIRECT = 'http://127.0.0.1:43210/callback';
+
+let stack: Stack;
+let as: oauth.AuthorizationServer;
+let client: oauth.Client;
+const driver = new PageDriver();
+
+beforeAll(async () => {
+  stack = await startStack({
+    authYaml: '  dataDir: .portcullis/auth',
+    stateYaml: 'state: { dataDir: .portcullis/state }',
+  });
+  const issuer = new URL(stack.issuer);
+  as = await oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+  );
+  const registration = await oauth.processDynamicClientRegistrationResponse(
+    await oauth.dynamicClientRegistrationRequest(
+      as,
+      {
+        client_name: 'durable state e2e',
+        redirect_uris: [REDIRECT],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      },
+      insecure,
+    ),
+  );
+  client = { client_id: registration.client_id, token_endpoint_auth_method: 'none' };
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** Signs alice in through the real pages (skipping the login page when her session is alive) and exchanges the code. */
+async function signIn(): Promise<oauth.TokenEndpointResponse> {
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  const url = new URL(as.authorization_endpoint!);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: REDIRECT,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    scope: SCOPE,
+    state,
+    resource: stack.mcpUrl,
+  }).toString();
+  const callback = await driver.authorize(url.href, USERS.alice);
+  const params = oauth.validateAuthResponse(as, client, callback, state);
+  return oauth.processAuthorizationCodeResponse(
+    as,
+    client,
+    await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, {
+      ...insecure,
+      additionalParameters: { resource: stack.mcpUrl },
+    }),
+  );
+}
+
+function refreshRequest(refreshToken: string): Promise<Response> {
+  return oauth.refreshTokenGrantRequest(as, client, oauth.None(), refreshToken, {
+    ...insecure,
+    additionalParameters: { resource: stack.mcpUrl },
+  });
+}
+
+async function refresh(refreshToken: string): Promise<oauth.TokenEndpointResponse> {
+  return oauth.processRefreshTokenResponse(as, client, await refreshRequest(refreshToken));
+}
+
+/** The MCP endpoint's answer to an initialize with `token`: 200 for a token it accepts. */
+async function mcpStatus(token: string): Promise<number> {
+  const response = await fetch(stack.mcpUrl, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify(initializeMessage('2025-06-18')),
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
+describe('the authorization server across restarts of up on one state.dataDir', () => {
+  let refreshToken: string;
+  let accessToken: string;
+
+  beforeAll(async () => {
+    const tokens = await signIn();
+    refreshToken = tokens.refresh_token!;
+    accessToken = tokens.access_token;
+    expect(await mcpStatus(accessToken)).toBe(200);
+  });
+
+  it('redeems a refresh token issued before up was stopped with SIGINT, and keeps the session', async () => {
+    const consumedBefore = refreshToken;
+    const rotated = await refresh(consumedBefore);
+    refreshToken = rotated.refresh_token!;
+
+    await stack.restart('SIGINT');
+
+    // The access token issued before still verifies (the keys are files of auth.dataDir) …
+    expect(await mcpStatus(rotated.access_token)).toBe(200);
+    // … the refresh token issued before is redeemed, and rotated.
+    const after = await refresh(refreshToken);
+    expect(after.refresh_token).toBeDefined();
+    expect(after.refresh_token).not.toBe(refreshToken);
+    expect(await mcpStatus(after.access_token)).toBe(200);
+    refreshToken = after.refresh_token!;
+    accessToken = after.access_token;
+
+    // The browser session outlived the restart too: no login page this time.
+    const pagesBefore = driver.log.length;
+    const again = await signIn();
+    expect(driver.log.slice(pagesBefore).some((line) => line.includes('/v1/authorize/login'))).toBe(false);
+    expect(await mcpStatus(again.access_token)).toBe(200);
+  });
+
+  it('redeems a refresh token issued before every process of up was killed with SIGKILL', async () => {
+    const rotated = await refresh(refreshToken);
+    const beforeCrash = rotated.refresh_token!;
+
+    await stack.restart('SIGKILL');
+
+    expect(await mcpStatus(rotated.access_token)).toBe(200);
+    const after = await refresh(beforeCrash);
+    expect(await mcpStatus(after.access_token)).toBe(200);
+    // Consumption is durable as well: the token rotated away before the crash is a replay now.
+    const replay = await refreshRequest(refreshToken);
+    expect(replay.status).toBe(400);
+    expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
+  });
+});
