@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { hashPassword } from '../../src/auth/index.js';
 import { type EchoBackend, startEchoBackend } from '../helpers/backend.js';
-import { type LoadStream, load } from '../helpers/load.js';
+import { type LoadStream, load, markingPolicy } from '../helpers/load.js';
 import { portlessGateway } from '../helpers/portless-gateway.js';
 import { listeningPortsOf } from '../helpers/processes.js';
 import { isCli, isEnvoy, printedUrl, processesOf, startUp, type UpRun } from '../helpers/up.js';
@@ -18,7 +18,9 @@ const ADMIN = { name: 'admin', password: 'management password for the supervisio
 async function portlessConfig(echo: EchoBackend): Promise<string> {
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-supervise-'));
   const file = path.join(directory, 'gateway.yaml');
-  const gateway = portlessGateway(echo.url);
+  // A policy, so that every request goes through the engines (an API without any is served by Envoy alone).
+  await writeFile(path.join(directory, 'echo.xml'), markingPolicy('supervised'));
+  const gateway = portlessGateway(echo.url, 'echo.xml');
   await writeFile(
     file,
     stringify({
