@@ -4,6 +4,7 @@ import type {
   AuthStores,
   ClientRecord,
   GrantRecord,
+  InteractionRecord,
   RefreshTokenRecord,
   SessionRecord,
 } from '../../src/auth/stores/types.js';
@@ -312,4 +313,37 @@ export function authStoreConformance(name: string, make: () => Backend, sharesSt
       expect((await b.sessions.get('shared-session'))?.id).toBe('shared-session');
     });
   });
+}
+
+/**
+ * Writes a session, an interaction and a consent whose identifiers, CSRF token, OAuth state, user and scope must never
+ * be readable in a backend's storage; returns them and the strings to look for.
+ */
+export async function storeSecretRecords(
+  stores: AuthStores,
+  now: number,
+): Promise<{ sessionId: string; interaction: InteractionRecord; secrets: string[] }> {
+  const sessionId = 'SESSIONsecretSESSIONsecret1234';
+  const interaction: InteractionRecord = {
+    id: 'INTERACTIONsecret1234567',
+    sessionId,
+    csrf: 'CSRFsecretCSRFsecret1234',
+    clientId: 'c1',
+    redirectTarget: 'https://a.example/cb',
+    redirectUriParam: undefined,
+    state: 'STATEvalue',
+    codeChallenge: 'x',
+    codeChallengeMethod: 'S256',
+    scope: ['read:courses-work'],
+    resource: 'r',
+    expiresAt: now + 600,
+  };
+  await stores.sessions.set(sessionId, { id: sessionId, sub: 'alice', expiresAt: now + 600 }, now + 600);
+  await stores.interactions.set(interaction.id, interaction, interaction.expiresAt);
+  await stores.consents.set('alice\nc1', { scope: ['read:courses-work'], resources: ['r'] }, now + 600);
+  return {
+    sessionId,
+    interaction,
+    secrets: [sessionId, interaction.id, interaction.csrf, 'STATEvalue', 'alice', 'read:courses-work'],
+  };
 }

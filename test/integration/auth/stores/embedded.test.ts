@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createEmbeddedStores } from '../../../../src/auth/stores/embedded.js';
 import type { AuthorizationCodeRecord, InteractionRecord } from '../../../../src/auth/stores/types.js';
 import { until } from '../../../helpers/wait.js';
-import { START } from '../../../support/auth-stores.js';
+import { START, storeSecretRecords } from '../../../support/auth-stores.js';
 import { EmbeddedDirectories } from './backends.js';
 
 /** What only the embedded store promises: nothing secret in its files, the sweep, several processes, crashes. */
@@ -62,41 +62,12 @@ describe('embedded auth stores', () => {
     const directory = directories.create();
     const state = directories.open(directory);
     const stores = createEmbeddedStores(state, { now: () => START });
-    const sessionId = 'SESSIONsecretSESSIONsecret1234';
-    const interaction: InteractionRecord = {
-      id: 'INTERACTIONsecret1234567',
-      sessionId,
-      csrf: 'CSRFsecretCSRFsecret1234',
-      clientId: 'c1',
-      redirectTarget: 'https://a.example/cb',
-      redirectUriParam: undefined,
-      state: 'STATEvalue',
-      codeChallenge: 'x',
-      codeChallengeMethod: 'S256',
-      scope: ['read:courses-work'],
-      resource: 'r',
-      expiresAt: START + 600,
-    };
-    await stores.sessions.set(
-      sessionId,
-      { id: sessionId, sub: 'alice', expiresAt: START + 600 },
-      START + 600,
-    );
-    await stores.interactions.set(interaction.id, interaction, interaction.expiresAt);
-    await stores.consents.set('alice\nc1', { scope: ['read:courses-work'], resources: ['r'] }, START + 600);
+    const { sessionId, interaction, secrets } = await storeSecretRecords(stores, START);
     await stores.close();
 
     const files = readFileSync(path.join(directory, 'data.mdb')).toString('latin1');
     expect(files).toContain('auth.sessions'); // the right file: the named databases are in it
-    for (const secret of [
-      sessionId,
-      interaction.id,
-      interaction.csrf,
-      'STATEvalue',
-      'alice',
-      'read:courses-work',
-    ])
-      expect(files).not.toContain(secret);
+    for (const secret of secrets) expect(files).not.toContain(secret);
     expect(await stores.interactions.get(interaction.id)).toEqual(interaction);
 
     // A sealed value moved under another identifier's key does not open.

@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStores } from '../../../../src/auth/stores/redis.js';
-import type { InteractionRecord } from '../../../../src/auth/stores/types.js';
 import { StateUnavailableError } from '../../../../src/state/limits.js';
 import { RedisConnection } from '../../../../src/state/redis-connection.js';
 import { type RunningRedis, startRedis } from '../../../helpers/redis.js';
+import { storeSecretRecords } from '../../../support/auth-stores.js';
 import { START } from './backends.js';
 
 /** What only the Redis store promises: key layout, TTLs, nothing secret in clear, shared state, failures. */
@@ -99,43 +99,14 @@ describe('redis auth stores', () => {
 
   it('keep session and interaction identifiers, CSRF tokens and users out of Redis', async () => {
     const stores = createRedisStores(connect('pc:'), { now: () => START, namespace: 'secret:' });
-    const sessionId = 'SESSIONsecretSESSIONsecret1234';
-    const interaction: InteractionRecord = {
-      id: 'INTERACTIONsecret1234567',
-      sessionId,
-      csrf: 'CSRFsecretCSRFsecret1234',
-      clientId: 'c1',
-      redirectTarget: 'https://a.example/cb',
-      redirectUriParam: undefined,
-      state: 'STATEvalue',
-      codeChallenge: 'x',
-      codeChallengeMethod: 'S256',
-      scope: ['read:courses-work'],
-      resource: 'r',
-      expiresAt: START + 600,
-    };
-    await stores.sessions.set(
-      sessionId,
-      { id: sessionId, sub: 'alice', expiresAt: START + 600 },
-      START + 600,
-    );
-    await stores.interactions.set(interaction.id, interaction, interaction.expiresAt);
-    await stores.consents.set('alice\nc1', { scope: ['read:courses-work'], resources: ['r'] }, START + 600);
+    const { sessionId, interaction, secrets } = await storeSecretRecords(stores, START);
 
     const keys = (await raw.keys('pc:secret:*')).sort();
     expect(keys).toHaveLength(3);
     const dump = Buffer.concat(
       await Promise.all(keys.map(async (k) => Buffer.concat([Buffer.from(k), (await raw.getBuffer(k))!]))),
     ).toString('latin1');
-    for (const secret of [
-      sessionId,
-      interaction.id,
-      interaction.csrf,
-      'STATEvalue',
-      'alice',
-      'read:courses-work',
-    ])
-      expect(dump).not.toContain(secret);
+    for (const secret of secrets) expect(dump).not.toContain(secret);
     expect(await stores.interactions.get(interaction.id)).toEqual(interaction);
 
     // A sealed value moved under another identifier's key does not open.
