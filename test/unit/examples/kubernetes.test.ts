@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
+import { envoyValidates } from '../../helpers/envoy.js';
 import {
   type KubernetesObject,
   kubernetesValidator,
@@ -206,5 +207,107 @@ describe('what the examples refer to', () => {
     expect(reaches(host!, Number(port)), cluster).toBe(true);
     const routeNames = virtualService.spec.http.map((route: { name: string }) => route.name);
     expect(routeNames).toContain(filter.spec.configPatches[1].match.routeConfiguration.vhost.route.name);
+  });
+});
+
+describe("the Istio EnvoyFilter's Envoy configuration", () => {
+  /**
+   * A bootstrap with what the EnvoyFilter adds where Istio would put it: its HTTP filter before the router, its route
+   * patch merged into the route of that name, the engine's cluster under the name Istio gives it. The CRD leaves the
+   * patches' values open; Envoy itself checks them (a misspelt field of ExternalProcessor is refused).
+   */
+  const bootstrapWith = (filter: any) => {
+    const [httpFilter, routePatch] = filter.spec.configPatches.map((patch: any) => patch.patch.value);
+    const cluster = httpFilter.typed_config.grpc_service.envoy_grpc.cluster_name;
+    const routeName = filter.spec.configPatches[1].match.routeConfiguration.vhost.route.name;
+    return {
+      static_resources: {
+        listeners: [
+          {
+            name: 'gateway',
+            address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+            filter_chains: [
+              {
+                filters: [
+                  {
+                    name: 'envoy.filters.network.http_connection_manager',
+                    typed_config: {
+                      '@type':
+                        'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+                      stat_prefix: 'gateway',
+                      route_config: {
+                        virtual_hosts: [
+                          {
+                            name: 'gateway',
+                            domains: ['*'],
+                            routes: [
+                              {
+                                name: routeName,
+                                match: { prefix: '/v1/' },
+                                route: { cluster },
+                                ...routePatch,
+                              },
+                              { name: 'api', match: { prefix: '/' }, route: { cluster } },
+                            ],
+                          },
+                        ],
+                      },
+                      http_filters: [
+                        httpFilter,
+                        {
+                          name: 'envoy.filters.http.router',
+                          typed_config: {
+                            '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
+                          },
+                        },
+                      ],
+                    },
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+        clusters: [
+          {
+            name: cluster,
+            type: 'STATIC',
+            typed_extension_protocol_options: {
+              'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+                '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+                explicit_http_config: { http2_protocol_options: {} },
+              },
+            },
+            load_assignment: {
+              cluster_name: cluster,
+              endpoints: [
+                {
+                  lb_endpoints: [
+                    {
+                      endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: 50051 } } },
+                    },
+                  ],
+                },
+              ],
+            },
+          },
+        ],
+      },
+    };
+  };
+  const filter = named(istio, 'EnvoyFilter', 'portcullis-engine');
+
+  it('is accepted by the real Envoy', async () => {
+    expect(await envoyValidates(JSON.stringify(bootstrapWith(filter)), 'envoy.json')).toMatch(/OK/);
+  });
+
+  it('a misspelt field in it is refused by Envoy', async () => {
+    const misspelt = broken(
+      filter,
+      (copy) => (copy.spec.configPatches[0].patch.value.typed_config.allow_mode_overide = true),
+    );
+    await expect(envoyValidates(JSON.stringify(bootstrapWith(misspelt)), 'envoy.json')).rejects.toThrow(
+      /allow_mode_overide/,
+    );
   });
 });
