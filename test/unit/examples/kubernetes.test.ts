@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { servicePathPrefixes } from '../../../src/envoy/bootstrap.js';
 import { runCli } from '../../helpers/cli.js';
 import { envoyValidates } from '../../helpers/envoy.js';
 import {
@@ -207,6 +209,57 @@ describe('what the examples refer to', () => {
     expect(reaches(host!, Number(port)), cluster).toBe(true);
     const routeNames = virtualService.spec.http.map((route: { name: string }) => route.name);
     expect(routeNames).toContain(filter.spec.configPatches[1].match.routeConfiguration.vhost.route.name);
+  });
+});
+
+describe('the routes of the Envoy Gateway and Istio examples', () => {
+  const gateway = parse(
+    readFileSync(path.join(examples, 'kubernetes', 'config', 'gateway.yaml'), 'utf8'),
+  ) as {
+    apis: Array<{ urlSuffix: string; serviceUrl: string }>;
+  };
+  const httpRoute = (name: string) => (named(envoyGateway, 'HTTPRoute', name) as any).spec.rules as any[];
+  const virtualService = (named(istio, 'VirtualService', 'portcullis') as any).spec.http as any[];
+
+  it("send the Koa service's paths (those of Portcullis's own bootstrap) to the service, without the engine", () => {
+    const envoyGatewayPaths = httpRoute('portcullis-service').flatMap((rule) =>
+      rule.matches.map((match: any) => match.path.value),
+    );
+    expect(envoyGatewayPaths.sort()).toEqual([...servicePathPrefixes].sort());
+    const serviceRoute = virtualService.find((route) => route.name === 'portcullis-service');
+    expect(serviceRoute.match.map((match: any) => match.uri.prefix).sort()).toEqual(
+      [...servicePathPrefixes].sort(),
+    );
+    expect(serviceRoute.route.map((each: any) => each.destination.host)).toEqual(['portcullis-service']);
+  });
+
+  it("send each API's URL suffix to its service URL, the suffix taken off", () => {
+    for (const api of gateway.apis) {
+      const backend = new URL(api.serviceUrl);
+      const target = { name: backend.hostname, port: Number(backend.port) };
+      const rule = httpRoute('portcullis-apis').find((each) =>
+        each.matches.some(
+          (match: any) => match.path.type === 'PathPrefix' && match.path.value === `/${api.urlSuffix}`,
+        ),
+      );
+      expect(rule?.backendRefs, api.urlSuffix).toEqual([target]);
+      expect(rule.filters[0].urlRewrite.path).toEqual({
+        type: 'ReplacePrefixMatch',
+        replacePrefixMatch: '/',
+      });
+      const route = virtualService.find((each) =>
+        each.match.some((match: any) => match.uri.prefix === `/${api.urlSuffix}/`),
+      );
+      expect(
+        route?.route.map((each: any) => ({
+          name: each.destination.host,
+          port: each.destination.port.number,
+        })),
+        api.urlSuffix,
+      ).toEqual([target]);
+      expect(route.match).toContainEqual({ uri: { exact: `/${api.urlSuffix}` } });
+      expect(route.rewrite).toEqual({ uri: '/' });
+    }
   });
 });
 
