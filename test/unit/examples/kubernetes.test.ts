@@ -231,6 +231,17 @@ describe('the routes of the Envoy Gateway and Istio examples', () => {
       [...servicePathPrefixes].sort(),
     );
     expect(serviceRoute.route.map((each: any) => each.destination.host)).toEqual(['portcullis-service']);
+    const policy = named(envoyGateway, 'EnvoyExtensionPolicy', 'portcullis-engine') as any;
+    expect(policy.spec.targetRefs.map((target: { name: string }) => target.name)).toEqual([
+      'portcullis-apis',
+    ]);
+    const filter = named(istio, 'EnvoyFilter', 'portcullis-engine') as any;
+    expect(filter.spec.configPatches[1].patch.value.typed_per_filter_config).toEqual({
+      'envoy.filters.http.ext_proc': {
+        '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute',
+        disabled: true,
+      },
+    });
   });
 
   it("send each API's URL suffix to its service URL, the suffix taken off", () => {
