@@ -32,7 +32,9 @@ export const command: CliCommand = {
       const snippet = buildEnvoySnippet(
         socketPath !== undefined ? { ...plan, engine: { ...plan.engine, socketPath } } : plan,
       );
-      process.stdout.write(`${snippetIntroduction}${stringify(snippet, { lineWidth: 0, aliasDuplicateObjects: false })}`);
+      process.stdout.write(
+        `${snippetIntroduction}${stringify(snippet, { lineWidth: 0, aliasDuplicateObjects: false })}`,
+      );
       return 0;
     }
     if (values.sidecar !== undefined) {
