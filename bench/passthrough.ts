@@ -1,6 +1,9 @@
 /**
- * The same small GET (a) through Envoy straight to the backend and (b) through Envoy + the engine passing through,
- * measured in one run; prints requests/s, p50/p99 and the ratio b/a.
+ * The same small GET (a) through Envoy straight to the backend, (b) through Envoy + the engine passing through,
+ * over TCP, and (c) the same as (b) with the engine on a Unix domain socket (`portcullis engine --socket`, as a
+ * sidecar beside its Envoy), each behind its own Envoy (concurrency 1), measured in interleaved rounds of one run;
+ * prints the medians' requests/s, p50/p99, CPU per request, and the ratios b/a, c/a and c/b.
+ * BENCH_SECONDS (per row and round, default 8), BENCH_ROUNDS (default 3), BENCH_ENGINES (TCP engines, default 1).
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,8 +13,10 @@ import {
   formatCpu,
   formatLoad,
   httpOk,
+  type LoadResult,
   load,
   startBenchEnvoy,
+  startEngineOnSocket,
   startEngineProcess,
   startStaticBackend,
   stopChildren,
@@ -20,32 +25,69 @@ import {
 
 const engineProcesses = Number(process.env.BENCH_ENGINES ?? 1);
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 
 const backendPort = await freePort();
+const backend = `http://127.0.0.1:${backendPort}`;
 const enginePorts = await Promise.all(Array.from({ length: engineProcesses }, () => freePort()));
+const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-bench-'));
+const socketPath = path.join(directory, 'engine.sock');
 
 await startStaticBackend(backendPort);
 await Promise.all(enginePorts.map((port) => startEngineProcess(port)));
+await startEngineOnSocket(socketPath, undefined, 'engine (uds)');
 
-const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-bench-'));
 const gateway = await startBenchEnvoy({
   enginePorts,
   directory,
   apis: [
-    { id: 'direct', urlSuffix: 'direct', serviceUrl: `http://127.0.0.1:${backendPort}` },
-    { id: 'engine', urlSuffix: 'engine', serviceUrl: `http://127.0.0.1:${backendPort}` },
+    { id: 'direct', urlSuffix: 'direct', serviceUrl: backend },
+    { id: 'engine', urlSuffix: 'engine', serviceUrl: backend },
   ],
 });
-await waitFor(httpOk(`${gateway}/engine/api/Course`), 'route through the engine');
+const socketGateway = await startBenchEnvoy({
+  enginePorts: [],
+  engineSocket: socketPath,
+  directory,
+  name: 'uds',
+  role: 'envoy (uds)',
+  apis: [{ id: 'engine', urlSuffix: 'engine', serviceUrl: backend }],
+});
 
-const a = await load(`${gateway}/direct/api/Course`, { seconds });
-const b = await load(`${gateway}/engine/api/Course`, { seconds });
+const rows = [
+  { label: '  (a) Envoy → backend', url: `${gateway}/direct/api/Course`, results: [] as LoadResult[] },
+  {
+    label: '  (b) Envoy + engine (TCP) → backend',
+    url: `${gateway}/engine/api/Course`,
+    results: [] as LoadResult[],
+  },
+  {
+    label: '  (c) Envoy + engine (UDS) → backend',
+    url: `${socketGateway}/engine/api/Course`,
+    results: [] as LoadResult[],
+  },
+];
+for (const row of rows) await waitFor(httpOk(row.url), row.label.trim());
+for (let round = 0; round < rounds; round++)
+  for (const row of rows) row.results.push(await load(row.url, { seconds }));
+
+/** The round with the median requests/s (its latency and CPU figures belong together). */
+const medianRun = (results: LoadResult[]) =>
+  [...results].sort((x, y) => x.requestsPerSecond - y.requestsPerSecond)[Math.floor(results.length / 2)]!;
+const [a, b, c] = rows.map((row) => medianRun(row.results)) as [LoadResult, LoadResult, LoadResult];
 console.log(
-  `passthrough (${engineProcesses} engine process${engineProcesses > 1 ? 'es' : ''}, Envoy concurrency 1, 32 connections, ${seconds} s each)`,
+  `passthrough (${engineProcesses} TCP engine process${engineProcesses > 1 ? 'es' : ''} and 1 on a socket, Envoy concurrency 1, 32 connections, ${rounds} interleaved rounds of ${seconds} s, medians)`,
 );
-console.log(formatLoad('  (a) Envoy → backend', a));
-console.log(formatCpu(a));
-console.log(formatLoad('  (b) Envoy + engine → backend', b));
-console.log(formatCpu(b));
-console.log(`  ratio b/a ${(b.requestsPerSecond / a.requestsPerSecond).toFixed(2)}   (target ≥ 0.85)`);
+for (const [row, result] of [
+  [rows[0]!, a],
+  [rows[1]!, b],
+  [rows[2]!, c],
+] as const) {
+  console.log(formatLoad(row.label, result));
+  console.log(formatCpu(result));
+}
+const ratio = (x: LoadResult, y: LoadResult) => (x.requestsPerSecond / y.requestsPerSecond).toFixed(2);
+console.log(
+  `  ratio b/a ${ratio(b, a)}   (target ≥ 0.85)   c/a ${ratio(c, a)}   c/b (UDS over TCP) ${ratio(c, b)}`,
+);
 stopChildren();

@@ -90,6 +90,23 @@ export async function startEngineProcess(port: number, configFile?: string, role
   await waitFor(() => checkEngineHealth('127.0.0.1', port), `engine on ${port}`);
 }
 
+/** An engine process serving ext_proc on a Unix domain socket (`portcullis engine --socket`). */
+export async function startEngineOnSocket(
+  socketPath: string,
+  configFile?: string,
+  role = 'engine',
+): Promise<void> {
+  const config = configFile ? ['--config', configFile] : [];
+  spawnChild(
+    process.execPath,
+    [path.join(root, 'bin', 'portcullis.js'), 'engine', ...config, '--socket', socketPath],
+    process.env,
+    role,
+  );
+  // The socket file appears when the engine has bound it; Envoy's own health check then finds it serving.
+  await waitFor(async () => existsSync(socketPath), `engine on ${socketPath}`);
+}
+
 /**
  * A gateway for a benchmark from a configuration file: one engine process running its policies, and an Envoy in
  * front (see startBenchEnvoy: the `direct` API is the baseline). Resolves to the gateway's URL.
@@ -231,6 +248,8 @@ export function formatCpu(result: LoadResult, indent = '      '): string {
  */
 export async function startBenchEnvoy(options: {
   readonly enginePorts: readonly number[];
+  /** The engine's Unix domain socket instead of `enginePorts`. */
+  readonly engineSocket?: string;
   readonly apis: readonly BootstrapApi[];
   readonly directory: string;
   readonly name?: string;
@@ -245,6 +264,7 @@ export async function startBenchEnvoy(options: {
     engine: {
       endpoints: options.enginePorts.map((port) => ({ host: '127.0.0.1', port })),
       messageTimeoutMs: 1000,
+      ...(options.engineSocket !== undefined ? { socketPath: options.engineSocket } : {}),
     },
     // Nothing in a benchmark calls the service; the cluster needs an address all the same.
     service: { host: '127.0.0.1', port: adminPort },

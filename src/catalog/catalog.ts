@@ -141,19 +141,52 @@ export class Catalog<Pipeline> {
     const hostname = host.toLowerCase().replace(/:\d+$/, '');
     for (const api of this.apis) {
       if (api.hostnames.length > 0 && !api.hostnames.includes(hostname)) continue;
-      const prefix = `/${api.urlSuffix}`;
-      if (path !== prefix && !path.startsWith(`${prefix}/`)) continue;
-      const apiPath = path.slice(prefix.length) || '/';
-      const wanted = method.toUpperCase();
-      if (api.type === 'soap') return this.matchSoap(api, apiPath, wanted, soap);
-      for (const operation of api.operations) {
-        if (operation.method !== wanted) continue;
-        const parameters = operation.template.match(apiPath, query);
-        if (parameters) return { kind: 'operation', api, operation, apiPath, parameters };
-      }
-      return { kind: 'no-operation', api, apiPath };
+      const match = this.matchIn(api, method, path, query, soap);
+      if (match) return match;
     }
     return { kind: 'no-api' };
+  }
+
+  /**
+   * The match for a request whose API the operator named (the Envoy route it took: contract.ts `apiRouteNamePrefix`),
+   * whatever its host. The path must still lie under the API's URL suffix, which is taken off as for any request.
+   */
+  matchNamed(
+    apiId: string,
+    method: string,
+    path: string,
+    query: URLSearchParams,
+    soap: { soapAction?: string | undefined; contentType?: string | undefined } = {},
+  ):
+    | MatchResult<Pipeline>
+    | { readonly kind: 'unknown-api' }
+    | { readonly kind: 'outside-suffix'; readonly urlSuffix: string } {
+    const api = this.apis.find((candidate) => candidate.id === apiId);
+    if (!api) return { kind: 'unknown-api' };
+    return (
+      this.matchIn(api, method, path, query, soap) ?? { kind: 'outside-suffix', urlSuffix: api.urlSuffix }
+    );
+  }
+
+  /** The match within one API, or undefined when the path is not under its URL suffix. */
+  private matchIn(
+    api: CatalogApi<Pipeline>,
+    method: string,
+    path: string,
+    query: URLSearchParams,
+    soap: { soapAction?: string | undefined; contentType?: string | undefined },
+  ): MatchResult<Pipeline> | undefined {
+    const prefix = `/${api.urlSuffix}`;
+    if (path !== prefix && !path.startsWith(`${prefix}/`)) return undefined;
+    const apiPath = path.slice(prefix.length) || '/';
+    const wanted = method.toUpperCase();
+    if (api.type === 'soap') return this.matchSoap(api, apiPath, wanted, soap);
+    for (const operation of api.operations) {
+      if (operation.method !== wanted) continue;
+      const parameters = operation.template.match(apiPath, query);
+      if (parameters) return { kind: 'operation', api, operation, apiPath, parameters };
+    }
+    return { kind: 'no-operation', api, apiPath };
   }
 
   /** SOAP pass-through: every operation is a POST, told apart by action, then by the body's first element. */

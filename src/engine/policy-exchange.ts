@@ -7,10 +7,12 @@ import {
   subscriptionMessages,
 } from '../catalog/subscriptions.js';
 import {
+  apiRouteNamePrefix,
   backendSelectionHeader,
   internalHeaderPrefix,
   requestAttributes,
   responseAttributes,
+  routeAttributes,
   traceRequestHeader,
   upstreamTimeoutHeader,
 } from '../envoy/contract.js';
@@ -161,10 +163,24 @@ class PolicyExchange implements Exchange {
     if (!normalized.ok) return this.refusePath(normalized, requestIdHeader);
     const pathname = normalized.path;
     const pathChanged = pathname !== rawPathname;
-    const match = this.engine.catalog.match(authority, method, pathname, new URLSearchParams(search), {
+    const soapHints = {
       soapAction: firstHeader(headers, 'soapaction'),
       contentType: firstHeader(headers, 'content-type'),
-    });
+    };
+    const routeName = head.attributes.get(routeAttributes.routeName);
+    const namedApi =
+      typeof routeName === 'string' && routeName.startsWith(apiRouteNamePrefix)
+        ? routeName.slice(apiRouteNamePrefix.length)
+        : undefined;
+    const found =
+      namedApi !== undefined
+        ? this.engine.catalog.matchNamed(namedApi, method, pathname, new URLSearchParams(search), soapHints)
+        : this.engine.catalog.match(authority, method, pathname, new URLSearchParams(search), soapHints);
+    // A route named for an API that cannot serve this request is the operator's mistake: refused, never let
+    // through without the API's policies.
+    if (found.kind === 'unknown-api' || found.kind === 'outside-suffix')
+      return this.refuseRoute(routeName as string, found, requestIdHeader);
+    const match = found;
     this.match = match;
     if (match.kind === 'no-api') {
       this.summary.outcome = 'not-an-api';
@@ -594,6 +610,42 @@ class PolicyExchange implements Exchange {
       headers: [{ name: ':status', value: String(response.status) }, ...set],
       removeHeaders: remove,
       body: response.body,
+    };
+  }
+
+  /**
+   * A request on a route named `portcullis:<api id>` (contract.ts) that names no API of the configuration (500: the
+   * gateway is misconfigured), or whose path is not under that API's URL suffix (404, as for a URL of no
+   * operation). The access log says which route and why; the client is told nothing of the configuration.
+   */
+  private refuseRoute(
+    routeName: string,
+    found: { readonly kind: 'unknown-api' } | { readonly kind: 'outside-suffix'; readonly urlSuffix: string },
+    requestIdHeader: HeaderChange[],
+  ): PhaseResult {
+    const status = found.kind === 'unknown-api' ? 500 : 404;
+    this.summary.outcome = 'responded';
+    this.summary.status = status;
+    this.summary.lastError = {
+      source: 'route-name',
+      reason: found.kind === 'unknown-api' ? 'RouteNamesUnknownApi' : 'PathOutsideNamedApi',
+      message:
+        found.kind === 'unknown-api'
+          ? `Envoy route "${routeName}" names an API the configuration does not have`
+          : `Envoy route "${routeName}" took a path outside the API's URL suffix "/${found.urlSuffix}"`,
+    };
+    return {
+      action: 'respond',
+      status,
+      headers: [...requestIdHeader, { name: 'content-type', value: 'application/json' }],
+      body: Buffer.from(
+        JSON.stringify(
+          status === 500
+            ? { statusCode: 500, message: 'Internal server error' }
+            : { statusCode: 404, message: 'Resource not found' },
+        ),
+      ),
+      details: `portcullis_${this.summary.lastError.reason}`,
     };
   }
 

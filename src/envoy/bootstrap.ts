@@ -150,7 +150,12 @@ export interface BootstrapPlan {
   /** By API id or named backend id: the client certificate its cluster presents. */
   readonly upstreamTls?: Readonly<Record<string, UpstreamTlsPlan>>;
   readonly admin: Endpoint;
-  readonly engine: { readonly endpoints: readonly Endpoint[]; readonly messageTimeoutMs: number };
+  readonly engine: {
+    readonly endpoints: readonly Endpoint[];
+    readonly messageTimeoutMs: number;
+    /** The engine's Unix domain socket (`portcullis engine --socket`), used instead of `endpoints`. */
+    readonly socketPath?: string;
+  };
   readonly service: Endpoint;
   /** Where the management API is served (`up`), behind the management listener; absent: no management API. */
   readonly management?: Endpoint;
@@ -440,7 +445,11 @@ function backendFailureReplies(): LocalReplyConfig {
   };
 }
 
-function extProcFilter(plan: BootstrapPlan): ExtProcFilter {
+export function extProcFilter(
+  plan: BootstrapPlan,
+  /** Attributes sent besides the engine's own (an Envoy Portcullis did not configure names its routes). */
+  extraRequestAttributes: readonly string[] = [],
+): ExtProcFilter {
   return {
     name: extProcFilterName,
     typed_config: {
@@ -460,7 +469,7 @@ function extProcFilter(plan: BootstrapPlan): ExtProcFilter {
         request_trailer_mode: 'SKIP',
         response_trailer_mode: 'SKIP',
       },
-      request_attributes: Object.values(requestAttributes),
+      request_attributes: [...Object.values(requestAttributes), ...extraRequestAttributes],
       response_attributes: Object.values(responseAttributes),
       // :method and :authority are routing headers: set-method and base URLs need them.
       mutation_rules: {
@@ -493,7 +502,7 @@ function headerMutationFilter(): HeaderMutationFilter {
   };
 }
 
-function dynamicForwardProxyFilter(): DynamicForwardProxyFilter {
+export function dynamicForwardProxyFilter(): DynamicForwardProxyFilter {
   return {
     name: 'envoy.filters.http.dynamic_forward_proxy',
     typed_config: {
@@ -551,7 +560,7 @@ function virtualHosts(plan: BootstrapPlan): VirtualHost[] {
  * sends it there. A client that sends the header itself also lands here first, but ext_proc runs on this route
  * and the engine strips the client's copy before the route is picked again.
  */
-function backendSelectionRoute(): Route {
+export function backendSelectionRoute(): Route {
   return {
     name: 'engine_selected_backend',
     match: { prefix: '/', headers: [{ name: backendSelectionHeader, present_match: true }] },
@@ -560,7 +569,7 @@ function backendSelectionRoute(): Route {
   };
 }
 
-function serviceRoutes(): Route[] {
+export function serviceRoutes(): Route[] {
   return servicePathPrefixes.map<Route>((prefix) => ({
     name: `service${prefix.replace(/[^A-Za-z0-9]+/g, '_')}`,
     match: prefix.endsWith('/') ? { prefix } : { path_separated_prefix: prefix },
@@ -622,11 +631,13 @@ function notFoundRoute(): Route {
   };
 }
 
-function engineCluster(plan: BootstrapPlan): Cluster {
+export function engineCluster(plan: BootstrapPlan): Cluster {
   return {
     name: engineClusterName,
-    // Containers (docker-compose) name the engine by its service name; a machine by address.
-    ...addressType(plan.engine.endpoints),
+    // Containers (docker-compose) name the engine by its service name; a machine by address; a socket is a path.
+    ...(plan.engine.socketPath !== undefined
+      ? { type: 'STATIC' as const }
+      : addressType(plan.engine.endpoints)),
     connect_timeout: '1s',
     // Each engine process is single-threaded: spread streams by how busy each one is.
     lb_policy: 'LEAST_REQUEST',
@@ -668,21 +679,22 @@ function engineCluster(plan: BootstrapPlan): Cluster {
       cluster_name: engineClusterName,
       endpoints: [
         {
-          lb_endpoints: plan.engine.endpoints.map((endpoint) => ({
-            endpoint: { address: socketAddress(endpoint) },
-          })),
+          lb_endpoints:
+            plan.engine.socketPath !== undefined
+              ? [{ endpoint: { address: { pipe: { path: plan.engine.socketPath } } } }]
+              : plan.engine.endpoints.map((endpoint) => ({ endpoint: { address: socketAddress(endpoint) } })),
         },
       ],
     },
   };
 }
 
-function serviceCluster(plan: BootstrapPlan): Cluster {
+export function serviceCluster(plan: BootstrapPlan): Cluster {
   return staticCluster(serviceClusterName, plan.service);
 }
 
 /** A cluster for one backend URL; its endpoint carries the host name so `auto_host_rewrite` sets Host to it. */
-function urlCluster(name: string, serviceUrl: string, clientCertificate?: UpstreamTlsPlan): Cluster {
+export function urlCluster(name: string, serviceUrl: string, clientCertificate?: UpstreamTlsPlan): Cluster {
   const url = new URL(serviceUrl);
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -742,7 +754,7 @@ function backendTls(url: URL, host: string, clientCertificate?: UpstreamTlsPlan)
   };
 }
 
-function dynamicCluster(tls: boolean): Cluster {
+export function dynamicCluster(tls: boolean): Cluster {
   return {
     name: dynamicClusterName(tls),
     connect_timeout: '2s',

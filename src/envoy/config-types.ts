@@ -78,6 +78,9 @@ export type DownstreamConnectionsMonitor = TypedExtension<
 
 export type Address = { readonly socket_address: SocketAddress };
 
+/** A Unix domain socket (an upstream endpoint only: the engine beside Envoy on one host). */
+export type PipeAddress = { readonly pipe: { readonly path: string } };
+
 export type SocketAddress = { readonly address: string; readonly port_value: number };
 
 /** A file Envoy reads, or the content itself. */
@@ -434,7 +437,7 @@ export type ClusterLoadAssignment = {
   readonly endpoints: readonly {
     readonly lb_endpoints: readonly {
       /** `hostname`: the name `auto_host_rewrite` sets as Host. */
-      readonly endpoint: { readonly address: Address; readonly hostname?: string };
+      readonly endpoint: { readonly address: Address | PipeAddress; readonly hostname?: string };
     }[];
   }[];
 };

@@ -82,3 +82,16 @@ export const requestAttributes = {
 
 /** Sent with the response headers: tells a backend's own answer (`via_upstream`) from Envoy's local reply. */
 export const responseAttributes = { codeDetails: 'response.code_details' } as const;
+
+/**
+ * Sent by the ext_proc filter of an Envoy Portcullis did not configure (`envoy-config --snippet`): the name of the
+ * route the request took, by which an operator names the API of a route (`apiRouteNamePrefix`).
+ */
+export const routeAttributes = { routeName: 'xds.route_name' } as const;
+
+/**
+ * A route named `portcullis:<api id>` carries that API's requests, whatever their host: the operator of an Envoy
+ * Portcullis did not configure says so in the route's `name`. Any other route name leaves the choice to the host
+ * and URL suffix, as in Portcullis's own Envoy.
+ */
+export const apiRouteNamePrefix = 'portcullis:';

@@ -1,3 +1,4 @@
+import { chmodSync, lstatSync, rmSync } from 'node:fs';
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import type { ExchangeFactory } from './exchange.js';
@@ -13,8 +14,17 @@ export interface ExtProcServerOptions {
   readonly maxMessageBytes?: number;
 }
 
+/**
+ * Where the server listens: a TCP address, or a Unix domain socket (for an Envoy on the same host, as a sidecar).
+ * The socket file is created readable and writable by its owner only (Envoy runs as the same user, or is given
+ * access through the directory) and removed at shutdown.
+ */
+export type ExtProcAddress =
+  | { readonly host: string; readonly port: number }
+  | { readonly socketPath: string };
+
 export interface ListeningExtProcServer {
-  /** The bound port (useful when asked for port 0). */
+  /** The bound port (useful when asked for port 0); 0 on a Unix domain socket. */
   readonly port: number;
   /** Streams currently open. */
   activeStreams(): number;
@@ -31,7 +41,7 @@ export interface ListeningExtProcServer {
  */
 export async function startExtProcServer(
   options: ExtProcServerOptions,
-  address: { host: string; port: number },
+  address: ExtProcAddress,
 ): Promise<ListeningExtProcServer> {
   const server = new Server({
     // Channelz keeps per-call bookkeeping we never read; it costs on the hot path.
@@ -58,11 +68,19 @@ export async function startExtProcServer(
     },
   });
 
+  const socketPath = 'socketPath' in address ? address.socketPath : undefined;
+  const target = 'socketPath' in address ? `unix:${address.socketPath}` : `${address.host}:${address.port}`;
+  if (socketPath !== undefined) removeStaleSocket(socketPath);
+  // The socket file takes its mode from the umask at bind time: no moment where another user could connect.
+  const previousUmask = socketPath !== undefined ? process.umask(0o177) : undefined;
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${address.host}:${address.port}`, ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
+    server.bindAsync(target, ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(socketPath !== undefined ? 0 : bound),
     );
+  }).finally(() => {
+    if (previousUmask !== undefined) process.umask(previousUmask);
   });
+  if (socketPath !== undefined) chmodSync(socketPath, 0o600);
 
   return {
     port,
@@ -80,8 +98,21 @@ export async function startExtProcServer(
           resolve();
         });
       });
+      if (socketPath !== undefined) rmSync(socketPath, { force: true });
     },
   };
+}
+
+/**
+ * A socket file left by an engine that was killed would make the bind fail: remove it. Anything else at that path
+ * (a regular file, a directory) is not ours to remove, and the bind reports it.
+ */
+function removeStaleSocket(socketPath: string): void {
+  try {
+    if (lstatSync(socketPath).isSocket()) rmSync(socketPath);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }
 
 /**

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { envoyArgs } from '../../src/config/envoy.js';
 import { findEnvoy } from '../../src/envoy/binary.js';
-import { type BootstrapPlan, buildBootstrap } from '../../src/envoy/bootstrap.js';
+import { type BootstrapPlan, buildBootstrap, type Endpoint } from '../../src/envoy/bootstrap.js';
 import { until } from './wait.js';
 
 export interface RunningEnvoy {
@@ -29,6 +29,17 @@ export async function startEnvoy(
   /** The generated bootstrap, or one a test changed (as JSON: the changes need not fit Envoy's types). */
   bootstrap: Record<string, unknown> = buildBootstrap(plan),
 ): Promise<RunningEnvoy> {
+  return startEnvoyWith(bootstrap, { admin: plan.admin, gateway: plan.gateway });
+}
+
+/**
+ * Starts a real Envoy on any bootstrap, one Portcullis did not generate too (a hand-written example's), given where
+ * its admin and its gateway listener are.
+ */
+export async function startEnvoyWith(
+  bootstrap: Record<string, unknown>,
+  addresses: { readonly admin: Endpoint; readonly gateway: Endpoint },
+): Promise<RunningEnvoy> {
   const binary = findEnvoy();
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-test-envoy-'));
   const file = path.join(directory, 'envoy.yaml');
@@ -41,7 +52,7 @@ export async function startEnvoy(
     output += chunk.toString();
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const adminUrl = `http://${plan.admin.host}:${plan.admin.port}`;
+  const adminUrl = `http://${addresses.admin.host}:${addresses.admin.port}`;
 
   try {
     await until(
@@ -62,7 +73,7 @@ export async function startEnvoy(
 
   return {
     adminUrl,
-    gatewayUrl: `http://127.0.0.1:${plan.gateway.port}`,
+    gatewayUrl: `http://127.0.0.1:${addresses.gateway.port}`,
     async stats(filter) {
       const query = filter ? `&filter=${encodeURIComponent(filter)}` : '';
       const response = await fetch(`${adminUrl}/stats?format=json${query}`);

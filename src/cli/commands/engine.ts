@@ -15,13 +15,15 @@ import { waitForStopSignal } from '../signals.js';
 
 export const command: CliCommand = {
   usage:
-    'portcullis engine --port PORT|0 [--host HOST] [--config FILE [--no-watch]] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads)',
+    'portcullis engine --port PORT|0 [--host HOST] | --socket PATH [--config FILE [--no-watch]] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads)',
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
       options: {
         supervised: { type: 'boolean', default: false },
         port: { type: 'string' },
+        // A Unix domain socket instead of TCP: for an Envoy on the same host (a sidecar).
+        socket: { type: 'string' },
         host: { type: 'string', default: '127.0.0.1' },
         config: { type: 'string' },
         // Under `up`: the running configuration's snapshot (config/snapshot.ts), read at start and on each SIGHUP,
@@ -32,8 +34,12 @@ export const command: CliCommand = {
         'no-watch': { type: 'boolean', default: false },
       },
     });
+    const socketPath = values.socket;
+    if (socketPath !== undefined && values.port !== undefined)
+      throw new UsageError('--port and --socket exclude each other');
+    if (socketPath === '') throw new UsageError('--socket must be a file path, got ""');
     const port = Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535)
+    if (socketPath === undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
     if (values.config !== undefined && values.snapshot !== undefined)
       throw new UsageError('--config and --snapshot exclude each other');
@@ -78,10 +84,12 @@ export const command: CliCommand = {
           onProtocolError: (message) => console.error(`engine: protocol error: ${message}`),
         },
       },
-      { host: values.host!, port },
+      socketPath !== undefined ? { socketPath } : { host: values.host!, port },
     );
     activeStreams = () => server.activeStreams();
-    console.log(`engine listening on ${values.host}:${server.port}`);
+    console.log(
+      `engine listening on ${socketPath !== undefined ? `unix:${socketPath}` : `${values.host}:${server.port}`}`,
+    );
     // Under `up`: the port it got when asked for any (0), so Envoy is configured with it.
     reportListening(server.port);
     const metricsServer =

@@ -4,17 +4,39 @@ import { bootstrapYaml } from '../../config/envoy.js';
 import { loadConfigFile } from '../../config/load.js';
 import { planRuntime, planSidecar, UnknownSidecarError } from '../../config/plan.js';
 import { buildSidecarBootstrap } from '../../envoy/sidecar.js';
+import { buildEnvoySnippet } from '../../envoy/snippet.js';
 import { type CliCommand, UsageError } from '../command.js';
 
 export const command: CliCommand = {
-  usage: 'portcullis envoy-config --config FILE [--sidecar BACKEND]',
+  usage:
+    'portcullis envoy-config --config FILE [--sidecar BACKEND | --snippet [--engine-socket PATH]]   (--snippet: only what to paste into your own Envoy)',
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
-      options: { config: { type: 'string' }, sidecar: { type: 'string' } },
+      options: {
+        config: { type: 'string' },
+        sidecar: { type: 'string' },
+        snippet: { type: 'boolean', default: false },
+        'engine-socket': { type: 'string' },
+      },
     });
     if (!values.config) throw new UsageError('--config is required');
+    if (values.snippet && values.sidecar !== undefined)
+      throw new UsageError('--snippet and --sidecar exclude each other');
+    if (values['engine-socket'] !== undefined && !values.snippet)
+      throw new UsageError('--engine-socket goes with --snippet');
     const { config, directory } = await loadConfigFile(values.config);
+    if (values.snippet) {
+      const plan = await planRuntime(config, { directory });
+      const socketPath = values['engine-socket'];
+      const snippet = buildEnvoySnippet(
+        socketPath !== undefined ? { ...plan, engine: { ...plan.engine, socketPath } } : plan,
+      );
+      process.stdout.write(
+        `${snippetIntroduction}${stringify(snippet, { lineWidth: 0, aliasDuplicateObjects: false })}`,
+      );
+      return 0;
+    }
     if (values.sidecar !== undefined) {
       try {
         process.stdout.write(
@@ -31,3 +53,10 @@ export const command: CliCommand = {
     return 0;
   },
 };
+
+const snippetIntroduction = `# Paste into your Envoy (see the README, "Use it with your own Envoy"):
+#   http_filters: into your HTTP connection manager, before envoy.filters.http.router, in this order.
+#   routes: first in every virtual host that serves an API; name each API's own route "portcullis:<api id>"
+#     (the engine then picks that API whatever the host), or leave it to the host and URL suffix.
+#   clusters: into static_resources.clusters.
+`;

@@ -3,6 +3,7 @@ import { bootstrapYaml } from '../../../src/config/envoy.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
 import { type BootstrapPlan, buildBootstrap } from '../../../src/envoy/bootstrap.js';
+import type { Address } from '../../../src/envoy/config-types.js';
 import { extensionNamed } from '../../../src/envoy/config-types.js';
 import { envoyValidates } from '../../helpers/envoy.js';
 
@@ -72,7 +73,7 @@ describe('the generated Envoy bootstrap', () => {
       (cluster) => cluster.name === 'portcullis_engine',
     )!;
     const ports = engine.load_assignment!.endpoints[0]!.lb_endpoints.map(
-      (entry) => entry.endpoint.address.socket_address.port_value,
+      (entry) => (entry.endpoint.address as Address).socket_address.port_value,
     );
     expect(ports).toEqual([50051, 50052]);
     expect(

@@ -6,6 +6,7 @@ import { ConfigError } from '../../../src/config/config-error.js';
 import { bootstrapObject, bootstrapYaml } from '../../../src/config/envoy.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
+import type { Address } from '../../../src/envoy/config-types.js';
 import { type Bootstrap, extensionNamed } from '../../../src/envoy/config-types.js';
 import { managementPaths } from '../../../src/envoy/management.js';
 import { envoyValidates } from '../../helpers/envoy.js';
@@ -44,7 +45,9 @@ describe('the management listener', () => {
     // No ext_proc on it: administrators' calls are not API traffic.
     expect(manager.http_filters.map((filter) => filter.name)).toEqual(['envoy.filters.http.router']);
     const cluster = bootstrap.static_resources.clusters.find((c) => c.name === 'portcullis_management')!;
-    expect(cluster.load_assignment!.endpoints[0]!.lb_endpoints[0]!.endpoint.address.socket_address).toEqual({
+    expect(
+      (cluster.load_assignment!.endpoints[0]!.lb_endpoints[0]!.endpoint.address as Address).socket_address,
+    ).toEqual({
       address: '127.0.0.1',
       port_value: 13444,
     });

@@ -94,6 +94,18 @@ describe.concurrent('portcullis on bad input', { timeout: 60_000 }, () => {
       /^portcullis engine: --port must be a port number, got "eighty"/,
     ],
     [
+      'engine: both a port and a socket',
+      ['engine', '--port', '0', '--socket', '/tmp/engine.sock'],
+      'stderr',
+      /^portcullis engine: --port and --socket exclude each other/,
+    ],
+    [
+      'envoy-config: an engine socket without --snippet',
+      ['envoy-config', '--config', 'gateway.yaml', '--engine-socket', '/tmp/engine.sock'],
+      'stderr',
+      /^portcullis envoy-config: --engine-socket goes with --snippet/,
+    ],
+    [
       'service: a missing configuration',
       ['service', '--config', 'missing.yaml', '--port', '0', '--gateway-url', 'http://127.0.0.1:1'],
       'stderr',
