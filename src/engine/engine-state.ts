@@ -2,8 +2,9 @@ import path from 'node:path';
 import { jsonLogger, type Logger } from '../log.js';
 import type { CachedResponse } from '../policy/index.js';
 import { type EmbeddedState, openEmbeddedState } from '../state/embedded.js';
+import { EmbeddedEventStream } from '../state/embedded-event-stream.js';
 import { EmbeddedLimitStore } from '../state/embedded-limits.js';
-import { RedisEventStream } from '../state/event-stream.js';
+import { type EventStream, RedisEventStream } from '../state/event-stream.js';
 import type { LimitStore } from '../state/limits.js';
 import { MemoryLimitStore } from '../state/memory-limits.js';
 import { type StateConfig, stateConfigSchema } from '../state/options.js';
@@ -28,7 +29,7 @@ export interface EngineStateOptions {
 
 /**
  * What an engine process keeps across configuration generations: the caches, the limit counters (in-process,
- * embedded in `state.dataDir`, or Redis), the Redis connection and event stream, the element counters and
+ * embedded in `state.dataDir`, or Redis), the Redis connection, the event stream, the element counters and
  * metrics. A reload compiles new pipelines over the same state; what a changed policy must not see is kept
  * apart by the keys themselves (a cache key names the API, operation and everything the lookup varies by; a
  * counter key the element's counter-key or subscription and scope; a quota window its period and origin).
@@ -46,7 +47,7 @@ export class EngineState {
   readonly limits: GuardedLimits;
   readonly responses: TieredCache<CachedResponse>;
   readonly values: TieredCache<{ value: unknown }>;
-  readonly eventStream: RedisEventStream | undefined;
+  readonly eventStream: EventStream | undefined;
 
   constructor(options: EngineStateOptions = {}) {
     const state = stateConfigSchema.parse(options.state ?? {});
@@ -120,17 +121,20 @@ export class EngineState {
       state.concurrencyLeaseSeconds,
     );
 
+    const streamOptions = {
+      targets: new Map(Object.entries(state.loggers)),
+      bufferSize: state.eventBuffer,
+      onError: (message: string) => failures.report('log-to-eventhub', new Error(message)),
+    };
     this.eventStream =
-      this.redis === undefined
-        ? undefined
-        : new RedisEventStream(this.redis, {
-            targets: new Map(Object.entries(state.loggers)),
-            bufferSize: state.eventBuffer,
-            onError: (message) => failures.report('log-to-eventhub', new Error(message)),
-          });
+      this.redis !== undefined
+        ? new RedisEventStream(this.redis, streamOptions)
+        : this.embedded !== undefined
+          ? new EmbeddedEventStream(this.embedded, streamOptions)
+          : undefined;
   }
 
-  /** Writes queued events, closes the Redis connection and the embedded store. */
+  /** Writes queued events, closes the Redis connection and the embedded store (after the events in it). */
   async close(): Promise<void> {
     await this.eventStream?.close();
     await this.redis?.close();

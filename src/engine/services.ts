@@ -2,7 +2,7 @@ import { JToken } from '../expr/index.js';
 import type { Logger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
 import type { BackendLookup, PolicyServices, TraceSink } from '../policy/index.js';
-import type { RedisEventStream, SendOutcome } from '../state/event-stream.js';
+import type { EventStream, SendOutcome } from '../state/event-stream.js';
 import type { StateConfig } from '../state/options.js';
 import type { RedisConnection } from '../state/redis-connection.js';
 import type { CachingType } from '../state/tiered-cache.js';
@@ -51,7 +51,7 @@ export interface EngineServices extends PolicyServices {
   readonly concurrencyLeaseSeconds: number;
   /** The Redis connection when configured (health, tests). */
   readonly redis: RedisConnection | undefined;
-  readonly eventStream: RedisEventStream | undefined;
+  readonly eventStream: EventStream | undefined;
   /** Closes the engine state when the services opened it themselves (else its owner does). */
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
+import { maxEmbeddedStreams } from './options.js';
 
 /**
  * The embedded durable store of a single machine (`state.dataDir`): one LMDB environment that every process of the
@@ -33,8 +34,8 @@ export interface EmbeddedState {
   close(): Promise<void>;
 }
 
-/** How many named databases one environment may hold (auth records, counters, event streams, …). */
-const maxDatabases = 32;
+/** How many named databases one environment may hold: auth records and counters, and one per event stream. */
+const maxDatabases = 32 + maxEmbeddedStreams;
 
 export function openEmbeddedState(directory: string): EmbeddedState {
   mkdirSync(directory, { recursive: true });

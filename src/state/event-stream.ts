@@ -1,7 +1,7 @@
 import { ReplyError } from 'ioredis';
 import type { RedisConnection } from './redis-connection.js';
 
-/** Where a logger's events go: a Redis Stream trimmed to about `maxLength` entries. */
+/** Where a logger's events go: a stream (Redis Stream, or embedded) trimmed to about `maxLength` entries. */
 export interface StreamTarget {
   readonly stream: string;
   readonly maxLength: number;
@@ -14,39 +14,78 @@ export interface StreamEvent {
   readonly partitionKey?: string;
 }
 
+/** An event as the stream retains it: its id (`<ms>-<seq>`, increasing within the stream) and when it was written. */
+export interface RetainedEvent extends StreamEvent {
+  readonly id: string;
+  /** Epoch milliseconds: the `<ms>` of the id. */
+  readonly time: number;
+}
+
+/** Which retained entries to read, oldest first, at most `limit`. */
+export interface ReadRange {
+  /** Entries after this id (all when absent); a bare `<ms>` reads from that millisecond on. */
+  readonly after?: EventId;
+  readonly limit: number;
+}
+
 export interface EventStreamOptions {
   readonly targets: ReadonlyMap<string, StreamTarget>;
-  /** Events held while Redis is slow or down; beyond this, new events are dropped (and counted). */
+  /** Events held while the store is slow or down; beyond this, new events are dropped (and counted). */
   readonly bufferSize: number;
-  /** Events per round trip (one pipeline of XADDs). */
+  /** Events per write (one pipeline of XADDs, one LMDB transaction). */
   readonly batchSize?: number;
-  /** Wait before retrying after Redis failed. */
+  /** Wait before retrying after a write failed. */
   readonly retryMs?: number;
   readonly onError?: (message: string) => void;
 }
 
 export type SendOutcome = 'queued' | 'dropped' | 'unknown-logger';
 
+/** What one batch write did: events the store took, and the reasons of those it refused one by one. */
+export interface BatchOutcome {
+  readonly written: number;
+  readonly refused: readonly string[];
+}
+
+/** An entry's id, `<ms>-<seq>`; `seq` absent for a bare `<ms>` given to read from. */
+export interface EventId {
+  readonly ms: number;
+  readonly seq?: number;
+}
+
+/** `<ms>-<seq>` or a bare `<ms>`; undefined when malformed. */
+export function parseEventId(id: string): EventId | undefined {
+  const match = /^(\d{1,15})(?:-(\d{1,15}))?$/.exec(id);
+  if (match === null) return undefined;
+  return match[2] === undefined ? { ms: Number(match[1]) } : { ms: Number(match[1]), seq: Number(match[2]) };
+}
+
 /**
- * log-to-eventhub's sink: `send` never waits for Redis — it queues the event and returns, and a background flush
- * writes batches with XADD … MAXLEN ~ n. While Redis is unavailable, events wait in the bounded buffer and are
- * retried; when the buffer is full the newest are dropped and counted, so a Redis outage costs memory only up to
- * the bound and never a request's latency.
+ * log-to-eventhub's sink: `send` never waits for the store — it queues the event and returns, and a background
+ * flush writes batches (writeBatch of each backend). While the store is unavailable, events wait in the bounded
+ * buffer and are retried; when the buffer is full the newest are dropped and counted, so an outage costs memory
+ * only up to the bound and never a request's latency.
  */
-export class RedisEventStream {
+export abstract class EventStream {
   readonly #queue: StreamEvent[] = [];
   #flushing: Promise<void> | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #closed = false;
   sent = 0;
   dropped = 0;
-  /** Events Redis refused one by one (wrong key type …); they are not retried. */
+  /** Events the store refused one by one (a Redis key of the wrong type …); they are not retried. */
   rejected = 0;
 
-  constructor(
-    private readonly connection: RedisConnection,
-    private readonly options: EventStreamOptions,
-  ) {}
+  constructor(protected readonly options: EventStreamOptions) {}
+
+  /**
+   * Writes `batch` (every event's logger is a configured target). Throws when the batch may not have arrived:
+   * it is then sent again (at least once).
+   */
+  protected abstract writeBatch(batch: readonly StreamEvent[]): Promise<BatchOutcome>;
+
+  /** The retained entries of `loggerId`'s stream in `range`, oldest first. */
+  abstract read(loggerId: string, range: ReadRange): Promise<RetainedEvent[]>;
 
   has(loggerId: string): boolean {
     return this.options.targets.has(loggerId);
@@ -68,7 +107,7 @@ export class RedisEventStream {
     return 'queued';
   }
 
-  /** Resolves when everything queued so far was written, or Redis failed for this attempt. */
+  /** Resolves when everything queued so far was written, or the store failed for this attempt. */
   async flush(): Promise<void> {
     if (this.#retryTimer !== undefined) {
       clearTimeout(this.#retryTimer);
@@ -86,32 +125,26 @@ export class RedisEventStream {
     this.#retryTimer = undefined;
   }
 
+  protected target(loggerId: string): StreamTarget {
+    const target = this.options.targets.get(loggerId);
+    if (target === undefined)
+      throw new Error(
+        `no logger "${loggerId}" in state.loggers (configured: ${[...this.options.targets.keys()].join(', ') || 'none'})`,
+      );
+    return target;
+  }
+
   async #drain(): Promise<void> {
     const batchSize = this.options.batchSize ?? 256;
     try {
       while (this.#queue.length > 0) {
         const batch = this.#queue.slice(0, batchSize);
-        const results = await this.connection.run('xadd', (client) => {
-          const pipeline = client.pipeline();
-          for (const event of batch) {
-            const target = this.options.targets.get(event.loggerId)!;
-            const fields = ['loggerId', event.loggerId, 'message', event.message];
-            if (event.partitionId !== undefined) fields.push('partitionId', event.partitionId);
-            if (event.partitionKey !== undefined) fields.push('partitionKey', event.partitionKey);
-            pipeline.xadd(target.stream, 'MAXLEN', '~', target.maxLength, '*', ...fields);
-          }
-          return pipeline.exec();
-        });
-        // A pipeline resolves even when the connection failed under it: only Redis's own replies count as
-        // answered; anything else means the batch may not have arrived and is sent again (at least once).
-        const lost = (results ?? []).find(([error]) => error && !(error instanceof ReplyError));
-        if (lost !== undefined) throw lost[0];
+        const outcome = await this.writeBatch(batch);
         this.#queue.splice(0, batch.length);
-        for (const [error] of results ?? []) {
-          if (error) {
-            this.rejected++;
-            this.options.onError?.(`xadd rejected: ${error.message}`);
-          } else this.sent++;
+        this.sent += outcome.written;
+        for (const reason of outcome.refused) {
+          this.rejected++;
+          this.options.onError?.(reason);
         }
       }
     } catch (error) {
@@ -124,5 +157,67 @@ export class RedisEventStream {
     } finally {
       this.#flushing = undefined;
     }
+  }
+}
+
+/** Fields of an XADD entry: field, value, field, value … */
+function streamFields(event: StreamEvent): string[] {
+  const fields = ['loggerId', event.loggerId, 'message', event.message];
+  if (event.partitionId !== undefined) fields.push('partitionId', event.partitionId);
+  if (event.partitionKey !== undefined) fields.push('partitionKey', event.partitionKey);
+  return fields;
+}
+
+/** Each logger's events in its Redis Stream, XADD … MAXLEN ~ n (whole radix-tree nodes trimmed). */
+export class RedisEventStream extends EventStream {
+  constructor(
+    private readonly connection: RedisConnection,
+    options: EventStreamOptions,
+  ) {
+    super(options);
+  }
+
+  protected async writeBatch(batch: readonly StreamEvent[]): Promise<BatchOutcome> {
+    const results = await this.connection.run('xadd', (client) => {
+      const pipeline = client.pipeline();
+      for (const event of batch) {
+        const target = this.target(event.loggerId);
+        pipeline.xadd(target.stream, 'MAXLEN', '~', target.maxLength, '*', ...streamFields(event));
+      }
+      return pipeline.exec();
+    });
+    // A pipeline resolves even when the connection failed under it: only Redis's own replies count as
+    // answered; anything else means the batch may not have arrived and is sent again (at least once).
+    const lost = (results ?? []).find(([error]) => error && !(error instanceof ReplyError));
+    if (lost !== undefined) throw lost[0];
+    const refused = (results ?? []).flatMap(([error]) => (error ? [`xadd rejected: ${error.message}`] : []));
+    return { written: (results ?? []).length - refused.length, refused };
+  }
+
+  async read(loggerId: string, range: ReadRange): Promise<RetainedEvent[]> {
+    const { stream } = this.target(loggerId);
+    const after = range.after;
+    // `(id` excludes the id itself (Redis 6.2+); a bare ms is Redis's own shorthand for its first id.
+    const start =
+      after === undefined ? '-' : after.seq === undefined ? `${after.ms}` : `(${after.ms}-${after.seq}`;
+    const entries = await this.connection.run('xrange', (client) =>
+      client.xrange(stream, start, '+', 'COUNT', range.limit),
+    );
+    return entries.map(([id, fields]) => {
+      const value = (name: string) => {
+        const at = fields.findIndex((field, i) => i % 2 === 0 && field === name);
+        return at < 0 ? undefined : fields[at + 1];
+      };
+      const partitionId = value('partitionId');
+      const partitionKey = value('partitionKey');
+      return {
+        id,
+        time: Number(id.split('-')[0]),
+        loggerId: value('loggerId') ?? loggerId,
+        message: value('message') ?? '',
+        ...(partitionId === undefined ? {} : { partitionId }),
+        ...(partitionKey === undefined ? {} : { partitionKey }),
+      };
+    });
   }
 }

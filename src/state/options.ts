@@ -3,8 +3,15 @@ import { z } from 'zod';
 const failMode = z.enum(['open', 'closed']);
 
 /**
+ * Streams of loggers the embedded store holds at most: each is a named LMDB database, and an environment opens a
+ * fixed number of them (the auth records and counters take the others).
+ */
+export const maxEmbeddedStreams = 64;
+
+/**
  * The `state` section: where caches, rate-limit and quota counters and event streams live. Without `redis`
- * everything is in-process (one engine process); with it, every engine process shares one Redis.
+ * everything is in-process (one engine process), or in the embedded store of `dataDir`; with it, every engine
+ * process shares one Redis.
  *
  * ```yaml
  * state:
@@ -66,29 +73,43 @@ export const stateConfigSchema = z
       .default({ internalBytes: 64 * 1024 * 1024, maxEntryBytes: 4 * 1024 * 1024 }),
     /** Seconds a limit-concurrency slot is held at most when its request never reports back (a crashed engine). */
     concurrencyLeaseSeconds: z.number().int().min(1).default(330),
-    /** log-to-eventhub loggers: logger-id → the Redis Stream its events go to. Needs `redis`. */
+    /**
+     * log-to-eventhub loggers: logger-id → the stream its events go to: a Redis Stream with `redis`, else a stream
+     * of the embedded store in `dataDir` (read it back with `portcullis events`). Needs one of the two.
+     */
     loggers: z
       .record(
         z.string().min(1),
         z
           .object({
             stream: z.string().min(1),
-            /** Trimmed to about this many entries (XADD MAXLEN ~). */
+            /** Trimmed to about this many entries (XADD MAXLEN ~; embedded: at most about a tenth more). */
             maxLength: z.number().int().min(1).default(10_000),
           })
           .strict(),
       )
       .default({}),
-    /** Events waiting for Redis; beyond this, new events are dropped and counted. */
+    /** Events waiting to be written; beyond this, new events are dropped and counted. */
     eventBuffer: z.number().int().min(1).default(10_000),
   })
   .strict()
   .superRefine((state, ctx) => {
-    if (state.redis === undefined && Object.keys(state.loggers).length > 0)
+    const loggers = Object.keys(state.loggers);
+    if (loggers.length === 0 || state.redis !== undefined) return;
+    if (state.dataDir === undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['loggers'],
-        message: 'loggers write to Redis Streams: configure state.redis as well',
+        message: `loggers keep their events in state.redis (Redis Streams) or state.dataDir (the embedded store), found neither (loggers: ${loggers.join(', ')})`,
+      });
+      return;
+    }
+    const streams = new Set(Object.values(state.loggers).map((logger) => logger.stream));
+    if (streams.size > maxEmbeddedStreams)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['loggers'],
+        message: `the embedded store of state.dataDir holds at most ${maxEmbeddedStreams} streams, found ${streams.size}: let loggers share streams, or configure state.redis`,
       });
   });
 

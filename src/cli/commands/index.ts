@@ -52,6 +52,12 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import('./backup.js')).command,
   },
   {
+    name: 'events',
+    summary:
+      'print the events log-to-eventhub kept for a logger (state.dataDir or Redis), one JSON line each',
+    load: async () => (await import('./events.js')).command,
+  },
+  {
     name: 'engine',
     summary: 'run one policy engine process (the ext_proc gRPC server Envoy calls)',
     load: async () => (await import('./engine.js')).command,

@@ -23,11 +23,15 @@ export interface SharedStateStack {
   readonly url: string;
   readonly envoy: RunningEnvoy;
   readonly engines: readonly EngineProcess[];
+  /** The gateway YAML the engines run (beside it: the `files`, and a relative state.dataDir). */
+  readonly configFile: string;
+  /** Stops engine `index` (SIGTERM, as a restart does) and starts a new process on its port in its place. */
+  restartEngine(index: number): Promise<void>;
   stop(): Promise<void>;
 }
 
-async function startEngineProcess(configFile: string): Promise<EngineProcess> {
-  const port = await freePort();
+async function startEngineProcess(configFile: string, enginePort?: number): Promise<EngineProcess> {
+  const port = enginePort ?? (await freePort());
   const child: ChildProcess = spawn(
     process.execPath,
     [BIN, 'engine', '--config', configFile, '--port', String(port)],
@@ -100,6 +104,12 @@ export async function startSharedStateStack(
     url: envoy.gatewayUrl,
     envoy,
     engines: processes,
+    configFile: file,
+    async restartEngine(index) {
+      const engine = processes[index]!;
+      await engine.stop();
+      processes[index] = await startEngineProcess(file, engine.port);
+    },
     async stop() {
       await envoy.stop();
       await Promise.all(processes.map((engine) => engine.stop()));
