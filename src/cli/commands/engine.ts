@@ -7,6 +7,7 @@ import { buildEngine, type EngineParts } from '../../engine/engine.js';
 import { EngineStateKeeper } from '../../engine/engine-state.js';
 import { ConfigReloader, SwappableExchanges } from '../../engine/generations.js';
 import { EngineMetrics, serveMetrics } from '../../engine/metrics.js';
+import { startExtAuthzServer } from '../../extauthz/server.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
 import { startExtProcServer } from '../../extproc/server.js';
 import { reportListening, reportReload } from '../child-report.js';
@@ -15,7 +16,7 @@ import { waitForStopSignal } from '../signals.js';
 
 export const command: CliCommand = {
   usage:
-    'portcullis engine --port PORT|0 [--host HOST] [--config FILE [--no-watch]] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads)',
+    'portcullis engine --port PORT|0 [--host HOST] [--config FILE [--no-watch]] [--authz] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads; --authz: ext_authz instead of ext_proc, header-only pipelines)',
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
@@ -30,6 +31,8 @@ export const command: CliCommand = {
         'metrics-port': { type: 'string' },
         // Under `up`, which orders the reload of the engines and of Envoy itself and sends SIGHUP.
         'no-watch': { type: 'boolean', default: false },
+        // Serve Envoy's ext_authz filter (envoy.service.auth.v3.Authorization) instead of ext_proc.
+        authz: { type: 'boolean', default: false },
       },
     });
     const port = Number(values.port);
@@ -43,7 +46,10 @@ export const command: CliCommand = {
     // Caches and counters outlive each configuration generation: a reload keeps them (see EngineStateKeeper).
     const states = new EngineStateKeeper({ activeStreams: () => activeStreams() });
     const build = async (file: string) =>
-      buildEngine(await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file)), { states });
+      buildEngine(await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file)), {
+        states,
+        transport: values.authz ? 'ext_authz' : 'ext_proc',
+      });
     const engine = source ? new SwappableExchanges(await build(source)) : undefined;
     const reloader =
       engine &&
@@ -67,7 +73,8 @@ export const command: CliCommand = {
     const reloadOnHangup = () => void reloader?.reload();
     if (reloader) process.on('SIGHUP', reloadOnHangup);
     const exchanges = engine?.exchanges ?? passThroughExchanges;
-    const server = await startExtProcServer(
+    const serve = values.authz ? startExtAuthzServer : startExtProcServer;
+    const server = await serve(
       {
         exchanges,
         observer: {
