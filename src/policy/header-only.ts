@@ -139,9 +139,12 @@ function useReason(section: Section, use: SectionUse): string | undefined {
     return (
       sectionReasons[section] ?? `<${use.element}> in ${section} is not one of the elements ext_authz can run`
     );
+  const own = rule(use);
+  if (own !== undefined) return own;
+  // An expression anywhere in the statement (a `when` condition, a value) may read a body.
   if (use.statementNeeds.requestBody) return 'it reads the request body, which ext_authz does not send';
   if (use.statementNeeds.responseBody) return "it reads the backend's response, which ext_authz never sees";
-  return rule(use);
+  return undefined;
 }
 
 /** As every load-time problem is reported: `file:line:col: <element> in section needs ext_proc: reason`. */
