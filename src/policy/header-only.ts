@@ -143,7 +143,9 @@ function useReason(section: Section, use: SectionUse): string | undefined {
   if (own !== undefined) return own;
   // An expression anywhere in the statement (a `when` condition, a value) may read a body.
   if (use.statementNeeds.requestBody) return 'it reads the request body, which ext_authz does not send';
-  if (use.statementNeeds.responseBody) return "it reads the backend's response, which ext_authz never sees";
+  // In on-error the response is the refusal the engine builds, body and all, never the backend's.
+  if (use.statementNeeds.responseBody && section !== 'on-error')
+    return "it reads the backend's response, which ext_authz never sees";
   return undefined;
 }
 
