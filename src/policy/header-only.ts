@@ -20,8 +20,9 @@ const always: Rule = () => undefined;
 const notOnTheResponse: Rule = (use) =>
   use.target === 'response' ? "it changes the backend's response, which ext_authz never sees" : undefined;
 
+/** set-body builds a response (return-response) or a side request (send-request), never the client's request. */
 const notOnTheRequestBody: Rule = (use) =>
-  use.target === 'request' || use.target === 'pending-request'
+  use.target === 'request'
     ? 'it replaces the request body, which ext_authz cannot change'
     : notOnTheResponse(use);
 

@@ -29,6 +29,10 @@ describe('header-only pipelines (ext_authz)', () => {
       '<return-response><set-status code="418" /><set-body>{}</set-body></return-response>',
     ],
     [
+      'send-request with a body of its own',
+      '<send-request mode="new" response-variable-name="r" timeout="5"><set-url>http://127.0.0.1:9/x</set-url><set-method>POST</set-method><set-body>{}</set-body></send-request>',
+    ],
+    [
       'choose over header-only branches',
       '<choose><when condition="@(context.Request.Headers.ContainsKey(&quot;X&quot;))"><set-variable name="v" value="1" /></when></choose>',
     ],
