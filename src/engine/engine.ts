@@ -9,6 +9,7 @@ import { backendCertificateTable, clientTrustStore } from './certificates.js';
 import type { TrustStore } from './client-certificate.js';
 import type { ElementCounters } from './element-counters.js';
 import { EngineState, type EngineStateKeeper, type HeldEngineState } from './engine-state.js';
+import { assertExtAuthzServes } from './ext-authz-check.js';
 import type { EngineMetrics } from './metrics.js';
 import { type ExchangeSummary, policyExchanges } from './policy-exchange.js';
 import { createEngineServices, type EngineServices } from './services.js';
@@ -45,7 +46,14 @@ export interface EngineOptions {
    * state, or a new one when the state section changed. Without it the engine opens its own state.
    */
   readonly states?: EngineStateKeeper;
+  /**
+   * `ext_authz`: the engine answers Envoy's ext_authz filter, which carries only the request headers; a configuration
+   * with a pipeline that needs more is refused (NeedsExtProcError, naming each element). Default `ext_proc`.
+   */
+  readonly transport?: EngineTransport;
 }
+
+export type EngineTransport = 'ext_proc' | 'ext_authz';
 
 /**
  * Compiles every policy of a loaded configuration, reads the certificate files it names (from `loaded.files` when
@@ -54,6 +62,7 @@ export interface EngineOptions {
  */
 export async function buildEngine(loaded: LoadedConfig, options: EngineOptions = {}): Promise<EngineParts> {
   const gateway = compileGateway(loaded);
+  if (options.transport === 'ext_authz') assertExtAuthzServes(gateway, loaded.file);
   return createEngine(gateway, {
     trust: await clientTrustStore(loaded.config, loaded.directory, loaded.files),
     backendCertificates: await backendCertificateTable(loaded.config, loaded.directory, loaded.files),

@@ -41,6 +41,20 @@ export interface StatementNeeds {
   responseHeaders: boolean;
 }
 
+/** One element a statement runs (itself or nested in it: a `when`, an included fragment), where it was written. */
+export interface ElementUse {
+  readonly element: string;
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
+  /** Its attributes as written (expressions unevaluated). */
+  readonly attributes: Readonly<Record<string, string>>;
+  /** The names of the attributes of its child elements that are not policies (quota's `<api>`, …). */
+  readonly childAttributes: readonly string[];
+  /** The message it works on: the request, the response, or the response return-response builds. */
+  readonly target: MessageTarget;
+}
+
 export type SectionItem =
   | { readonly kind: 'base' }
   | {
@@ -48,6 +62,8 @@ export type SectionItem =
       readonly run: Statement;
       readonly needs: StatementNeeds;
       readonly element: string;
+      /** Every element the statement runs, itself first: what a transport that cannot do everything checks. */
+      readonly uses: readonly ElementUse[];
     };
 
 /** A `<policies>` document compiled for one scope; sections keep their `<base />` markers for stitching. */
@@ -146,6 +162,7 @@ const SECTION_NAMES: readonly string[] = SECTIONS;
 class DocumentCompiler {
   readonly diagnostics: PolicyDiagnostic[];
   private needs: StatementNeeds = { requestBody: false, responseBody: false, responseHeaders: false };
+  private uses: ElementUse[] = [];
 
   constructor(
     private readonly doc: PolicyDocument,
@@ -209,6 +226,7 @@ class DocumentCompiler {
         continue;
       }
       this.needs = { requestBody: false, responseBody: false, responseHeaders: false };
+      this.uses = [];
       const run = this.compileElement(
         child,
         section,
@@ -217,7 +235,8 @@ class DocumentCompiler {
         this.targetFor(section),
         once,
       );
-      if (run !== undefined) items.push({ kind: 'statement', run, needs: this.needs, element: child.name });
+      if (run !== undefined)
+        items.push({ kind: 'statement', run, needs: this.needs, element: child.name, uses: this.uses });
     }
     return items;
   }
@@ -323,6 +342,14 @@ class DocumentCompiler {
       }
       once.add(el.name);
     }
+    this.uses.push({
+      element: el.name,
+      file: this.doc.file,
+      ...this.doc.source.position(el.offset),
+      attributes: Object.fromEntries(el.attributes.map((a) => [a.name, a.value])),
+      childAttributes: elementChildren(el).flatMap((child) => child.attributes.map((a) => a.name)),
+      target,
+    });
     if (def.touchesResponse === true) this.needs.responseHeaders = true;
     if (def.body !== undefined && (target === 'request' || target === 'response')) {
       if (target === 'request') this.needs.requestBody = true;
@@ -379,6 +406,7 @@ class DocumentCompiler {
     if (doc.kind !== 'fragment') return fail(`"${fragmentId}" is a <policies> document, not a <fragment>`);
     const sub = new DocumentCompiler(doc, this.options, this.diagnostics, true);
     sub.needs = this.needs;
+    sub.uses = this.uses;
     const before = this.diagnostics.length;
     const statements = sub.compileStatements(doc.root, section, 'fragment', '', target);
     return this.diagnostics.length > before ? undefined : sequence(statements);

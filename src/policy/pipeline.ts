@@ -6,8 +6,10 @@
 import {
   type CompiledDocument,
   compilePolicyDocument,
+  type ElementUse,
   readPolicyDocument,
   type SectionItem,
+  type StatementNeeds,
 } from './document.js';
 import { sequence } from './node.js';
 import type { Statement } from './runtime.js';
@@ -39,7 +41,14 @@ export interface Pipeline {
   readonly redact?: (text: string) => string;
   /** Elements per section after stitching, in order (for diagnostics and tests). */
   readonly elements: Readonly<Record<Section, readonly string[]>>;
+  /** Every element each section runs, nested ones included, with where it was written and what it needs. */
+  readonly uses: Readonly<Record<Section, readonly SectionUse[]>>;
   readonly needs: PipelineNeeds;
+}
+
+/** One element of a stitched section and what its top-level statement needs from the transport. */
+export interface SectionUse extends ElementUse {
+  readonly statementNeeds: StatementNeeds;
 }
 
 /** Scope order, broad → narrow; `base` in one scope inlines the previous one. */
@@ -84,6 +93,7 @@ export function buildPipeline(docs: ScopeDocuments): Pipeline {
   };
   const sections = {} as Record<Section, Statement>;
   const elements = {} as Record<Section, string[]>;
+  const uses = {} as Record<Section, SectionUse[]>;
   let requestBody = false;
   let responseBody = false;
   let responseHeaders = false;
@@ -91,10 +101,12 @@ export function buildPipeline(docs: ScopeDocuments): Pipeline {
     const items = resolve(chain.length - 1, section);
     const statements: Statement[] = [];
     elements[section] = [];
+    uses[section] = [];
     for (const item of items) {
       if (item.kind !== 'statement') continue;
       statements.push(item.run);
       elements[section].push(item.element);
+      for (const use of item.uses) uses[section].push({ ...use, statementNeeds: item.needs });
       requestBody ||= item.needs.requestBody;
       responseBody ||= item.needs.responseBody;
       responseHeaders ||= item.needs.responseHeaders;
@@ -106,5 +118,10 @@ export function buildPipeline(docs: ScopeDocuments): Pipeline {
     responseHeaders: responseHeaders || elements.outbound.length > 0 || responseBody,
     responseBody,
   };
-  return Object.freeze({ sections: Object.freeze(sections), elements: Object.freeze(elements), needs });
+  return Object.freeze({
+    sections: Object.freeze(sections),
+    elements: Object.freeze(elements),
+    uses: Object.freeze(uses),
+    needs,
+  });
 }

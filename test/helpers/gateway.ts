@@ -6,13 +6,16 @@ import { type LoadedConfig, loadConfigFile } from '../../src/config/load.js';
 import { bootstrapApis, freePort } from '../../src/config/plan.js';
 import { backendCertificateTable, clientTrustStore } from '../../src/engine/certificates.js';
 import { createEngine, type EngineOptions } from '../../src/engine/engine.js';
+import { assertExtAuthzServes } from '../../src/engine/ext-authz-check.js';
 import { type BootstrapPlan, buildBootstrap } from '../../src/envoy/bootstrap.js';
+import { startExtAuthzServer } from '../../src/extauthz/server.js';
 import {
   type ExtProcServerOptions,
   type ListeningExtProcServer,
   startExtProcServer,
 } from '../../src/extproc/server.js';
 import { type RunningEnvoy, startEnvoy } from './envoy.js';
+import { type EngineTransport, withExtAuthz } from './ext-authz.js';
 
 export interface GatewayStack {
   readonly envoy: RunningEnvoy;
@@ -36,6 +39,8 @@ export async function startEngine(
   files: Record<string, string> = {},
   engineOptions: EngineOptions = {},
   observer?: ExtProcServerOptions['observer'],
+  /** `ext_authz`: the engine serves Envoy's ext_authz filter, after the same load-time check `engine --authz` makes. */
+  transport: EngineTransport = 'ext_proc',
 ): Promise<RunningEngine> {
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-gateway-'));
   for (const [name, text] of Object.entries(files)) await writeFile(path.join(directory, name), text);
@@ -43,7 +48,9 @@ export async function startEngine(
   await writeFile(file, configYaml);
   const loaded = await loadConfigFile(file);
   const compiled = compileGateway(loaded);
-  const engine = await startExtProcServer(
+  if (transport === 'ext_authz') assertExtAuthzServes(compiled, loaded.file);
+  const serve = transport === 'ext_authz' ? startExtAuthzServer : startExtProcServer;
+  const engine = await serve(
     {
       exchanges: createEngine(compiled, {
         accessLog: false,
@@ -69,8 +76,10 @@ export async function startGateway(
   engineOptions: EngineOptions = {},
   /** Changes the generated Envoy bootstrap before Envoy starts (e.g. to stand for an Envoy configured elsewhere). */
   bootstrap: (generated: Record<string, unknown>) => Record<string, unknown> = (generated) => generated,
+  /** `ext_authz`: Envoy calls the engine with its ext_authz filter instead of ext_proc (see ./ext-authz.ts). */
+  transport: EngineTransport = 'ext_proc',
 ): Promise<GatewayStack> {
-  const { engine, loaded } = await startEngine(configYaml, files, engineOptions);
+  const { engine, loaded } = await startEngine(configYaml, files, engineOptions, undefined, transport);
   const plan: BootstrapPlan = {
     gateway: { host: '127.0.0.1', port: await freePort() },
     admin: { host: '127.0.0.1', port: await freePort() },
@@ -81,7 +90,11 @@ export async function startGateway(
     backends: loaded.config.backends,
     limits: loaded.config.gateway.limits,
   };
-  const envoy = await startEnvoy(plan, bootstrap(buildBootstrap(plan)));
+  const generated = bootstrap(buildBootstrap(plan));
+  const envoy = await startEnvoy(
+    plan,
+    transport === 'ext_authz' ? withExtAuthz(generated, plan.engine.messageTimeoutMs) : generated,
+  );
   return {
     envoy,
     engine,

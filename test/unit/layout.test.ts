@@ -17,6 +17,8 @@ const mayImport: Record<string, readonly string[]> = {
   state: [],
   envoy: [],
   extproc: ['envoy/contract.ts'],
+  // The ext_authz variant drives the same exchanges (extproc/exchange.ts) over Envoy's Authorization service.
+  extauthz: ['extproc', 'envoy/contract.ts'],
   engine: ['policy', 'catalog', 'state', 'extproc', 'expr', 'envoy/contract.ts', 'config'],
   auth: ['state'],
   mcp: ['auth', 'catalog'],

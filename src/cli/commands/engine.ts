@@ -7,6 +7,7 @@ import { buildEngine, type EngineParts } from '../../engine/engine.js';
 import { EngineStateKeeper } from '../../engine/engine-state.js';
 import { ConfigReloader, SwappableExchanges } from '../../engine/generations.js';
 import { EngineMetrics, serveMetrics } from '../../engine/metrics.js';
+import { startExtAuthzServer } from '../../extauthz/server.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
 import { startExtProcServer } from '../../extproc/server.js';
 import { reportListening, reportReload } from '../child-report.js';
@@ -15,7 +16,7 @@ import { waitForStopSignal } from '../signals.js';
 
 export const command: CliCommand = {
   usage:
-    'portcullis engine --port PORT|0 [--host HOST] | --socket PATH [--config FILE [--no-watch]] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads)',
+    'portcullis engine --port PORT|0 [--host HOST] | --socket PATH [--config FILE [--no-watch]] [--authz] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads; --authz: ext_authz instead of ext_proc, header-only pipelines, TCP only)',
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
@@ -32,12 +33,16 @@ export const command: CliCommand = {
         'metrics-port': { type: 'string' },
         // Under `up`, which orders the reload of the engines and of Envoy itself and sends SIGHUP.
         'no-watch': { type: 'boolean', default: false },
+        // Serve Envoy's ext_authz filter (envoy.service.auth.v3.Authorization) instead of ext_proc.
+        authz: { type: 'boolean', default: false },
       },
     });
     const socketPath = values.socket;
     if (socketPath !== undefined && values.port !== undefined)
       throw new UsageError('--port and --socket exclude each other');
     if (socketPath === '') throw new UsageError('--socket must be a file path, got ""');
+    if (socketPath !== undefined && values.authz === true)
+      throw new UsageError('--authz serves on TCP only (--port): the ext_authz server has no socket yet');
     const port = Number(values.port);
     if (socketPath === undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
@@ -49,7 +54,10 @@ export const command: CliCommand = {
     // Caches and counters outlive each configuration generation: a reload keeps them (see EngineStateKeeper).
     const states = new EngineStateKeeper({ activeStreams: () => activeStreams() });
     const build = async (file: string) =>
-      buildEngine(await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file)), { states });
+      buildEngine(await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file)), {
+        states,
+        transport: values.authz ? 'ext_authz' : 'ext_proc',
+      });
     const engine = source ? new SwappableExchanges(await build(source)) : undefined;
     const reloader =
       engine &&
@@ -73,19 +81,20 @@ export const command: CliCommand = {
     const reloadOnHangup = () => void reloader?.reload();
     if (reloader) process.on('SIGHUP', reloadOnHangup);
     const exchanges = engine?.exchanges ?? passThroughExchanges;
-    const server = await startExtProcServer(
-      {
-        exchanges,
-        observer: {
-          onHandlerError: (error, phase) =>
-            console.error(
-              `engine: ${phase} handler failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-            ),
-          onProtocolError: (message) => console.error(`engine: protocol error: ${message}`),
-        },
+    const handlers = {
+      exchanges,
+      observer: {
+        onHandlerError: (error: unknown, phase: string) =>
+          console.error(
+            `engine: ${phase} handler failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+          ),
+        onProtocolError: (message: string) => console.error(`engine: protocol error: ${message}`),
       },
-      socketPath !== undefined ? { socketPath } : { host: values.host!, port },
-    );
+    };
+    const tcp = { host: values.host!, port };
+    const server = values.authz
+      ? await startExtAuthzServer(handlers, tcp)
+      : await startExtProcServer(handlers, socketPath !== undefined ? { socketPath } : tcp);
     activeStreams = () => server.activeStreams();
     console.log(
       `engine listening on ${socketPath !== undefined ? `unix:${socketPath}` : `${values.host}:${server.port}`}`,

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { engineTransports } from '../../helpers/ext-authz.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 import { apiYaml, policy } from './support.js';
 
 /** check-header: a missing header or a value not in the list is refused with the configured status and message. */
-describe('check-header through Envoy', () => {
+describe.each(engineTransports)('check-header through Envoy (%s)', (transport) => {
   let backend: EchoBackend;
   let gateway: GatewayStack;
 
@@ -21,6 +22,9 @@ describe('check-header through Envoy', () => {
           onError: `<set-header name="X-Reason" exists-action="override"><value>@(context.LastError.Reason)</value></set-header>`,
         }),
       },
+      {},
+      undefined,
+      transport,
     );
   });
 

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { engineTransports } from '../../helpers/ext-authz.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 import { apiYaml, policy } from './support.js';
 
 /** choose/when/otherwise: the first true `when` wins, later conditions are not evaluated, otherwise is the rest. */
-describe('choose through Envoy', () => {
+describe.each(engineTransports)('choose through Envoy (%s)', (transport) => {
   let backend: EchoBackend;
   let gateway: GatewayStack;
 
@@ -31,6 +32,9 @@ describe('choose through Envoy', () => {
     </choose>`,
         }),
       },
+      {},
+      undefined,
+      transport,
     );
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { engineTransports } from '../../helpers/ext-authz.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 import { apiYaml, policy } from './support.js';
 
@@ -7,7 +8,7 @@ import { apiYaml, policy } from './support.js';
  * ip-filter against the client address as Envoy saw it (127.0.0.1 on loopback; a client's X-Forwarded-For is not
  * trusted by an edge gateway).
  */
-describe('ip-filter through Envoy', () => {
+describe.each(engineTransports)('ip-filter through Envoy (%s)', (transport) => {
   let backend: EchoBackend;
   let gateway: GatewayStack;
 
@@ -44,6 +45,9 @@ describe('ip-filter through Envoy', () => {
             '<set-header name="X-Client-Ip" exists-action="override"><value>@(context.Request.IpAddress)</value></set-header>',
         }),
       },
+      {},
+      undefined,
+      transport,
     );
   });
 

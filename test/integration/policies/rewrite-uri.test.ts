@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { engineTransports } from '../../helpers/ext-authz.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 import { apiYaml, policy } from './support.js';
 
 /** rewrite-uri: template parameters from the matched operation, copy-unmatched-params for the query. */
-describe('rewrite-uri through Envoy', () => {
+describe.each(engineTransports)('rewrite-uri through Envoy (%s)', (transport) => {
   let backend: EchoBackend;
   let gateway: GatewayStack;
 
@@ -26,6 +27,9 @@ describe('rewrite-uri through Envoy', () => {
           'template="@(&quot;/by-expression/&quot; + context.Request.MatchedParameters[&quot;id&quot;].ToUpper())"',
         ),
       },
+      {},
+      undefined,
+      transport,
     );
   });
 

@@ -1,26 +1,33 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { engineTransports } from '../../helpers/ext-authz.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 import { apiYaml, policy } from './support.js';
 
 /** set-query-parameter: the query string the backend receives, for every exists-action. */
-describe('set-query-parameter through Envoy', () => {
+describe.each(engineTransports)('set-query-parameter through Envoy (%s)', (transport) => {
   let backend: EchoBackend;
   let gateway: GatewayStack;
 
   beforeAll(async () => {
     backend = await startEchoBackend();
-    gateway = await startGateway(`apis:\n${apiYaml('qp', backend.url, [['get', 'GET', '/q', 'op.xml']])}\n`, {
-      'op.xml': policy({
-        inbound: `
+    gateway = await startGateway(
+      `apis:\n${apiYaml('qp', backend.url, [['get', 'GET', '/q', 'op.xml']])}\n`,
+      {
+        'op.xml': policy({
+          inbound: `
     <set-query-parameter name="mode" exists-action="override"><value>new</value></set-query-parameter>
     <set-query-parameter name="keep" exists-action="skip"><value>default</value></set-query-parameter>
     <set-query-parameter name="tag" exists-action="append"><value>added</value></set-query-parameter>
     <set-query-parameter name="secret" exists-action="delete" />
     <set-query-parameter name="pair"><value>x</value><value>y</value></set-query-parameter>
     <set-query-parameter name="text"><value>@("a b&amp;c")</value></set-query-parameter>`,
-      }),
-    });
+        }),
+      },
+      {},
+      undefined,
+      transport,
+    );
   });
 
   afterAll(async () => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { engineTransports } from '../../helpers/ext-authz.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 import { apiYaml, policy } from './support.js';
 
@@ -10,7 +11,7 @@ import { apiYaml, policy } from './support.js';
  * validate-jwt as in spec §5.2.4: the Authorization header, failed-validation-httpcode 401, an openid-config whose
  * document and keys a test HTTP server publishes, and the required claim `aud` equal to the gateway's client id.
  */
-describe('validate-jwt through Envoy', () => {
+describe.each(engineTransports)('validate-jwt through Envoy (%s)', (transport) => {
   const clientId = 'gateway-client-7f3c';
   const message = 'Unauthorized. Access token is missing or invalid.';
   let backend: EchoBackend;
@@ -73,6 +74,9 @@ ${apiYaml('courses', backend.url, [['list', 'GET', '/api/Course', 'op.xml']])}
             '<set-header name="X-Reason" exists-action="override"><value>@(context.LastError.Reason)</value></set-header>',
         }),
       },
+      {},
+      undefined,
+      transport,
     );
   });
 

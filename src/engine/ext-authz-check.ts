@@ -1,0 +1,52 @@
+import type { CompiledGateway } from '../config/gateway.js';
+import { type Diagnostic, DiagnosticsError } from '../diagnostic.js';
+import { headerOnlyDiagnostic, headerOnlyViolations } from '../policy/header-only.js';
+import type { Pipeline } from '../policy/index.js';
+
+/** A configuration the engine cannot serve over ext_authz: each problem names the element and where it is. */
+export class NeedsExtProcError extends DiagnosticsError {
+  override readonly name = 'NeedsExtProcError';
+}
+
+/**
+ * Every reason the engine could not serve this configuration over ext_authz: an element of any API's, operation's
+ * or product's pipeline that needs more than the request headers (see policy/header-only.ts), or an API whose
+ * operation only the request body tells (SOAP by body element). An element shared by many pipelines (a global or
+ * product policy) is named once.
+ */
+export function extAuthzProblems(gateway: CompiledGateway, configFile: string): Diagnostic[] {
+  const problems = new Map<string, Diagnostic>();
+  const check = (pipeline: Pipeline, where: string) => {
+    for (const violation of headerOnlyViolations(pipeline)) {
+      const diagnostic = headerOnlyDiagnostic(violation);
+      const key = `${diagnostic.file}:${diagnostic.line}:${diagnostic.column}:${diagnostic.message}`;
+      if (!problems.has(key))
+        problems.set(key, { ...diagnostic, message: `${diagnostic.message} (${where})` });
+    }
+  };
+  for (const [index, api] of gateway.catalog.apis.entries()) {
+    if (api.type === 'soap')
+      problems.set(`soap:${api.id}`, {
+        file: configFile,
+        path: `apis[${index}]`,
+        code: 'needs-ext-proc',
+        message: `API "${api.id}" is a SOAP API, whose operation the request body tells: it needs ext_proc`,
+      });
+    check(api.apiPipeline, `API ${api.id}`);
+    for (const [product, pipeline] of api.productApiPipelines)
+      check(pipeline, `API ${api.id}, product ${product}`);
+    for (const operation of api.operations) {
+      const where = `API ${api.id}, operation ${operation.id}`;
+      check(operation.pipeline, where);
+      for (const [product, pipeline] of operation.productPipelines)
+        check(pipeline, `${where}, product ${product}`);
+    }
+  }
+  return [...problems.values()];
+}
+
+/** Throws NeedsExtProcError unless every pipeline of the configuration can run over ext_authz. */
+export function assertExtAuthzServes(gateway: CompiledGateway, configFile: string): void {
+  const problems = extAuthzProblems(gateway, configFile);
+  if (problems.length > 0) throw new NeedsExtProcError(problems);
+}
