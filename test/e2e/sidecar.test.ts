@@ -142,7 +142,11 @@ describe('the sidecar example: a hand-written Envoy, the engine on a Unix domain
     expect(response.status).toBe(200);
     expect(response.headers.get('x-backend-saw-path')).toBe('/api/Course/2');
     expect(await response.json()).toEqual(await (await fetch(`${backendUrl}/api/Course/2`)).json());
-    expect(engine.output()).toMatch(/"message":"request".*"api":"courses"/);
+    // The access log is written once the engine's current burst of work is done, so it may follow the answer.
+    await until(
+      () => /"message":"request".*"api":"courses"/.test(engine.output()),
+      "the engine's access log line for the courses API",
+    );
   });
 
   it("runs the example's outbound policy on the route named portcullis:guarded (200 → 401 with a challenge)", async () => {
