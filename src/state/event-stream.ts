@@ -1,4 +1,4 @@
-import { ReplyError } from 'ioredis';
+import { type ChainableCommander, ReplyError } from 'ioredis';
 import type { RedisConnection } from './redis-connection.js';
 
 /** Where a logger's events go: a Redis Stream trimmed to about `maxLength` entries. */
@@ -91,16 +91,20 @@ export class RedisEventStream {
     try {
       while (this.#queue.length > 0) {
         const batch = this.#queue.slice(0, batchSize);
-        const results = await this.connection.run('xadd', (client) => {
-          const pipeline = client.pipeline();
+        const results = await this.connection.run('xadd', async (client) => {
+          // One pipeline per stream: on a Redis Cluster a pipeline's keys must all be served by one node.
+          const pipelines = new Map<string, ChainableCommander>();
           for (const event of batch) {
             const target = this.options.targets.get(event.loggerId)!;
             const fields = ['loggerId', event.loggerId, 'message', event.message];
             if (event.partitionId !== undefined) fields.push('partitionId', event.partitionId);
             if (event.partitionKey !== undefined) fields.push('partitionKey', event.partitionKey);
+            const pipeline = pipelines.get(target.stream) ?? client.pipeline();
+            pipelines.set(target.stream, pipeline);
             pipeline.xadd(target.stream, 'MAXLEN', '~', target.maxLength, '*', ...fields);
           }
-          return pipeline.exec();
+          const replies = await Promise.all([...pipelines.values()].map((pipeline) => pipeline.exec()));
+          return replies.flatMap((reply) => reply ?? []);
         });
         // A pipeline resolves even when the connection failed under it: only Redis's own replies count as
         // answered; anything else means the batch may not have arrived and is sent again (at least once).
