@@ -81,7 +81,12 @@ export class RedisConnection {
         // The prefix goes before any hash tag, so `{…}` in keys still picks the slot (a prefix with braces of
         // its own would put every key in one slot: correct, but one node would do all the work).
         keyPrefix: options.keyPrefix,
-        redisOptions: perNode,
+        redisOptions: {
+          ...perNode,
+          // Each discovery attempt on an unreachable node leaves a timer this long (ioredis waits for a socket
+          // that never opened to close): the default 2 s, renewed every attempt, would keep a process alive.
+          disconnectTimeout: options.commandTimeoutMs,
+        },
         // As above: the whole cluster lost is reconnected by #reconnectLater; a node lost alone is found again
         // through the MOVED replies of the nodes that remain (ioredis refreshes its slot map on its own).
         clusterRetryStrategy: () => null,
