@@ -155,6 +155,12 @@ export interface RunningRedisCluster {
   readonly ports: readonly number[];
   /** Runs redis-cli in cluster mode (-c follows MOVED) against the first node and returns its output. */
   cli(...args: string[]): string;
+  /** Which node (index into `ports`) serves `key`'s slot. */
+  nodeOf(key: string): number;
+  /** Kills one node; its slots go unserved (the others keep serving theirs: full coverage is not required). */
+  stopNode(index: number): Promise<void>;
+  /** Starts a stopped node again on its port and directory (its nodes.conf): it rejoins with its slots, empty. */
+  startNode(index: number): Promise<void>;
   /** Stops every node and removes their directories. */
   close(): Promise<void>;
 }
@@ -168,10 +174,11 @@ export async function startRedisCluster(size = 3): Promise<RunningRedisCluster> 
   const server = findBinary('redis-server');
   const client = findBinary('redis-cli');
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-redis-cluster-'));
-  const nodes: Launched[] = [];
+  const nodes: (Launched | undefined)[] = [];
   const ports: number[] = [];
+  const busPorts: number[] = [];
   const close = async () => {
-    await Promise.all(nodes.map((node) => kill(node.child)));
+    await Promise.all(nodes.map((node) => node && kill(node.child)));
     await rm(directory, { recursive: true, force: true });
   };
   const cli = (port: number, args: readonly string[]) => {
@@ -180,26 +187,41 @@ export async function startRedisCluster(size = 3): Promise<RunningRedisCluster> 
       throw new Error(`redis-cli -p ${port} ${args.join(' ')} failed: ${result.stderr}${result.stdout}`);
     return result.stdout;
   };
+  const startNode = async (index: number) => {
+    nodes[index] = await launch(server, ports[index]!, path.join(directory, `node-${index}`), [
+      '--cluster-enabled',
+      'yes',
+      '--cluster-port',
+      String(busPorts[index]),
+      '--cluster-config-file',
+      'nodes.conf',
+      '--cluster-node-timeout',
+      '2000',
+      '--cluster-require-full-coverage',
+      'no',
+    ]);
+  };
+  const agreed = (what: string) =>
+    until(
+      () =>
+        ports.every(
+          (port, index) =>
+            nodes[index] === undefined || cli(port, ['CLUSTER', 'INFO']).includes('cluster_state:ok'),
+        ),
+      what,
+      {
+        timeoutMs: 20_000,
+        everyMs: 100,
+        detail: () => nodes.map((node) => node?.output() ?? '').join('\n'),
+      },
+    );
   try {
     for (let i = 0; i < size; i++) {
-      const port = await freePort();
+      ports.push(await freePort());
       // The bus port is chosen too: the default (port + 10000) may be taken or beyond 65535.
-      const busPort = await freePort();
-      const nodeDirectory = path.join(directory, `node-${i}`);
-      await mkdir(nodeDirectory);
-      ports.push(port);
-      nodes.push(
-        await launch(server, port, nodeDirectory, [
-          '--cluster-enabled',
-          'yes',
-          '--cluster-port',
-          String(busPort),
-          '--cluster-config-file',
-          'nodes.conf',
-          '--cluster-node-timeout',
-          '2000',
-        ]),
-      );
+      busPorts.push(await freePort());
+      await mkdir(path.join(directory, `node-${i}`));
+      await startNode(i);
     }
     cli(ports[0]!, [
       '--cluster',
@@ -209,11 +231,7 @@ export async function startRedisCluster(size = 3): Promise<RunningRedisCluster> 
       '0',
       '--cluster-yes',
     ]);
-    await until(
-      () => ports.every((port) => cli(port, ['CLUSTER', 'INFO']).includes('cluster_state:ok')),
-      'the Redis Cluster to agree on its slots',
-      { timeoutMs: 20_000, everyMs: 100, detail: () => nodes.map((node) => node.output()).join('\n') },
-    );
+    await agreed('the Redis Cluster to agree on its slots');
   } catch (error) {
     await close();
     throw error;
@@ -222,6 +240,39 @@ export async function startRedisCluster(size = 3): Promise<RunningRedisCluster> 
     ports,
     urls: ports.map((port) => `redis://127.0.0.1:${port}`),
     cli: (...args) => cli(ports[0]!, ['-c', ...args]),
+    nodeOf(key) {
+      const running = ports.find((_, index) => nodes[index] !== undefined)!;
+      const slot = Number(cli(running, ['CLUSTER', 'KEYSLOT', key]).trim());
+      const owner = ports.findIndex(
+        (port, index) =>
+          nodes[index] !== undefined &&
+          servesSlot(cli(port, ['CLUSTER', 'MYID']).trim(), cli(port, ['CLUSTER', 'NODES']), slot),
+      );
+      if (owner < 0) throw new Error(`no running node serves slot ${slot} of ${key}`);
+      return owner;
+    },
+    async stopNode(index) {
+      const node = nodes[index];
+      nodes[index] = undefined;
+      if (node) await kill(node.child);
+    },
+    async startNode(index) {
+      await startNode(index);
+      await agreed('the restarted node to rejoin the Redis Cluster');
+    },
     close,
   };
+}
+
+/** Whether the node `id` serves `slot`, by the `CLUSTER NODES` table (`<id> … <from>-<to> <slot> …`). */
+function servesSlot(id: string, table: string, slot: number): boolean {
+  const line = table.split('\n').find((row) => row.startsWith(`${id} `));
+  if (line === undefined) return false;
+  return line
+    .split(' ')
+    .slice(8)
+    .some((range) => {
+      const [from, to = from] = range.split('-').map(Number);
+      return from !== undefined && to !== undefined && slot >= from && slot <= to;
+    });
 }
