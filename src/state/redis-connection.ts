@@ -40,6 +40,10 @@ export function describeTarget(target: RedisTarget): string {
  *     and nothing it holds (socket, reconnect timer) keeps a process alive that is otherwise done.
  * Every failure surfaces as StateUnavailableError; callers decide whether that opens or closes (policy-services).
  *
+ * On a cluster, ioredis stays `ready` while nodes come and go (it only knows the cluster is gone once every node
+ * it connected to is), so a lost node's slots fail after `commandTimeoutMs` rather than at once, and come back
+ * by themselves when the node does.
+ *
  * On a cluster, every script's and MULTI's keys must hash to one slot: the stores put the part that must be shared
  * in braces (`grant:{id}` and `grant:{id}:jti`), and every other script or transaction touches a single key.
  */

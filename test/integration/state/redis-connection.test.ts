@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StateUnavailableError } from '../../../src/state/limits.js';
 import { RedisConnection } from '../../../src/state/redis-connection.js';
 import {
   type RunningRedis,
@@ -95,5 +96,35 @@ describe('RedisConnection to a Redis Cluster', () => {
       new RedisConnection({ cluster: ['redis://127.0.0.1:1'], keyPrefix: 'x:', commandTimeoutMs: 100, connectTimeoutMs: 200 });
       setTimeout(() => {}, 700);`;
     expect(await exitsWithin(unreachable, 8000)).toBe(0);
+  });
+
+  it('serves again by itself once every node is back; meanwhile commands fail within the command timeout', async () => {
+    const connection = new RedisConnection({
+      cluster: cluster.urls,
+      keyPrefix: 'x:',
+      commandTimeoutMs: 300,
+      connectTimeoutMs: 300,
+    });
+    const set = () => connection.run('set', (client) => client.set(`k-${process.pid}`, '1'));
+    await connection.ready(10_000);
+    await set();
+    for (const index of cluster.ports.keys()) await cluster.stopNode(index);
+    try {
+      const started = Date.now();
+      await expect(set()).rejects.toBeInstanceOf(StateUnavailableError);
+      expect(Date.now() - started).toBeLessThan(800);
+    } finally {
+      await Promise.all([...cluster.ports.keys()].map((index) => cluster.startNode(index)));
+    }
+    await until(
+      () =>
+        set().then(
+          () => true,
+          () => false,
+        ),
+      'the cluster to serve again through the same connection',
+      { timeoutMs: 10_000, everyMs: 100 },
+    );
+    await connection.close();
   });
 });
