@@ -26,9 +26,38 @@ export function redisTarget(config: { url?: string; cluster?: string[] }): Redis
   throw new TypeError('state.redis has neither url nor cluster');
 }
 
+/**
+ * What every node of a cluster is connected with: ioredis applies a seed URL's credentials and TLS to that seed
+ * only, and the nodes it discovers (CLUSTER SLOTS gives host and port alone) need them as well.
+ */
+function clusterCredentials(nodes: readonly string[]): {
+  username?: string;
+  password?: string;
+  tls?: object;
+} {
+  const urls = nodes.map((node) => new URL(node));
+  const first = urls[0]!;
+  for (const url of urls) {
+    if (url.protocol !== first.protocol)
+      throw new TypeError(`state.redis.cluster mixes ${first.protocol}// and ${url.protocol}// nodes`);
+    if (url.pathname.length > 1 && url.pathname !== '/0')
+      throw new TypeError(
+        `state.redis.cluster: a Redis Cluster has database 0 only, got ${url.pathname.slice(1)}`,
+      );
+  }
+  return {
+    ...(first.username ? { username: decodeURIComponent(first.username) } : {}),
+    ...(first.password ? { password: decodeURIComponent(first.password) } : {}),
+    ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
 /** The target for messages and logs: the URL, or the cluster's seed nodes. */
 export function describeTarget(target: RedisTarget): string {
-  return 'url' in target ? target.url : `cluster ${target.cluster.join(',')}`;
+  // The nodes' addresses only: a cluster's seed URLs may carry its password.
+  return 'url' in target
+    ? target.url
+    : `cluster ${target.cluster.map((node) => new URL(node).host).join(',')}`;
 }
 
 /**
@@ -87,6 +116,7 @@ export class RedisConnection {
         keyPrefix: options.keyPrefix,
         redisOptions: {
           ...perNode,
+          ...clusterCredentials(options.cluster),
           // Each discovery attempt on an unreachable node leaves a timer this long (ioredis waits for a socket
           // that never opened to close): the default 2 s, renewed every attempt, would keep a process alive.
           disconnectTimeout: options.commandTimeoutMs,

@@ -170,7 +170,16 @@ export interface RunningRedisCluster {
  * directory and cluster bus port, slots assigned by `redis-cli --cluster create`; resolves once every node
  * reports `cluster_state:ok`. Whatever fails on the way, every node started is stopped again.
  */
-export async function startRedisCluster(size = 3): Promise<RunningRedisCluster> {
+export async function startRedisCluster(
+  options: { size?: number; password?: string } = {},
+): Promise<RunningRedisCluster> {
+  const size = options.size ?? 3;
+  // With a password, every node requires it (also from its peers) and the URLs carry it.
+  const auth = options.password === undefined ? [] : ['-a', options.password, '--no-auth-warning'];
+  const serverAuth =
+    options.password === undefined
+      ? []
+      : ['--requirepass', options.password, '--masterauth', options.password];
   const server = findBinary('redis-server');
   const client = findBinary('redis-cli');
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-redis-cluster-'));
@@ -182,7 +191,10 @@ export async function startRedisCluster(size = 3): Promise<RunningRedisCluster> 
     await rm(directory, { recursive: true, force: true });
   };
   const cli = (port: number, args: readonly string[]) => {
-    const result = spawnSync(client, ['-p', String(port), ...args], { encoding: 'utf8', timeout: 30_000 });
+    const result = spawnSync(client, ['-p', String(port), ...auth, ...args], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     if (result.status !== 0)
       throw new Error(`redis-cli -p ${port} ${args.join(' ')} failed: ${result.stderr}${result.stdout}`);
     return result.stdout;
@@ -199,6 +211,7 @@ export async function startRedisCluster(size = 3): Promise<RunningRedisCluster> 
       '2000',
       '--cluster-require-full-coverage',
       'no',
+      ...serverAuth,
     ]);
   };
   const agreed = (what: string) =>
@@ -238,7 +251,11 @@ export async function startRedisCluster(size = 3): Promise<RunningRedisCluster> 
   }
   return {
     ports,
-    urls: ports.map((port) => `redis://127.0.0.1:${port}`),
+    urls: ports.map((port) =>
+      options.password === undefined
+        ? `redis://127.0.0.1:${port}`
+        : `redis://:${encodeURIComponent(options.password)}@127.0.0.1:${port}`,
+    ),
     cli: (...args) => cli(ports[0]!, ['-c', ...args]),
     nodeOf(key) {
       const running = ports.find((_, index) => nodes[index] !== undefined)!;

@@ -160,6 +160,30 @@ describe('redis cluster: cache, streams, spread and failures', () => {
     );
   });
 
+  it('a password in the seed URL reaches the nodes discovered from it', async () => {
+    const guarded = await startRedisCluster({ password: 'cluster secret' });
+    try {
+      const connection = new RedisConnection({
+        cluster: [guarded.urls[0]!],
+        keyPrefix: 'pw:',
+        commandTimeoutMs: 1000,
+        connectTimeoutMs: 1000,
+      });
+      connections.push(connection);
+      expect(connection.target).not.toContain('secret');
+      await connection.ready(10_000);
+      const cache = new RedisByteCache(connection, 'val', 1024);
+      const keys = Array.from({ length: 12 }, (_, i) => `pw-${i}`);
+      // Keys on every node: the two found through CLUSTER SLOTS need the password too.
+      expect(new Set(keys.map((key) => guarded.nodeOf(`pw:val:${key}`))).size).toBe(3);
+      await Promise.all(keys.map((key) => cache.set(key, Buffer.from(key), 60)));
+      expect((await Promise.all(keys.map((key) => cache.get(key)))).map(String)).toEqual(keys);
+      await connection.close();
+    } finally {
+      await guarded.close();
+    }
+  });
+
   it('a cluster that cannot be reached fails its commands within the command timeout', async () => {
     const nowhere = new RedisConnection({
       cluster: ['redis://127.0.0.1:1'],
