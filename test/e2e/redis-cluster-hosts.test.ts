@@ -10,10 +10,10 @@ import { PageDriver } from '../helpers/stack-browser.js';
 import { initializeMessage } from '../support/mcp/helpers.js';
 
 /**
- * Issue 23, beyond one machine: two gateway hosts — two `portcullis up` stacks, each its own Envoy, engine and
- * service on its own ports — share one real three-node Redis Cluster. A rate limit is exact across both, and
- * the OAuth state one host issued (a refresh token, its grant) is redeemed at the other. Host A's URL is the
- * public one (the issuer of both, as behind a load balancer); both sign with one key set.
+ * Issue 23, beyond one machine: two gateway hosts — two `portcullis up` stacks, each its own Envoy (on its own
+ * loopback address), engine and service — share one real three-node Redis Cluster. A rate limit is exact across
+ * both, and the OAuth state one host issued (a refresh token, its grant) is redeemed at the other. Host A's URL is
+ * the public one (the issuer of both, as behind a load balancer); both sign with one key set.
  */
 
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
@@ -43,8 +43,9 @@ beforeAll(async () => {
     stateYaml: `state:\n  redis: { cluster: ${JSON.stringify(cluster.urls)}, keyPrefix: "hosts:", commandTimeoutMs: 1000 }`,
     policyXml: `<policies><inbound><rate-limit-by-key calls="10" renewal-period="60" counter-key="${CLIENT}" /></inbound><backend><forward-request /></backend><outbound /><on-error /></policies>`,
   };
-  a = await startStack(shared);
-  b = await startStack({ ...shared, publicUrl: a.gatewayUrl });
+  // Each host's gateway on its own loopback address, as two machines would have their own.
+  a = await startStack({ ...shared, host: '127.0.0.2' });
+  b = await startStack({ ...shared, host: '127.0.0.3', publicUrl: a.gatewayUrl });
 
   const issuer = new URL(a.issuer);
   as = await oauth.processDiscoveryResponse(

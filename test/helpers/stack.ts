@@ -34,6 +34,8 @@ export interface StackOptions {
   readonly publicUrl?: string;
   /** The global policy (API Management's "All APIs"), inline XML. */
   readonly policyXml?: string;
+  /** The loopback address the gateway listens on (default 127.0.0.1): another host's address in a test of several. */
+  readonly host?: string;
 }
 
 export interface Stack {
@@ -67,10 +69,11 @@ export interface Stack {
  * plus an in-process echo backend. Resolves once `up` says the gateway is up.
  */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const [gatewayPort, adminPort, coursesPort] = [await freePort(), await freePort(), await freePort()];
+  const host = options.host ?? '127.0.0.1';
+  const [gatewayPort, adminPort, coursesPort] = [await freePort(host), await freePort(), await freePort()];
   const echo = await startEchoBackend();
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-stack-'));
-  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  const gatewayUrl = `http://${host}:${gatewayPort}`;
   const issuer = options.publicUrl ?? gatewayUrl;
   const users = await Promise.all(
     Object.values(USERS).map(
@@ -81,7 +84,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const file = path.join(directory, 'gateway.yaml');
   await writeFile(
     file,
-    `gateway: { http: { host: 127.0.0.1, port: ${gatewayPort} } }
+    `gateway: { http: { host: ${host}, port: ${gatewayPort} } }
 admin: { port: ${adminPort} }
 envoy: { concurrency: 1 }
 apis:
