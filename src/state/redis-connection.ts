@@ -60,6 +60,57 @@ export function describeTarget(target: RedisTarget): string {
     : `cluster ${target.cluster.map((node) => new URL(node).host).join(',')}`;
 }
 
+/** What every connection to a Redis server gets, alone or as a node of a cluster. */
+function perNode(options: ConnectionSettings) {
+  return {
+    commandTimeout: options.commandTimeoutMs,
+    connectTimeout: options.connectTimeoutMs,
+    // Commands are not retried across reconnects: the request that issued one has long moved on.
+    maxRetriesPerRequest: 0,
+  };
+}
+
+function connectOne(options: ConnectionSettings & { readonly url: string }): Redis {
+  const client = new Redis(options.url, {
+    ...perNode(options),
+    keyPrefix: options.keyPrefix,
+    // Reconnecting is RedisConnection's (#reconnectLater): ioredis's own timer would keep a stopping process
+    // alive while Redis is down.
+    retryStrategy: () => null,
+    // Scripts are loaded lazily by defineCommand (EVALSHA, then EVAL on NOSCRIPT after a Redis restart).
+    enableReadyCheck: true,
+    // Commands issued in the same tick (concurrent requests) share one write: fewer syscalls under load.
+    enableAutoPipelining: true,
+  });
+  // The socket alone must not keep a process alive whose servers have stopped (close() is the clean way out).
+  client.on('connect', () => client.stream?.unref?.());
+  return client;
+}
+
+function connectCluster(options: ConnectionSettings & { readonly cluster: readonly string[] }): Cluster {
+  if (options.cluster.length === 0) throw new TypeError('a Redis Cluster needs at least one node URL');
+  const cluster = new Cluster([...options.cluster], {
+    // The prefix goes before any hash tag, so `{…}` in keys still picks the slot (a prefix with braces of its
+    // own would put every key in one slot: correct, but one node would do all the work).
+    keyPrefix: options.keyPrefix,
+    redisOptions: {
+      ...perNode(options),
+      ...clusterCredentials(options.cluster),
+      // Each discovery attempt on an unreachable node leaves a timer this long (ioredis waits for a socket that
+      // never opened to close): the default 2 s, renewed every attempt, would keep a process alive.
+      disconnectTimeout: options.commandTimeoutMs,
+    },
+    // As for one Redis: the whole cluster lost is reconnected by RedisConnection; a node lost alone is found
+    // again through the MOVED replies of the nodes that remain (ioredis refreshes its slot map on its own).
+    clusterRetryStrategy: () => null,
+    enableReadyCheck: true,
+    enableAutoPipelining: true,
+    slotsRefreshTimeout: options.connectTimeoutMs,
+  });
+  cluster.on('+node', (node: Redis) => node.on('connect', () => node.stream?.unref?.()));
+  return cluster;
+}
+
 /**
  * One ioredis connection (to one Redis, or to every node of a Redis Cluster) with the failure behaviour every
  * state backend needs:
@@ -71,10 +122,9 @@ export function describeTarget(target: RedisTarget): string {
  *
  * On a cluster, ioredis stays `ready` while nodes come and go (it only knows the cluster is gone once every node
  * it connected to is), so a lost node's slots fail after `commandTimeoutMs` rather than at once, and come back
- * by themselves when the node does.
- *
- * On a cluster, every script's and MULTI's keys must hash to one slot: the stores put the part that must be shared
- * in braces (`grant:{id}` and `grant:{id}:jti`), and every other script or transaction touches a single key.
+ * by themselves when the node does. Every script's and MULTI's keys must hash to one slot: the stores put the
+ * part that must be shared in braces (`grant:{id}` and `grant:{id}:jti`), and every other script or transaction
+ * touches a single key.
  */
 export class RedisConnection {
   readonly client: RedisClient;
@@ -87,50 +137,7 @@ export class RedisConnection {
 
   constructor(readonly options: RedisConnectionOptions) {
     this.target = describeTarget(options);
-    const perNode = {
-      commandTimeout: options.commandTimeoutMs,
-      connectTimeout: options.connectTimeoutMs,
-      // Commands are not retried across reconnects: the request that issued one has long moved on.
-      maxRetriesPerRequest: 0,
-    };
-    if ('url' in options) {
-      const single = new Redis(options.url, {
-        ...perNode,
-        keyPrefix: options.keyPrefix,
-        // Reconnecting is ours (#reconnectLater): ioredis's own timer would keep a stopping process alive while
-        // Redis is down.
-        retryStrategy: () => null,
-        // Scripts are loaded lazily by defineCommand (EVALSHA, then EVAL on NOSCRIPT after a Redis restart).
-        enableReadyCheck: true,
-        // Commands issued in the same tick (concurrent requests) share one write: fewer syscalls under load.
-        enableAutoPipelining: true,
-      });
-      // The socket alone must not keep a process alive whose servers have stopped (close() is the clean way out).
-      single.on('connect', () => single.stream?.unref?.());
-      this.client = single;
-    } else {
-      if (options.cluster.length === 0) throw new TypeError('a Redis Cluster needs at least one node URL');
-      const cluster = new Cluster([...options.cluster], {
-        // The prefix goes before any hash tag, so `{…}` in keys still picks the slot (a prefix with braces of
-        // its own would put every key in one slot: correct, but one node would do all the work).
-        keyPrefix: options.keyPrefix,
-        redisOptions: {
-          ...perNode,
-          ...clusterCredentials(options.cluster),
-          // Each discovery attempt on an unreachable node leaves a timer this long (ioredis waits for a socket
-          // that never opened to close): the default 2 s, renewed every attempt, would keep a process alive.
-          disconnectTimeout: options.commandTimeoutMs,
-        },
-        // As above: the whole cluster lost is reconnected by #reconnectLater; a node lost alone is found again
-        // through the MOVED replies of the nodes that remain (ioredis refreshes its slot map on its own).
-        clusterRetryStrategy: () => null,
-        enableReadyCheck: true,
-        enableAutoPipelining: true,
-        slotsRefreshTimeout: options.connectTimeoutMs,
-      });
-      cluster.on('+node', (node: Redis) => node.on('connect', () => node.stream?.unref?.()));
-      this.client = cluster;
-    }
+    this.client = 'url' in options ? connectOne(options) : connectCluster(options);
     this.client.on('ready', () => {
       if (this.#down) options.onStatus?.('ready', this.target);
       this.#down = false;
