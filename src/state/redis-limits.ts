@@ -15,6 +15,7 @@ import type { RedisClient, RedisConnection } from './redis-connection.js';
  * Each operation is one Lua script, so a read-decide-write is atomic across every engine process. Time is Redis's
  * own (`TIME`; Redis 5+ replicates script effects, so reading it is allowed), which keeps processes with skewed
  * clocks on one window. The scripts mirror the rules of limit-rules.ts line for line; change both together.
+ * Each script touches its one key only, so on a Redis Cluster it runs whole on the node of that key's slot.
  */
 
 const NOW = `
