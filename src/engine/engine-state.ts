@@ -9,7 +9,7 @@ import type { LimitStore } from '../state/limits.js';
 import { MemoryLimitStore } from '../state/memory-limits.js';
 import { type StateConfig, stateConfigSchema } from '../state/options.js';
 import { RedisByteCache } from '../state/redis-cache.js';
-import { RedisConnection } from '../state/redis-connection.js';
+import { RedisConnection, redisTarget } from '../state/redis-connection.js';
 import { RedisLimitStore } from '../state/redis-limits.js';
 import { TieredCache } from '../state/tiered-cache.js';
 import { ElementCounters } from './element-counters.js';
@@ -62,14 +62,14 @@ export class EngineState {
       state.redis === undefined
         ? undefined
         : new RedisConnection({
-            url: state.redis.url,
+            ...redisTarget(state.redis),
             keyPrefix: state.redis.keyPrefix,
             commandTimeoutMs: state.redis.commandTimeoutMs,
             connectTimeoutMs: state.redis.connectTimeoutMs,
             onStatus: (status, detail) =>
               status === 'ready'
                 ? logger.info('redis reconnected', { url: detail })
-                : logger.warn('redis connection lost', { url: state.redis?.url, detail }),
+                : logger.warn('redis connection lost', { url: this.redis?.target, detail }),
           });
     // Redis, when configured, holds the counters of every machine; the data directory is then the Koa service's.
     this.embedded =

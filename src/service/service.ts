@@ -18,7 +18,7 @@ import { jsonLogger } from '../log.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
 import { redactText } from '../redact.js';
 import { type EmbeddedState, openEmbeddedState } from '../state/embedded.js';
-import { RedisConnection } from '../state/redis-connection.js';
+import { describeTarget, RedisConnection, redisTarget } from '../state/redis-connection.js';
 import { PORTCULLIS_VERSION } from '../version.js';
 import { createServiceApp } from './app.js';
 import { configToolCatalog } from './catalog.js';
@@ -253,8 +253,9 @@ function authStores(
 /** The service's own connection to the shared Redis of `state.redis`, when configured. */
 function openRedis(config: LoadedConfig['config']['state']['redis']): RedisConnection | undefined {
   if (config === undefined) return undefined;
+  const target = redisTarget(config);
   return new RedisConnection({
-    url: config.url,
+    ...target,
     keyPrefix: config.keyPrefix,
     commandTimeoutMs: config.commandTimeoutMs,
     connectTimeoutMs: config.connectTimeoutMs,
@@ -263,7 +264,7 @@ function openRedis(config: LoadedConfig['config']['state']['redis']): RedisConne
         redactText(
           status === 'ready'
             ? `redis reconnected (${detail})`
-            : `redis connection lost (${config.url}): ${detail}`,
+            : `redis connection lost (${describeTarget(target)}): ${detail}`,
         ),
       ),
   });

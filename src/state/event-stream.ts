@@ -1,4 +1,4 @@
-import { ReplyError } from 'ioredis';
+import { type ChainableCommander, ReplyError } from 'ioredis';
 import type { RedisConnection } from './redis-connection.js';
 
 /** Where a logger's events go: a stream (Redis Stream, or embedded) trimmed to about `maxLength` entries. */
@@ -178,13 +178,17 @@ export class RedisEventStream extends EventStream {
   }
 
   protected async writeBatch(batch: readonly StreamEvent[]): Promise<BatchOutcome> {
-    const results = await this.connection.run('xadd', (client) => {
-      const pipeline = client.pipeline();
+    const results = await this.connection.run('xadd', async (client) => {
+      // One pipeline per stream: on a Redis Cluster a pipeline's keys must all be served by one node.
+      const pipelines = new Map<string, ChainableCommander>();
       for (const event of batch) {
         const target = this.target(event.loggerId);
+        const pipeline = pipelines.get(target.stream) ?? client.pipeline();
+        pipelines.set(target.stream, pipeline);
         pipeline.xadd(target.stream, 'MAXLEN', '~', target.maxLength, '*', ...streamFields(event));
       }
-      return pipeline.exec();
+      const replies = await Promise.all([...pipelines.values()].map((pipeline) => pipeline.exec()));
+      return replies.flatMap((reply) => reply ?? []);
     });
     // A pipeline resolves even when the connection failed under it: only Redis's own replies count as
     // answered; anything else means the batch may not have arrived and is sent again (at least once).

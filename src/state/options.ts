@@ -17,6 +17,7 @@ export const maxEmbeddedStreams = 64;
  * state:
  *   dataDir: .portcullis/state
  *   redis: { url: redis://127.0.0.1:6379, keyPrefix: "portcullis:", commandTimeoutMs: 100 }
+ *   # or a Redis Cluster: redis: { cluster: [redis://10.0.0.1:6379, redis://10.0.0.2:6379] }
  *   onRedisFailure: { rateLimit: open, quota: open, concurrency: open }
  *   cache: { internalBytes: 67108864, maxEntryBytes: 1048576 }
  *   loggers:
@@ -32,7 +33,13 @@ export const stateConfigSchema = z
     dataDir: z.string().min(1).optional(),
     redis: z
       .object({
-        url: z.string().url(),
+        /** One Redis. */
+        url: z.string().url().optional(),
+        /**
+         * A Redis Cluster instead: the URLs of some of its primaries (any one that answers gives the whole slot
+         * map). Keys that a script or transaction uses together share a hash tag, so they live in one slot.
+         */
+        cluster: z.array(z.string().url()).min(1).optional(),
         /** Prepended to every key, so several deployments can share one Redis. */
         keyPrefix: z.string().default('portcullis:'),
         /** A command without an answer after this long fails; the policy's failure mode decides. */
@@ -40,6 +47,10 @@ export const stateConfigSchema = z
         connectTimeoutMs: z.number().int().min(1).max(60_000).default(1000),
       })
       .strict()
+      .refine((redis) => (redis.url === undefined) !== (redis.cluster === undefined), {
+        message:
+          'state.redis needs exactly one of url (one Redis) or cluster (the node URLs of a Redis Cluster)',
+      })
       .optional(),
     /**
      * What a policy does while Redis is down or slower than commandTimeoutMs: `open` lets the request through

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import {
   bucketMs,
   type ConcurrencyLease,
@@ -10,12 +9,13 @@ import {
   type SlidingWindowRequest,
   type SlidingWindowResult,
 } from './limits.js';
-import type { RedisConnection } from './redis-connection.js';
+import type { RedisClient, RedisConnection } from './redis-connection.js';
 
 /*
  * Each operation is one Lua script, so a read-decide-write is atomic across every engine process. Time is Redis's
  * own (`TIME`; Redis 5+ replicates script effects, so reading it is allowed), which keeps processes with skewed
  * clocks on one window. The scripts mirror the rules of limit-rules.ts line for line; change both together.
+ * Each script touches its one key only, so on a Redis Cluster it runs whole on the node of that key's slot.
  */
 
 const NOW = `
@@ -131,13 +131,13 @@ return 1
 
 type Reply = (number | string)[];
 
-interface ScriptedRedis extends Redis {
+type ScriptedRedis = RedisClient & {
   portcullisSliding(key: string, ...args: (string | number)[]): Promise<Reply>;
   portcullisQuota(key: string, ...args: (string | number)[]): Promise<Reply>;
   portcullisAcquire(key: string, ...args: (string | number)[]): Promise<number>;
-}
+};
 
-function define(client: Redis): ScriptedRedis {
+function define(client: RedisClient): ScriptedRedis {
   const scripted = client as ScriptedRedis;
   if (typeof scripted.portcullisSliding !== 'function') {
     client.defineCommand('portcullisSliding', { numberOfKeys: 1, lua: SLIDING_WINDOW });

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -43,6 +43,71 @@ async function listening(port: number): Promise<boolean> {
   });
 }
 
+/** A redis-server started by `launch`, with what it printed so far (for failure messages). */
+interface Launched {
+  readonly child: ChildProcess;
+  output(): string;
+}
+
+/** Starts redis-server on 127.0.0.1:`port` without persistence, in `directory`; resolves once it listens. */
+async function launch(
+  server: string,
+  port: number,
+  directory: string,
+  extra: readonly string[] = [],
+): Promise<Launched> {
+  let output = '';
+  const child = spawn(
+    server,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      directory,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--protected-mode',
+      'yes',
+      ...extra,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  try {
+    await until(
+      async () => {
+        if (child.exitCode !== null)
+          throw new Error(`redis-server exited with ${child.exitCode}:\n${output}`);
+        return listening(port);
+      },
+      'redis-server to listen',
+      { timeoutMs: 10_000, everyMs: 20, detail: () => output },
+    );
+  } catch (error) {
+    await kill(child);
+    throw error;
+  }
+  return { child, output: () => output };
+}
+
+/** Kills a redis-server (also a paused one) and waits until it is gone. */
+async function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGCONT');
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGKILL');
+  await exited;
+}
+
 /**
  * A real redis-server on a free loopback port in a temporary directory, without persistence. A missing
  * redis-server fails the test with the install hint (never a skip).
@@ -53,54 +118,15 @@ export async function startRedis(): Promise<RunningRedis> {
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-redis-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
-  let output = '';
 
   const start = async () => {
-    output = '';
-    child = spawn(
-      server,
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--dir',
-        directory,
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--protected-mode',
-        'yes',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    const spawned = child;
-    await until(
-      async () => {
-        if (spawned.exitCode !== null)
-          throw new Error(`redis-server exited with ${spawned.exitCode}:\n${output}`);
-        return listening(port);
-      },
-      'redis-server to listen',
-      { timeoutMs: 10_000, everyMs: 20, detail: () => output },
-    );
+    child = (await launch(server, port, directory)).child;
   };
 
   const stop = async () => {
     const running = child;
     child = undefined;
-    if (running === undefined || running.exitCode !== null) return;
-    running.kill('SIGCONT');
-    const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
-    running.kill('SIGKILL');
-    await exited;
+    if (running !== undefined) await kill(running);
   };
 
   await start();
@@ -121,4 +147,149 @@ export async function startRedis(): Promise<RunningRedis> {
       return result.stdout;
     },
   };
+}
+
+export interface RunningRedisCluster {
+  /** The nodes' `redis://127.0.0.1:<port>` URLs, each a primary with a third of the slots. */
+  readonly urls: readonly string[];
+  readonly ports: readonly number[];
+  /** Runs redis-cli in cluster mode (-c follows MOVED) against the first node and returns its output. */
+  cli(...args: string[]): string;
+  /** Which node (index into `ports`) serves `key`'s slot. */
+  nodeOf(key: string): number;
+  /** Kills one node; its slots go unserved (the others keep serving theirs: full coverage is not required). */
+  stopNode(index: number): Promise<void>;
+  /** Starts a stopped node again on its port and directory (its nodes.conf): it rejoins with its slots, empty. */
+  startNode(index: number): Promise<void>;
+  /** Stops every node and removes their directories. */
+  close(): Promise<void>;
+}
+
+/**
+ * A real Redis Cluster of `size` primaries (no replicas) on free loopback ports, each node with its own
+ * directory and cluster bus port, slots assigned by `redis-cli --cluster create`; resolves once every node
+ * reports `cluster_state:ok`. Whatever fails on the way, every node started is stopped again.
+ */
+export async function startRedisCluster(
+  options: { size?: number; password?: string } = {},
+): Promise<RunningRedisCluster> {
+  const size = options.size ?? 3;
+  // With a password, every node requires it (also from its peers) and the URLs carry it.
+  const auth = options.password === undefined ? [] : ['-a', options.password, '--no-auth-warning'];
+  const serverAuth =
+    options.password === undefined
+      ? []
+      : ['--requirepass', options.password, '--masterauth', options.password];
+  const server = findBinary('redis-server');
+  const client = findBinary('redis-cli');
+  const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-redis-cluster-'));
+  const nodes: (Launched | undefined)[] = [];
+  const ports: number[] = [];
+  const busPorts: number[] = [];
+  const close = async () => {
+    await Promise.all(nodes.map((node) => node && kill(node.child)));
+    await rm(directory, { recursive: true, force: true });
+  };
+  const cli = (port: number, args: readonly string[]) => {
+    const result = spawnSync(client, ['-p', String(port), ...auth, ...args], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    if (result.status !== 0)
+      throw new Error(`redis-cli -p ${port} ${args.join(' ')} failed: ${result.stderr}${result.stdout}`);
+    return result.stdout;
+  };
+  const startNode = async (index: number) => {
+    nodes[index] = await launch(server, ports[index]!, path.join(directory, `node-${index}`), [
+      '--cluster-enabled',
+      'yes',
+      '--cluster-port',
+      String(busPorts[index]),
+      '--cluster-config-file',
+      'nodes.conf',
+      '--cluster-node-timeout',
+      '2000',
+      '--cluster-require-full-coverage',
+      'no',
+      ...serverAuth,
+    ]);
+  };
+  const agreed = (what: string) =>
+    until(
+      () =>
+        ports.every(
+          (port, index) =>
+            nodes[index] === undefined || cli(port, ['CLUSTER', 'INFO']).includes('cluster_state:ok'),
+        ),
+      what,
+      {
+        timeoutMs: 20_000,
+        everyMs: 100,
+        detail: () => nodes.map((node) => node?.output() ?? '').join('\n'),
+      },
+    );
+  try {
+    for (let i = 0; i < size; i++) {
+      ports.push(await freePort());
+      // The bus port is chosen too: the default (port + 10000) may be taken or beyond 65535.
+      busPorts.push(await freePort());
+      await mkdir(path.join(directory, `node-${i}`));
+      await startNode(i);
+    }
+    cli(ports[0]!, [
+      '--cluster',
+      'create',
+      ...ports.map((port) => `127.0.0.1:${port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
+    await agreed('the Redis Cluster to agree on its slots');
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return {
+    ports,
+    urls: ports.map((port) =>
+      options.password === undefined
+        ? `redis://127.0.0.1:${port}`
+        : `redis://:${encodeURIComponent(options.password)}@127.0.0.1:${port}`,
+    ),
+    cli: (...args) => cli(ports[0]!, ['-c', ...args]),
+    nodeOf(key) {
+      const running = ports.find((_, index) => nodes[index] !== undefined)!;
+      const slot = Number(cli(running, ['CLUSTER', 'KEYSLOT', key]).trim());
+      const owner = ports.findIndex(
+        (port, index) =>
+          nodes[index] !== undefined &&
+          servesSlot(cli(port, ['CLUSTER', 'MYID']).trim(), cli(port, ['CLUSTER', 'NODES']), slot),
+      );
+      if (owner < 0) throw new Error(`no running node serves slot ${slot} of ${key}`);
+      return owner;
+    },
+    async stopNode(index) {
+      const node = nodes[index];
+      nodes[index] = undefined;
+      if (node) await kill(node.child);
+    },
+    async startNode(index) {
+      await startNode(index);
+      await agreed('the restarted node to rejoin the Redis Cluster');
+    },
+    close,
+  };
+}
+
+/** Whether the node `id` serves `slot`, by the `CLUSTER NODES` table (`<id> … <from>-<to> <slot> …`). */
+function servesSlot(id: string, table: string, slot: number): boolean {
+  const line = table.split('\n').find((row) => row.startsWith(`${id} `));
+  if (line === undefined) return false;
+  return line
+    .split(' ')
+    .slice(8)
+    .some((range) => {
+      const [from, to = from] = range.split('-').map(Number);
+      return from !== undefined && to !== undefined && slot >= from && slot <= to;
+    });
 }

@@ -27,10 +27,19 @@ export interface StackOptions {
   readonly mcpYaml?: string;
   /** A `state:` block (YAML, top level); relative paths in it are in the stack's own directory. */
   readonly stateYaml?: string;
+  /**
+   * The authorization server's issuer and base URL when it is not this stack's own gateway: the public URL of a
+   * load balancer in front of several stacks (default: the gateway URL).
+   */
+  readonly publicUrl?: string;
+  /** The global policy (API Management's "All APIs"), inline XML. */
+  readonly policyXml?: string;
+  /** The loopback address the gateway listens on (default 127.0.0.1): another host's address in a test of several. */
+  readonly host?: string;
 }
 
 export interface Stack {
-  /** The gateway listener: also issuer and base URL of the authorization server. */
+  /** The gateway listener: also issuer and base URL of the authorization server (unless `publicUrl` says). */
   readonly gatewayUrl: string;
   readonly issuer: string;
   /** The MCP endpoint URL, the access tokens' audience. */
@@ -60,10 +69,12 @@ export interface Stack {
  * plus an in-process echo backend. Resolves once `up` says the gateway is up.
  */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const [gatewayPort, adminPort, coursesPort] = [await freePort(), await freePort(), await freePort()];
+  const host = options.host ?? '127.0.0.1';
+  const [gatewayPort, adminPort, coursesPort] = [await freePort(host), await freePort(), await freePort()];
   const echo = await startEchoBackend();
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-stack-'));
-  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  const gatewayUrl = `http://${host}:${gatewayPort}`;
+  const issuer = options.publicUrl ?? gatewayUrl;
   const users = await Promise.all(
     Object.values(USERS).map(
       async (user) =>
@@ -73,7 +84,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const file = path.join(directory, 'gateway.yaml');
   await writeFile(
     file,
-    `gateway: { http: { host: 127.0.0.1, port: ${gatewayPort} } }
+    `gateway: { http: { host: ${host}, port: ${gatewayPort} } }
 admin: { port: ${adminPort} }
 envoy: { concurrency: 1 }
 apis:
@@ -110,8 +121,8 @@ products:
   - { id: courses, apis: [courses, echo] }
   - { id: grades, apis: [grades] }
 auth:
-  issuer: ${gatewayUrl}
-  baseUrl: ${gatewayUrl}
+  issuer: ${issuer}
+  baseUrl: ${issuer}
   cookieSecure: false
   accessTokenTtlSeconds: ${options.accessTokenTtlSeconds ?? 3600}
   users:
@@ -119,6 +130,7 @@ ${users.join('\n')}
 ${options.authYaml ?? ''}
 ${options.mcpYaml ?? ''}
 ${options.stateYaml ?? ''}
+${options.policyXml === undefined ? '' : `policy: ${JSON.stringify(options.policyXml)}`}
 processes:
   - name: courses
     command: [node, --import, tsx, backend.ts]
@@ -136,8 +148,8 @@ processes:
 
   return {
     gatewayUrl,
-    issuer: gatewayUrl,
-    mcpUrl: `${gatewayUrl}/v1/mcp`,
+    issuer,
+    mcpUrl: `${issuer}/v1/mcp`,
     coursesBackendUrl: `http://127.0.0.1:${coursesPort}`,
     echo,
     configFile: file,

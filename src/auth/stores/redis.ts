@@ -1,5 +1,5 @@
-import type { ChainableCommander, Redis } from 'ioredis';
-import type { RedisConnection } from '../../state/redis-connection.js';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient, RedisConnection } from '../../state/redis-connection.js';
 import { digest } from '../crypto.js';
 import { deepFreeze, type SealedKind, seal, unseal } from './records.js';
 import type {
@@ -99,14 +99,14 @@ end
 return { redis.call('HINCRBY', KEYS[1], 'c', 1), r }
 `;
 
-interface ScriptedRedis extends Redis {
+type ScriptedRedis = RedisClient & {
   portcullisAuthConsume(key: string, now: number): Promise<number>;
   portcullisAuthAddToken(grant: string, jtis: string, now: number, jti: string, exp: number): Promise<number>;
   portcullisAuthRevoke(grant: string, jtis: string, now: number): Promise<string[]>;
   portcullisAuthIncrement(key: string, now: number, window: number): Promise<[number, number]>;
-}
+};
 
-function scripted(client: Redis): ScriptedRedis {
+function scripted(client: RedisClient): ScriptedRedis {
   const redis = client as ScriptedRedis;
   if (typeof redis.portcullisAuthConsume !== 'function') {
     client.defineCommand('portcullisAuthConsume', { numberOfKeys: 1, lua: CONSUME });

@@ -97,7 +97,7 @@ describe('docker-compose.yml', () => {
     expect(backend.hostname).toBe('courses');
     expect(services.courses!.environment!.PORT).toBe(backend.port);
     expect(services.courses!.expose).toEqual([backend.port]);
-    expect(new URL(config.state.redis!.url).hostname).toBe('redis');
+    expect(new URL(config.state.redis!.url!).hostname).toBe('redis');
     expect(option(services.engine!.command, '--config')).toBe(composeConfig);
     expect(option(services.service!.command, '--config')).toBe(composeConfig);
 

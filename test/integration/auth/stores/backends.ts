@@ -6,8 +6,7 @@ import { createEmbeddedStores } from '../../../../src/auth/stores/embedded.js';
 import { createMemoryStores } from '../../../../src/auth/stores/memory.js';
 import { createRedisStores } from '../../../../src/auth/stores/redis.js';
 import { type EmbeddedState, openEmbeddedState } from '../../../../src/state/embedded.js';
-import { RedisConnection } from '../../../../src/state/redis-connection.js';
-import type { RunningRedis } from '../../../helpers/redis.js';
+import { RedisConnection, type RedisTarget } from '../../../../src/state/redis-connection.js';
 import type { Backend } from '../../../support/auth-stores.js';
 import { START } from '../../../support/auth-stores.js';
 
@@ -27,14 +26,14 @@ export function memoryBackend(): Backend {
 let unique = 0;
 
 /**
- * The Redis store on the same kind of fake clock: it compares each record's expiry with the injected clock
+ * The Redis store (one Redis or a Redis Cluster) on the same kind of fake clock: it compares each record's expiry with the injected clock
  * like the in-process store, so the same cases hold; TTLs are computed from that clock too. Every backend
  * gets its own namespace, so cases never see each other's keys; its twin is a second connection on it.
  */
-export function redisBackend(redis: RunningRedis, connections: RedisConnection[]): Backend {
+export function redisBackend(target: RedisTarget, connections: RedisConnection[]): Backend {
   const connect = () => {
     const connection = new RedisConnection({
-      url: redis.url,
+      ...target,
       keyPrefix: 'test:',
       commandTimeoutMs: 2000,
       connectTimeoutMs: 2000,

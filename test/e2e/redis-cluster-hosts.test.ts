@@ -1,0 +1,160 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { exportJWK, generateKeyPair } from 'jose';
+import * as oauth from 'oauth4webapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningRedisCluster, startRedisCluster } from '../helpers/redis.js';
+import { type Stack, startStack, USERS } from '../helpers/stack.js';
+import { PageDriver } from '../helpers/stack-browser.js';
+import { initializeMessage } from '../support/mcp/helpers.js';
+
+/**
+ * Issue 23, beyond one machine: two gateway hosts — two `portcullis up` stacks, each its own Envoy (on its own
+ * loopback address), engine and service — share one real three-node Redis Cluster. A rate limit is exact across
+ * both, and the OAuth state one host issued (a refresh token, its grant) is redeemed at the other. Host A's URL is
+ * the public one (the issuer of both, as behind a load balancer); both sign with one key set.
+ */
+
+const insecure = { [oauth.allowInsecureRequests]: true } as const;
+const SCOPE = 'read:courses-work write:courses-work';
+const REDIRECT = 'http://127.0.0.1:43210/callback';
+const CLIENT = '@(context.Request.Headers.GetValueOrDefault(&quot;X-Client&quot;, &quot;anonymous&quot;))';
+
+let cluster: RunningRedisCluster;
+let directory: string;
+let a: Stack;
+let b: Stack;
+let as: oauth.AuthorizationServer;
+let client: oauth.Client;
+const driver = new PageDriver();
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+  directory = await mkdtemp(path.join(tmpdir(), 'portcullis-two-hosts-'));
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const keys = path.join(directory, 'keys.json');
+  await writeFile(
+    keys,
+    JSON.stringify({ keys: [{ ...(await exportJWK(privateKey)), kid: 'hosts-1', alg: 'ES256' }] }),
+  );
+  const shared = {
+    authYaml: `  signingKeys: { file: ${JSON.stringify(keys)} }`,
+    stateYaml: `state:\n  redis: { cluster: ${JSON.stringify(cluster.urls)}, keyPrefix: "hosts:", commandTimeoutMs: 1000 }`,
+    policyXml: `<policies><inbound><rate-limit-by-key calls="10" renewal-period="60" counter-key="${CLIENT}" /></inbound><backend><forward-request /></backend><outbound /><on-error /></policies>`,
+  };
+  // Each host's gateway on its own loopback address, as two machines would have their own.
+  a = await startStack({ ...shared, host: '127.0.0.2' });
+  b = await startStack({ ...shared, host: '127.0.0.3', publicUrl: a.gatewayUrl });
+
+  const issuer = new URL(a.issuer);
+  as = await oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+  );
+  const registration = await oauth.processDynamicClientRegistrationResponse(
+    await oauth.dynamicClientRegistrationRequest(
+      as,
+      {
+        client_name: 'two hosts e2e',
+        redirect_uris: [REDIRECT],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      },
+      insecure,
+    ),
+  );
+  client = { client_id: registration.client_id, token_endpoint_auth_method: 'none' };
+}, 120_000);
+
+afterAll(async () => {
+  await a?.stop();
+  await b?.stop();
+  await cluster?.close();
+  if (directory) await rm(directory, { recursive: true, force: true });
+});
+
+/** The authorization server's metadata with its endpoints at `host` (where the load balancer sent the call). */
+const at = (host: Stack): oauth.AuthorizationServer => ({
+  ...as,
+  token_endpoint: as.token_endpoint!.replace(a.gatewayUrl, host.gatewayUrl),
+});
+
+/** The MCP endpoint's answer at `host` to an initialize with `token`: 200 for a token it accepts. */
+async function mcpStatus(host: Stack, token: string): Promise<number> {
+  const response = await fetch(`${host.gatewayUrl}/v1/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify(initializeMessage('2025-06-18')),
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
+describe('two gateway hosts sharing a Redis Cluster', () => {
+  it('a rate limit of 10 per minute admits exactly 10 of 20 concurrent calls spread over both hosts', async () => {
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const host = i % 2 === 0 ? a : b;
+        const response = await fetch(`${host.gatewayUrl}/echo/things/rate`, {
+          headers: { 'X-Client': `hosts-${process.pid}` },
+        });
+        await response.body?.cancel();
+        return response.status;
+      }),
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(10);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(10);
+  });
+
+  it('a refresh token issued at host A is redeemed at host B, once', async () => {
+    const verifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const url = new URL(as.authorization_endpoint!);
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      scope: SCOPE,
+      state,
+      resource: a.mcpUrl,
+    }).toString();
+    const callback = await driver.authorize(url.href, USERS.alice);
+    const params = oauth.validateAuthResponse(as, client, callback, state);
+    const issued = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, {
+        ...insecure,
+        additionalParameters: { resource: a.mcpUrl },
+      }),
+    );
+    expect(await mcpStatus(b, issued.access_token)).toBe(200);
+
+    const refreshAt = (host: Stack, token: string) =>
+      oauth.refreshTokenGrantRequest(at(host), client, oauth.None(), token, {
+        ...insecure,
+        additionalParameters: { resource: a.mcpUrl },
+      });
+    const rotated = await oauth.processRefreshTokenResponse(
+      at(b),
+      client,
+      await refreshAt(b, issued.refresh_token!),
+    );
+    expect(rotated.refresh_token).toBeDefined();
+    expect(await mcpStatus(b, rotated.access_token)).toBe(200);
+    expect(await mcpStatus(a, rotated.access_token)).toBe(200);
+
+    // Redeemed at B, the first refresh token is a replay at A.
+    const replay = await refreshAt(a, issued.refresh_token!);
+    expect(replay.status).toBe(400);
+    expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
+  });
+});
