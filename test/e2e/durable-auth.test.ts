@@ -1,5 +1,11 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  insecure,
+  type PublicClient,
+  registerPublicClient,
+  signInWithPkce,
+} from '../helpers/oauth-client.js';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
 import { PageDriver } from '../helpers/stack-browser.js';
 import { initializeMessage } from '../support/mcp/helpers.js';
@@ -10,13 +16,13 @@ import { initializeMessage } from '../support/mcp/helpers.js';
  * family was killed (SIGKILL). Driven by a strict OAuth client library (oauth4webapi) through Envoy.
  */
 
-const insecure = { [oauth.allowInsecureRequests]: true } as const;
 const SCOPE = 'read:courses-work write:courses-work';
 const REDIRECT = 'http://127.0.0.1:43210/callback';
 
 let stack: Stack;
 let as: oauth.AuthorizationServer;
 let client: oauth.Client;
+let registered: PublicClient;
 const driver = new PageDriver();
 
 beforeAll(async () => {
@@ -24,25 +30,8 @@ beforeAll(async () => {
     authYaml: '  dataDir: .portcullis/auth',
     stateYaml: 'state: { dataDir: .portcullis/state }',
   });
-  const issuer = new URL(stack.issuer);
-  as = await oauth.processDiscoveryResponse(
-    issuer,
-    await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
-  );
-  const registration = await oauth.processDynamicClientRegistrationResponse(
-    await oauth.dynamicClientRegistrationRequest(
-      as,
-      {
-        client_name: 'durable state e2e',
-        redirect_uris: [REDIRECT],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'none',
-      },
-      insecure,
-    ),
-  );
-  client = { client_id: registration.client_id, token_endpoint_auth_method: 'none' };
+  registered = await registerPublicClient(stack.issuer, 'durable state e2e', REDIRECT);
+  ({ as, client } = registered);
 });
 
 afterAll(async () => {
@@ -51,29 +40,7 @@ afterAll(async () => {
 
 /** Signs alice in through the real pages (skipping the login page when her session is alive) and exchanges the code. */
 async function signIn(): Promise<oauth.TokenEndpointResponse> {
-  const verifier = oauth.generateRandomCodeVerifier();
-  const state = oauth.generateRandomState();
-  const url = new URL(as.authorization_endpoint!);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: client.client_id,
-    redirect_uri: REDIRECT,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-    scope: SCOPE,
-    state,
-    resource: stack.mcpUrl,
-  }).toString();
-  const callback = await driver.authorize(url.href, USERS.alice);
-  const params = oauth.validateAuthResponse(as, client, callback, state);
-  return oauth.processAuthorizationCodeResponse(
-    as,
-    client,
-    await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, {
-      ...insecure,
-      additionalParameters: { resource: stack.mcpUrl },
-    }),
-  );
+  return signInWithPkce(registered, driver, USERS.alice, { scope: SCOPE, resource: stack.mcpUrl });
 }
 
 function refreshRequest(refreshToken: string): Promise<Response> {

@@ -4,6 +4,12 @@ import path from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  insecure,
+  type PublicClient,
+  registerPublicClient,
+  signInWithPkce,
+} from '../helpers/oauth-client.js';
 import { type RunningRedisCluster, startRedisCluster } from '../helpers/redis.js';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
 import { PageDriver } from '../helpers/stack-browser.js';
@@ -16,7 +22,6 @@ import { initializeMessage } from '../support/mcp/helpers.js';
  * the public one (the issuer of both, as behind a load balancer); both sign with one key set.
  */
 
-const insecure = { [oauth.allowInsecureRequests]: true } as const;
 const SCOPE = 'read:courses-work write:courses-work';
 const REDIRECT = 'http://127.0.0.1:43210/callback';
 const CLIENT = '@(context.Request.Headers.GetValueOrDefault(&quot;X-Client&quot;, &quot;anonymous&quot;))';
@@ -27,6 +32,7 @@ let a: Stack;
 let b: Stack;
 let as: oauth.AuthorizationServer;
 let client: oauth.Client;
+let registered: PublicClient;
 const driver = new PageDriver();
 
 beforeAll(async () => {
@@ -47,25 +53,8 @@ beforeAll(async () => {
   a = await startStack({ ...shared, host: '127.0.0.2' });
   b = await startStack({ ...shared, host: '127.0.0.3', publicUrl: a.gatewayUrl });
 
-  const issuer = new URL(a.issuer);
-  as = await oauth.processDiscoveryResponse(
-    issuer,
-    await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
-  );
-  const registration = await oauth.processDynamicClientRegistrationResponse(
-    await oauth.dynamicClientRegistrationRequest(
-      as,
-      {
-        client_name: 'two hosts e2e',
-        redirect_uris: [REDIRECT],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'none',
-      },
-      insecure,
-    ),
-  );
-  client = { client_id: registration.client_id, token_endpoint_auth_method: 'none' };
+  registered = await registerPublicClient(a.issuer, 'two hosts e2e', REDIRECT);
+  ({ as, client } = registered);
 }, 120_000);
 
 afterAll(async () => {
@@ -113,29 +102,10 @@ describe('two gateway hosts sharing a Redis Cluster', () => {
   });
 
   it('a refresh token issued at host A is redeemed at host B, once', async () => {
-    const verifier = oauth.generateRandomCodeVerifier();
-    const state = oauth.generateRandomState();
-    const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: REDIRECT,
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
+    const issued = await signInWithPkce(registered, driver, USERS.alice, {
       scope: SCOPE,
-      state,
       resource: a.mcpUrl,
-    }).toString();
-    const callback = await driver.authorize(url.href, USERS.alice);
-    const params = oauth.validateAuthResponse(as, client, callback, state);
-    const issued = await oauth.processAuthorizationCodeResponse(
-      as,
-      client,
-      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, {
-        ...insecure,
-        additionalParameters: { resource: a.mcpUrl },
-      }),
-    );
+    });
     expect(await mcpStatus(b, issued.access_token)).toBe(200);
 
     const refreshAt = (host: Stack, token: string) =>

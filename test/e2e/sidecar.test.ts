@@ -11,12 +11,12 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
-import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { freePort } from '../../src/config/plan.js';
 import { type RunningChild, startChild } from '../helpers/child.js';
 import { type RunningEnvoy, startEnvoyWith } from '../helpers/envoy.js';
+import { registerPublicClient, signInWithPkce } from '../helpers/oauth-client.js';
 import { PageDriver } from '../helpers/stack-browser.js';
 import { until } from '../helpers/wait.js';
 
@@ -32,7 +32,6 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const example = path.join(root, 'examples', 'sidecar');
 const cli = path.join(root, 'bin', 'portcullis.js');
 const alice = { username: 'alice', password: 'alice-demo-password' };
-const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
 /** envsubst, strictly: every `${NAME}` must have a value (the README fills the same placeholders with envsubst). */
 function fill(template: string, values: Record<string, string>): string {
@@ -162,55 +161,18 @@ describe('the sidecar example: a hand-written Envoy, the engine on a Unix domain
   });
 
   it('runs the OAuth authorization code flow with PKCE through the pasted service routes', async () => {
-    const issuer = new URL(gatewayUrl);
-    const as = await oauth.processDiscoveryResponse(
-      issuer,
-      await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+    const registered = await registerPublicClient(
+      gatewayUrl,
+      'sidecar e2e',
+      'http://127.0.0.1:43210/callback',
     );
-    expect(as.token_endpoint).toBe(`${gatewayUrl}/v1/token`);
-    const redirectUri = 'http://127.0.0.1:43210/callback';
-    const registration = (await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(
-        as,
-        {
-          client_name: 'sidecar e2e',
-          redirect_uris: [redirectUri],
-          grant_types: ['authorization_code', 'refresh_token'],
-          response_types: ['code'],
-          token_endpoint_auth_method: 'none',
-        },
-        insecure,
-      ),
-    )) as Record<string, unknown>;
-    const client: oauth.Client = {
-      client_id: registration.client_id as string,
-      token_endpoint_auth_method: 'none',
-    };
-    const verifier = oauth.generateRandomCodeVerifier();
-    const state = oauth.generateRandomState();
-    const authorizationUrl = new URL(as.authorization_endpoint!);
-    authorizationUrl.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: redirectUri,
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      scope: 'read:courses-work',
-      state,
-      resource: `${gatewayUrl}/v1/mcp`,
-    }).toString();
+    expect(registered.as.token_endpoint).toBe(`${gatewayUrl}/v1/token`);
     const driver = new PageDriver();
-    const callback = await driver.authorize(authorizationUrl.href, alice);
+    const tokens = await signInWithPkce(registered, driver, alice, {
+      scope: 'read:courses-work',
+      resource: `${gatewayUrl}/v1/mcp`,
+    });
     expect(driver.log.every((line) => line.includes(gatewayUrl))).toBe(true);
-    const params = oauth.validateAuthResponse(as, client, callback, state);
-    const tokens = await oauth.processAuthorizationCodeResponse(
-      as,
-      client,
-      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri, verifier, {
-        ...insecure,
-        additionalParameters: { resource: `${gatewayUrl}/v1/mcp` },
-      }),
-    );
     expect(tokens.token_type.toLowerCase()).toBe('bearer');
     expect(tokens.scope).toBe('read:courses-work');
   });
