@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { compileUrlTemplate, UrlTemplateError } from '../catalog/url-template.js';
 import { placementIssues } from './network-schema.js';
 import type { GatewayConfig } from './schema.js';
 
@@ -192,10 +193,58 @@ function* durableSigningKeys(config: GatewayConfig): Iterable<CrossFieldIssue> {
   };
 }
 
+/**
+ * Each operation's URL template compiles, and no two operations of an API answer the same method and template —
+ * API Management refuses the second as a duplicate; here the matcher would silently route every call to one of
+ * them. Templates are the same when they differ only in parameter names or in the case of literal segments.
+ */
+function* operationUrlTemplates(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  for (const [apiIndex, api] of config.apis.entries()) {
+    const seen = new Map<string, number>();
+    for (const [index, operation] of api.operations.entries()) {
+      const path = ['apis', apiIndex, 'operations', index, 'urlTemplate'];
+      try {
+        compileUrlTemplate(operation.urlTemplate);
+      } catch (error) {
+        if (!(error instanceof UrlTemplateError)) throw error;
+        yield { path, message: error.message };
+        continue;
+      }
+      const key = `${operation.method.toUpperCase()} ${templateShape(operation.urlTemplate)}`;
+      const previous = seen.get(key);
+      if (previous !== undefined) {
+        yield {
+          path,
+          message: `${operation.method.toUpperCase()} "${operation.urlTemplate}" is the same operation as apis[${apiIndex}].operations[${previous}] ("${api.operations[previous]!.urlTemplate}")`,
+        };
+      }
+      seen.set(key, index);
+    }
+  }
+}
+
+/** A template with its parameter names left out and its literal path segments in lower case (they match so). */
+function templateShape(template: string): string {
+  const [pathPart = '', queryPart] = template.split('?', 2);
+  const shapedPath = pathPart
+    .split('/')
+    .map((segment) =>
+      /[{}]/.test(segment) ? segment.replace(/\{(\*?)[^}]*\}/g, '{$1}') : segment.toLowerCase(),
+    )
+    .join('/');
+  const shapedQuery = (queryPart ?? '')
+    .split('&')
+    .filter((pair) => pair !== '')
+    .map((pair) => pair.replace(/=\{[^}]*\}$/, '={}'))
+    .sort();
+  return shapedQuery.length > 0 ? `${shapedPath}?${shapedQuery.join('&')}` : shapedPath;
+}
+
 /** Every cross-field rule, in the order their problems are reported. */
 export const crossChecks: readonly CrossCheck[] = [
   { name: 'unique-api-ids', issues: uniqueApiIds },
   { name: 'unique-url-suffixes', issues: uniqueUrlSuffixes },
+  { name: 'operation-url-templates', issues: operationUrlTemplates },
   { name: 'subscription-references', issues: subscriptionReferences },
   { name: 'unique-subscription-keys', issues: uniqueSubscriptionKeys },
   { name: 'user-groups', issues: userGroups },

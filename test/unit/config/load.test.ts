@@ -167,6 +167,28 @@ describe('gateway configuration', () => {
     ]);
   });
 
+  it('rejects an operation that repeats another (same method, template up to parameter names and case) and a malformed template, each where it is', () => {
+    const text = [
+      'apis:',
+      '  - id: a',
+      '    urlSuffix: a',
+      '    serviceUrl: http://h',
+      '    operations:',
+      '      - { id: one, method: GET, urlTemplate: "/x/{id}" }',
+      '      - { id: two, method: GET, urlTemplate: "/X/{name}" }',
+      '      - { id: three, method: POST, urlTemplate: "/x/{id}" }',
+      '      - { id: four, method: GET, urlTemplate: "/x/{id}?b={b}&a={a}" }',
+      '      - { id: five, method: GET, urlTemplate: "/x/{k}?a={c}&b={d}" }',
+      '      - { id: six, method: GET, urlTemplate: "/y/{p}/{p}" }',
+      '',
+    ].join('\n');
+    expect(problems(text)).toEqual([
+      'gateway.yaml:7:33: apis[0].operations[1].urlTemplate: GET "/X/{name}" is the same operation as apis[0].operations[0] ("/x/{id}")',
+      'gateway.yaml:10:34: apis[0].operations[4].urlTemplate: GET "/x/{k}?a={c}&b={d}" is the same operation as apis[0].operations[3] ("/x/{id}?b={b}&a={a}")',
+      'gateway.yaml:11:33: apis[0].operations[5].urlTemplate: parameter "p" appears twice in "/y/{p}/{p}"',
+    ]);
+  });
+
   it('reports YAML syntax errors with their position', () => {
     expect(problems('apis: [\n')[0]).toMatch(/^gateway\.yaml:2:1: /);
   });
