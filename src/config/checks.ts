@@ -196,7 +196,8 @@ function* durableSigningKeys(config: GatewayConfig): Iterable<CrossFieldIssue> {
 /**
  * Each operation's URL template compiles, and no two operations of an API answer the same method and template —
  * API Management refuses the second as a duplicate; here the matcher would silently route every call to one of
- * them. Templates are the same when they differ only in parameter names or in the case of literal segments.
+ * them. Templates are the same when they differ only in parameter names or in the case of literal segments; SOAP
+ * operations, which share one endpoint, differ by their SOAP action or body element.
  */
 function* operationUrlTemplates(config: GatewayConfig): Iterable<CrossFieldIssue> {
   for (const [apiIndex, api] of config.apis.entries()) {
@@ -210,7 +211,9 @@ function* operationUrlTemplates(config: GatewayConfig): Iterable<CrossFieldIssue
         yield { path, message: error.message };
         continue;
       }
-      const key = `${operation.method.toUpperCase()} ${templateShape(operation.urlTemplate)}`;
+      // SOAP operations share one endpoint (POST /) and are told apart by their SOAP action or body element.
+      const soap = operation.soap === undefined ? '' : ` ${JSON.stringify(operation.soap)}`;
+      const key = `${operation.method.toUpperCase()} ${templateShape(operation.urlTemplate)}${soap}`;
       const previous = seen.get(key);
       if (previous !== undefined) {
         yield {
