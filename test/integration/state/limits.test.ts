@@ -45,13 +45,17 @@ afterAll(async () => {
   if (directory) await rm(directory, { recursive: true, force: true });
 });
 
-limitStoreSuite('embedded', () => ({
-  store: new EmbeddedLimitStore(embedded, () => embeddedNow),
-  advance: async (ms) => {
-    embeddedNow += ms;
-  },
-  sibling: () => new EmbeddedLimitStore(siblingState, () => embeddedNow),
-}));
+limitStoreSuite(
+  'embedded',
+  () => ({
+    store: new EmbeddedLimitStore(embedded, () => embeddedNow),
+    advance: async (ms) => {
+      embeddedNow += ms;
+    },
+    sibling: () => new EmbeddedLimitStore(siblingState, () => embeddedNow),
+  }),
+  true,
+);
 
 let redis: RunningRedis;
 let connection: RedisConnection;
@@ -79,21 +83,25 @@ afterAll(async () => {
   await siblingConnection?.close();
 });
 
-limitStoreSuite('redis', () => ({
-  store: redisStore,
-  // Redis keeps its own clock: letting a window pass means letting the time pass.
-  advance: elapse,
-  sibling: async () => {
-    siblingConnection ??= new RedisConnection({
-      url: redis.url,
-      keyPrefix: 'test:',
-      commandTimeoutMs: 500,
-      connectTimeoutMs: 1000,
-    });
-    await siblingConnection.ready(5000);
-    return new RedisLimitStore(siblingConnection);
-  },
-}));
+limitStoreSuite(
+  'redis',
+  () => ({
+    store: redisStore,
+    // Redis keeps its own clock: letting a window pass means letting the time pass.
+    advance: elapse,
+    sibling: async () => {
+      siblingConnection ??= new RedisConnection({
+        url: redis.url,
+        keyPrefix: 'test:',
+        commandTimeoutMs: 500,
+        connectTimeoutMs: 1000,
+      });
+      await siblingConnection.ready(5000);
+      return new RedisLimitStore(siblingConnection);
+    },
+  }),
+  true,
+);
 
 describe('redis: keys and failures', () => {
   it('keeps its counters under the prefix with an expiry', async () => {

@@ -20,7 +20,8 @@ export interface LimitStoreBackend {
 let unique = 0;
 const key = (name: string) => `${name}-${process.pid}-${++unique}`;
 
-export function limitStoreSuite(name: string, backend: () => LimitStoreBackend): void {
+/** `sharesState`: the backend's stores can be opened twice on one state (embedded, Redis): the two-process cases run. */
+export function limitStoreSuite(name: string, backend: () => LimitStoreBackend, sharesState = false): void {
   describe(`${name}: sliding window`, () => {
     it('admits exactly `limit` calls, then refuses with the remaining count at 0', async () => {
       const { store } = backend();
@@ -299,11 +300,11 @@ export function limitStoreSuite(name: string, backend: () => LimitStoreBackend):
     });
   });
 
+  if (!sharesState) return;
   describe(`${name}: shared by two processes`, () => {
-    it('two stores on the same state admit exactly one quota between them', async (context) => {
+    it('two stores on the same state admit exactly one quota between them', async () => {
       const { store, sibling } = backend();
-      if (sibling === undefined) return context.skip();
-      const other = await sibling();
+      const other = await siblingOf(name, sibling);
       const request = { ...{ key: key('shared-quota'), periodSeconds: 3600, originMs: 0 }, callLimit: 25 };
       const calls = await Promise.all(
         Array.from({ length: 40 }, (_, i) =>
@@ -320,10 +321,9 @@ export function limitStoreSuite(name: string, backend: () => LimitStoreBackend):
       expect(Math.max(...calls.map((r) => r.calls))).toBe(25);
     });
 
-    it('two stores share one sliding window and one set of concurrency slots', async (context) => {
+    it('two stores share one sliding window and one set of concurrency slots', async () => {
       const { store, sibling } = backend();
-      if (sibling === undefined) return context.skip();
-      const other = await sibling();
+      const other = await siblingOf(name, sibling);
       const k = key('shared-window');
       const calls = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
@@ -345,4 +345,10 @@ export function limitStoreSuite(name: string, backend: () => LimitStoreBackend):
       expect(await other.acquire(c, 1, 60)).toBeDefined();
     });
   });
+}
+
+function siblingOf(name: string, sibling: LimitStoreBackend['sibling']): LimitStore | Promise<LimitStore> {
+  if (sibling === undefined)
+    throw new Error(`${name} shares its state but its backend opens no sibling store`);
+  return sibling();
 }
