@@ -1,6 +1,7 @@
-import { Server, ServerCredentials, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
+import { Server, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import type { ExchangeFactory } from '../extproc/exchange.js';
+import { type GrpcAddress, listenGrpc } from '../extproc/grpc-listener.js';
 import type { StreamObserver } from '../extproc/stream.js';
 import { answerCheck, type CheckObserver } from './check.js';
 import type { CheckRequest, CheckResponse } from './messages.js';
@@ -14,7 +15,7 @@ export interface ExtAuthzServerOptions {
 }
 
 export interface ListeningExtAuthzServer {
-  /** The bound port (useful when asked for port 0). */
+  /** The bound port (useful when asked for port 0); 0 on a Unix domain socket. */
   readonly port: number;
   /** Checks being answered now. */
   activeStreams(): number;
@@ -28,7 +29,7 @@ export interface ListeningExtAuthzServer {
  */
 export async function startExtAuthzServer(
   options: ExtAuthzServerOptions,
-  address: { host: string; port: number },
+  address: GrpcAddress,
 ): Promise<ListeningExtAuthzServer> {
   const server = new Server({ 'grpc.enable_channelz': 0 });
   const health = new HealthImplementation({ '': 'SERVING', [authorizationServiceName]: 'SERVING' });
@@ -54,27 +55,10 @@ export async function startExtAuthzServer(
       );
     },
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${address.host}:${address.port}`, ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    );
-  });
+  const listener = await listenGrpc(server, address, health, [authorizationServiceName]);
   return {
-    port,
+    port: listener.port,
     activeStreams: () => running,
-    async shutdown(graceMs = 5000) {
-      health.setStatus('', 'NOT_SERVING');
-      health.setStatus(authorizationServiceName, 'NOT_SERVING');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, graceMs);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    },
+    shutdown: (graceMs) => listener.shutdown(graceMs),
   };
 }

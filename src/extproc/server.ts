@@ -1,7 +1,7 @@
-import { chmodSync, lstatSync, rmSync } from 'node:fs';
-import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
+import { Server, type ServerDuplexStream } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import type { ExchangeFactory } from './exchange.js';
+import { type GrpcAddress, listenGrpc } from './grpc-listener.js';
 import type { ProcessingRequest, ProcessingResponse } from './messages.js';
 import { externalProcessorServiceName, extProcServerService } from './proto.js';
 import { ExtProcStream, type StreamObserver } from './stream.js';
@@ -14,14 +14,8 @@ export interface ExtProcServerOptions {
   readonly maxMessageBytes?: number;
 }
 
-/**
- * Where the server listens: a TCP address, or a Unix domain socket (for an Envoy on the same host, as a sidecar).
- * The socket file is created readable and writable by its owner only (Envoy runs as the same user, or is given
- * access through the directory) and removed at shutdown.
- */
-export type ExtProcAddress =
-  | { readonly host: string; readonly port: number }
-  | { readonly socketPath: string };
+/** Where the server listens (TCP or a Unix domain socket). */
+export type ExtProcAddress = GrpcAddress;
 
 export interface ListeningExtProcServer {
   /** The bound port (useful when asked for port 0); 0 on a Unix domain socket. */
@@ -68,51 +62,12 @@ export async function startExtProcServer(
     },
   });
 
-  const socketPath = 'socketPath' in address ? address.socketPath : undefined;
-  const target = 'socketPath' in address ? `unix:${address.socketPath}` : `${address.host}:${address.port}`;
-  if (socketPath !== undefined) removeStaleSocket(socketPath);
-  // The socket file takes its mode from the umask at bind time: no moment where another user could connect.
-  const previousUmask = socketPath !== undefined ? process.umask(0o177) : undefined;
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(target, ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(socketPath !== undefined ? 0 : bound),
-    );
-  }).finally(() => {
-    if (previousUmask !== undefined) process.umask(previousUmask);
-  });
-  if (socketPath !== undefined) chmodSync(socketPath, 0o600);
-
+  const listener = await listenGrpc(server, address, health, [externalProcessorServiceName]);
   return {
-    port,
+    port: listener.port,
     activeStreams: () => open,
-    async shutdown(graceMs = 5000) {
-      health.setStatus('', 'NOT_SERVING');
-      health.setStatus(externalProcessorServiceName, 'NOT_SERVING');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, graceMs);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      if (socketPath !== undefined) rmSync(socketPath, { force: true });
-    },
+    shutdown: (graceMs) => listener.shutdown(graceMs),
   };
-}
-
-/**
- * A socket file left by an engine that was killed would make the bind fail: remove it. Anything else at that path
- * (a regular file, a directory) is not ours to remove, and the bind reports it.
- */
-function removeStaleSocket(socketPath: string): void {
-  try {
-    if (lstatSync(socketPath).isSocket()) rmSync(socketPath);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
 }
 
 /**

@@ -16,7 +16,7 @@ import { waitForStopSignal } from '../signals.js';
 
 export const command: CliCommand = {
   usage:
-    'portcullis engine --port PORT|0 [--host HOST] | --socket PATH [--config FILE [--no-watch]] [--authz] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads; --authz: ext_authz instead of ext_proc, header-only pipelines, TCP only)',
+    'portcullis engine --port PORT|0 [--host HOST] | --socket PATH [--config FILE [--no-watch]] [--authz] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads; --authz: ext_authz instead of ext_proc, header-only pipelines)',
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
@@ -41,8 +41,6 @@ export const command: CliCommand = {
     if (socketPath !== undefined && values.port !== undefined)
       throw new UsageError('--port and --socket exclude each other');
     if (socketPath === '') throw new UsageError('--socket must be a file path, got ""');
-    if (socketPath !== undefined && values.authz === true)
-      throw new UsageError('--authz serves on TCP only (--port): the ext_authz server has no socket yet');
     const port = Number(values.port);
     if (socketPath === undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
@@ -91,10 +89,10 @@ export const command: CliCommand = {
         onProtocolError: (message: string) => console.error(`engine: protocol error: ${message}`),
       },
     };
-    const tcp = { host: values.host!, port };
+    const address = socketPath !== undefined ? { socketPath } : { host: values.host!, port };
     const server = values.authz
-      ? await startExtAuthzServer(handlers, tcp)
-      : await startExtProcServer(handlers, socketPath !== undefined ? { socketPath } : tcp);
+      ? await startExtAuthzServer(handlers, address)
+      : await startExtProcServer(handlers, address);
     activeStreams = () => server.activeStreams();
     console.log(
       `engine listening on ${socketPath !== undefined ? `unix:${socketPath}` : `${values.host}:${server.port}`}`,

@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startExtAuthzServer } from '../../../src/extauthz/server.js';
 import { passThroughExchanges } from '../../../src/extproc/passthrough.js';
 import { startExtProcServer } from '../../../src/extproc/server.js';
 
@@ -28,16 +29,22 @@ describe('the ext_proc server on a Unix domain socket', () => {
     await rm(directory, { recursive: true, force: true });
   });
 
-  it('creates the socket readable and writable by its owner only, and removes it at shutdown', async () => {
-    const socketPath = path.join(directory, 'engine.sock');
-    const server = await startExtProcServer({ exchanges: passThroughExchanges }, { socketPath });
-    const info = await stat(socketPath);
-    expect(info.isSocket()).toBe(true);
-    expect(info.mode & 0o777).toBe(0o600);
-    expect(await accepts(socketPath)).toBe(true);
-    await server.shutdown(1000);
-    await expect(stat(socketPath)).rejects.toMatchObject({ code: 'ENOENT' });
-  });
+  it.each([
+    ['ext_proc', startExtProcServer],
+    ['ext_authz', startExtAuthzServer],
+  ])(
+    '%s: creates the socket readable and writable by its owner only, and removes it at shutdown',
+    async (_name, start) => {
+      const socketPath = path.join(directory, 'engine.sock');
+      const server = await start({ exchanges: passThroughExchanges }, { socketPath });
+      const info = await stat(socketPath);
+      expect(info.isSocket()).toBe(true);
+      expect(info.mode & 0o777).toBe(0o600);
+      expect(await accepts(socketPath)).toBe(true);
+      await server.shutdown(1000);
+      await expect(stat(socketPath)).rejects.toMatchObject({ code: 'ENOENT' });
+    },
+  );
 
   it('takes over the socket file a killed engine left behind', async () => {
     const socketPath = path.join(directory, 'engine.sock');

@@ -100,12 +100,6 @@ describe.concurrent('portcullis on bad input', { timeout: 60_000 }, () => {
       /^portcullis engine: --port and --socket exclude each other/,
     ],
     [
-      'engine: ext_authz on a socket',
-      ['engine', '--authz', '--socket', '/tmp/engine.sock'],
-      'stderr',
-      /^portcullis engine: --authz serves on TCP only/,
-    ],
-    [
       'envoy-config: an engine socket without --snippet',
       ['envoy-config', '--config', 'gateway.yaml', '--engine-socket', '/tmp/engine.sock'],
       'stderr',
