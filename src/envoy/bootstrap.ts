@@ -237,16 +237,7 @@ export function buildBootstrap(plan: BootstrapPlan): Bootstrap {
     static_resources: {
       listeners: listenersOf(plan).map((listener) => buildListener(plan, listener)),
       clusters: [
-        engineCluster(plan),
-        serviceCluster(plan),
-        ...plan.apis.map((api) =>
-          urlCluster(apiClusterName(api.id), api.serviceUrl, plan.upstreamTls?.[api.id]),
-        ),
-        ...(plan.backends ?? []).map((backend) =>
-          urlCluster(backendClusterName(backend.id), backend.url, plan.upstreamTls?.[backend.id]),
-        ),
-        dynamicCluster(false),
-        dynamicCluster(true),
+        ...gatewayClusters(plan),
         ...(listenersOf(plan).some((listener) => listener.role === 'management')
           ? [staticCluster(adminClusterName, plan.admin)]
           : []),
@@ -254,6 +245,24 @@ export function buildBootstrap(plan: BootstrapPlan): Bootstrap {
       ],
     },
   };
+}
+
+/**
+ * The clusters the engine's answers route to and the processes behind Envoy: the engine, the service, each API's
+ * and named backend's, the dynamic forward proxy's. The generated bootstrap and the snippet for an operator's Envoy
+ * both carry exactly these.
+ */
+export function gatewayClusters(plan: BootstrapPlan): Cluster[] {
+  return [
+    engineCluster(plan),
+    serviceCluster(plan),
+    ...plan.apis.map((api) => urlCluster(apiClusterName(api.id), api.serviceUrl, plan.upstreamTls?.[api.id])),
+    ...(plan.backends ?? []).map((backend) =>
+      urlCluster(backendClusterName(backend.id), backend.url, plan.upstreamTls?.[backend.id]),
+    ),
+    dynamicCluster(false),
+    dynamicCluster(true),
+  ];
 }
 
 /** The listeners of a plan: the one plain HTTP listener when the plan names none. */
@@ -631,7 +640,7 @@ function notFoundRoute(): Route {
   };
 }
 
-export function engineCluster(plan: BootstrapPlan): Cluster {
+function engineCluster(plan: BootstrapPlan): Cluster {
   return {
     name: engineClusterName,
     // Containers (docker-compose) name the engine by its service name; a machine by address; a socket is a path.
@@ -689,12 +698,12 @@ export function engineCluster(plan: BootstrapPlan): Cluster {
   };
 }
 
-export function serviceCluster(plan: BootstrapPlan): Cluster {
+function serviceCluster(plan: BootstrapPlan): Cluster {
   return staticCluster(serviceClusterName, plan.service);
 }
 
 /** A cluster for one backend URL; its endpoint carries the host name so `auto_host_rewrite` sets Host to it. */
-export function urlCluster(name: string, serviceUrl: string, clientCertificate?: UpstreamTlsPlan): Cluster {
+function urlCluster(name: string, serviceUrl: string, clientCertificate?: UpstreamTlsPlan): Cluster {
   const url = new URL(serviceUrl);
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -754,7 +763,7 @@ function backendTls(url: URL, host: string, clientCertificate?: UpstreamTlsPlan)
   };
 }
 
-export function dynamicCluster(tls: boolean): Cluster {
+function dynamicCluster(tls: boolean): Cluster {
   return {
     name: dynamicClusterName(tls),
     connect_timeout: '2s',

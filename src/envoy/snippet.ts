@@ -6,16 +6,13 @@
 import {
   type BootstrapPlan,
   backendSelectionRoute,
-  dynamicCluster,
   dynamicForwardProxyFilter,
-  engineCluster,
   extProcFilter,
-  serviceCluster,
+  gatewayClusters,
   serviceRoutes,
-  urlCluster,
 } from './bootstrap.js';
 import type { Cluster, HttpFilter, Route } from './config-types.js';
-import { apiClusterName, backendClusterName, routeAttributes } from './contract.js';
+import { routeAttributes } from './contract.js';
 
 export interface EnvoySnippet {
   /** Before the router filter of the operator's HTTP connection manager, in this order. */
@@ -33,17 +30,6 @@ export function buildEnvoySnippet(plan: BootstrapPlan): EnvoySnippet {
   return {
     http_filters: [extProcFilter(plan, Object.values(routeAttributes)), dynamicForwardProxyFilter()],
     routes: [backendSelectionRoute(), ...serviceRoutes()],
-    clusters: [
-      engineCluster(plan),
-      serviceCluster(plan),
-      ...plan.apis.map((api) =>
-        urlCluster(apiClusterName(api.id), api.serviceUrl, plan.upstreamTls?.[api.id]),
-      ),
-      ...(plan.backends ?? []).map((backend) =>
-        urlCluster(backendClusterName(backend.id), backend.url, plan.upstreamTls?.[backend.id]),
-      ),
-      dynamicCluster(false),
-      dynamicCluster(true),
-    ],
+    clusters: gatewayClusters(plan),
   };
 }
