@@ -1,18 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HeadlessProvider } from '../helpers/mcp-oauth-provider.js';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
-import { PageDriver } from '../helpers/stack-browser.js';
 import { until } from '../helpers/wait.js';
 
 /**
@@ -38,64 +32,15 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/**
- * A headless OAuthClientProvider: state in memory, and `redirectToAuthorization` drives the login and consent
- * pages over HTTP like a user in a browser, keeping the code for `finishAuth`.
- */
-class HeadlessProvider implements OAuthClientProvider {
-  readonly driver = new PageDriver();
-  readonly savedTokens: OAuthTokens[] = [];
-  authorizationUrls: URL[] = [];
-  code: string | undefined;
-  #client: OAuthClientInformationMixed | undefined;
-  #verifier = '';
-  readonly #state = randomUUID();
-
-  /** `scope` replaces what the client asks for, as a user narrowing the request would. */
-  constructor(private readonly scope?: string) {}
-
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'MCP SDK e2e',
-      redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  state() {
-    return this.#state;
-  }
-  clientInformation() {
-    return this.#client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.#client = info;
-  }
-  tokens() {
-    return this.savedTokens.at(-1);
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.savedTokens.push(tokens);
-  }
-  saveCodeVerifier(verifier: string) {
-    this.#verifier = verifier;
-  }
-  codeVerifier() {
-    return this.#verifier;
-  }
-  async redirectToAuthorization(url: URL) {
-    if (this.scope) url.searchParams.set('scope', this.scope);
-    this.authorizationUrls.push(new URL(url));
-    const callback = await this.driver.authorize(url.href, USERS.alice);
-    expect(callback.searchParams.get('state')).toBe(this.#state);
-    expect(callback.searchParams.get('iss')).toBe(stack.issuer);
-    this.code = callback.searchParams.get('code') ?? undefined;
-  }
-}
+/** The SDK's provider for alice, her callback checked against the stack's issuer; `scope` narrows the request. */
+const headlessProvider = (scope?: string) =>
+  new HeadlessProvider({
+    user: USERS.alice,
+    clientName: 'MCP SDK e2e',
+    redirectUrl: REDIRECT,
+    issuer: stack.issuer,
+    ...(scope ? { scope } : {}),
+  });
 
 /** Every request the SDK makes, as `METHOD path -> status` (the body-less view the assertions need). */
 function loggingFetch(log: string[]): typeof fetch {
@@ -150,7 +95,7 @@ describe('official MCP SDK client through Envoy, from nothing', () => {
   it.concurrent.each(REVISIONS)(
     'revision %s: 401 → discovery → registration → PKCE → token → tools, then refresh after expiry',
     async (revision) => {
-      const provider = new HeadlessProvider();
+      const provider = headlessProvider();
       const log: string[] = [];
       // The spec's documented form of the endpoint URL, with the trailing slash.
       const { client, transport } = await connectFromNothing(`${stack.mcpUrl}/`, revision, provider, log);
@@ -251,7 +196,7 @@ describe('official MCP SDK client through Envoy, from nothing', () => {
 
 describe('tool calls go through the gateway with the service credential', () => {
   it('sends the template, query and header arguments, and a token minted for the API instead of the user token', async () => {
-    const provider = new HeadlessProvider();
+    const provider = headlessProvider();
     const { client } = await connectFromNothing(stack.mcpUrl, '2025-11-25', provider, []);
     const marker = randomUUID();
     const result = await client.callTool({
@@ -282,7 +227,7 @@ describe('tool calls go through the gateway with the service credential', () => 
   });
 
   it('creates a course with write scope: POST with the JSON body, answer from the backend', async () => {
-    const provider = new HeadlessProvider();
+    const provider = headlessProvider();
     const { client } = await connectFromNothing(stack.mcpUrl, '2025-11-25', provider, []);
     const created = await client.callTool({
       name: 'create-course',
@@ -302,7 +247,7 @@ describe('tool calls go through the gateway with the service credential', () => 
 
 describe('scopes through Envoy', () => {
   it('lists only the tools the token grants; calling the others is 403 insufficient_scope', async () => {
-    const provider = new HeadlessProvider('read:courses-work');
+    const provider = headlessProvider('read:courses-work');
     const { client } = await connectFromNothing(stack.mcpUrl, '2025-11-25', provider, []);
     expect(decodeJwt(provider.tokens()!.access_token).scope).toBe('read:courses-work');
     const { tools } = await client.listTools();

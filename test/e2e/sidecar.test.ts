@@ -1,21 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { freePort } from '../../src/config/plan.js';
 import { type RunningChild, startChild } from '../helpers/child.js';
 import { type RunningEnvoy, startEnvoyWith } from '../helpers/envoy.js';
+import { HeadlessProvider } from '../helpers/mcp-oauth-provider.js';
 import { registerPublicClient, signInWithPkce } from '../helpers/oauth-client.js';
 import { PageDriver } from '../helpers/stack-browser.js';
 import { until } from '../helpers/wait.js';
@@ -178,7 +173,7 @@ describe('the sidecar example: a hand-written Envoy, the engine on a Unix domain
   });
 
   it('calls an MCP tool with the official SDK, from nothing, the tool call going through the engine again', async () => {
-    const provider = new HeadlessProvider();
+    const provider = new HeadlessProvider({ user: alice, clientName: 'sidecar MCP e2e' });
     const options = { authProvider: provider };
     const first = new Client({ name: 'sidecar-e2e', version: '1.0.0' });
     const firstTransport = new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/v1/mcp`), options);
@@ -208,49 +203,3 @@ describe('the sidecar example: a hand-written Envoy, the engine on a Unix domain
     expect(response.status).toBeGreaterThanOrEqual(500);
   });
 });
-
-/** A headless OAuthClientProvider: the login and consent pages are driven over HTTP like a user in a browser. */
-class HeadlessProvider implements OAuthClientProvider {
-  readonly redirectUrl = 'http://127.0.0.1:47123/callback';
-  code: string | undefined;
-  #client: OAuthClientInformationMixed | undefined;
-  #tokens: OAuthTokens | undefined;
-  #verifier = '';
-  readonly #state = randomUUID();
-
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'sidecar MCP e2e',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  state() {
-    return this.#state;
-  }
-  clientInformation() {
-    return this.#client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.#client = info;
-  }
-  tokens() {
-    return this.#tokens;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.#tokens = tokens;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.#verifier = verifier;
-  }
-  codeVerifier() {
-    return this.#verifier;
-  }
-  async redirectToAuthorization(url: URL) {
-    const callback = await new PageDriver().authorize(url.href, alice);
-    expect(callback.searchParams.get('state')).toBe(this.#state);
-    this.code = callback.searchParams.get('code') ?? undefined;
-  }
-}
