@@ -47,8 +47,7 @@ function sourceFiles(directory: string): string[] {
   });
 }
 
-function importsOf(file: string): { specifier: string; typeOnly: boolean }[] {
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+function importsOf(source: ts.SourceFile): { specifier: string; typeOnly: boolean }[] {
   const found: { specifier: string; typeOnly: boolean }[] = [];
   for (const statement of source.statements) {
     if (ts.isImportDeclaration(statement) && ts.isStringLiteral(statement.moduleSpecifier)) {
@@ -81,10 +80,17 @@ function importsOf(file: string): { specifier: string; typeOnly: boolean }[] {
 }
 
 const files = sourceFiles(src);
+/** Each file read and parsed once, with parent links (the size checks measure nodes against their file). */
+const parsed = new Map(
+  files.map((file) => [
+    file,
+    ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true),
+  ]),
+);
 const edges: Edge[] = [];
 const packages: { from: string; name: string }[] = [];
 for (const file of files) {
-  for (const { specifier, typeOnly } of importsOf(file)) {
+  for (const { specifier, typeOnly } of importsOf(parsed.get(file)!)) {
     if (specifier.startsWith('.')) {
       edges.push({
         from: file,
@@ -193,7 +199,7 @@ describe('the size of units', () => {
   it(`has no function over ${longestFunctionLines} lines`, () => {
     const long: string[] = [];
     for (const file of files) {
-      const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      const source = parsed.get(file)!;
       const visit = (node: ts.Node) => {
         if (ts.isFunctionLike(node) && 'body' in node && node.body) {
           const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
@@ -211,7 +217,7 @@ describe('the size of units', () => {
   it(`keeps each file of the authorization flow under ${longestAuthorizeFileLines} lines`, () => {
     const long = files
       .filter((file) => relative(file).startsWith(`auth${path.sep}authorize${path.sep}`))
-      .map((file) => ({ file, lines: readFileSync(file, 'utf8').split('\n').length }))
+      .map((file) => ({ file, lines: parsed.get(file)!.getLineStarts().length }))
       .filter(({ lines }) => lines > longestAuthorizeFileLines)
       .map(({ file, lines }) => `${relative(file)}: ${lines} lines`);
     expect(long).toEqual([]);
