@@ -5,6 +5,7 @@ import type { ExchangeFactory } from '../extproc/exchange.js';
 import { jsonLogger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
 import { BackendRoutes } from './backend-routes.js';
+import { assertEnvoyRoutesServe, type BackendRouting } from './backend-routing.js';
 import { backendCertificateTable, clientTrustStore } from './certificates.js';
 import type { TrustStore } from './client-certificate.js';
 import type { ElementCounters } from './element-counters.js';
@@ -51,6 +52,12 @@ export interface EngineOptions {
    * with a pipeline that needs more is refused (NeedsExtProcError, naming each element). Default `ext_proc`.
    */
   readonly transport?: EngineTransport;
+  /**
+   * `envoy-route`: the Envoy in front routes each API by its own route, not by the engine's backend choice; a
+   * configuration whose policies literally choose another backend is refused (BackendNotRoutableError, naming
+   * each element), a computed choice of one gets a 500. Default `engine` (see backend-routing.ts).
+   */
+  readonly backendRouting?: BackendRouting;
 }
 
 export type EngineTransport = 'ext_proc' | 'ext_authz';
@@ -63,6 +70,7 @@ export type EngineTransport = 'ext_proc' | 'ext_authz';
 export async function buildEngine(loaded: LoadedConfig, options: EngineOptions = {}): Promise<EngineParts> {
   const gateway = compileGateway(loaded);
   if (options.transport === 'ext_authz') assertExtAuthzServes(gateway, loaded.file);
+  if (options.backendRouting === 'envoy-route') assertEnvoyRoutesServe(gateway);
   return createEngine(gateway, {
     trust: await clientTrustStore(loaded.config, loaded.directory, loaded.files),
     backendCertificates: await backendCertificateTable(loaded.config, loaded.directory, loaded.files),
@@ -93,6 +101,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     exchanges: policyExchanges({
       catalog: gateway.catalog,
       routes,
+      ...(options.backendRouting ? { backendRouting: options.backendRouting } : {}),
       services,
       onExchangeEnd,
       ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: jsonLogger } } : {}),

@@ -2,6 +2,7 @@ import type { CompiledGateway } from '../config/gateway.js';
 import { type Diagnostic, DiagnosticsError } from '../diagnostic.js';
 import { headerOnlyDiagnostic, headerOnlyViolations } from '../policy/header-only.js';
 import type { Pipeline } from '../policy/index.js';
+import { forEachPipeline } from './gateway-pipelines.js';
 
 /** A configuration the engine cannot serve over ext_authz: each problem names the element and where it is. */
 export class NeedsExtProcError extends DiagnosticsError {
@@ -16,7 +17,7 @@ export class NeedsExtProcError extends DiagnosticsError {
  */
 export function extAuthzProblems(gateway: CompiledGateway, configFile: string): Diagnostic[] {
   const problems = new Map<string, Diagnostic>();
-  const check = (pipeline: Pipeline, where: string) => {
+  const check = (pipeline: Pipeline, _api: unknown, where: string) => {
     for (const violation of headerOnlyViolations(pipeline)) {
       const diagnostic = headerOnlyDiagnostic(violation);
       const key = `${diagnostic.file}:${diagnostic.line}:${diagnostic.column}:${diagnostic.message}`;
@@ -32,16 +33,8 @@ export function extAuthzProblems(gateway: CompiledGateway, configFile: string): 
         code: 'needs-ext-proc',
         message: `API "${api.id}" is a SOAP API, whose operation the request body tells: it needs ext_proc`,
       });
-    check(api.apiPipeline, `API ${api.id}`);
-    for (const [product, pipeline] of api.productApiPipelines)
-      check(pipeline, `API ${api.id}, product ${product}`);
-    for (const operation of api.operations) {
-      const where = `API ${api.id}, operation ${operation.id}`;
-      check(operation.pipeline, where);
-      for (const [product, pipeline] of operation.productPipelines)
-        check(pipeline, `${where}, product ${product}`);
-    }
   }
+  forEachPipeline(gateway, check);
   return [...problems.values()];
 }
 

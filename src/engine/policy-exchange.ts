@@ -17,7 +17,6 @@ import {
   upstreamTimeoutHeader,
 } from '../envoy/contract.js';
 import type {
-  ContinueResult,
   Exchange,
   ExchangeFactory,
   MessageHead,
@@ -48,12 +47,15 @@ import {
 } from '../policy/index.js';
 import { redactUrl } from '../redact.js';
 import type { BackendRoute, BackendRoutes } from './backend-routes.js';
+import { type BackendRouting, routedByEnvoy } from './backend-routing.js';
 import { clientCertificate, type TrustStore } from './client-certificate.js';
 import { type TraceRouter, traceKeyMatches } from './trace.js';
 
 export interface PolicyEngine {
   readonly catalog: Catalog<Pipeline>;
   readonly routes: BackendRoutes;
+  /** Whether Envoy follows the engine's backend choice (see backend-routing.ts); default `engine`. */
+  readonly backendRouting?: BackendRouting;
   readonly services: PolicyServices;
   /** Called once per finished exchange with its summary, e.g. to write the access log. */
   readonly onExchangeEnd?: (summary: ExchangeSummary) => void;
@@ -463,12 +465,14 @@ class PolicyExchange implements Exchange {
     return this.forward(outcome.request);
   }
 
-  private forward(request: ForwardedRequest): ContinueResult {
+  private forward(request: ForwardedRequest): PhaseResult {
     const match = this.match as Extract<MatchResult<Pipeline>, { kind: 'operation' }>;
     const route =
       request.backend.backendId !== undefined
         ? this.engine.routes.forBackendId(request.backend.backendId)
         : this.engine.routes.forUrl(request.backend.baseUrl ?? match.api.serviceUrl);
+    if (this.engine.backendRouting === 'envoy-route' && !routedByEnvoy(route.origin, match.api.serviceUrl))
+      return this.refuseUnroutedBackend(route, match.api.serviceUrl);
     let pathAndQuery = request.pathAndQuery.startsWith('/')
       ? request.pathAndQuery
       : `/${request.pathAndQuery}`;
@@ -486,9 +490,12 @@ class PolicyExchange implements Exchange {
       this.originalHeaders.filter(([name]) => !isEnvoyHeader(name)),
       request.headers.filter(([name]) => !isEnvoyHeader(name)),
     );
+    // Under `envoy-route` Envoy keeps the route it matched on the client's path (the API's): re-matching on the
+    // path the engine rewrote would miss it, and no route reads the routing header.
+    const followsChoice = this.engine.backendRouting !== 'envoy-route';
     const changes: HeaderChange[] = [
       { name: ':path', value: `${route.basePath}${pathAndQuery}` },
-      { name: backendSelectionHeader, value: route.cluster },
+      ...(followsChoice ? [{ name: backendSelectionHeader, value: route.cluster }] : []),
       // forward-request's timeout (API Management's default 300 s) bounds the whole backend call.
       { name: upstreamTimeoutHeader, value: String(request.forward.timeoutMs) },
       ...(request.method !== this.summary.method ? [{ name: ':method', value: request.method }] : []),
@@ -502,9 +509,14 @@ class PolicyExchange implements Exchange {
     return {
       action: 'continue',
       headers: changes,
-      removeHeaders: [...this.strippedHeaders.filter((name) => name !== backendSelectionHeader), ...remove],
+      removeHeaders: [
+        ...(followsChoice
+          ? this.strippedHeaders.filter((name) => name !== backendSelectionHeader)
+          : this.strippedHeaders),
+        ...remove,
+      ],
       ...(body ? { body } : {}),
-      clearRouteCache: true,
+      clearRouteCache: followsChoice,
     };
   }
 
@@ -646,6 +658,28 @@ class PolicyExchange implements Exchange {
         ),
       ),
       details: `portcullis_${this.summary.lastError.reason}`,
+    };
+  }
+
+  /**
+   * A backend a policy computed (`set-backend-service` with an expression) that the Envoy in front, routing by its
+   * own routes, would not reach: forwarding would send the request to the API's backend instead, past the policy's
+   * choice. 500, as for any misconfiguration; the access log says which backend.
+   */
+  private refuseUnroutedBackend(route: BackendRoute, apiServiceUrl: string): PhaseResult {
+    this.summary.outcome = 'responded';
+    this.summary.status = 500;
+    this.summary.lastError = {
+      source: 'set-backend-service',
+      reason: 'BackendNotRoutable',
+      message: `the policies chose ${route.origin}, but the Envoy in front routes by its own routes (--backend-routing envoy-route) to ${new URL(apiServiceUrl).origin}`,
+    };
+    return {
+      action: 'respond',
+      status: 500,
+      headers: [{ name: 'content-type', value: 'application/json' }, ...this.traceHeaders()],
+      body: Buffer.from(JSON.stringify({ statusCode: 500, message: 'Internal server error' })),
+      details: 'portcullis_BackendNotRoutable',
     };
   }
 

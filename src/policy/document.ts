@@ -763,7 +763,8 @@ function textChild(el: XmlElement): XmlText | undefined {
   return { kind: 'text', value: texts.map((t) => t.value).join(''), offset: texts[0]!.offset, cdata: false };
 }
 
-function isExpression(text: string): boolean {
+/** An attribute or text that is a policy expression (`@(…)`, `@{…}`): its value is known only per request. */
+export function isExpression(text: string): boolean {
   const t = text.trimStart();
   return t.startsWith('@(') || t.startsWith('@{');
 }

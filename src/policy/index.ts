@@ -12,7 +12,7 @@ export type {
   PolicyDocument,
   ReadOptions,
 } from './document.js';
-export { checkFragment, compilePolicyDocument, readPolicyDocument } from './document.js';
+export { checkFragment, compilePolicyDocument, isExpression, readPolicyDocument } from './document.js';
 export type { CompileContext, DeclaredElement, ElementDefinition, MessageTarget } from './element.js';
 export { DECLARED, ELEMENT_LIST, ELEMENTS } from './elements/index.js';
 export type { Pipeline, PipelineNeeds, ScopeDocuments } from './pipeline.js';

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from '../../config/load.js';
 import { loadRunningSnapshot } from '../../config/snapshot.js';
+import { backendRoutings } from '../../engine/backend-routing.js';
 import { ElementCounters } from '../../engine/element-counters.js';
 import { buildEngine, type EngineParts } from '../../engine/engine.js';
 import { EngineStateKeeper } from '../../engine/engine-state.js';
@@ -16,7 +17,7 @@ import { waitForStopSignal } from '../signals.js';
 
 export const command: CliCommand = {
   usage:
-    'portcullis engine --port PORT|0 [--host HOST] | --socket PATH [--config FILE [--no-watch]] [--authz] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads; --authz: ext_authz instead of ext_proc, header-only pipelines)',
+    'portcullis engine --port PORT|0 [--host HOST] | --socket PATH [--config FILE [--no-watch]] [--authz] [--backend-routing engine|envoy-route] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads; --authz: ext_authz instead of ext_proc, header-only pipelines; envoy-route: the Envoy in front routes by its own routes, so policies may not choose another backend)',
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
@@ -35,6 +36,8 @@ export const command: CliCommand = {
         'no-watch': { type: 'boolean', default: false },
         // Serve Envoy's ext_authz filter (envoy.service.auth.v3.Authorization) instead of ext_proc.
         authz: { type: 'boolean', default: false },
+        // Whether the Envoy in front follows the engine's backend choice (engine/backend-routing.ts).
+        'backend-routing': { type: 'string', default: 'engine' },
       },
     });
     const socketPath = values.socket;
@@ -46,6 +49,11 @@ export const command: CliCommand = {
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
     if (values.config !== undefined && values.snapshot !== undefined)
       throw new UsageError('--config and --snapshot exclude each other');
+    const backendRouting = backendRoutings.find((routing) => routing === values['backend-routing']);
+    if (backendRouting === undefined)
+      throw new UsageError(
+        `--backend-routing must be one of ${backendRoutings.join(', ')}, got "${values['backend-routing']}"`,
+      );
     const snapshot = values.snapshot;
     const source = snapshot ?? values.config;
     let activeStreams = () => 0;
@@ -55,6 +63,7 @@ export const command: CliCommand = {
       buildEngine(await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file)), {
         states,
         transport: values.authz ? 'ext_authz' : 'ext_proc',
+        backendRouting,
       });
     const engine = source ? new SwappableExchanges(await build(source)) : undefined;
     const reloader =

@@ -4,6 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { compileGateway } from '../../../src/config/gateway.js';
+import { loadConfigFile } from '../../../src/config/load.js';
+import { envoyRouteProblems } from '../../../src/engine/backend-routing.js';
 import { servicePathPrefixes } from '../../../src/envoy/bootstrap.js';
 import { runCli } from '../../helpers/cli.js';
 import { envoyValidates } from '../../helpers/envoy.js';
@@ -135,6 +138,17 @@ describe('what the examples refer to', () => {
     const outcome = await runCli(['validate', path.join(workDir, 'gateway.yaml')]);
     expect(outcome.stderr).toBe('');
     expect(outcome.status).toBe(0);
+  });
+
+  it("the engine runs as the Envoy in front routes (by its own routes), and the ConfigMap's policies pass that check", async () => {
+    const container = (named(base, 'Deployment', 'portcullis-engine') as any).spec.template.spec
+      .containers[0];
+    const args: string[] = container.args;
+    expect(args[args.indexOf('--backend-routing') + 1]).toBe('envoy-route');
+    for (const [name, content] of Object.entries(configFiles()))
+      writeFileSync(path.join(workDir, name), content);
+    const gateway = compileGateway(await loadConfigFile(path.join(workDir, 'gateway.yaml')));
+    expect(envoyRouteProblems(gateway)).toEqual([]);
   });
 
   it("the ConfigMap's policies are examples/courses/policies, unchanged", () => {
