@@ -5,6 +5,8 @@
  *   direct        Envoy → backend, ext_proc off on the route
  *   go no-op      Envoy + the Go no-op → backend
  *   pass-through  Envoy + the engine without configuration → backend
+ *   node floor    Envoy + node:http2 answering with a fixed message (support/node-h2-floor.ts): no gRPC library,
+ *                 no decoding, no engine — the least a Node ext_proc server can cost
  *   sample policy Envoy + the engine running the spec's sample inbound policy (examples/courses) → backend
  *   cache hit     Envoy + the engine answering from cache-lookup (examples/courses list-courses), no backend
  *   no policy     an API without any policy: its routes skip ext_proc (envoy/engine-bypass.ts)
@@ -77,6 +79,14 @@ if (!bootstrapApis(config).find((api) => api.id === 'plain')?.engineBypass)
 const goPort = await freePort();
 spawnChild(goBinary, ['--port', String(goPort)], process.env, 'go no-op');
 await waitFor(() => checkEngineHealth('127.0.0.1', goPort), 'go no-op');
+const floorPort = await freePort();
+spawnChild(
+  process.execPath,
+  ['--import', 'tsx', path.join(root, 'bench', 'support', 'node-h2-floor.ts')],
+  { ...process.env, PORT: String(floorPort) },
+  'node floor',
+);
+await waitFor(() => checkEngineHealth('127.0.0.1', floorPort), 'node floor');
 const passPort = await freePort();
 await startEngineProcess(passPort, undefined, 'engine (pass-through)');
 const configPort = await freePort();
@@ -88,6 +98,13 @@ const goUrl = await startBenchEnvoy({
   name: 'go',
   role: 'envoy (go)',
   apis: [{ id: 'go', urlSuffix: 'go', serviceUrl: backend }],
+});
+const floorUrl = await startBenchEnvoy({
+  enginePorts: [floorPort],
+  directory,
+  name: 'floor',
+  role: 'envoy (node floor)',
+  apis: [{ id: 'floor', urlSuffix: 'floor', serviceUrl: backend }],
 });
 const passUrl = await startBenchEnvoy({
   enginePorts: [passPort],
@@ -120,6 +137,11 @@ const go = row('Envoy + Go no-op', `${goUrl}/go/api/Course`, ['envoy (go)', 'go 
 const rows: Row[] = [
   direct,
   go,
+  row('Envoy + Node HTTP/2 floor', `${floorUrl}/floor/api/Course`, [
+    'envoy (node floor)',
+    'node floor',
+    'backend',
+  ]),
   row('Envoy + engine pass-through', `${passUrl}/engine/api/Course`, [
     'envoy (pass-through)',
     'engine (pass-through)',
@@ -179,7 +201,8 @@ const summarize = (entry: Row): Summary => ({
 const goSummary = summarize(go);
 const directSummary = summarize(direct);
 /** A process's CPU per request against the Go no-op run's process of the same kind. */
-const kind = (role: string) => role.replace(/ \(.*\)$/, '').replace(/^(engine|go no-op)$/, 'ext_proc');
+const kind = (role: string) =>
+  role.replace(/ \(.*\)$/, '').replace(/^(engine|go no-op|node floor)$/, 'ext_proc');
 const goCpu = new Map([...goSummary.cpu].map(([role, micros]) => [kind(role), micros]));
 
 console.log(`\nmedians over the rounds; ratios to the Go no-op (no policy: to direct)`);
@@ -204,7 +227,7 @@ console.log(
   `\nfixed rate ${rate.toLocaleString('en-US')} req/s (half the Go no-op's), 8 connections, ${seconds} s each; load average ${load1()}`,
 );
 const fixed = new Map<Row, LoadResult>();
-for (const entry of rows.slice(0, 4)) fixed.set(entry, await loadAtRate(entry.url, rate, { seconds }));
+for (const entry of rows.slice(0, 5)) fixed.set(entry, await loadAtRate(entry.url, rate, { seconds }));
 const directFixed = fixed.get(direct)!;
 const goFixed = fixed.get(go)!;
 for (const [entry, result] of fixed) {

@@ -26,19 +26,16 @@ export async function listenGrpc(
   health: HealthImplementation,
   serviceNames: readonly string[],
 ): Promise<GrpcListener> {
-  const socketPath = 'socketPath' in address ? address.socketPath : undefined;
   const target = 'socketPath' in address ? `unix:${address.socketPath}` : `${address.host}:${address.port}`;
-  if (socketPath !== undefined) removeStaleSocket(socketPath);
-  // The socket file takes its mode from the umask at bind time: no moment where another user could connect.
-  const previousUmask = socketPath !== undefined ? process.umask(0o177) : undefined;
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(target, ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(socketPath !== undefined ? 0 : bound),
-    );
-  }).finally(() => {
-    if (previousUmask !== undefined) process.umask(previousUmask);
-  });
-  if (socketPath !== undefined) chmodSync(socketPath, 0o600);
+  const port = await bindOwnerOnly(
+    address,
+    () =>
+      new Promise<number>((resolve, reject) => {
+        server.bindAsync(target, ServerCredentials.createInsecure(), (error, bound) =>
+          error ? reject(error) : resolve('socketPath' in address ? 0 : bound),
+        );
+      }),
+  );
   return {
     port,
     async shutdown(graceMs = 5000) {
@@ -53,9 +50,32 @@ export async function listenGrpc(
           resolve();
         });
       });
-      if (socketPath !== undefined) rmSync(socketPath, { force: true });
+      removeSocketFile(address);
     },
   };
+}
+
+/**
+ * Binds with `bind` at `address`; for a Unix domain socket, first replaces a socket file a killed engine left, and
+ * binds under a umask that makes the file its owner's alone from the start (no moment where another user could
+ * connect). Returns what `bind` returns (the port).
+ */
+export async function bindOwnerOnly(address: GrpcAddress, bind: () => Promise<number>): Promise<number> {
+  if (!('socketPath' in address)) return bind();
+  removeStaleSocket(address.socketPath);
+  const previousUmask = process.umask(0o177);
+  try {
+    const port = await bind();
+    chmodSync(address.socketPath, 0o600);
+    return port;
+  } finally {
+    process.umask(previousUmask);
+  }
+}
+
+/** The socket file goes with the server that made it. */
+export function removeSocketFile(address: GrpcAddress): void {
+  if ('socketPath' in address) rmSync(address.socketPath, { force: true });
 }
 
 /**

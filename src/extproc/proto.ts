@@ -103,13 +103,3 @@ function wireMode(mode: ProcessingMode): Record<string, number> {
   }
   return wire;
 }
-
-/** The service the engine serves: proto-loader's method definition with protobufjs's own (de)serialisation. */
-export const extProcServerService: ServiceDefinition = {
-  ...ExternalProcessorService.service,
-  Process: {
-    ...ExternalProcessorService.service.Process!,
-    requestDeserialize: decodeProcessingRequest,
-    responseSerialize: encodeProcessingResponse,
-  },
-};

@@ -1,9 +1,14 @@
-import { Server, type ServerDuplexStream } from '@grpc/grpc-js';
-import { HealthImplementation } from 'grpc-health-check';
 import type { ExchangeFactory } from './exchange.js';
-import { type GrpcAddress, listenGrpc } from './grpc-listener.js';
+import {
+  type GrpcMethod,
+  GrpcServerCall,
+  type HealthStatus,
+  healthCheckMethod,
+  listenGrpcH2,
+} from './grpc-h2.js';
+import type { GrpcAddress } from './grpc-listener.js';
 import type { ProcessingRequest, ProcessingResponse } from './messages.js';
-import { externalProcessorServiceName, extProcServerService } from './proto.js';
+import { decodeProcessingRequest, encodeProcessingResponse, externalProcessorServiceName } from './proto.js';
 import { ExtProcStream, type StreamObserver } from './stream.js';
 
 export interface ExtProcServerOptions {
@@ -37,48 +42,41 @@ export async function startExtProcServer(
   options: ExtProcServerOptions,
   address: ExtProcAddress,
 ): Promise<ListeningExtProcServer> {
-  const server = new Server({
-    // Channelz keeps per-call bookkeeping we never read; it costs on the hot path.
-    'grpc.enable_channelz': 0,
-    'grpc.max_receive_message_length': options.maxMessageBytes ?? 16 * 1024 * 1024,
-  });
-  const health = new HealthImplementation({ '': 'SERVING', [externalProcessorServiceName]: 'SERVING' });
-  health.addToServer(server);
-
+  const maxMessageBytes = options.maxMessageBytes ?? 16 * 1024 * 1024;
+  const health = new Map<string, HealthStatus>([
+    ['', 'SERVING'],
+    [externalProcessorServiceName, 'SERVING'],
+  ]);
   const observer: StreamObserver = {
     onHandlerError: options.observer?.onHandlerError ?? (() => {}),
     onProtocolError: options.observer?.onProtocolError ?? (() => {}),
   };
   let open = 0;
-  server.addService(extProcServerService, {
-    Process(call: ServerDuplexStream<ProcessingRequest, ProcessingResponse>) {
-      open++;
-      const release = onceOnly(() => open--);
-      call.on('close', release);
-      call.on('finish', release);
-      call.on('cancelled', release);
-      call.on('error', release);
-      new ExtProcStream(call, options.exchanges, observer);
-    },
-  });
-
-  const listener = await listenGrpc(server, address, health, [externalProcessorServiceName]);
+  const process: GrpcMethod = (stream) => {
+    open++;
+    stream.once('close', () => open--);
+    const call = new GrpcServerCall<ProcessingRequest, ProcessingResponse>(
+      stream,
+      decodeProcessingRequest,
+      encodeProcessingResponse,
+      maxMessageBytes,
+    );
+    new ExtProcStream(call, options.exchanges, observer);
+  };
+  const listener = await listenGrpcH2(
+    address,
+    new Map([
+      [`/${externalProcessorServiceName}/Process`, process],
+      ['/grpc.health.v1.Health/Check', healthCheckMethod(health)],
+    ]),
+    maxMessageBytes,
+  );
   return {
     port: listener.port,
     activeStreams: () => open,
-    shutdown: (graceMs) => listener.shutdown(graceMs),
-  };
-}
-
-/**
- * `action`, at most once. (Built by a call rather than written as a named closure in the handler: the TypeScript
- * loader keeps function names, which costs a property definition for every closure it names, once per stream.)
- */
-function onceOnly(action: () => void): () => void {
-  let done = false;
-  return () => {
-    if (done) return;
-    done = true;
-    action();
+    async shutdown(graceMs) {
+      for (const name of health.keys()) health.set(name, 'NOT_SERVING');
+      await listener.shutdown(graceMs);
+    },
   };
 }

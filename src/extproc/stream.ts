@@ -1,4 +1,3 @@
-import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { Exchange, ExchangeFactory, PhaseRequests, PhaseResult, TrailersResult } from './exchange.js';
 import { attributeValues, headerFieldsFromMap, headerMutation } from './headers.js';
@@ -53,7 +52,19 @@ export interface StreamObserver {
   onProtocolError(message: string): void;
 }
 
-type Duplex = ServerDuplexStream<ProcessingRequest, ProcessingResponse>;
+/** What a stream needs of its gRPC call (grpc-h2.ts's GrpcServerCall): one Process call, Envoy at the other end. */
+export interface ExtProcCall {
+  on(event: 'data', listener: (message: ProcessingRequest) => void): unknown;
+  on(event: 'end' | 'cancelled' | 'error', listener: () => void): unknown;
+  readonly cancelled: boolean;
+  readonly destroyed: boolean;
+  readonly writable: boolean;
+  write(response: ProcessingResponse): unknown;
+  /** Ends the call with OK. */
+  end(): void;
+  /** Ends the call with an error status. */
+  fail(code: GrpcStatus, message: string): void;
+}
 
 /**
  * Drives one Exchange over one gRPC stream. Messages are handled strictly one after another (a later message waits
@@ -74,7 +85,7 @@ export class ExtProcStream {
   private callGone = false;
 
   constructor(
-    private readonly call: Duplex,
+    private readonly call: ExtProcCall,
     factory: ExchangeFactory,
     private readonly observer: StreamObserver,
   ) {
@@ -207,11 +218,7 @@ export class ExtProcStream {
     this.state = 'closed';
     this.exchange.end?.();
     if (!this.writable()) return;
-    // grpc-js turns an 'error' event on a server stream into the call's final status.
-    this.call.emit(
-      'error',
-      Object.assign(new Error(message), { code: GrpcStatus.INVALID_ARGUMENT, details: message }),
-    );
+    this.call.fail(GrpcStatus.INVALID_ARGUMENT, message);
   }
 
   private async dispatch(kind: RequestKind, message: ProcessingRequest): Promise<ProcessingResponse> {

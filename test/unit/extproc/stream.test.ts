@@ -1,6 +1,6 @@
-import { ServerDuplexStreamImpl } from '@grpc/grpc-js/build/src/server-call.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Exchange, ExchangeFactory, PhaseResult } from '../../../src/extproc/exchange.js';
+import { GrpcServerCall } from '../../../src/extproc/grpc-h2.js';
 import type { ProcessingResponse } from '../../../src/extproc/messages.js';
 import { type ListeningExtProcServer, startExtProcServer } from '../../../src/extproc/server.js';
 import { connectFakeEnvoy, type FakeEnvoyStream, headerMap } from '../../helpers/extproc-client.js';
@@ -273,24 +273,23 @@ describe('ext_proc stream state machine', () => {
   });
 
   it('writes nothing at all to a stream Envoy cancelled mid-body, not even a status', async () => {
-    // Every write and end the engine makes on a server call, passed on to grpc-js.
-    type Call = InstanceType<typeof ServerDuplexStreamImpl>;
+    // Every write, and every status (OK or an error), the engine asks of a server call, passed on to it.
     const writes: ProcessingResponse[] = [];
     const ends = vi.fn();
-    const { write: originalWrite, end: originalEnd } = ServerDuplexStreamImpl.prototype;
-    const write = vi.spyOn(ServerDuplexStreamImpl.prototype, 'write').mockImplementation(function (
-      this: Call,
-      ...args: Parameters<Call['write']>
-    ) {
-      writes.push(args[0] as ProcessingResponse);
-      return originalWrite.apply(this, args);
+    type Call = GrpcServerCall<unknown, ProcessingResponse>;
+    const prototype = GrpcServerCall.prototype as Call;
+    const { write: originalWrite, end: originalEnd, fail: originalFail } = prototype;
+    const write = vi.spyOn(prototype, 'write').mockImplementation(function (this: Call, message) {
+      writes.push(message);
+      return originalWrite.call(this, message);
     });
-    const end = vi.spyOn(ServerDuplexStreamImpl.prototype, 'end').mockImplementation(function (
-      this: Call,
-      ...args: Parameters<Call['end']>
-    ) {
+    const end = vi.spyOn(prototype, 'end').mockImplementation(function (this: Call) {
       ends();
-      return originalEnd.apply(this, args);
+      originalEnd.call(this);
+    });
+    const fail = vi.spyOn(prototype, 'fail').mockImplementation(function (this: Call, code, message) {
+      ends();
+      originalFail.call(this, code, message);
     });
     try {
       const slow = slowBodyExchange();
@@ -308,6 +307,7 @@ describe('ext_proc stream state machine', () => {
     } finally {
       write.mockRestore();
       end.mockRestore();
+      fail.mockRestore();
     }
   });
 
