@@ -163,6 +163,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     pageSize: mcpConfig.pageSize,
     maxBatchSize: mcpConfig.maxBatchSize,
     batchConcurrency: mcpConfig.batchConcurrency,
+    maxConcurrentPerSession: mcpConfig.maxConcurrentRequestsPerSession,
     logger: jsonLogger,
   });
 
@@ -191,7 +192,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       return { tools: mcp.stats().tools, atNextStart: fixedSettings(started, next.config) };
     },
     async close() {
-      mcp.close();
+      await mcp.close();
       await authorizationServer.close();
       await redis?.close();
       await embedded?.close();
