@@ -203,6 +203,11 @@ export const mcpConfigSchema = z
     /** Requests of one batch that run at the same time; the others wait their turn. */
     batchConcurrency: z.number().int().min(1).max(64).default(4),
     /**
+     * POSTs carrying requests that one MCP session may have running at once, counted over every service process
+     * sharing `state.redis`; one more is refused with HTTP 429 and JSON-RPC -32000 until one answers.
+     */
+    maxConcurrentRequestsPerSession: z.number().int().min(1).max(256).default(8),
+    /**
      * Lifetime of the token the MCP service mints for each tool call it sends through the gateway (subject: the
      * user; audience: the API's gateway URL). Short, because it is used at once.
      */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type Koa from 'koa';
 import { jsonLogger, type Logger } from '../log.js';
 import { locateResource } from './auth/resource-metadata.js';
@@ -6,7 +7,8 @@ import { methodTable } from './methods/index.js';
 import { Dispatcher } from './protocol/dispatcher.js';
 import type { MethodContext } from './protocol/method.js';
 import { ToolRegistry } from './tools/registry.js';
-import { SessionStore, type SessionStoreOptions } from './transport/sessions.js';
+import type { SessionStore } from './transport/session-store.js';
+import { InProcessSessionStore, type SessionStoreOptions } from './transport/sessions.js';
 import { type ResponseMode, StreamableHttpTransport } from './transport/streamable-http.js';
 import type { AccessTokenVerifier, GatewayCaller, ServerInfo, ToolCatalog } from './types.js';
 
@@ -35,9 +37,19 @@ export interface McpEndpointOptions {
   readonly maxBatchSize?: number;
   /** Requests of one batch run at most this many at a time (default 4). */
   readonly batchConcurrency?: number;
+  /** POSTs with requests one session may have running at once, over every process (default 8). */
+  readonly maxConcurrentPerSession?: number;
   /** Largest POST body accepted (default 4 MiB). */
   readonly maxBodyBytes?: number;
+  /** Bounds of the in-process session store (used when no `sessionStore` is given). */
   readonly sessions?: SessionStoreOptions;
+  /**
+   * Where sessions and the notification log live. Default: in this process. Several processes behind one Envoy
+   * share one (the service gives the Redis store of `state.redis`); the endpoint closes it on `close()`.
+   */
+  readonly sessionStore?: SessionStore;
+  /** How often open GET streams look for notifications other processes logged (default 1000 ms). */
+  readonly notificationPollMs?: number;
   readonly keepAliveMs?: number;
   /** Where failures and refused tokens are logged (default: JSON lines on stderr). */
   readonly logger?: Logger;
@@ -46,9 +58,14 @@ export interface McpEndpointOptions {
 export interface McpEndpoint {
   readonly middleware: Koa.Middleware;
   /** Live counts, for metrics and tests. */
-  stats(): { readonly sessions: number; readonly openStreams: number; readonly tools: number };
-  /** Ends open streams and stops listening to the catalog. */
-  close(): void;
+  stats(): {
+    /** Sessions held in this process's store; undefined for a shared store. */
+    readonly sessions: number | undefined;
+    readonly openStreams: number;
+    readonly tools: number;
+  };
+  /** Ends open streams, stops listening to the catalog and closes the session store. */
+  close(): Promise<void>;
 }
 
 function checkOptions(o: McpEndpointOptions): void {
@@ -61,6 +78,8 @@ function checkOptions(o: McpEndpointOptions): void {
   for (const [name, value] of [
     ['maxBatchSize', o.maxBatchSize],
     ['batchConcurrency', o.batchConcurrency],
+    ['maxConcurrentPerSession', o.maxConcurrentPerSession],
+    ['notificationPollMs', o.notificationPollMs],
   ] as const) {
     if (value !== undefined && (!Number.isInteger(value) || value < 1))
       throw new TypeError(`createMcpEndpoint: ${name} must be a positive integer, got ${value}`);
@@ -80,7 +99,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const location = locateResource(options.resourceUrl);
   const logger = options.logger ?? jsonLogger;
   const tools = new ToolRegistry(options.catalog, { warn: (m) => logger.warn(m) });
-  const sessions = new SessionStore(options.sessions);
+  const sessions = options.sessionStore ?? new InProcessSessionStore(options.sessions);
   const dispatcher = new Dispatcher(methodTable);
   const pageSize = options.pageSize ?? 100;
 
@@ -108,8 +127,25 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     keepAliveMs: options.keepAliveMs,
     ...(options.maxBatchSize !== undefined ? { maxBatchSize: options.maxBatchSize } : {}),
     ...(options.batchConcurrency !== undefined ? { batchConcurrency: options.batchConcurrency } : {}),
+    ...(options.maxConcurrentPerSession !== undefined
+      ? { maxConcurrentPerSession: options.maxConcurrentPerSession }
+      : {}),
+    ...(options.notificationPollMs !== undefined ? { notificationPollMs: options.notificationPollMs } : {}),
+    logger,
   });
-  const stopBroadcast = tools.onChange(() => transport.broadcastToolListChanged());
+  // A reload that leaves the tools as they were announces nothing; one that changes them announces it once, however
+  // many processes make the same change (the log keeps one entry per fingerprint in a row).
+  let fingerprint = toolsFingerprint(tools);
+  const stopBroadcast = tools.onChange(() => {
+    const next = toolsFingerprint(tools);
+    if (next === fingerprint) return;
+    fingerprint = next;
+    transport
+      .broadcastToolListChanged(next)
+      .catch((error: unknown) =>
+        logger.warn('mcp: announcing tools/list_changed failed', { reason: (error as Error).message }),
+      );
+  });
 
   const middleware = mcpKoaMiddleware({
     location,
@@ -128,13 +164,22 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     middleware,
     stats: () => ({
       sessions: sessions.size,
-      openStreams: [...sessions.withStreams()].length,
+      openStreams: transport.openStreams,
       tools: tools.entries().length,
     }),
-    close() {
+    async close() {
       stopBroadcast();
       tools.close();
-      sessions.clear();
+      transport.close();
+      await sessions.close();
     },
   };
+}
+
+/** What `tools/list` could show, as one digest: equal digests, nothing to announce. */
+function toolsFingerprint(tools: ToolRegistry): string {
+  const shown = tools
+    .entries()
+    .map((entry) => [entry.name, entry.title, entry.description, entry.inputSchema, entry.grantingScopes]);
+  return createHash('sha256').update(JSON.stringify(shown)).digest('base64url');
 }

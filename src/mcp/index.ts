@@ -1,5 +1,13 @@
 export { createMcpEndpoint, type McpEndpoint, type McpEndpointOptions } from './endpoint.js';
 export { productScope } from './tools/registry.js';
+export {
+  type LoggedNotification,
+  type NotificationLog,
+  type SessionOwner,
+  type SessionRecord,
+  type SessionStore,
+  SessionStoreUnavailableError,
+} from './transport/session-store.js';
 export type {
   AccessTokenClaims,
   AccessTokenVerifier,

@@ -24,6 +24,7 @@ import { createServiceApp } from './app.js';
 import { configToolCatalog } from './catalog.js';
 import { clientAddress } from './client-address.js';
 import { createGatewayCaller } from './gateway-caller.js';
+import { RedisSessionStore } from './mcp-redis-sessions.js';
 
 export interface ServiceOptions {
   /** Where this process reaches Envoy's gateway listener (tool calls go through it), e.g. `http://127.0.0.1:8080`. */
@@ -163,6 +164,11 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     pageSize: mcpConfig.pageSize,
     maxBatchSize: mcpConfig.maxBatchSize,
     batchConcurrency: mcpConfig.batchConcurrency,
+    maxConcurrentPerSession: mcpConfig.maxConcurrentRequestsPerSession,
+    // With Redis, every service process behind Envoy serves every session (and resumes its streams). Without it the
+    // sessions stay in this process, also with state.dataDir: they are cheap to re-initialize, and one service
+    // process per machine serves them all.
+    ...(redis ? { sessionStore: new RedisSessionStore(redis) } : {}),
     logger: jsonLogger,
   });
 
@@ -191,7 +197,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       return { tools: mcp.stats().tools, atNextStart: fixedSettings(started, next.config) };
     },
     async close() {
-      mcp.close();
+      await mcp.close();
       await authorizationServer.close();
       await redis?.close();
       await embedded?.close();

@@ -18,8 +18,9 @@ import { initializeMessage } from '../support/mcp/helpers.js';
 /**
  * Issue 23, beyond one machine: two gateway hosts — two `portcullis up` stacks, each its own Envoy (on its own
  * loopback address), engine and service — share one real three-node Redis Cluster. A rate limit is exact across
- * both, and the OAuth state one host issued (a refresh token, its grant) is redeemed at the other. Host A's URL is
- * the public one (the issuer of both, as behind a load balancer); both sign with one key set.
+ * both, the OAuth state one host issued (a refresh token, its grant) is redeemed at the other, and an MCP session
+ * opened at one host is used and ended at the other. Host A's URL is the public one (the issuer of both, as behind
+ * a load balancer); both sign with one key set.
  */
 
 const SCOPE = 'read:courses-work write:courses-work';
@@ -126,5 +127,55 @@ describe('two gateway hosts sharing a Redis Cluster', () => {
     const replay = await refreshAt(a, issued.refresh_token!);
     expect(replay.status).toBe(400);
     expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('an MCP session opened at host A is used at host B, and ended there for both', async () => {
+    const { access_token: token } = await signInWithPkce(registered, driver, USERS.alice, {
+      scope: SCOPE,
+      resource: a.mcpUrl,
+    });
+    const send = (host: Stack, method: string, body?: unknown, session?: string) =>
+      fetch(`${host.gatewayUrl}/v1/mcp`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } : {}),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const opened = await send(a, 'POST', initializeMessage('2025-11-25'));
+    expect(opened.status).toBe(200);
+    await opened.body?.cancel();
+    const session = opened.headers.get('mcp-session-id')!;
+
+    const initialized = await send(
+      b,
+      'POST',
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      session,
+    );
+    expect(initialized.status).toBe(202);
+    const called = await send(
+      b,
+      'POST',
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'echo-thing', arguments: { name: 'hosts' } },
+      },
+      session,
+    );
+    expect(called.status).toBe(200);
+    const answer = (await called.json()) as { result: { isError?: boolean; content: { text: string }[] } };
+    expect(answer.result.isError).toBeFalsy();
+    expect(JSON.parse(answer.result.content[0]!.text)).toMatchObject({ url: '/things/hosts' });
+
+    expect((await send(b, 'DELETE', undefined, session)).status).toBe(204);
+    const after = await send(a, 'POST', { jsonrpc: '2.0', id: 3, method: 'ping' }, session);
+    expect(after.status).toBe(404);
+    await after.body?.cancel();
   });
 });

@@ -5,7 +5,7 @@ export const notificationsInitialized: McpMethod = {
   name: 'notifications/initialized',
   kind: 'notification',
   eras: ['session'],
-  handle(_params, ctx) {
-    if (ctx.session) ctx.session.initialized = true;
+  async handle(_params, ctx) {
+    await ctx.session?.markInitialized();
   },
 };

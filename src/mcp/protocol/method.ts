@@ -7,7 +7,9 @@ import type { Revision } from './revisions.js';
 /** What a method may touch of the session it runs in (none in the stateless revision). */
 export interface SessionView {
   readonly id: string;
-  initialized: boolean;
+  readonly initialized: boolean;
+  /** Records `notifications/initialized` in the session store (shared by every process serving the session). */
+  markInitialized(): Promise<void>;
 }
 
 /** Everything a method handler sees: no HTTP, no Koa. */

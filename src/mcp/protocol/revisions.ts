@@ -16,6 +16,11 @@ export interface Revision {
   readonly inputValidationIsToolError: boolean;
   /** No initialize, no sessions, no GET stream; version travels in every request (2026-07-28). */
   readonly stateless: boolean;
+  /**
+   * A stream opens with an id-only event (SSE polling, 2025-11-25): older clients may try to parse its empty data,
+   * so they get ids on messages only.
+   */
+  readonly primingEvents: boolean;
 }
 
 const table: readonly Revision[] = [
@@ -27,6 +32,7 @@ const table: readonly Revision[] = [
     titlesAndStructuredContent: false,
     inputValidationIsToolError: false,
     stateless: false,
+    primingEvents: false,
   },
   {
     id: '2025-03-26',
@@ -36,6 +42,7 @@ const table: readonly Revision[] = [
     titlesAndStructuredContent: false,
     inputValidationIsToolError: false,
     stateless: false,
+    primingEvents: false,
   },
   {
     id: '2025-06-18',
@@ -45,6 +52,7 @@ const table: readonly Revision[] = [
     titlesAndStructuredContent: true,
     inputValidationIsToolError: false,
     stateless: false,
+    primingEvents: false,
   },
   {
     id: '2025-11-25',
@@ -54,6 +62,7 @@ const table: readonly Revision[] = [
     titlesAndStructuredContent: true,
     inputValidationIsToolError: true,
     stateless: false,
+    primingEvents: true,
   },
   {
     id: '2026-07-28',
@@ -63,6 +72,7 @@ const table: readonly Revision[] = [
     titlesAndStructuredContent: true,
     inputValidationIsToolError: true,
     stateless: true,
+    primingEvents: true,
   },
 ];
 

@@ -24,8 +24,18 @@ export class SseStream {
     return this.#closed;
   }
 
-  send(message: OutboundMessage): boolean {
-    return this.#write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  /** One message; `id` makes it a point the client can resume from (`Last-Event-ID`). */
+  send(message: OutboundMessage, id?: string): boolean {
+    const idLine = id === undefined ? '' : `id: ${id}\n`;
+    return this.#write(`${idLine}event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+
+  /**
+   * An event with an id and no data (2025-11-25, SSE polling): the client learns where it stands before any message
+   * came, so a stream cut early still resumes from the right point.
+   */
+  prime(id: string): boolean {
+    return this.#write(`id: ${id}\ndata: \n\n`);
   }
 
   onClose(listener: () => void): void {

@@ -1,3 +1,4 @@
+import type { Logger } from '../../log.js';
 import { concurrencyLimit } from '../protocol/concurrency.js';
 import type { Dispatcher } from '../protocol/dispatcher.js';
 import {
@@ -25,8 +26,21 @@ import {
   isJsonContentType,
   jsonReply,
 } from './http.js';
-import type { Session, SessionStore } from './sessions.js';
+import {
+  type LoggedNotification,
+  logIdAfter,
+  parseLogId,
+  type SessionRecord,
+  type SessionStore,
+  SessionStoreUnavailableError,
+} from './session-store.js';
 import { SseStream } from './sse.js';
+
+/** A session found for a request: its record and its negotiated revision. */
+export interface Session {
+  readonly record: SessionRecord;
+  readonly revision: Revision;
+}
 
 export type ResponseMode = 'json' | 'sse';
 
@@ -34,7 +48,11 @@ export interface StreamableHttpOptions {
   readonly dispatcher: Dispatcher;
   readonly sessions: SessionStore;
   /** Builds the method context for one request (everything but revision, subject and session is fixed). */
-  readonly context: (revision: Revision, subject: Subject, session: Session | undefined) => MethodContext;
+  readonly context: (
+    revision: Revision,
+    subject: Subject,
+    session: MethodContext['session'],
+  ) => MethodContext;
   /** How a POST with requests is answered when the client accepts both JSON and SSE. Default `json`. */
   readonly responseMode?: ResponseMode;
   /** Comment frames on open streams at this interval, so idle proxies keep them. Default 25 s. */
@@ -43,6 +61,15 @@ export interface StreamableHttpOptions {
   readonly maxBatchSize?: number;
   /** Requests of one batch that run at the same time; the others wait their turn. Default 4. */
   readonly batchConcurrency?: number;
+  /**
+   * POSTs with requests one session may have running at once, over every process sharing the session store; one
+   * more is refused (429, -32000) until one ends. Default 8.
+   */
+  readonly maxConcurrentPerSession?: number;
+  /** How often a process with open GET streams reads the shared notification log. Default 1 s. */
+  readonly notificationPollMs?: number;
+  /** Where failures of the notification poller go. */
+  readonly logger?: Logger;
   /** Optional handler for the stateless 2026-07-28 revision (selected by the `MCP-Protocol-Version` header). */
   readonly stateless?: (request: HttpRequestView, subject: Subject, revision: Revision) => Promise<HttpReply>;
 }
@@ -50,7 +77,18 @@ export interface StreamableHttpOptions {
 /** See `maxBatchSize` and `batchConcurrency`. */
 export const defaultMaxBatchSize = 50;
 export const defaultBatchConcurrency = 4;
+export const defaultMaxConcurrentPerSession = 8;
 
+/** Entries read from the notification log at once (replay and poll). */
+const LOG_PAGE = 100;
+/** An open GET stream confirms its session this often: keeps it from idling out, ends the stream once it is gone. */
+const TOUCH_MS = 60_000;
+
+/** A GET stream this process holds, and the newest notification it carried (where a resume would start). */
+interface OpenStream {
+  readonly stream: SseStream;
+  lastId: string;
+}
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
 const ALLOW = 'GET, POST, DELETE, OPTIONS';
@@ -70,12 +108,33 @@ type Checked<T> = { ok: true; value: T } | { ok: false; reply: HttpReply };
  */
 export class StreamableHttpTransport {
   readonly #o: StreamableHttpOptions;
+  /** The GET streams open on this process, by session id. */
+  readonly #streams = new Map<string, OpenStream>();
+  #poller: NodeJS.Timeout | undefined;
+  #polling: Promise<void> | undefined;
 
   constructor(options: StreamableHttpOptions) {
     this.#o = options;
   }
 
+  /** Open GET streams on this process. */
+  get openStreams(): number {
+    return this.#streams.size;
+  }
+
   async handle(request: HttpRequestView, subject: Subject): Promise<HttpReply> {
+    try {
+      return await this.#handle(request, subject);
+    } catch (error) {
+      if (!(error instanceof SessionStoreUnavailableError)) throw error;
+      this.#o.logger?.warn('mcp: session store unavailable', { reason: error.message });
+      return errorReply(503, ErrorCodes.Transport, 'Service Unavailable: the session store did not answer', {
+        headers: { 'retry-after': '1' },
+      });
+    }
+  }
+
+  async #handle(request: HttpRequestView, subject: Subject): Promise<HttpReply> {
     const versionHeader = request.header(VERSION_HEADER);
     const stateless = versionHeader ? findRevision(versionHeader) : undefined;
     if (stateless?.stateless) {
@@ -99,7 +158,7 @@ export class StreamableHttpTransport {
       case 'GET':
         return this.#get(request, subject);
       case 'DELETE':
-        return this.#delete(request, subject);
+        return await this.#delete(request, subject);
       default:
         return errorReply(405, ErrorCodes.Transport, `Method not allowed: ${request.method}`, {
           headers: { allow: ALLOW },
@@ -112,12 +171,66 @@ export class StreamableHttpTransport {
     return this.#o.stateless ? [...sessionRevisions, '2026-07-28'] : sessionRevisions;
   }
 
-  /** Tells every session with an open GET stream that the tool list changed. */
-  broadcastToolListChanged(): number {
-    let sent = 0;
-    const message = notificationMessage('notifications/tools/list_changed');
-    for (const session of this.#o.sessions.withStreams()) if (session.stream!.send(message)) sent++;
-    return sent;
+  /**
+   * Tells every session's GET stream, on every process sharing the store, that the tool list changed: appended to
+   * the shared log (once per `toolsFingerprint`), delivered here at once and by the other processes at their next
+   * poll.
+   */
+  async broadcastToolListChanged(toolsFingerprint: string): Promise<void> {
+    await this.#o.sessions.notifications.append('notifications/tools/list_changed', toolsFingerprint);
+    await this.#poll();
+  }
+
+  /** Ends every open stream and the poller (the process stops). */
+  close(): void {
+    clearInterval(this.#poller);
+    this.#poller = undefined;
+    for (const { stream } of this.#streams.values()) stream.close();
+  }
+
+  /** Reads the log from the stream furthest behind, once at a time, and writes what each stream lacks. */
+  #poll(): Promise<void> {
+    this.#polling ??= this.#readLog().finally(() => {
+      this.#polling = undefined;
+    });
+    return this.#polling;
+  }
+
+  async #readLog(): Promise<void> {
+    const open = [...this.#streams.values()];
+    if (open.length === 0) return;
+    const from = open.reduce((a, b) => (logIdAfter(a.lastId, b.lastId) ? b : a)).lastId;
+    let entries: readonly LoggedNotification[];
+    try {
+      ({ entries } = await this.#o.sessions.notifications.read(from, LOG_PAGE));
+    } catch (error) {
+      this.#o.logger?.warn('mcp: reading the notification log failed', {
+        reason: (error as Error).message,
+      });
+      return;
+    }
+    for (const entry of entries) {
+      for (const open of this.#streams.values()) {
+        if (!logIdAfter(entry.id, open.lastId)) continue;
+        open.stream.send(notificationMessage(entry.method), entry.id);
+        open.lastId = entry.id;
+      }
+    }
+  }
+
+  #startPoller(): void {
+    if (this.#poller) return;
+    this.#poller = setInterval(() => void this.#poll(), this.#o.notificationPollMs ?? 1000);
+    this.#poller.unref();
+  }
+
+  #forgetStream(sessionId: string, open: OpenStream): void {
+    if (this.#streams.get(sessionId) !== open) return;
+    this.#streams.delete(sessionId);
+    if (this.#streams.size === 0) {
+      clearInterval(this.#poller);
+      this.#poller = undefined;
+    }
   }
 
   async #post(request: HttpRequestView, subject: Subject): Promise<HttpReply> {
@@ -172,9 +285,10 @@ export class StreamableHttpTransport {
       return this.#initialize(messages[0] as JsonRpcRequest, subject, sse);
     }
 
-    const found = this.#session(request, subject);
+    const found = await this.#session(request, subject);
     if (!found.ok) return found.reply;
     const session = found.value;
+    const sessionHeaders = { [SESSION_HEADER]: session.record.id };
     if (batch && !session.revision.batches) {
       return errorReply(
         400,
@@ -188,7 +302,7 @@ export class StreamableHttpTransport {
       });
     }
 
-    const ctx = this.#o.context(session.revision, subject, session);
+    const ctx = this.#o.context(session.revision, subject, this.#view(session.record));
     const requests = messages.filter((m): m is JsonRpcRequest => m.kind === 'request');
     const missing = this.#o.dispatcher.missingScopes(requests, ctx);
     if (missing.length > 0) {
@@ -212,13 +326,38 @@ export class StreamableHttpTransport {
         : [],
     );
     if (requests.length === 0 && invalid.length === 0) {
-      return { status: 202, headers: { [SESSION_HEADER]: session.id } };
+      return { status: 202, headers: sessionHeaders };
+    }
+    let release = (): void => {};
+    if (requests.length > 0) {
+      const max = this.#o.maxConcurrentPerSession ?? defaultMaxConcurrentPerSession;
+      const slot = await this.#o.sessions.acquire(session.record.id, max);
+      if (!slot) {
+        return errorReply(
+          429,
+          ErrorCodes.Transport,
+          `Too Many Requests: this session already has ${max} requests running (mcp.maxConcurrentRequestsPerSession); retry when one has answered`,
+          { id: batch ? null : requests[0]!.id, headers: { 'retry-after': '1', ...sessionHeaders } },
+        );
+      }
+      release = slot;
     }
     const limit = concurrencyLimit(this.#o.batchConcurrency ?? defaultBatchConcurrency);
     const pending = requests.map((r) => limit(() => this.#o.dispatcher.request(r, ctx)));
+    // The slot is held until every request has answered, also when the client stopped reading an SSE reply.
+    void Promise.allSettled(pending).finally(release);
     return sse
-      ? this.#sseReply(pending, invalid, { [SESSION_HEADER]: session.id })
-      : this.#jsonReply(pending, invalid, batch, { [SESSION_HEADER]: session.id });
+      ? this.#sseReply(pending, invalid, sessionHeaders)
+      : this.#jsonReply(pending, invalid, batch, sessionHeaders);
+  }
+
+  /** What a method sees of the session: `notifications/initialized` is written through to the store. */
+  #view(record: SessionRecord): MethodContext['session'] {
+    return {
+      id: record.id,
+      initialized: record.initialized,
+      markInitialized: () => this.#o.sessions.markInitialized(record.id),
+    };
   }
 
   async #initialize(message: JsonRpcRequest, subject: Subject, sse: boolean): Promise<HttpReply> {
@@ -231,41 +370,67 @@ export class StreamableHttpTransport {
     const headers: Record<string, string> = {};
     if ('result' in response) {
       const negotiated = findRevision((response.result as { protocolVersion: string }).protocolVersion)!;
-      headers[SESSION_HEADER] = this.#o.sessions.create(negotiated, subject).id;
+      headers[SESSION_HEADER] = (await this.#o.sessions.create(negotiated.id, subject)).id;
     }
     return sse ? this.#sseReply([Promise.resolve(response)], [], headers) : jsonReply(200, response, headers);
   }
 
+  /**
+   * The session's stream of server notifications. With `Last-Event-ID` (from this process or another one) it first
+   * replays what the log holds after that id; then it carries each new notification, with its log id.
+   */
   async #get(request: HttpRequestView, subject: Subject): Promise<HttpReply> {
     if (!accepts(request.header('accept'), 'text/event-stream')) {
       return errorReply(406, ErrorCodes.Transport, 'Not Acceptable: a GET must accept text/event-stream');
     }
-    const found = this.#session(request, subject);
+    const found = await this.#session(request, subject);
     if (!found.ok) return found.reply;
-    const session = found.value;
-    if (session.stream && !session.stream.closed) {
+    const { record, revision } = found.value;
+    const existing = this.#streams.get(record.id);
+    if (existing && !existing.stream.closed) {
       return errorReply(409, ErrorCodes.Transport, 'Conflict: this session already has a GET stream open');
     }
+    // A malformed Last-Event-ID is client input like any other: the stream then starts from now.
+    const lastEventId = request.header('last-event-id');
+    const resumeFrom = lastEventId !== undefined && parseLogId(lastEventId) ? lastEventId : undefined;
+    const { entries, newest } = await this.#o.sessions.notifications.read(resumeFrom, LOG_PAGE);
+
     const stream = new SseStream(this.#o.keepAliveMs ?? 25_000);
-    session.stream = stream;
-    const touch = setInterval(() => this.#o.sessions.touch(session.id), 60_000);
+    const start = resumeFrom !== undefined && !logIdAfter(resumeFrom, newest) ? resumeFrom : newest;
+    const open: OpenStream = { stream, lastId: start };
+    if (revision.primingEvents) stream.prime(start);
+    for (const entry of entries) {
+      stream.send(notificationMessage(entry.method), entry.id);
+      open.lastId = entry.id;
+    }
+    this.#streams.set(record.id, open);
+    this.#startPoller();
+    const touch = setInterval(() => {
+      this.#o.sessions.find(record.id).then(
+        (alive) => alive || stream.close(),
+        () => {},
+      );
+    }, TOUCH_MS);
     touch.unref();
     stream.onClose(() => {
       clearInterval(touch);
-      if (session.stream === stream) session.stream = undefined;
+      this.#forgetStream(record.id, open);
     });
     return {
       status: 200,
-      headers: { ...SSE_HEADERS, [SESSION_HEADER]: session.id },
+      headers: { ...SSE_HEADERS, [SESSION_HEADER]: record.id },
       body: stream.body,
       onClientClose: () => stream.close(),
     };
   }
 
-  #delete(request: HttpRequestView, subject: Subject): HttpReply {
-    const found = this.#session(request, subject);
+  async #delete(request: HttpRequestView, subject: Subject): Promise<HttpReply> {
+    const found = await this.#session(request, subject);
     if (!found.ok) return found.reply;
-    this.#o.sessions.delete(found.value.id);
+    const id = found.value.record.id;
+    await this.#o.sessions.delete(id);
+    // A stream of this session on another process ends at its next check of the session.
+    this.#streams.get(id)?.stream.close();
     return { status: 204, headers: {} };
   }
 
@@ -274,7 +439,7 @@ export class StreamableHttpTransport {
    * 400; a missing one means the negotiated version (the session tells us; the spec's 2025-03-26 default is
    * for requests with no other evidence); one that contradicts the negotiated version is 400.
    */
-  #session(request: HttpRequestView, subject: Subject): Checked<Session> {
+  async #session(request: HttpRequestView, subject: Subject): Promise<Checked<Session>> {
     const version = request.header(VERSION_HEADER);
     if (version !== undefined && !findRevision(version)) {
       return {
@@ -296,10 +461,13 @@ export class StreamableHttpTransport {
         reply: errorReply(400, ErrorCodes.Transport, 'Bad Request: Mcp-Session-Id header is required'),
       };
     }
-    const session = this.#o.sessions.find(id, subject);
-    if (!session) {
+    const record = await this.#o.sessions.find(id);
+    const revision = record ? findRevision(record.revision) : undefined;
+    // Someone else's session is answered like an unknown one: its id tells nothing.
+    if (!record || !revision || record.sub !== subject.sub || record.clientId !== subject.clientId) {
       return { ok: false, reply: errorReply(404, ErrorCode.SessionNotFound, 'Session not found') };
     }
+    const session: Session = { record, revision };
     if (version !== undefined && version !== session.revision.id) {
       return {
         ok: false,

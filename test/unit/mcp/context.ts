@@ -22,7 +22,13 @@ export function methodContext(
 ): TestContext {
   const caller = new FakeCaller();
   const logged = recordingLogger();
-  const session: SessionView = { id: 's1', initialized: false };
+  const session: SessionView = {
+    id: 's1',
+    initialized: false,
+    async markInitialized() {
+      (this as { initialized: boolean }).initialized = true;
+    },
+  };
   const ctx: MethodContext = {
     revision: findRevision(options.revision ?? '2025-11-25')!,
     subject: {

@@ -357,6 +357,7 @@ describe('batch limits', () => {
       keepAliveMs: 0,
       maxBatchSize: 10,
       batchConcurrency: 3,
+      maxConcurrentPerSession: 2,
     }));
   });
   afterAll(() => limited.close());
@@ -414,6 +415,52 @@ describe('batch limits', () => {
     expect(caller.mostInFlight).toBe(3);
     expect(released).toBe(10);
   });
+
+  it('refuses a session its third concurrent POST (429, -32000, the request id echoed); others are not held up', async () => {
+    const token = await kit.sign({
+      sub: 'alice',
+      client_id: 'c1',
+      scope: 'read:courses-work',
+      aud: limited.url,
+    });
+    const [session, other] = [await openSession(limited.url, token), await openSession(limited.url, token)];
+    const running = [
+      send(limited.url, call(1), { token, session }),
+      send(limited.url, call(2), { token, session }),
+    ];
+    await until(() => caller.inFlight === 2, 'two held gateway calls', 5_000);
+    const refused = await send(limited.url, call(3), { token, session });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await refused.json()).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
+      error: {
+        code: -32000,
+        message:
+          'Too Many Requests: this session already has 2 requests running (mcp.maxConcurrentRequestsPerSession); retry when one has answered',
+      },
+    });
+    // Notifications take no slot, and another session has its own.
+    const ack = await send(
+      limited.url,
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: {} },
+      {
+        token,
+        session,
+      },
+    );
+    expect(ack.status).toBe(202);
+    const elsewhere = send(limited.url, call(4), { token, session: other });
+    await until(() => caller.inFlight === 3, "the other session's call", 5_000);
+    caller.releaseAll();
+    expect((await Promise.all([...running, elsewhere])).map((res) => res.status)).toEqual([200, 200, 200]);
+    // Answered, the slots are free again.
+    const again = send(limited.url, call(5), { token, session });
+    await until(() => caller.inFlight === 1, 'the call after the slots were freed', 5_000);
+    caller.releaseAll();
+    expect((await again).status).toBe(200);
+  });
 });
 
 describe('GET stream and DELETE', () => {
@@ -445,7 +492,7 @@ describe('GET stream and DELETE', () => {
     await first.body!.cancel();
   });
 
-  it('carries notifications/tools/list_changed when the catalog changes', async () => {
+  it('carries notifications/tools/list_changed when the catalog changes, each with its log id', async () => {
     const session = await openSession(app.url, alice);
     const res = await send(app.url, undefined, {
       token: alice,
@@ -453,14 +500,66 @@ describe('GET stream and DELETE', () => {
       method: 'GET',
       accept: 'text/event-stream',
     });
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    expect((await reader.read()).value).toBe(': stream open\n\n');
+    const stream = textOf(res);
+    // 2025-11-25: the stream opens with an id-only event, so a cut before any message still resumes from here.
+    const primed = await stream.until(/id: (\d+-\d+)\ndata: \n\n/);
+    expect(primed.startsWith(': stream open\n\n')).toBe(true);
     catalog.set(sampleOperations().slice(1));
-    expect((await reader.read()).value).toBe(
-      'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n',
+    const text = await stream.until(/list_changed/);
+    expect(text).toMatch(
+      /id: \d+-\d+\nevent: message\ndata: \{"jsonrpc":"2.0","method":"notifications\/tools\/list_changed"\}\n\n$/,
     );
     catalog.set(sampleOperations());
-    await reader.cancel();
+    await stream.cancel();
+  });
+
+  it('a GET with Last-Event-ID replays the notifications logged after it, then carries new ones', async () => {
+    const session = await openSession(app.url, alice);
+    const first = textOf(
+      await send(app.url, undefined, { token: alice, session, method: 'GET', accept: 'text/event-stream' }),
+    );
+    const [, resumeFrom] = /id: (\d+-\d+)\ndata: /.exec(await first.until(/data: \n\n/))!;
+    await first.cancel();
+    await until(() => app.endpoint.stats().openStreams === 0, 'the server to see the stream closed', {
+      timeoutMs: 1000,
+      everyMs: 10,
+    });
+    // Two changes while no stream is open: both are in the log.
+    catalog.set(sampleOperations().slice(1));
+    catalog.set(sampleOperations());
+    const resumed = textOf(
+      await send(app.url, undefined, {
+        token: alice,
+        session,
+        method: 'GET',
+        accept: 'text/event-stream',
+        headers: { 'last-event-id': resumeFrom! },
+      }),
+    );
+    const replayed = await resumed.until(/(list_changed[\s\S]*){2}/);
+    expect(sseMessages(replayed)).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/tools/list_changed' },
+      { jsonrpc: '2.0', method: 'notifications/tools/list_changed' },
+    ]);
+    catalog.set(sampleOperations().slice(2));
+    expect(sseMessages(await resumed.until(/(list_changed[\s\S]*){3}/))).toHaveLength(3);
+    catalog.set(sampleOperations());
+    await resumed.cancel();
+  });
+
+  it('a GET with a Last-Event-ID it cannot read starts from now', async () => {
+    const session = await openSession(app.url, alice);
+    const res = await send(app.url, undefined, {
+      token: alice,
+      session,
+      method: 'GET',
+      accept: 'text/event-stream',
+      headers: { 'last-event-id': 'not-an-id' },
+    });
+    expect(res.status).toBe(200);
+    const stream = textOf(res);
+    expect(await stream.until(/data: \n\n/)).not.toContain('list_changed');
+    await stream.cancel();
   });
 
   it('DELETE ends the session (204), then it is 404 and its stream is closed', async () => {
@@ -473,7 +572,7 @@ describe('GET stream and DELETE', () => {
     });
     const del = await send(app.url, undefined, { token: alice, session, method: 'DELETE' });
     expect(del.status).toBe(204);
-    expect(await stream.text()).toBe(': stream open\n\n');
+    expect(await stream.text()).toMatch(/^: stream open\n\nid: \d+-\d+\ndata: \n\n$/);
     expect((await send(app.url, ping(), { token: alice, session })).status).toBe(404);
     expect((await send(app.url, undefined, { token: alice, session, method: 'DELETE' })).status).toBe(404);
   });
@@ -501,3 +600,22 @@ describe('GET stream and DELETE', () => {
     await again.body!.cancel();
   });
 });
+
+/** An SSE response read as text, as far as needed. */
+function textOf(response: Response) {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  return {
+    /** Reads until the text so far matches `pattern`, then returns all of it. */
+    async until(pattern: RegExp): Promise<string> {
+      for (let chunks = 0; !pattern.test(text); chunks++) {
+        if (chunks > 100) throw new Error(`no ${pattern} in ${JSON.stringify(text)}`);
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended before ${pattern}: ${JSON.stringify(text)}`);
+        text += value;
+      }
+      return text;
+    },
+    cancel: () => reader.cancel(),
+  };
+}

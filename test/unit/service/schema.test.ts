@@ -47,6 +47,7 @@ describe('auth and mcp configuration', () => {
       pageSize: 100,
       maxBatchSize: 50,
       batchConcurrency: 4,
+      maxConcurrentRequestsPerSession: 8,
       serviceTokenTtlSeconds: 60,
     });
   });

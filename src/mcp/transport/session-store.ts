@@ -1,0 +1,96 @@
+/**
+ * Where MCP sessions live: the seam that lets several service processes serve one client. The endpoint keeps
+ * nothing about a session in memory that another process would need; an in-process store serves one process, and
+ * the service injects a shared one (Redis) when `state.redis` is configured. Open SSE streams stay with the process
+ * that holds the connection; what they carry goes through the store's notification log, so every process delivers
+ * it and a stream resumed elsewhere (`Last-Event-ID`) replays what it missed.
+ */
+
+/** A session as the store keeps it: the negotiated revision and its owner, nothing else. */
+export interface SessionRecord {
+  readonly id: string;
+  /** The negotiated protocol revision's id (`2025-11-25`, …). */
+  readonly revision: string;
+  /** The session belongs to the user and client that initialized it; anyone else gets 404. */
+  readonly sub: string;
+  readonly clientId: string;
+  /** The client sent `notifications/initialized`. */
+  readonly initialized: boolean;
+}
+
+export interface SessionOwner {
+  readonly sub: string;
+  readonly clientId: string;
+}
+
+/** One entry of the notification log: a server notification every session's GET stream carries. */
+export interface LoggedNotification {
+  /** `<ms>-<seq>`, increasing along the log: the SSE event id a client resumes from. */
+  readonly id: string;
+  /** The JSON-RPC notification's method (`notifications/tools/list_changed`). */
+  readonly method: string;
+}
+
+/**
+ * Notifications for every session, in one order shared by all processes. A process appends what it has to say
+ * and reads what was appended since its last look (its own entries included), then writes them to its open
+ * streams.
+ */
+export interface NotificationLog {
+  /**
+   * Appends `method` unless the newest entry already carries the same `dedupeKey` (several processes reloading
+   * one configuration announce one change once). Returns the entry's id, or the existing one's.
+   */
+  append(method: string, dedupeKey: string): Promise<string>;
+  /**
+   * Entries after `after` (all retained ones when it is older than the log), oldest first, at most `limit`; and
+   * the id of the newest entry (`0-0` for an empty log). Without `after`: no entries, only the newest id.
+   */
+  read(
+    after: string | undefined,
+    limit: number,
+  ): Promise<{ entries: readonly LoggedNotification[]; newest: string }>;
+}
+
+export interface SessionStore {
+  /** Opens a session for `owner`; the owner's oldest sessions beyond the store's per-owner bound are ended. */
+  create(revision: string, owner: SessionOwner): Promise<SessionRecord>;
+  /** The session, or undefined when unknown or idle too long. Counts as a use: its idle timer restarts. */
+  find(id: string): Promise<SessionRecord | undefined>;
+  markInitialized(id: string): Promise<void>;
+  delete(id: string): Promise<void>;
+  /**
+   * Takes one of `limit` slots for a request of session `id` across every process sharing the store; the result
+   * releases it (once), or is undefined when all are taken. A process that dies holding a slot frees it after
+   * the store's lease time.
+   */
+  acquire(id: string, limit: number): Promise<(() => void) | undefined>;
+  readonly notifications: NotificationLog;
+  /** Sessions held, when the store can count them cheaply (the in-process store). */
+  readonly size?: number;
+  close(): Promise<void>;
+}
+
+/**
+ * A shared store that did not answer (Redis down or slow). The transport answers 503 with a JSON-RPC error: the
+ * client may retry; nothing about the session is lost.
+ */
+export class SessionStoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SessionStoreUnavailableError';
+  }
+}
+
+/** Parses `<ms>-<seq>`; undefined for anything else (a Last-Event-ID is client input). */
+export function parseLogId(id: string): readonly [number, number] | undefined {
+  const match = /^(\d{1,15})-(\d{1,15})$/.exec(id);
+  return match ? [Number(match[1]), Number(match[2])] : undefined;
+}
+
+/** True when log id `a` comes after `b`. */
+export function logIdAfter(a: string, b: string): boolean {
+  const [x, y] = [parseLogId(a), parseLogId(b)];
+  if (!x || !y) return false;
+  return x[0] > y[0] || (x[0] === y[0] && x[1] > y[1]);
+}

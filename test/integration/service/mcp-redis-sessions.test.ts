@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionStoreUnavailableError } from '../../../src/mcp/index.js';
+import { RedisSessionStore } from '../../../src/service/mcp-redis-sessions.js';
+import { RedisConnection } from '../../../src/state/redis-connection.js';
+import {
+  type RunningRedis,
+  type RunningRedisCluster,
+  startRedis,
+  startRedisCluster,
+} from '../../helpers/redis.js';
+import { until } from '../../helpers/wait.js';
+
+/**
+ * The MCP session store of `state.redis`, against a real Redis and a real three-node Redis Cluster: two stores on
+ * two connections stand for two service processes.
+ */
+
+let redis: RunningRedis;
+let cluster: RunningRedisCluster;
+const connections: RedisConnection[] = [];
+beforeAll(async () => {
+  [redis, cluster] = await Promise.all([startRedis(), startRedisCluster()]);
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(connections.map((connection) => connection.close()));
+  await redis?.close();
+  await cluster?.close();
+});
+
+function connect(target: { url: string } | { cluster: readonly string[] }): RedisConnection {
+  const connection = new RedisConnection({
+    ...target,
+    keyPrefix: 'pc:',
+    commandTimeoutMs: 2000,
+    connectTimeoutMs: 2000,
+  });
+  connections.push(connection);
+  return connection;
+}
+
+const alice = { sub: 'alice', clientId: 'c1' };
+const bob = { sub: 'bob', clientId: 'c1' };
+const method = 'notifications/tools/list_changed';
+
+describe.each([
+  ['one Redis', () => ({ url: redis.url })],
+  ['a Redis Cluster', () => ({ cluster: cluster.urls })],
+])('MCP sessions in %s', (_name, target) => {
+  let a: RedisSessionStore;
+  let b: RedisSessionStore;
+  beforeAll(() => {
+    a = new RedisSessionStore(connect(target()), { maxSessionsPerSubject: 2 });
+    b = new RedisSessionStore(connect(target()), { maxSessionsPerSubject: 2 });
+  });
+
+  it('a session created by one process is found, initialized and deleted by another', async () => {
+    const session = await a.create('2025-11-25', alice);
+    expect(session.id).toMatch(/^[A-Za-z0-9_-]{40}$/);
+    expect(await b.find(session.id)).toEqual({ ...session, initialized: false });
+    await b.markInitialized(session.id);
+    expect((await a.find(session.id))?.initialized).toBe(true);
+    await a.delete(session.id);
+    expect(await b.find(session.id)).toBeUndefined();
+    // Marking a deleted session leaves nothing behind.
+    await b.markInitialized(session.id);
+    expect(await a.find(session.id)).toBeUndefined();
+  });
+
+  it('knows no id it did not make', async () => {
+    for (const id of ['', 'x', 'a'.repeat(40), `${'a'.repeat(39)}!`, '../../etc'])
+      expect(await a.find(id)).toBeUndefined();
+  });
+
+  it("caps one owner's sessions over both processes; the oldest ends, other owners keep theirs", async () => {
+    const mine = [await a.create('2025-06-18', bob), await b.create('2025-06-18', bob)];
+    const other = await a.create('2025-06-18', { sub: 'carol', clientId: 'c1' });
+    mine.push(await b.create('2025-06-18', bob));
+    const alive = await Promise.all([...mine, other].map(async (s) => (await a.find(s.id)) !== undefined));
+    expect(alive).toEqual([false, true, true, true]);
+  });
+
+  it('shares request slots between processes; a released slot is free for either', async () => {
+    const { id } = await a.create('2025-11-25', alice);
+    const one = await a.acquire(id, 2);
+    const two = await b.acquire(id, 2);
+    expect(one && two).toBeDefined();
+    expect(await a.acquire(id, 2)).toBeUndefined();
+    expect(await b.acquire(id, 2)).toBeUndefined();
+    one!();
+    one!();
+    let three: (() => void) | undefined;
+    await until(async () => {
+      three = await b.acquire(id, 2);
+      return three !== undefined;
+    }, 'the released slot');
+    expect(await a.acquire(id, 2)).toBeUndefined();
+    two!();
+    three!();
+  });
+
+  it('logs a notification once per fingerprint, readable by every process after a resume point', async () => {
+    const { newest: start } = await b.notifications.read(undefined, 10);
+    const first = await a.notifications.append(method, `fp-${_name}-1`);
+    expect(await b.notifications.append(method, `fp-${_name}-1`)).toBe(first);
+    const second = await b.notifications.append(method, `fp-${_name}-2`);
+    expect(await a.notifications.read(start, 10)).toEqual({
+      entries: [
+        { id: first, method },
+        { id: second, method },
+      ],
+      newest: second,
+    });
+    expect(await b.notifications.read(first, 10)).toEqual({
+      entries: [{ id: second, method }],
+      newest: second,
+    });
+  });
+});
+
+describe('MCP sessions when Redis is gone', () => {
+  it('fails with SessionStoreUnavailableError (the endpoint answers 503), and works again when it is back', async () => {
+    const store = new RedisSessionStore(connect({ url: redis.url }));
+    const session = await store.create('2025-11-25', alice);
+    await redis.stop();
+    await expect(store.find(session.id)).rejects.toBeInstanceOf(SessionStoreUnavailableError);
+    await expect(store.notifications.read(undefined, 1)).rejects.toBeInstanceOf(SessionStoreUnavailableError);
+    await redis.start();
+    await until(
+      () =>
+        store.create('2025-11-25', alice).then(
+          () => true,
+          () => false,
+        ),
+      'the store to work again',
+      5000,
+    );
+  });
+});
