@@ -44,11 +44,6 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   azure('llm-content-safety', [I], ALL, 'AI Content Safety'),
   // Routing
   todo('proxy', [I], GPAO),
-  // Caching
-  azure('llm-semantic-cache-lookup', [I], GPAO, 'OpenAI embeddings'),
-  azure('azure-openai-semantic-cache-lookup', [I], GPAO, 'OpenAI embeddings'),
-  azure('llm-semantic-cache-store', [O], GPAO, 'OpenAI embeddings'),
-  azure('azure-openai-semantic-cache-store', [O], GPAO, 'OpenAI embeddings'),
   // Transformation
   todo('xsl-transform', [I, O], GPAO),
   // Cross-domain
