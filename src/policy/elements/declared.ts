@@ -41,7 +41,6 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   todo('validate-status-code', [O, E], GPAO),
   todo('validate-odata-request', [I], ['global', 'workspace', 'product', 'api']),
   todo('validate-graphql-request', [I], ['global', 'workspace', 'product', 'api']),
-  azure('llm-content-safety', [I], ALL, 'AI Content Safety'),
   // Routing
   todo('proxy', [I], GPAO),
   // Transformation

@@ -24,6 +24,7 @@ import { ipFilter } from './ip-filter.js';
 import { jsonToXmlElement } from './json-to-xml.js';
 import { jsonp } from './jsonp.js';
 import { limitConcurrency } from './limit-concurrency.js';
+import { llmContentSafety } from './llm-content-safety.js';
 import { llmSemanticCacheLookup } from './llm-semantic-cache-lookup.js';
 import { llmSemanticCacheStore } from './llm-semantic-cache-store.js';
 import { logToEventhub } from './log-to-eventhub.js';
@@ -96,6 +97,7 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   authenticationCertificate,
   llmSemanticCacheLookup,
   llmSemanticCacheStore,
+  llmContentSafety,
   azureOpenaiSemanticCacheLookup,
   azureOpenaiSemanticCacheStore,
 ];
