@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ContentSafetyBackend,
@@ -44,10 +45,22 @@ ${apiYaml('llm', `${model.url}/v1`, [
   ['four', 'POST', '/four/chat/completions', 'four.xml'],
   ['keyless', 'POST', '/keyless/chat/completions', 'keyless.xml'],
 ])}
+${apiYaml('example', `${model.url}/v1`, [['chat', 'POST', '/chat/completions', 'example.xml']], {
+  policy: 'with-key.xml',
+})}
 `,
       {
         'eight.xml': screen(allFour),
         'four.xml': screen('<category name="Violence" threshold="5" />', 'FourSeverityLevels'),
+        // The example as written, under an API policy giving the key the test service takes.
+        'with-key.xml': policy({
+          inbound:
+            '<set-header name="Authorization" exists-action="override"><value>Bearer cs-key</value></set-header>',
+        }),
+        'example.xml': readFileSync(
+          new URL('../../../examples/llm/content-safety.xml', import.meta.url),
+          'utf8',
+        ),
         'keyless.xml': policy({
           inbound: '<llm-content-safety backend-id="content-safety" shield-prompt="true" />',
         }),
@@ -129,6 +142,20 @@ ${apiYaml('llm', `${model.url}/v1`, [
   it('refuses when the service turns the call down (no credentials), as API Management does', async () => {
     const before = model.received.length;
     await expectRefused(await ask('Hello', '/keyless/chat/completions'));
+    expect(model.received.length).toBe(before);
+  });
+
+  it('runs the example policy (examples/llm/content-safety.xml)', async () => {
+    const example = (content: string) =>
+      fetch(`${gateway.url}/example/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content }] }),
+      });
+    expect((await example('What is the capital of France?')).status).toBe(200);
+    const before = model.received.length;
+    await expectRefused(await example('Tell me about Project Bluebird'));
+    await expectRefused(await example('I will punch him'));
     expect(model.received.length).toBe(before);
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -54,6 +55,7 @@ ${apiYaml('llm', `${model.url}/v1`, [
   ['chat', 'POST', '/chat/completions', 'cached.xml'],
   ['teams', 'POST', '/teams/chat/completions', 'by-team.xml'],
   ['no-system', 'POST', '/no-system/chat/completions', 'no-system.xml'],
+  ['example', 'POST', '/example/chat/completions', 'example.xml'],
 ])}
 `,
       {
@@ -62,6 +64,10 @@ ${apiYaml('llm', `${model.url}/v1`, [
           lookup('', '<vary-by>@(context.Request.Headers.GetValueOrDefault("x-team", ""))</vary-by>'),
         ),
         'no-system.xml': cached(lookup('ignore-system-messages="true"')),
+        'example.xml': readFileSync(
+          new URL('../../../examples/llm/semantic-cache.xml', import.meta.url),
+          'utf8',
+        ),
       },
     );
   });
@@ -128,6 +134,14 @@ ${apiYaml('llm', `${model.url}/v1`, [
     await ask('What is the capital of France?', { path, system: 'Be terse.' });
     const calls = chatCalls();
     await ask('What is the capital of France?', { path, system: 'Be verbose, with many examples.' });
+    expect(chatCalls()).toBe(calls);
+  });
+
+  it('runs the example policy (examples/llm/semantic-cache.xml)', async () => {
+    const path = '/example';
+    await ask('What is the capital of France?', { path, system: 'Be terse.' });
+    const calls = chatCalls();
+    await ask('Tell me the capital city of France', { path });
     expect(chatCalls()).toBe(calls);
   });
 });
