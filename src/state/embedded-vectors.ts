@@ -12,13 +12,15 @@ import {
   type VectorStore,
 } from './vector-store.js';
 
+let sequence = 0;
+
 /** [expiresAt, entry (encodeVectorEntry)]: expiry first, so a scan skips dead entries without decoding them. */
 type VectorRecord = [number, Buffer];
 
 /**
  * Vectors in the embedded LMDB store of `state.dataDir`, shared by the engine processes of one machine and kept
  * across restarts. A cache needs no durability, so they live in the unsynced environment. Keys are
- * `<partition hash>:<time><random>`, so one partition is one contiguous range, oldest first: a lookup scans the
+ * `<partition hash>:<time><sequence><random>`, so one partition is one contiguous range, oldest first: a lookup scans the
  * range, an insertion drops the expired and (past VECTORS_PER_PARTITION) the oldest entries of its partition in
  * the same write transaction.
  */
@@ -54,7 +56,9 @@ export class EmbeddedVectorStore implements VectorStore {
     if (ttlSeconds <= 0) return;
     const now = this.now();
     const prefix = partitionKey(partition);
-    const key = `${prefix}:${now.toString(36).padStart(10, '0')}${randomBytes(4).toString('hex')}`;
+    // Time, then this process's sequence: entries of one millisecond keep their order (the oldest goes first).
+    sequence = (sequence + 1) % 36 ** 4;
+    const key = `${prefix}:${now.toString(36).padStart(10, '0')}${sequence.toString(36).padStart(4, '0')}${randomBytes(4).toString('hex')}`;
     await this.#guard('semantic cache store', () =>
       this.#vectors.transactionSync(() => {
         const kept: string[] = [];

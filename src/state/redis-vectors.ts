@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { RedisClient, RedisConnection } from './redis-connection.js';
 import {
   decodeVectorEntry,
@@ -11,10 +10,12 @@ import {
 } from './vector-store.js';
 
 /*
- * One partition is two keys in one hash slot (`{…}`), so each script runs whole on one node of a cluster:
+ * One partition is three keys in one hash slot (`{…}`), so each script runs whole on one node of a cluster:
  *   sem:{p}:i  sorted set  entry id → expiry (ms, Redis's TIME)
  *   sem:{p}:e  hash        entry id → encodeVectorEntry(vector, value)
- * Both expire with their last entry.
+ *   sem:{p}:n  counter     the last entry id: ids are zero-padded, so entries that expire in the same
+ *                          millisecond sort oldest first
+ * All expire with their last entry.
  */
 const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
@@ -27,8 +28,8 @@ return redis.call('HMGET', KEYS[2], unpack(ids))
 `;
 
 /**
- * KEYS index, entries. ARGV id, entry, ttlMs, bound. Drops the expired entries and, past the bound, the ones
- * that expire first, then adds the new one.
+ * KEYS index, entries, counter. ARGV entry, ttlMs, bound. Drops the expired entries and, past the bound, the
+ * ones that expire first (the oldest, for one TTL), then adds the new one.
  */
 const ADD = `${NOW}
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -36,15 +37,16 @@ if #expired > 0 then
   redis.call('HDEL', KEYS[2], unpack(expired))
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 end
-local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4]) + 1
+local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3]) + 1
 if over > 0 then
   local oldest = redis.call('ZRANGE', KEYS[1], 0, over - 1)
   redis.call('HDEL', KEYS[2], unpack(oldest))
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
 end
-local ttl = tonumber(ARGV[3])
-redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+local ttl = tonumber(ARGV[2])
+local id = string.format('%016d', redis.call('INCR', KEYS[3]))
+redis.call('ZADD', KEYS[1], now + ttl, id)
+redis.call('HSET', KEYS[2], id, ARGV[1])
 for _, key in ipairs(KEYS) do
   if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
 end
@@ -56,7 +58,7 @@ type ScriptedRedis = RedisClient & {
   portcullisVectorAdd(
     index: string,
     entries: string,
-    id: string,
+    counter: string,
     entry: Buffer,
     ttlMs: number,
     bound: number,
@@ -67,7 +69,7 @@ function define(client: RedisClient): ScriptedRedis {
   const scripted = client as ScriptedRedis;
   if (typeof scripted.portcullisVectorAdd !== 'function') {
     client.defineCommand('portcullisVectorScan', { numberOfKeys: 2, lua: SCAN });
-    client.defineCommand('portcullisVectorAdd', { numberOfKeys: 2, lua: ADD });
+    client.defineCommand('portcullisVectorAdd', { numberOfKeys: 3, lua: ADD });
   }
   return scripted;
 }
@@ -88,7 +90,7 @@ export class RedisVectorStore implements VectorStore {
     vector: Float32Array,
     maxDistance: number,
   ): Promise<VectorMatch | undefined> {
-    const [index, entries] = keys(partition);
+    const [index, entries] = vectorKeys(partition);
     const found = await this.connection.run('semantic cache lookup', () =>
       this.#redis.portcullisVectorScanBuffer(index, entries, VECTORS_PER_PARTITION),
     );
@@ -98,13 +100,12 @@ export class RedisVectorStore implements VectorStore {
 
   async add(partition: string, vector: Float32Array, value: Buffer, ttlSeconds: number): Promise<void> {
     if (ttlSeconds <= 0) return;
-    const [index, entries] = keys(partition);
-    const id = randomBytes(8).toString('hex');
+    const [index, entries, counter] = vectorKeys(partition);
     await this.connection.run('semantic cache store', () =>
       this.#redis.portcullisVectorAdd(
         index,
         entries,
-        id,
+        counter,
         encodeVectorEntry(vector, value),
         Math.round(ttlSeconds * 1000),
         VECTORS_PER_PARTITION,
@@ -113,7 +114,8 @@ export class RedisVectorStore implements VectorStore {
   }
 }
 
-function keys(partition: string): [string, string] {
+/** The keys of a partition: index, entries, counter (see the top of the file). */
+export function vectorKeys(partition: string): [string, string, string] {
   const slot = `sem:{${partitionKey(partition)}}`;
-  return [`${slot}:i`, `${slot}:e`];
+  return [`${slot}:i`, `${slot}:e`, `${slot}:n`];
 }

@@ -109,7 +109,7 @@ ${apiYaml('llm', `${model.url}/v1`, [
       input: 'Tell me the capital city of France',
       model: 'text-embedding-3-small',
     });
-    if (kind === 'redis') expect(redis!.cli('KEYS', 'sc:sem:*').trim().split('\n')).toHaveLength(2);
+    if (kind === 'redis') expect(redis!.cli('KEYS', 'sc:sem:*').trim().split('\n')).toHaveLength(3);
   });
 
   it('forwards a prompt farther than score-threshold, and an unrelated one', async () => {
