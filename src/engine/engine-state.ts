@@ -4,6 +4,7 @@ import type { CachedResponse } from '../policy/index.js';
 import { type EmbeddedState, openEmbeddedState } from '../state/embedded.js';
 import { EmbeddedEventStream } from '../state/embedded-event-stream.js';
 import { EmbeddedLimitStore } from '../state/embedded-limits.js';
+import { EmbeddedVectorStore } from '../state/embedded-vectors.js';
 import { type EventStream, RedisEventStream } from '../state/event-stream.js';
 import type { LimitStore } from '../state/limits.js';
 import { MemoryLimitStore } from '../state/memory-limits.js';
@@ -11,7 +12,9 @@ import { type StateConfig, stateConfigSchema } from '../state/options.js';
 import { RedisByteCache } from '../state/redis-cache.js';
 import { RedisConnection, redisTarget } from '../state/redis-connection.js';
 import { RedisLimitStore } from '../state/redis-limits.js';
+import { RedisVectorStore } from '../state/redis-vectors.js';
 import { TieredCache } from '../state/tiered-cache.js';
+import { MemoryVectorStore, type VectorStore } from '../state/vector-store.js';
 import { ElementCounters } from './element-counters.js';
 import { FailureLog, GuardedLimits, STATE_UNAVAILABLE } from './guarded-limits.js';
 import { EngineMetrics } from './metrics.js';
@@ -47,6 +50,8 @@ export class EngineState {
   readonly limits: GuardedLimits;
   readonly responses: TieredCache<CachedResponse>;
   readonly values: TieredCache<{ value: unknown }>;
+  /** The semantic cache's vectors: where the limit counters are (Redis, embedded, or in-process). */
+  readonly vectors: VectorStore;
   readonly eventStream: EventStream | undefined;
 
   constructor(options: EngineStateOptions = {}) {
@@ -106,6 +111,13 @@ export class EngineState {
       codec: valueCodec,
       onFailure: cacheFailure,
     });
+
+    this.vectors =
+      this.redis !== undefined
+        ? new RedisVectorStore(this.redis)
+        : this.embedded !== undefined
+          ? new EmbeddedVectorStore(this.embedded)
+          : new MemoryVectorStore({ maxBytes: state.cache.internalBytes });
 
     const store: LimitStore =
       this.redis !== undefined

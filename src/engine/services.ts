@@ -9,7 +9,9 @@ import type { CachingType } from '../state/tiered-cache.js';
 import type { ElementCounters } from './element-counters.js';
 import { EngineState } from './engine-state.js';
 import type { GuardedLimits } from './guarded-limits.js';
+import { STATE_UNAVAILABLE } from './guarded-limits.js';
 import { fetchWithTimeout } from './http-fetch.js';
+import { responseCodec } from './value-codecs.js';
 
 /** log-to-eventhub's sink: never waits; events for unknown loggers or beyond the buffer are counted. */
 export interface EngineEventSink {
@@ -71,7 +73,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
         })
       : undefined;
   const engineState = options.shared ?? own!;
-  const { counters, eventStream, responses, values, limits, logger } = engineState;
+  const { counters, eventStream, responses, values, vectors, limits, logger, failures } = engineState;
   const state = engineState.config;
   const events: EngineEventSink = {
     send(loggerId, message, partition) {
@@ -105,6 +107,28 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
       set: (key, value, ttl, caching?: CachingType) =>
         values.set(key, { value: ownCopy(value) }, ttl, caching),
       delete: (key, caching?: CachingType) => values.delete(key, caching),
+    },
+    semanticCache: {
+      async lookup(partition, embedding, maxDistance) {
+        try {
+          const match = await vectors.nearest(partition, Float32Array.from(embedding), maxDistance);
+          return match && { response: responseCodec.decode(match.value), distance: match.distance };
+        } catch (error) {
+          counters.count('cache', 'failed', STATE_UNAVAILABLE);
+          failures.report('semantic cache lookup', error);
+          return undefined;
+        }
+      },
+      async store(partition, embedding, response, ttl) {
+        const bytes = responseCodec.encode(response);
+        if (bytes === undefined || bytes.length > state.cache.maxEntryBytes) return;
+        try {
+          await vectors.add(partition, Float32Array.from(embedding), bytes, ttl);
+        } catch (error) {
+          counters.count('cache', 'failed', STATE_UNAVAILABLE);
+          failures.report('semantic cache store', error);
+        }
+      },
     },
     limits,
     events,

@@ -70,6 +70,11 @@ export class RunContext {
   cacheKey: string | undefined;
   /** cache-lookup's caching-type, which cache-store (having no such attribute) uses too. */
   cachingType: CachingType = 'prefer-external';
+  /**
+   * The partition and prompt embedding llm-semantic-cache-lookup missed with, for llm-semantic-cache-store in
+   * outbound; undefined when no lookup ran or it skipped the request (not a prompt, streamed, too long).
+   */
+  semanticCacheEntry: { readonly partition: string; readonly embedding: readonly number[] } | undefined;
   /** Downstream Cache-Control that cache-lookup asked for, applied to the response by cache-store. */
   downstreamCacheControl: string | undefined;
   /** Set when the request body was replaced, so the transport knows to send the new one. */

@@ -32,6 +32,26 @@ export interface ValueCache {
   delete(key: string, caching?: CachingType): Promise<void>;
 }
 
+/**
+ * llm-semantic-cache-lookup / -store: responses found by how near the embedding of their prompt is to the
+ * embedding of a new one. A partition holds the prompts that may share an answer (API, operation, model, vary-by);
+ * nearness is the cosine distance (1 − cosine similarity). A cache that fails is a miss, never an error.
+ */
+export interface SemanticCache {
+  /** The response stored under the nearest prompt of `partition` whose distance is ≤ maxDistance. */
+  lookup(
+    partition: string,
+    embedding: readonly number[],
+    maxDistance: number,
+  ): Promise<{ readonly response: CachedResponse; readonly distance: number } | undefined>;
+  store(
+    partition: string,
+    embedding: readonly number[],
+    response: CachedResponse,
+    ttlSeconds: number,
+  ): Promise<void>;
+}
+
 /** A named backend (`set-backend-service backend-id`). */
 export interface BackendInfo {
   readonly id: string;
@@ -126,6 +146,7 @@ export interface PolicyCounters {
 export interface PolicyServices {
   readonly responseCache: ResponseCache;
   readonly valueCache: ValueCache;
+  readonly semanticCache: SemanticCache;
   readonly limits: LimitCounters;
   readonly eventLog: EventLog;
   /** Optional: without a sink, emit-metric writes the metric to the logger (info) so nothing is lost silently. */

@@ -1,8 +1,8 @@
-import { HeaderCollection, ResponseModel } from '../../expr/index.js';
 import { defineElement } from '../element.js';
 import type { RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, elements, oneOf, text } from '../schema.js';
 import type { CachingType } from '../services.js';
+import { servedResponse } from '../shared/stored-response.js';
 
 /**
  * Looks the request up in the response cache. A hit answers at once (the backend is not called); a miss leaves
@@ -82,12 +82,7 @@ export const cacheLookup = defineElement({
         run.cacheKey = k;
         return 'next';
       }
-      run.context.response = new ResponseModel({
-        statusCode: hit.status,
-        statusReason: hit.reason,
-        headers: new HeaderCollection(hit.headers),
-        body: Buffer.from(hit.body),
-      });
+      run.context.response = servedResponse(hit);
       return 'respond';
     };
   },

@@ -1,8 +1,6 @@
 import { defineElement } from '../element.js';
 import { ALL_SCOPES, bool, EMPTY, int } from '../schema.js';
-
-/** Response headers that describe one connection or one exchange, never stored. */
-const NOT_STORED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'set-cookie', 'date', 'age']);
+import { storedResponse } from '../shared/stored-response.js';
 
 /**
  * Stores the response under the key cache-lookup computed. Only cacheable responses are stored: a GET that
@@ -36,22 +34,7 @@ export const cacheStore = defineElement({
       if (run.downstreamCacheControl === undefined && /\b(no-store|private)\b/.test(directives))
         return 'next';
       if (seconds <= 0) return 'next';
-      const headers: [string, string][] = [];
-      for (const [name, values] of response.headers.entries()) {
-        if (NOT_STORED.has(name.toLowerCase())) continue;
-        for (const v of values) headers.push([name, v]);
-      }
-      await run.services.responseCache.set(
-        key,
-        {
-          status: response.statusCode,
-          reason: response.statusReason,
-          headers,
-          body: Buffer.from(response.body?.bytes ?? Buffer.alloc(0)),
-        },
-        seconds,
-        run.cachingType,
-      );
+      await run.services.responseCache.set(key, storedResponse(response), seconds, run.cachingType);
       return 'next';
     };
   },

@@ -41,14 +41,8 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   todo('validate-status-code', [O, E], GPAO),
   todo('validate-odata-request', [I], ['global', 'workspace', 'product', 'api']),
   todo('validate-graphql-request', [I], ['global', 'workspace', 'product', 'api']),
-  azure('llm-content-safety', [I], ALL, 'AI Content Safety'),
   // Routing
   todo('proxy', [I], GPAO),
-  // Caching
-  azure('llm-semantic-cache-lookup', [I], GPAO, 'OpenAI embeddings'),
-  azure('azure-openai-semantic-cache-lookup', [I], GPAO, 'OpenAI embeddings'),
-  azure('llm-semantic-cache-store', [O], GPAO, 'OpenAI embeddings'),
-  azure('azure-openai-semantic-cache-store', [O], GPAO, 'OpenAI embeddings'),
   // Transformation
   todo('xsl-transform', [I, O], GPAO),
   // Cross-domain

@@ -5,6 +5,8 @@
 import type { DeclaredElement, ElementDefinition } from '../element.js';
 import { authenticationBasic } from './authentication-basic.js';
 import { authenticationCertificate } from './authentication-certificate.js';
+import { azureOpenaiSemanticCacheLookup } from './azure-openai-semantic-cache-lookup.js';
+import { azureOpenaiSemanticCacheStore } from './azure-openai-semantic-cache-store.js';
 import { cacheLookup } from './cache-lookup.js';
 import { cacheLookupValue } from './cache-lookup-value.js';
 import { cacheRemoveValue } from './cache-remove-value.js';
@@ -22,6 +24,9 @@ import { ipFilter } from './ip-filter.js';
 import { jsonToXmlElement } from './json-to-xml.js';
 import { jsonp } from './jsonp.js';
 import { limitConcurrency } from './limit-concurrency.js';
+import { llmContentSafety } from './llm-content-safety.js';
+import { llmSemanticCacheLookup } from './llm-semantic-cache-lookup.js';
+import { llmSemanticCacheStore } from './llm-semantic-cache-store.js';
 import { logToEventhub } from './log-to-eventhub.js';
 import { mockResponse } from './mock-response.js';
 import { quota } from './quota.js';
@@ -90,6 +95,11 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   emitMetric,
   validateClientCertificate,
   authenticationCertificate,
+  llmSemanticCacheLookup,
+  llmSemanticCacheStore,
+  llmContentSafety,
+  azureOpenaiSemanticCacheLookup,
+  azureOpenaiSemanticCacheStore,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));

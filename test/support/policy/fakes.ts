@@ -15,6 +15,7 @@ import type {
 } from '../../../src/policy/services.js';
 import type { NamedValue } from '../../../src/policy/source.js';
 import { MemoryLimitStore } from '../../../src/state/memory-limits.js';
+import { MemoryVectorStore } from '../../../src/state/vector-store.js';
 import { type LoggedLine, recordingLogger } from '../logger.js';
 
 export interface FakeServices extends PolicyServices {
@@ -25,6 +26,13 @@ export interface FakeServices extends PolicyServices {
   readonly sleeps: number[];
   readonly responses: Map<string, { value: CachedResponse; ttl: number }>;
   readonly values: Map<string, { value: unknown; ttl: number }>;
+  /** What the semantic cache stored, oldest first (the entries themselves live in an in-process vector store). */
+  readonly semanticStores: {
+    partition: string;
+    embedding: readonly number[];
+    value: CachedResponse;
+    ttl: number;
+  }[];
   readonly events: { loggerId: string; message: string; partition: { id?: string; key?: string } }[];
   readonly metrics: MetricSink & { readonly emitted: Parameters<MetricSink['emit']>[0][] };
   now: number;
@@ -34,6 +42,8 @@ export interface FakeServices extends PolicyServices {
 export function fakeServices(backends: Record<string, string> = {}): FakeServices {
   const routes = new Map<string, HttpResponse>();
   const limitStore = new MemoryLimitStore(() => services.now);
+  // The real in-process vector store on the fake clock; values are kept by index into semanticStores.
+  const vectorStore = new MemoryVectorStore({ maxBytes: 1 << 20 }, () => services.now);
   const logged = recordingLogger();
   const services: FakeServices = {
     traces: [],
@@ -43,6 +53,7 @@ export function fakeServices(backends: Record<string, string> = {}): FakeService
     sleeps: [],
     responses: new Map(),
     values: new Map(),
+    semanticStores: [],
     events: [],
     now: Date.UTC(2025, 0, 1),
     route(url, response) {
@@ -71,6 +82,22 @@ export function fakeServices(backends: Record<string, string> = {}): FakeService
       },
       async delete(key) {
         services.values.delete(key);
+      },
+    },
+    semanticCache: {
+      async lookup(partition, embedding, maxDistance) {
+        const match = await vectorStore.nearest(partition, Float32Array.from(embedding), maxDistance);
+        if (match === undefined) return undefined;
+        return {
+          response: services.semanticStores[match.value.readUInt32LE(0)]!.value,
+          distance: match.distance,
+        };
+      },
+      async store(partition, embedding, value, ttl) {
+        const index = Buffer.alloc(4);
+        index.writeUInt32LE(services.semanticStores.length);
+        services.semanticStores.push({ partition, embedding, value, ttl });
+        await vectorStore.add(partition, Float32Array.from(embedding), index, ttl);
       },
     },
     metrics: {
