@@ -226,11 +226,9 @@ export const backendSchema = z
   .strict();
 
 /** An environment variable name, as POSIX shells allow. */
-const environmentVariable = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
-    message: 'must be an environment variable name (letters, digits, "_")',
-  });
+const environmentVariable = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+  message: 'must be an environment variable name (letters, digits, "_")',
+});
 
 const namedValueSchema = z.union([
   z.string(),
