@@ -39,7 +39,9 @@ export class ArtifactFolder {
     if (!existsSync(root) || !statSync(root).isDirectory()) {
       throw new ApiopsError([{ file: root, message: 'not a folder of APIOps artifacts' }]);
     }
-    this.overrides = overridesFile ? readOverrides(overridesFile) : new Map();
+    this.overrides = overridesFile
+      ? readOverrides(overridesFile, (message) => this.skip(overridesFile, message))
+      : new Map();
   }
 
   /** The first of `names` (the extractor's spelling and the APIOps CLI's: `named values`, `namedValues`) present. */
@@ -162,7 +164,7 @@ function merge(base: Properties, over: Properties): Properties {
 }
 
 /** `configuration.<env>.yaml`: sections of `{ name, properties }` entries, APIs with nested operation sections. */
-function readOverrides(file: string): Map<string, Override[]> {
+function readOverrides(file: string, unusable: (message: string) => void): Map<string, Override[]> {
   if (!existsSync(file))
     throw new ApiopsError([{ file, message: 'cannot read the overrides file (ENOENT)' }]);
   const text = readFileSync(file, 'utf8');
@@ -184,7 +186,9 @@ function readOverrides(file: string): Map<string, Override[]> {
     return node.items.flatMap((item) => {
       const value = (item as { toJSON(): unknown }).toJSON?.();
       if (!isRecord(value) || typeof value.name !== 'string') {
-        throw new ApiopsError([{ file, message: `${at}: each override needs a "name"` }]);
+        // The publisher's sample keeps placeholders (`name: [your name here]`) until an operator fills them.
+        unusable(`${at} line ${where(item as never).split(':')[0]}: an override without a name is ignored`);
+        return [];
       }
       const children = new Map<string, Override[]>();
       if (isMap(item)) {
