@@ -180,7 +180,8 @@ function namedValueTable(
         : '';
       if (value === undefined)
         problem(['namedValues', name, 'env'], `environment variable ${entry.env} is not set${origin}`);
-      else table.set(name, { value, secret: entry.secret });
+      // Defined even when unset, so the policies that use it do not each report it again: the load fails anyway.
+      table.set(name, { value: value ?? '', secret: entry.secret });
     }
   }
   return table;
