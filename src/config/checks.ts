@@ -244,7 +244,38 @@ function templateShape(template: string): string {
 }
 
 /** Every cross-field rule, in the order their problems are reported. */
+/** An API's version names a declared version set, once per set, and path versioning shows in its URL suffix. */
+function* apiVersions(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  const sets = new Set(config.versionSets.map((set) => set.id));
+  const taken = new Map<string, number>();
+  for (const [index, api] of config.apis.entries()) {
+    if (!api.version) continue;
+    const { set, name } = api.version;
+    if (!sets.has(set)) {
+      const known = [...sets].join(', ') || 'none';
+      yield { path: ['apis', index, 'version', 'set'], message: `no version set "${set}" (known: ${known})` };
+      continue;
+    }
+    const key = `${set}\u0000${name}`;
+    const previous = taken.get(key);
+    if (previous !== undefined) {
+      yield {
+        path: ['apis', index, 'version', 'name'],
+        message: `version "${name}" of "${set}" is already apis[${previous}]`,
+      };
+    }
+    taken.set(key, index);
+    if (name !== '' && api.urlSuffix !== name && !api.urlSuffix.endsWith(`/${name}`)) {
+      yield {
+        path: ['apis', index, 'urlSuffix'],
+        message: `path versioning: the URL suffix must end with the version "/${name}", got "${api.urlSuffix}"`,
+      };
+    }
+  }
+}
+
 export const crossChecks: readonly CrossCheck[] = [
+  { name: 'api-versions', issues: apiVersions },
   { name: 'unique-api-ids', issues: uniqueApiIds },
   { name: 'unique-url-suffixes', issues: uniqueUrlSuffixes },
   { name: 'operation-url-templates', issues: operationUrlTemplates },

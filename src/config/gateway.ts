@@ -39,16 +39,12 @@ export class GatewayLoadError extends DiagnosticsError {
 export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const { config } = loaded;
   const problems: Diagnostic[] = [];
-  const namedValues: NamedValues = new Map(
-    Object.entries(config.namedValues).map(([name, entry]) => [
-      name,
-      typeof entry === 'string' ? { value: entry } : { value: entry.value, secret: entry.secret },
-    ]),
-  );
-
   // Read only when a problem must be placed in it (the loader has checked its text already).
   const configText = () =>
     fileText(loaded.files, loaded.file) ?? (existsSync(loaded.file) ? readFileSync(loaded.file, 'utf8') : '');
+  const namedValues = namedValueTable(config, (keys, message) =>
+    problems.push(problemInText(configText(), loaded.file, keys, message)),
+  );
   const source = (keys: (string | number)[], value: string): { file: string; text: string } | undefined => {
     if (value.trimStart().startsWith('<'))
       return { file: `${loaded.file} (${formatPath(keys)})`, text: value };
@@ -163,6 +159,32 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     catalog,
     backends: new Map(config.backends.map((backend) => [backend.id, backend.url])),
   };
+}
+
+/**
+ * The named values policies substitute: literal ones as written, environment ones read now. An unset variable is
+ * the operator's to fill (the Key Vault secret or key API Management's extract did not carry), reported by name.
+ */
+function namedValueTable(
+  config: GatewayConfig,
+  problem: (keys: (string | number)[], message: string) => void,
+): NamedValues {
+  const table = new Map<string, { value: string; secret?: boolean }>();
+  for (const [name, entry] of Object.entries(config.namedValues)) {
+    if (typeof entry === 'string') table.set(name, { value: entry });
+    else if ('value' in entry) table.set(name, { value: entry.value, secret: entry.secret });
+    else {
+      const value = process.env[entry.env];
+      const origin = entry.keyVault
+        ? ` (API Management read it from Key Vault: ${entry.keyVault.secretIdentifier})`
+        : '';
+      if (value === undefined)
+        problem(['namedValues', name, 'env'], `environment variable ${entry.env} is not set${origin}`);
+      // Defined even when unset, so the policies that use it do not each report it again: the load fails anyway.
+      table.set(name, { value: value ?? '', secret: entry.secret });
+    }
+  }
+  return table;
 }
 
 function read(input: { file: string; text: string }, namedValues: NamedValues, problems: Diagnostic[]) {

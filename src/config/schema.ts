@@ -150,6 +150,14 @@ export const apiSchema = z
       .prefault({}),
     urlSuffix,
     serviceUrl: backendUrl,
+    /**
+     * The version this API is of a version set (`versionSets`): with path versioning its URL suffix ends with
+     * `/<name>` (an empty name is the original version, served at the set's own path).
+     */
+    version: z
+      .object({ set: z.string().min(1), name: z.string() })
+      .strict()
+      .optional(),
     /** Host names the API answers on; every host when absent. */
     hostnames: z.array(z.string().min(1)).min(1).optional(),
     operations: z.array(operationSchema).default([]),
@@ -217,6 +225,11 @@ export const backendSchema = z
   })
   .strict();
 
+/** An environment variable name, as POSIX shells allow. */
+const environmentVariable = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+  message: 'must be an environment variable name (letters, digits, "_")',
+});
+
 const namedValueSchema = z.union([
   z.string(),
   z
@@ -226,7 +239,35 @@ const namedValueSchema = z.union([
       secret: z.boolean().default(false),
     })
     .strict(),
+  /**
+   * A value the operator provides in an environment variable, read when the configuration is compiled: what API
+   * Management kept in Key Vault, or a secret its extract does not carry. An unset variable is a load error.
+   */
+  z
+    .object({
+      env: environmentVariable,
+      secret: z.boolean().default(true),
+      /** Where API Management read it (`portcullis export apiops` writes it back); Portcullis does not fetch it. */
+      keyVault: z
+        .object({ secretIdentifier: z.string().min(1), identityClientId: z.string().min(1).optional() })
+        .strict()
+        .optional(),
+    })
+    .strict(),
 ]);
+
+/**
+ * An API Management version set: the APIs that are versions of one API. Only path versioning (`/orders/v2/…`, API
+ * Management's `Segment` scheme) is served: each version is its own API whose URL suffix ends with the version.
+ */
+export const versionSetSchema = z
+  .object({
+    id: entityId,
+    name: z.string().optional(),
+    description: z.string().optional(),
+    scheme: z.enum(['path']).default('path'),
+  })
+  .strict();
 
 /** A process `up` starts and stops with the gateway, such as the example's sample backend. */
 export const companionProcessSchema = z
@@ -338,6 +379,7 @@ const gatewayConfigObject = z
     users: z.array(userSchema).default([]),
     groups: z.array(groupSchema).default([]),
     subscriptions: z.array(subscriptionSchema).default([]),
+    versionSets: z.array(versionSetSchema).default([]),
     namedValues: z.record(z.string().regex(/^[A-Za-z0-9._-]+$/), namedValueSchema).default({}),
     /** The global-scope policy (API Management's "All APIs"). */
     policy: policySource.optional(),
@@ -366,3 +408,5 @@ export type ProductConfig = z.infer<typeof productSchema>;
 export type BackendConfig = z.infer<typeof backendSchema>;
 export type SubscriptionConfig = z.infer<typeof subscriptionSchema>;
 export type UserConfig = z.infer<typeof userSchema>;
+export type VersionSetConfig = z.infer<typeof versionSetSchema>;
+export type NamedValueConfig = z.infer<typeof namedValueSchema>;

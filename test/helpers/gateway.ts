@@ -46,6 +46,16 @@ export async function startEngine(
   for (const [name, text] of Object.entries(files)) await writeFile(path.join(directory, name), text);
   const file = path.join(directory, 'gateway.yaml');
   await writeFile(file, configYaml);
+  return startEngineForFile(file, engineOptions, observer, transport);
+}
+
+/** The real engine (in this process) for a gateway file already on disk, with the files it names beside it. */
+export async function startEngineForFile(
+  file: string,
+  engineOptions: EngineOptions = {},
+  observer?: ExtProcServerOptions['observer'],
+  transport: EngineTransport = 'ext_proc',
+): Promise<RunningEngine> {
   const loaded = await loadConfigFile(file);
   const compiled = compileGateway(loaded);
   if (transport === 'ext_authz') assertExtAuthzServes(compiled, loaded.file);
@@ -79,7 +89,21 @@ export async function startGateway(
   /** `ext_authz`: Envoy calls the engine with its ext_authz filter instead of ext_proc (see ./ext-authz.ts). */
   transport: EngineTransport = 'ext_proc',
 ): Promise<GatewayStack> {
-  const { engine, loaded } = await startEngine(configYaml, files, engineOptions, undefined, transport);
+  const running = await startEngine(configYaml, files, engineOptions, undefined, transport);
+  return gatewayInFront(running, bootstrap, transport);
+}
+
+/** A real Envoy and the real engine (in this process) for a gateway file already on disk. */
+export async function startGatewayForFile(file: string): Promise<GatewayStack> {
+  return gatewayInFront(await startEngineForFile(file));
+}
+
+/** Envoy, from the bootstrap `up` would generate, in front of a running engine. */
+async function gatewayInFront(
+  { engine, loaded }: RunningEngine,
+  bootstrap: (generated: Record<string, unknown>) => Record<string, unknown> = (generated) => generated,
+  transport: EngineTransport = 'ext_proc',
+): Promise<GatewayStack> {
   const plan: BootstrapPlan = {
     gateway: { host: '127.0.0.1', port: await freePort() },
     admin: { host: '127.0.0.1', port: await freePort() },

@@ -7,6 +7,7 @@ import { parseConfig } from '../../config/load.js';
 import { apiSchema } from '../../config/schema.js';
 import { issueWording } from '../../config/wording.js';
 import { type CliCommand, InputError, UsageError } from '../command.js';
+import { usage as apiopsUsage, importApiopsCommand } from './import-apiops.js';
 
 type Entry = Record<string, unknown>;
 
@@ -96,8 +97,10 @@ async function writeIntoConfig(file: string, entry: Entry): Promise<'added' | 'r
 }
 
 export const command: CliCommand = {
-  usage: `portcullis import ${[...importers.keys()].join('|')} FILE --suffix URL-SUFFIX [--api-id ID] [--service-url URL] [--config GATEWAY.yaml]`,
+  usage: `portcullis import ${[...importers.keys()].join('|')} FILE --suffix URL-SUFFIX [--api-id ID] [--service-url URL] [--config GATEWAY.yaml]\n${apiopsUsage}`,
   async run(args) {
+    // A whole API Management instance rather than one definition: its own options.
+    if (args[0] === 'apiops') return importApiopsCommand.run(args.slice(1));
     const { values, positionals } = parseArgs({
       args: [...args],
       allowPositionals: true,
@@ -110,7 +113,7 @@ export const command: CliCommand = {
     });
     const [format, file, ...extra] = positionals;
     if (format === undefined || !importers.has(format)) {
-      throw new UsageError(`give the format first: ${[...importers.keys()].join(', ')}`);
+      throw new UsageError(`give the format first: ${[...importers.keys(), 'apiops'].join(', ')}`);
     }
     if (file === undefined) throw new UsageError('give the definition file');
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);

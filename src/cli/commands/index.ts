@@ -38,8 +38,14 @@ export const commands: readonly CommandEntry[] = [
   },
   {
     name: 'import',
-    summary: 'turn an OpenAPI, WADL or WSDL definition into an API (printed, or written into a gateway file)',
+    summary:
+      'turn an OpenAPI, WADL or WSDL definition into an API, or an APIOps folder (API Management) into a gateway file',
     load: async () => (await import('./import.js')).command,
+  },
+  {
+    name: 'export',
+    summary: 'write the gateway file as APIOps artifacts, the layout API Management publishes from',
+    load: async () => (await import('./export.js')).command,
   },
   {
     name: 'hash-password',

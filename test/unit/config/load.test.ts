@@ -158,6 +158,23 @@ describe('gateway configuration', () => {
     ]);
   });
 
+  it('checks API versions against their version sets (path versioning)', () => {
+    const text = [
+      'versionSets: [{ id: orders }]',
+      'apis:',
+      '  - { id: a, urlSuffix: orders/v1, serviceUrl: "http://h", version: { set: orders, name: v1 } }',
+      '  - { id: b, urlSuffix: orders/two, serviceUrl: "http://h", version: { set: orders, name: v1 } }',
+      '  - { id: c, urlSuffix: c, serviceUrl: "http://h", version: { set: missing, name: v3 } }',
+      '  - { id: d, urlSuffix: orders, serviceUrl: "http://h", version: { set: orders, name: "" } }',
+      '',
+    ].join('\n');
+    expect(problems(text)).toEqual([
+      'gateway.yaml:4:85: apis[1].version.name: version "v1" of "orders" is already apis[0]',
+      'gateway.yaml:4:14: apis[1].urlSuffix: path versioning: the URL suffix must end with the version "/v1", got "orders/two"',
+      'gateway.yaml:5:63: apis[2].version.set: no version set "missing" (known: orders)',
+    ]);
+  });
+
   it('rejects duplicate API ids and suffixes', () => {
     const text =
       'apis:\n  - { id: a, urlSuffix: x, serviceUrl: "http://h" }\n  - { id: a, urlSuffix: x, serviceUrl: "http://h" }\n';

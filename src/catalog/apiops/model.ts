@@ -1,0 +1,157 @@
+/**
+ * APIOps artifacts (the folder API Management's extractor writes and its publisher reads) ⇄ the gateway
+ * configuration. The catalog does not know the configuration's schema module, so the configuration appears here as
+ * the plain data it is in the file: the importer builds it (the CLI validates it with the schema), the exporter reads
+ * the parsed file, whose shape is a superset of these types.
+ */
+
+export type PolicySource = string;
+
+export interface OperationEntry {
+  id?: string;
+  method: string;
+  urlTemplate: string;
+  displayName?: string;
+  description?: string;
+  templateParameters?: ParameterEntry[];
+  queryParameters?: ParameterEntry[];
+  headerParameters?: ParameterEntry[];
+  requestBody?: Record<string, unknown>;
+  requestContentType?: string;
+  responses?: {
+    status: string;
+    description?: string;
+    contentType?: string;
+    schema?: Record<string, unknown>;
+  }[];
+  policy?: PolicySource;
+  [more: string]: unknown;
+}
+
+export interface ParameterEntry {
+  name: string;
+  description?: string;
+  required?: boolean;
+  type?: string;
+  schema?: Record<string, unknown>;
+}
+
+export interface ApiEntry {
+  id: string;
+  name?: string;
+  description?: string;
+  type?: 'http' | 'soap';
+  definition?: { format: 'openapi' | 'wadl' | 'wsdl'; file: string };
+  subscriptionRequired?: boolean;
+  subscriptionKeyNames?: { header?: string; query?: string };
+  urlSuffix: string;
+  serviceUrl: string;
+  version?: { set: string; name: string };
+  hostnames?: string[];
+  operations?: OperationEntry[];
+  policy?: PolicySource;
+}
+
+export interface ProductEntry {
+  id: string;
+  name?: string;
+  apis?: string[];
+  subscriptionRequired?: boolean;
+  policy?: PolicySource;
+}
+
+export interface BackendEntry {
+  id: string;
+  url: string;
+}
+
+export interface UserEntry {
+  id: string;
+  email?: string;
+  firstName?: string;
+  lastName?: string;
+  groups?: string[];
+}
+
+export interface GroupEntry {
+  id: string;
+  name?: string;
+}
+
+export interface SubscriptionEntry {
+  id: string;
+  name?: string;
+  scope: 'all' | { product: string } | { api: string };
+  primaryKey: string;
+  secondaryKey?: string;
+  user?: string;
+  state?: 'active' | 'suspended' | 'cancelled' | 'expired';
+}
+
+export interface VersionSetEntry {
+  id: string;
+  name?: string;
+  description?: string;
+  scheme?: 'path';
+}
+
+export type NamedValueEntry =
+  | string
+  | { value: string; secret?: boolean }
+  | { env: string; secret?: boolean; keyVault?: { secretIdentifier: string; identityClientId?: string } };
+
+/** The sections of a gateway configuration that an APIOps folder describes. */
+export interface GatewayDocument {
+  apis: ApiEntry[];
+  products: ProductEntry[];
+  backends: BackendEntry[];
+  users: UserEntry[];
+  groups: GroupEntry[];
+  subscriptions: SubscriptionEntry[];
+  versionSets: VersionSetEntry[];
+  namedValues: Record<string, NamedValueEntry>;
+  policy?: PolicySource;
+  fragments: Record<string, PolicySource>;
+}
+
+/** The sections `import apiops` writes (replacing them in an existing file) and `export apiops` reads. */
+export const gatewaySections = [
+  'apis',
+  'products',
+  'backends',
+  'users',
+  'groups',
+  'subscriptions',
+  'versionSets',
+  'namedValues',
+  'policy',
+  'fragments',
+] as const satisfies readonly (keyof GatewayDocument)[];
+
+/**
+ * Something of the artifacts that was not carried over, or a value the operator must provide: the file it came
+ * from (relative to the artifact folder or the configuration) and why. Nothing is left out without one.
+ */
+export interface Finding {
+  readonly file: string;
+  readonly message: string;
+  /**
+   * `skipped`: not carried over; `changed`: carried over in another form (a name Portcullis ids do not allow);
+   * `todo`: works once the operator acts (sets an environment variable).
+   */
+  readonly kind: 'skipped' | 'changed' | 'todo';
+}
+
+export function emptyDocument(): GatewayDocument {
+  return {
+    apis: [],
+    products: [],
+    backends: [],
+    users: [],
+    groups: [],
+    subscriptions: [],
+    versionSets: [],
+    namedValues: {},
+    fragments: {},
+  };
+}

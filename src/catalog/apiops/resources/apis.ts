@@ -1,0 +1,378 @@
+import path from 'node:path';
+import { ImportError, type ImportedOperation, importDefinition } from '../../importers/index.js';
+import { type ArtifactFolder, configId, isRecord, reportUnused } from '../artifacts.js';
+import { type ImportContext, informationFile, type ResourceKind } from '../context.js';
+import type { ApiEntry, OperationEntry } from '../model.js';
+import { generatedSpecification } from '../specification.js';
+
+/** Why the parts of an API Portcullis has no place for are not carried over. */
+const reasons: Record<string, string> = {
+  protocols: "the gateway's listeners decide http and https",
+  authenticationSettings: 'OAuth 2.0 / OpenID Connect settings of the developer portal are not used',
+  apiRevisionDescription: 'revision notes are not kept',
+  apiVersionDescription: 'version notes are not kept',
+  termsOfServiceUrl: 'developer-portal terms are not kept',
+  contact: 'developer-portal contact details are not kept',
+  license: 'developer-portal license details are not kept',
+  format: 'the specification file is read instead',
+  value: 'the specification file is read instead',
+  sourceApiId: 'the API this one was cloned from is not tracked',
+  apiType: 'only HTTP and SOAP pass-through APIs are served',
+  backendId: 'an API bound to a backend by id is not supported: set serviceUrl',
+};
+
+const used = [
+  'path',
+  'serviceUrl',
+  'displayName',
+  'description',
+  'type',
+  'subscriptionRequired',
+  'subscriptionKeyParameterNames',
+  'apiRevision',
+  'isCurrent',
+  'apiVersion',
+  'apiVersionSetId',
+  'isOnline',
+];
+
+const formats: Record<string, 'openapi' | 'wsdl' | 'wadl'> = {
+  '.yaml': 'openapi',
+  '.yml': 'openapi',
+  '.json': 'openapi',
+  '.wsdl': 'wsdl',
+  '.wadl': 'wadl',
+};
+
+/** API folders by API name: `echo-api` and its other revisions `echo-api;rev=2`. */
+function revisionsByApi(artifacts: ArtifactFolder): Map<string, string[]> {
+  const byApi = new Map<string, string[]>();
+  for (const folder of artifacts.children('apis')) {
+    const name = folder.split(';rev=')[0]!;
+    byApi.set(name, [...(byApi.get(name) ?? []), folder]);
+  }
+  return byApi;
+}
+
+/** The revision API Management serves: the one marked current, else the folder without `;rev=` (which always is). */
+function currentRevision(
+  artifacts: ArtifactFolder,
+  name: string,
+  folders: readonly string[],
+): string | undefined {
+  const marked = folders.find(
+    (folder) => artifacts.properties(`apis/${folder}/apiInformation.json`, 'apis', folder).isCurrent === true,
+  );
+  const served = marked ?? folders.find((folder) => folder === name);
+  for (const folder of folders) {
+    if (folder !== served) {
+      artifacts.skip(
+        `apis/${folder}`,
+        `revision ${folder.split(';rev=')[1] ?? '1'} is not the current one: only the current revision is served`,
+      );
+    }
+  }
+  return served;
+}
+
+/** Leaves out what the schema defaults anyway (empty lists, `required: false`), so the entry reads well. */
+function operationEntry(operation: ImportedOperation, policy: string): OperationEntry {
+  const entry: OperationEntry = {
+    id: operation.id,
+    method: operation.method,
+    urlTemplate: operation.urlTemplate,
+  };
+  for (const [key, value] of Object.entries(operation)) {
+    if (key in entry || value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+    entry[key] =
+      key === 'templateParameters' || key === 'queryParameters' || key === 'headerParameters'
+        ? (value as { required: boolean }[]).map(({ required, ...rest }) =>
+            required ? { ...rest, required } : rest,
+          )
+        : value;
+  }
+  return { ...entry, policy };
+}
+
+/** The URL suffix: API Management appends the version of a path-versioned API to its path. */
+function urlSuffixOf(
+  context: ImportContext,
+  file: string,
+  properties: Record<string, unknown>,
+): string | undefined {
+  const base = typeof properties.path === 'string' ? properties.path.replace(/^\/+|\/+$/g, '') : '';
+  const version = typeof properties.apiVersion === 'string' ? properties.apiVersion : '';
+  const suffix =
+    version === '' || base === version || base.endsWith(`/${version}`) ? base : `${base}/${version}`;
+  if (!/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(suffix)) {
+    context.artifacts.skip(
+      file,
+      `path "${base}": an API needs a URL suffix of path segments (the root is not served); left out`,
+    );
+    return undefined;
+  }
+  return suffix;
+}
+
+/** The version set the API belongs to, when it is one Portcullis serves (path versioning). */
+function versionOf(
+  context: ImportContext,
+  file: string,
+  properties: Record<string, unknown>,
+): { set: string; name: string } | undefined | 'unserved' {
+  if (typeof properties.apiVersionSetId !== 'string') return undefined;
+  const set = properties.apiVersionSetId.split('/').at(-1)!;
+  if (!context.document.versionSets.some((entry) => entry.id === set)) {
+    context.artifacts.skip(
+      file,
+      `apiVersionSetId ${properties.apiVersionSetId}: the version set is not among the path-versioned sets carried over (header and query versioning are not served); the API is left out`,
+    );
+    return 'unserved';
+  }
+  return { set, name: typeof properties.apiVersion === 'string' ? properties.apiVersion : '' };
+}
+
+async function importApi(context: ImportContext, name: string, folder: string): Promise<void> {
+  const { artifacts, document, output } = context;
+  const file = `apis/${folder}/apiInformation.json`;
+  const properties = artifacts.properties(file, 'apis', name);
+  reportUnused(artifacts, file, properties, used, reasons);
+  const type = typeof properties.type === 'string' ? properties.type : 'http';
+  if (type !== 'http' && type !== 'soap') {
+    artifacts.skip(
+      file,
+      `type ${type}: only HTTP and SOAP pass-through APIs are served; the API is left out`,
+    );
+    return;
+  }
+  const serviceUrl =
+    typeof properties.serviceUrl === 'string' ? properties.serviceUrl.replace(/\/+$/, '') : undefined;
+  if (serviceUrl === undefined || !/^https?:\/\//.test(serviceUrl)) {
+    artifacts.skip(
+      file,
+      `serviceUrl: a Portcullis API needs an http(s) service URL, got ${JSON.stringify(serviceUrl ?? null)}; the API is left out`,
+    );
+    return;
+  }
+  const urlSuffix = urlSuffixOf(context, file, properties);
+  const version = versionOf(context, file, properties);
+  if (urlSuffix === undefined || version === 'unserved') return;
+  const id = configId(artifacts, `apis/${folder}`, name);
+  const api: ApiEntry = {
+    id,
+    ...(typeof properties.displayName === 'string' ? { name: properties.displayName } : {}),
+    ...(typeof properties.description === 'string' && properties.description !== ''
+      ? { description: properties.description }
+      : {}),
+    ...(type === 'soap' ? { type: 'soap' as const } : {}),
+    // API Management's default: an API needs a subscription unless it says otherwise.
+    subscriptionRequired: properties.subscriptionRequired !== false,
+    ...subscriptionKeyNames(properties),
+    urlSuffix,
+    serviceUrl,
+    ...(version ? { version } : {}),
+  };
+  const operations = await importSpecification(context, folder, api);
+  if (operations === undefined) return;
+  const policy = artifacts.text(`apis/${folder}/policy.xml`);
+  if (policy !== undefined) {
+    output.set(`policies/apis/${id}.xml`, policy);
+    api.policy = `policies/apis/${id}.xml`;
+  }
+  const withPolicies = operationPolicies(context, folder, id, operations);
+  if (withPolicies.length > 0) api.operations = withPolicies;
+  reportOtherContent(artifacts, folder);
+  document.apis.push(api);
+  context.apiIds.set(name, id);
+}
+
+function subscriptionKeyNames(properties: Record<string, unknown>): Pick<ApiEntry, 'subscriptionKeyNames'> {
+  const names = properties.subscriptionKeyParameterNames;
+  if (!isRecord(names)) return {};
+  const header =
+    typeof names.header === 'string' && names.header !== 'Ocp-Apim-Subscription-Key'
+      ? names.header
+      : undefined;
+  const query =
+    typeof names.query === 'string' && names.query !== 'subscription-key' ? names.query : undefined;
+  if (header === undefined && query === undefined) return {};
+  return { subscriptionKeyNames: { ...(header ? { header } : {}), ...(query ? { query } : {}) } };
+}
+
+/**
+ * The specification, copied beside the configuration as the API's `definition` and read by the importer of its
+ * format: its operations (or undefined when it cannot be read, the API then left out, said why).
+ */
+async function importSpecification(
+  context: ImportContext,
+  folder: string,
+  api: ApiEntry,
+): Promise<ImportedOperation[] | undefined> {
+  const { artifacts, output } = context;
+  const specification = artifacts.files(`apis/${folder}`).find((file) => file.startsWith('specification.'));
+  if (specification === undefined) {
+    artifacts.skip(
+      `apis/${folder}`,
+      'no specification: the API is served without operations (every call is a 404)',
+    );
+    return [];
+  }
+  const extension = path.extname(specification).toLowerCase();
+  const format = formats[extension];
+  if (format === undefined) {
+    artifacts.skip(
+      `apis/${folder}/${specification}`,
+      `a ${extension} specification cannot be imported; the API is left out`,
+    );
+    return undefined;
+  }
+  try {
+    const imported = await importDefinition(format, artifacts.absolute(`apis/${folder}/${specification}`), {
+      urlSuffix: api.urlSuffix,
+      apiId: api.id,
+      serviceUrl: api.serviceUrl,
+    });
+    const file = `definitions/${api.id}${extension === '.yml' ? '.yaml' : extension}`;
+    output.set(file, artifacts.text(`apis/${folder}/${specification}`)!);
+    api.definition = { format, file };
+    return imported.operations;
+  } catch (error) {
+    if (!(error instanceof ImportError)) throw error;
+    artifacts.skip(
+      `apis/${folder}/${specification}`,
+      `cannot be imported (${error.message}); the API is left out`,
+    );
+    return undefined;
+  }
+}
+
+/** `operations/<name>/policy.xml` for the operations of the specification with that name. */
+function operationPolicies(
+  context: ImportContext,
+  folder: string,
+  apiId: string,
+  operations: readonly ImportedOperation[],
+): OperationEntry[] {
+  const entries: OperationEntry[] = [];
+  for (const name of context.artifacts.children(`apis/${folder}/operations`)) {
+    const policy = context.artifacts.text(`apis/${folder}/operations/${name}/policy.xml`);
+    if (policy === undefined) continue;
+    const operation = operations.find((candidate) => candidate.id === name);
+    if (operation === undefined) {
+      context.artifacts.skip(
+        `apis/${folder}/operations/${name}/policy.xml`,
+        `no operation "${name}" in the specification: its policy has no operation to run on`,
+      );
+      continue;
+    }
+    const file = `policies/apis/${apiId}/${name}.xml`;
+    context.output.set(file, policy);
+    entries.push(operationEntry(operation, file));
+  }
+  return entries;
+}
+
+const carried = new Set(['apiInformation.json', 'policy.xml', 'operations']);
+
+/** Diagnostics, tags, schemas, releases, wikis, resolvers…: named, with why they are not carried over. */
+function reportOtherContent(artifacts: ArtifactFolder, folder: string): void {
+  const why: Record<string, string> = {
+    diagnostics:
+      'API diagnostics (Application Insights, Azure Monitor) are not supported: see the engine metrics and access log',
+    tags: 'tags are not kept',
+    schemas: 'API schemas are not kept (the specification carries its own)',
+    releases: 'release notes are not kept',
+    wikis: 'developer-portal wikis are not kept',
+    resolvers: 'GraphQL resolvers are not supported',
+    tagDescriptions: 'tag descriptions are not kept',
+  };
+  for (const entry of [...artifacts.children(`apis/${folder}`), ...artifacts.files(`apis/${folder}`)]) {
+    if (carried.has(entry) || entry.startsWith('specification.')) continue;
+    artifacts.skip(`apis/${folder}/${entry}`, why[entry] ?? 'not supported by Portcullis');
+  }
+}
+
+/** `apis/<name>/`: the API's information, specification, policy and operation policies. */
+export const apis: ResourceKind = {
+  name: 'apis',
+  async importInto(context) {
+    for (const [name, folders] of revisionsByApi(context.artifacts)) {
+      const folder = currentRevision(context.artifacts, name, folders);
+      if (folder === undefined) {
+        context.artifacts.skip(
+          `apis/${name}`,
+          'no current revision among the artifacts: the API is left out',
+        );
+        continue;
+      }
+      await importApi(context, name, folder);
+    }
+  },
+  exportFrom(context) {
+    for (const api of context.config.apis) exportApi(context, api);
+  },
+};
+
+const definitionExtensions: Record<string, string> = { wsdl: '.wsdl', wadl: '.wadl' };
+
+function exportApi(context: Parameters<ResourceKind['exportFrom']>[0], api: ApiEntry): void {
+  const { output, findings } = context;
+  const folder = `apis/${api.id}`;
+  const version = api.version;
+  const pathOf =
+    version && version.name !== '' && api.urlSuffix.endsWith(`/${version.name}`)
+      ? api.urlSuffix.slice(0, -version.name.length - 1)
+      : api.urlSuffix;
+  const keyNames = api.subscriptionKeyNames;
+  output.set(
+    `${folder}/apiInformation.json`,
+    informationFile({
+      path: pathOf,
+      apiRevision: '1',
+      isCurrent: true,
+      displayName: api.name ?? api.id,
+      description: api.description,
+      type: api.type === 'soap' ? 'soap' : undefined,
+      protocols: ['https'],
+      serviceUrl: api.serviceUrl,
+      subscriptionRequired: api.subscriptionRequired ?? false,
+      subscriptionKeyParameterNames:
+        keyNames && (keyNames.header !== undefined || keyNames.query !== undefined)
+          ? {
+              header: keyNames.header ?? 'Ocp-Apim-Subscription-Key',
+              query: keyNames.query ?? 'subscription-key',
+            }
+          : undefined,
+      apiVersion: version?.name,
+      apiVersionSetId: version ? `/apiVersionSets/${version.set}` : undefined,
+    }),
+  );
+  if (api.hostnames) {
+    findings.push({
+      file: `${folder}/apiInformation.json`,
+      kind: 'skipped',
+      message: 'hostnames: API Management has no per-API host names',
+    });
+  }
+  if (api.definition) {
+    const extension =
+      definitionExtensions[api.definition.format] ??
+      (path.extname(api.definition.file).toLowerCase() === '.json' ? '.json' : '.yaml');
+    output.set(`${folder}/specification${extension}`, context.fileText(api.definition.file));
+  } else if ((api.operations ?? []).length > 0) {
+    output.set(`${folder}/specification.yaml`, generatedSpecification(api));
+  }
+  if (api.policy !== undefined) output.set(`${folder}/policy.xml`, context.policyText(api.policy));
+  for (const operation of api.operations ?? []) {
+    if (operation.policy === undefined) continue;
+    if (operation.id === undefined) {
+      findings.push({
+        file: `${folder}/operations`,
+        kind: 'skipped',
+        message: `${operation.method} ${operation.urlTemplate}: an operation without an id has no folder for its policy`,
+      });
+      continue;
+    }
+    output.set(`${folder}/operations/${operation.id}/policy.xml`, context.policyText(operation.policy));
+  }
+}

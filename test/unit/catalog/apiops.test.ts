@@ -1,0 +1,284 @@
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiopsError, exportApiops, importApiops } from '../../../src/catalog/apiops/index.js';
+
+const sample = fileURLToPath(new URL('../../fixtures/apiops/sample-artifacts', import.meta.url));
+const prodOverrides = fileURLToPath(
+  new URL('../../fixtures/apiops/configuration.prod.yaml', import.meta.url),
+);
+
+const folders: string[] = [];
+afterEach(() => {
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+/** A copy of the sample artifacts with `files` (relative path → text) written over it. */
+function artifacts(files: Record<string, string> = {}): string {
+  const root = mkdtempSync(path.join(tmpdir(), 'portcullis-apiops-'));
+  folders.push(root);
+  cpSync(sample, root, { recursive: true });
+  for (const [relative, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, relative)), { recursive: true });
+    writeFileSync(path.join(root, relative), text);
+  }
+  return root;
+}
+
+const information = (properties: Record<string, unknown>) => JSON.stringify({ properties });
+const messagesFor = (findings: readonly { file: string; message: string }[], file: string) =>
+  findings.filter((finding) => finding.file === file).map((finding) => finding.message);
+
+describe('import apiops: the Azure/apiops sample artifacts', () => {
+  it('carries over the APIs it can serve, with their specifications, suffixes and policies', async () => {
+    const { document, files } = await importApiops(sample);
+    expect(document.apis.map((api) => [api.id, api.urlSuffix, api.definition?.format])).toEqual([
+      ['basic-api', 'basic-api', 'openapi'],
+      ['revisioned-api', 'revisioned-api', 'openapi'],
+      ['soap-api', 'soap-api', undefined],
+      ['versioned-api-v1', 'versioned-api/v1', 'openapi'],
+      ['versioned-api-v2', 'versioned-api/v2', 'openapi'],
+      ['wadl-api', 'wadl-api', 'wadl'],
+    ]);
+    const basic = document.apis[0]!;
+    expect(basic).toMatchObject({ serviceUrl: 'https://httpbin.org', subscriptionRequired: true });
+    expect(
+      basic.operations?.map((operation) => [operation.id, operation.method, operation.urlTemplate]),
+    ).toEqual([
+      ['create-item', 'POST', '/items'],
+      ['get-items', 'GET', '/items'],
+    ]);
+    expect(files.get(basic.operations![1]!.policy!)).toContain('<value>get-items</value>');
+    expect(files.get(basic.policy!)).toContain('backend-id="backend1"');
+    expect(files.get(document.policy!)).toContain('<include-fragment fragment-id="policyFragment1" />');
+    expect(Object.keys(document.fragments)).toEqual(['policyFragment1', 'policyFragment2']);
+  });
+
+  it('serves the current revision only and says so for the others', async () => {
+    const { document, findings } = await importApiops(sample);
+    const revisioned = document.apis.find((api) => api.id === 'revisioned-api')!;
+    expect(revisioned.operations?.map((operation) => operation.id)).toEqual(['get-revision']);
+    expect(messagesFor(findings, 'apis/revisioned-api;rev=2')).toEqual([
+      'revision 2 is not the current one: only the current revision is served',
+    ]);
+  });
+
+  it('keeps a path-versioned set, and products with their APIs and policies', async () => {
+    const { document } = await importApiops(sample);
+    expect(document.versionSets).toEqual([
+      {
+        id: 'versionSet1',
+        name: 'versionSet1',
+        description: 'Version set used by versioned-api-v1 and versioned-api-v2.',
+      },
+    ]);
+    expect(document.apis.find((api) => api.id === 'versioned-api-v2')!.version).toEqual({
+      set: 'versionSet1',
+      name: 'v2',
+    });
+    expect(
+      document.products.map((product) => [product.id, product.subscriptionRequired, product.apis]),
+    ).toEqual([
+      ['product1', true, ['basic-api', 'revisioned-api', 'versioned-api-v1']],
+      ['product2', false, ['soap-api', 'versioned-api-v2', 'wadl-api']],
+    ]);
+    expect(document.backends).toEqual([
+      { id: 'backend1', url: 'https://httpbin.org' },
+      { id: 'backend2', url: 'https://postman-echo.com' },
+    ]);
+    expect(document.namedValues['environment-name']).toBe('scenario');
+  });
+
+  it('lists everything it leaves out with the file it came from and why', async () => {
+    const { findings } = await importApiops(sample);
+    expect(messagesFor(findings, 'apis/graphql-api/apiInformation.json')).toContain(
+      'type graphql: only HTTP and SOAP pass-through APIs are served; the API is left out',
+    );
+    expect(messagesFor(findings, 'products/product2/apis/graphql-api')).toEqual([
+      'API "graphql-api" was not carried over',
+    ]);
+    expect(messagesFor(findings, 'apis/basic-api/diagnostics')[0]).toMatch(/^API diagnostics/);
+    expect(messagesFor(findings, 'subscriptions/subscription1/subscriptionInformation.json')[0]).toMatch(
+      /^no keys \(the extractor never writes them\)/,
+    );
+    for (const folder of ['tags', 'loggers', 'diagnostics'])
+      expect(messagesFor(findings, folder)).toHaveLength(1);
+  });
+});
+
+describe('import apiops: overrides and values the artifacts do not hold', () => {
+  it('lays an environment’s overrides over the artifacts, and carries subscriptions whose keys they give', async () => {
+    const root = artifacts({
+      'configuration.test.yaml': `
+namedValues:
+  - name: environment-name
+    properties: { value: production }
+  - name: allowed-ip-address
+    properties:
+      keyVault: { secretIdentifier: "https://vault.example/secrets/allowed-ip" }
+backends:
+  - name: backend1
+    properties: { url: "http://127.0.0.1:8081" }
+subscriptions:
+  - name: subscription1
+    properties: { primaryKey: primary-key-of-subscription-1, ownerId: /users/alice }
+  - name: nowhere
+    properties: { displayName: none }
+`,
+    });
+    const { document, findings } = await importApiops(root, {
+      overrides: path.join(root, 'configuration.test.yaml'),
+    });
+    expect(document.namedValues['environment-name']).toBe('production');
+    expect(document.namedValues['allowed-ip-address']).toEqual({
+      env: 'NAMED_VALUE_ALLOWED_IP_ADDRESS',
+      secret: true,
+      keyVault: { secretIdentifier: 'https://vault.example/secrets/allowed-ip' },
+    });
+    expect(findings).toContainEqual({
+      file: 'named values/allowed-ip-address/namedValueInformation.json',
+      kind: 'todo',
+      message:
+        'set NAMED_VALUE_ALLOWED_IP_ADDRESS to the Key Vault secret https://vault.example/secrets/allowed-ip',
+    });
+    expect(document.backends[0]).toEqual({ id: 'backend1', url: 'http://127.0.0.1:8081' });
+    expect(document.subscriptions).toEqual([
+      {
+        id: 'subscription1',
+        name: 'subscription1',
+        scope: { product: 'product1' },
+        primaryKey: 'primary-key-of-subscription-1',
+        user: 'alice',
+        state: 'active',
+      },
+    ]);
+    expect(document.users).toEqual([{ id: 'alice' }]);
+    expect(messagesFor(findings, path.join(root, 'configuration.test.yaml'))).toEqual([
+      'line 14: override of subscriptions "nowhere" matches no artifact it maps to',
+    ]);
+  });
+
+  it('turns secrets without a value and pipeline tokens into environment variables, never into values', async () => {
+    const root = artifacts({
+      'named values/api-key/namedValueInformation.json': information({
+        displayName: 'api-key',
+        secret: true,
+      }),
+      'named values/token/namedValueInformation.json': information({
+        displayName: 'token',
+        value: '{#TOKEN_VALUE#}',
+      }),
+    });
+    const { document, findings } = await importApiops(root);
+    expect(document.namedValues['api-key']).toEqual({ env: 'NAMED_VALUE_API_KEY', secret: true });
+    expect(document.namedValues.token).toEqual({ env: 'TOKEN_VALUE', secret: false });
+    expect(findings.filter((finding) => finding.kind === 'todo').map((finding) => finding.message)).toEqual([
+      'set NAMED_VALUE_API_KEY: the artifacts hold no value for "api-key" (a secret is never extracted)',
+      'set TOKEN_VALUE: the value is the pipeline token {#TOKEN_VALUE#}',
+    ]);
+  });
+
+  it('reads the publisher’s real overrides sample, listing what matches nothing', async () => {
+    const { findings } = await importApiops(sample, { overrides: prodOverrides });
+    const unmatched = messagesFor(findings, prodOverrides);
+    expect(unmatched).toContain(
+      'line 55: override of backends "helloworldfromfuncapp" matches no artifact it maps to',
+    );
+    expect(unmatched).toContain('loggers line 33: an override without a name is ignored');
+    expect(unmatched.length).toBeGreaterThan(5);
+  });
+
+  it('lists backend features it cannot map, and leaves out pools and header-versioned APIs', async () => {
+    const root = artifacts({
+      'backends/guarded/backendInformation.json': information({
+        url: 'https://guarded.example',
+        protocol: 'http',
+        credentials: { header: { 'x-key': ['{{guarded-key}}'] } },
+        circuitBreaker: { rules: [{ name: 'trip', tripDuration: 'PT1M' }] },
+      }),
+      'backends/pool/backendInformation.json': information({
+        type: 'Pool',
+        pool: { services: [{ id: '/backends/backend1' }] },
+      }),
+      'version sets/by-header/versionSetInformation.json': information({
+        displayName: 'by header',
+        versioningScheme: 'Header',
+        versionHeaderName: 'api-version',
+      }),
+      'apis/headed/apiInformation.json': information({
+        path: 'headed',
+        serviceUrl: 'https://httpbin.org',
+        apiVersion: 'v1',
+        apiVersionSetId: '/apiVersionSets/by-header',
+      }),
+    });
+    const { document, findings } = await importApiops(root);
+    expect(document.backends.map((backend) => backend.id)).toEqual(['backend1', 'backend2', 'guarded']);
+    const guarded = messagesFor(findings, 'backends/guarded/backendInformation.json');
+    expect(guarded.map((message) => message.split(':')[0])).toEqual(['credentials', 'circuitBreaker']);
+    expect(messagesFor(findings, 'backends/pool/backendInformation.json')).toContain(
+      'type Pool: load-balanced pools are not supported, the backend is left out',
+    );
+    expect(document.apis.some((api) => api.id === 'headed')).toBe(false);
+    expect(messagesFor(findings, 'version sets/by-header/versionSetInformation.json')).toContain(
+      'versioningScheme Header: only Segment (path) versioning is served',
+    );
+    expect(messagesFor(findings, 'apis/headed/apiInformation.json').at(-1)).toMatch(/^apiVersionSetId/);
+  });
+
+  it('refuses a file that is not JSON, naming it, and a folder that does not exist', async () => {
+    const root = artifacts({ 'backends/broken/backendInformation.json': '{ "properties": ' });
+    await expect(importApiops(root)).rejects.toThrow(
+      new RegExp(`^${path.join(root, 'backends/broken/backendInformation.json')}: not JSON`),
+    );
+    await expect(importApiops(path.join(root, 'missing'))).rejects.toBeInstanceOf(ApiopsError);
+  });
+});
+
+describe('export apiops', () => {
+  it('writes secrets only to the secrets sections, and Key Vault references back as Key Vault', () => {
+    const exported = exportApiops(
+      {
+        apis: [],
+        products: [],
+        backends: [],
+        users: [],
+        groups: [],
+        subscriptions: [
+          { id: 's1', scope: 'all', primaryKey: 'a-primary-key-of-16+', user: 'u1', state: 'active' },
+        ],
+        versionSets: [],
+        namedValues: {
+          plain: 'visible',
+          hidden: { value: 'the-secret', secret: true },
+          vaulted: {
+            env: 'V',
+            secret: true,
+            keyVault: { secretIdentifier: 'https://vault.example/secrets/v' },
+          },
+        },
+        fragments: {},
+      },
+      { policyText: (source) => source, fileText: () => '' },
+    );
+    const text = [...exported.files.values()].join('\n');
+    expect(text).not.toContain('the-secret');
+    expect(text).not.toContain('a-primary-key-of-16+');
+    expect(JSON.parse(exported.files.get('named values/vaulted/namedValueInformation.json')!)).toEqual({
+      properties: {
+        displayName: 'vaulted',
+        secret: true,
+        keyVault: { secretIdentifier: 'https://vault.example/secrets/v' },
+      },
+    });
+    expect(JSON.parse(exported.files.get('subscriptions/s1/subscriptionInformation.json')!)).toEqual({
+      properties: { displayName: 's1', scope: '/apis', ownerId: '/users/u1', state: 'active' },
+    });
+    expect(Object.fromEntries(exported.secrets)).toEqual({
+      namedValues: [{ name: 'hidden', properties: { value: 'the-secret' } }],
+      subscriptions: [{ name: 's1', properties: { primaryKey: 'a-primary-key-of-16+' } }],
+    });
+  });
+});
