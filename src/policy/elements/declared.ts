@@ -27,9 +27,6 @@ const azure = (name: string, sections: Section[], scopes: Scope[], service: stri
 });
 
 export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
-  // Rate limiting and quotas
-  todo('llm-token-limit', [I], ALL),
-  todo('azure-openai-token-limit', [I], ALL),
   // Authentication and access restriction
   azure('validate-azure-ad-token', [I], GPAO, 'Entra ID'),
   azure('authentication-managed-identity', [I], GPAO, 'managed identity'),

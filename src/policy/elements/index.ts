@@ -5,6 +5,7 @@
 import type { DeclaredElement, ElementDefinition } from '../element.js';
 import { authenticationBasic } from './authentication-basic.js';
 import { authenticationCertificate } from './authentication-certificate.js';
+import { azureOpenAiTokenLimit } from './azure-openai-token-limit.js';
 import { cacheLookup } from './cache-lookup.js';
 import { cacheLookupValue } from './cache-lookup-value.js';
 import { cacheRemoveValue } from './cache-remove-value.js';
@@ -22,6 +23,7 @@ import { ipFilter } from './ip-filter.js';
 import { jsonToXmlElement } from './json-to-xml.js';
 import { jsonp } from './jsonp.js';
 import { limitConcurrency } from './limit-concurrency.js';
+import { llmTokenLimit } from './llm-token-limit.js';
 import { logToEventhub } from './log-to-eventhub.js';
 import { mockResponse } from './mock-response.js';
 import { quota } from './quota.js';
@@ -85,6 +87,8 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   quotaByKey,
   logToEventhub,
   limitConcurrency,
+  llmTokenLimit,
+  azureOpenAiTokenLimit,
   jsonp,
   redirectContentUrls,
   emitMetric,
