@@ -54,9 +54,6 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   azure('send-service-bus-message', [I, O, E], GPAO, 'Service Bus'),
   todo('publish-to-dapr', [I, B, O, E], ALL),
   todo('invoke-dapr-binding', [I, B, O, E], ALL),
-  // Logging
-  azure('llm-emit-token-metric', [I], ALL, 'Application Insights'),
-  azure('azure-openai-emit-token-metric', [I], ALL, 'Application Insights'),
   // GraphQL resolvers
   todo('http-data-source', [], []),
   todo('sql-data-source', [], []),

@@ -5,6 +5,7 @@
 import type { DeclaredElement, ElementDefinition } from '../element.js';
 import { authenticationBasic } from './authentication-basic.js';
 import { authenticationCertificate } from './authentication-certificate.js';
+import { azureOpenAiEmitTokenMetric } from './azure-openai-emit-token-metric.js';
 import { azureOpenAiTokenLimit } from './azure-openai-token-limit.js';
 import { cacheLookup } from './cache-lookup.js';
 import { cacheLookupValue } from './cache-lookup-value.js';
@@ -23,6 +24,7 @@ import { ipFilter } from './ip-filter.js';
 import { jsonToXmlElement } from './json-to-xml.js';
 import { jsonp } from './jsonp.js';
 import { limitConcurrency } from './limit-concurrency.js';
+import { llmEmitTokenMetric } from './llm-emit-token-metric.js';
 import { llmTokenLimit } from './llm-token-limit.js';
 import { logToEventhub } from './log-to-eventhub.js';
 import { mockResponse } from './mock-response.js';
@@ -89,6 +91,8 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   limitConcurrency,
   llmTokenLimit,
   azureOpenAiTokenLimit,
+  llmEmitTokenMetric,
+  azureOpenAiEmitTokenMetric,
   jsonp,
   redirectContentUrls,
   emitMetric,
