@@ -17,6 +17,7 @@ const benchmarks = [
   'expr-eval',
   'policy-load',
   'pipeline',
+  'llm-stream',
   'state',
   'oauth-grants',
   'mcp',

@@ -141,6 +141,17 @@ export async function startStaticBackend(port: number): Promise<void> {
   await waitFor(httpOk(`http://127.0.0.1:${port}/`), `backend on ${port}`);
 }
 
+/** The LLM benchmark's streaming backend (bench/support/sse-backend.ts): CHUNKS events per answer. */
+export async function startSseBackend(port: number, chunks: number): Promise<void> {
+  spawnChild(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'bench', 'support', 'sse-backend.ts')],
+    { ...process.env, PORT: String(port), CHUNKS: String(chunks) },
+    'backend',
+  );
+  await waitFor(httpOk(`http://127.0.0.1:${port}/`), `backend on ${port}`);
+}
+
 export interface LoadResult {
   readonly requestsPerSecond: number;
   readonly p50: number;
@@ -154,9 +165,22 @@ export interface LoadResult {
 /** Drives `url` with autocannon: a short warm-up, then the measured run. */
 export async function load(
   url: string,
-  options: { seconds?: number; connections?: number; headers?: Record<string, string> } = {},
+  options: {
+    seconds?: number;
+    connections?: number;
+    headers?: Record<string, string>;
+    method?: 'GET' | 'POST';
+    body?: string;
+  } = {},
 ): Promise<LoadResult> {
-  const base = { url, connections: options.connections ?? 32, pipelining: 1, headers: options.headers };
+  const base = {
+    url,
+    connections: options.connections ?? 32,
+    pipelining: 1,
+    headers: options.headers,
+    ...(options.method ? { method: options.method } : {}),
+    ...(options.body === undefined ? {} : { body: options.body }),
+  };
   await autocannon({ ...base, duration: 1 });
   const before = cpuSeconds();
   const result = await autocannon({ ...base, duration: options.seconds ?? 8 });

@@ -1,7 +1,25 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { MetricSink } from '../policy/index.js';
 import type { ElementCounters } from './element-counters.js';
 import type { ExchangeSummary } from './policy-exchange.js';
+
+/** A custom metric as emit-metric and llm-emit-token-metric give it. */
+export type CustomMetric = Parameters<MetricSink['emit']>[0];
+
+/** Distinct custom series kept at most: a dimension fed by a client's input must not grow memory without bound. */
+export const MAX_CUSTOM_SERIES = 10_000;
+
+/** A Prometheus label name for a dimension name ("API ID" → `api_id`); never one of the family's own labels. */
+export function dimensionLabel(name: string): string {
+  let label = name
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+  if (label === '' || /^[0-9]/.test(label) || label.startsWith('__')) label = `dimension_${label}`;
+  return label === 'namespace' || label === 'name' ? `dimension_${label}` : label;
+}
 
 /**
  * The engine's Prometheus metrics: requests by API, operation, outcome and status; what each policy element
@@ -10,6 +28,10 @@ import type { ExchangeSummary } from './policy-exchange.js';
 export class EngineMetrics {
   /** By the label values joined with NUL: the Prometheus labels are rendered only when scraped. */
   private readonly requests = new Map<string, { labels: Record<string, string>; count: number }>();
+  /** Custom metrics summed per namespace, name and dimensions. */
+  private readonly custom = new Map<string, { labels: Record<string, string>; sum: number; count: number }>();
+  /** Emissions not kept because MAX_CUSTOM_SERIES series exist. */
+  private customDropped = 0;
 
   constructor(
     private readonly elements: ElementCounters,
@@ -31,6 +53,21 @@ export class EngineMetrics {
       });
   }
 
+  /** emit-metric, llm-emit-token-metric: the value is added to its series (namespace, name, dimensions). */
+  emit(metric: CustomMetric): void {
+    const labels: Record<string, string> = { namespace: metric.namespace, name: metric.name };
+    for (const [dimension, value] of metric.dimensions) labels[dimensionLabel(dimension)] = value;
+    const key = Object.entries(labels)
+      .map(([name, value]) => `${name}\u0000${value}`)
+      .join('\u0000');
+    const entry = this.custom.get(key);
+    if (entry) {
+      entry.sum += metric.value;
+      entry.count++;
+    } else if (this.custom.size >= MAX_CUSTOM_SERIES) this.customDropped++;
+    else this.custom.set(key, { labels, sum: metric.value, count: 1 });
+  }
+
   render(): string {
     const lines = [
       '# HELP portcullis_engine_requests_total Requests the engine saw, by API, operation, outcome, final status and LastError reason.',
@@ -44,6 +81,19 @@ export class EngineMetrics {
         (entry) =>
           `portcullis_policy_element_total{${labels({ element: entry.element, outcome: entry.outcome, reason: entry.reason })}} ${entry.value}`,
       ),
+      '# HELP portcullis_custom_metric_total Sum of the values emitted by emit-metric and llm-emit-token-metric, by namespace, name and dimensions.',
+      '# TYPE portcullis_custom_metric_total counter',
+      ...[...this.custom.values()].map(
+        (entry) => `portcullis_custom_metric_total{${labels(entry.labels)}} ${entry.sum}`,
+      ),
+      '# HELP portcullis_custom_metric_emissions_total How many times each custom metric was emitted.',
+      '# TYPE portcullis_custom_metric_emissions_total counter',
+      ...[...this.custom.values()].map(
+        (entry) => `portcullis_custom_metric_emissions_total{${labels(entry.labels)}} ${entry.count}`,
+      ),
+      '# HELP portcullis_custom_metric_dropped_total Custom metric emissions not kept: too many distinct series.',
+      '# TYPE portcullis_custom_metric_dropped_total counter',
+      `portcullis_custom_metric_dropped_total ${this.customDropped}`,
       '# HELP portcullis_engine_streams_active ext_proc streams open now.',
       '# TYPE portcullis_engine_streams_active gauge',
       `portcullis_engine_streams_active ${this.activeStreams()}`,

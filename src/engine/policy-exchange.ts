@@ -130,6 +130,8 @@ class PolicyExchange implements Exchange {
   private strippedHeaders: string[] = [];
   /** The request headers as policies first saw them, to compute the mutation. */
   private originalHeaders: [string, string][] = [];
+  /** The response body streams through (STREAMED), each chunk fed to the run's response watchers. */
+  private watchingStream = false;
   /** The request body when Envoy sent it (buffered), to replay it on a retry. */
   private requestBodyBytes: Buffer | undefined;
   /** What was sent to the backend, for the calls the engine makes itself (retry, follow-redirects). */
@@ -377,11 +379,32 @@ class PolicyExchange implements Exchange {
       this.pendingResponse = head;
       return { action: 'continue' };
     }
+    if (this.pipeline.needs.responseStream && this.run.run.responseWatchers.length > 0) {
+      if (head.endOfStream) await this.run.responseBodyChunk(Buffer.alloc(0), true);
+      else if (isEventStream(head.headers)) {
+        // An event stream goes on chunk by chunk, watched as it passes; outbound runs on its headers now.
+        const result = await this.runOutbound(head, undefined);
+        if (result.action !== 'continue') return result;
+        this.watchingStream = true;
+        return { ...result, next: { responseHeaders: true, responseBodyStreamed: true } };
+      } else {
+        // Any other answer is whole and small (JSON): held, so what its watchers learn (usage) reaches outbound.
+        this.pendingResponse = head;
+        return { action: 'continue', next: { responseHeaders: true, responseBody: true } };
+      }
+    }
     return this.runOutbound(head, undefined);
   }
 
-  async responseBody(body: Buffer): Promise<PhaseResult> {
-    if (!this.run || !this.pendingResponse) return { action: 'continue' };
+  async responseBody(body: Buffer, endOfStream: boolean): Promise<PhaseResult> {
+    if (!this.run) return { action: 'continue' };
+    if (this.watchingStream) {
+      // Each chunk is answered unchanged; the last only once its watchers have counted it.
+      await this.run.responseBodyChunk(body, endOfStream);
+      return { action: 'continue' };
+    }
+    if (!this.pendingResponse) return { action: 'continue' };
+    if (this.pipeline?.needs.responseStream) await this.run.responseBodyChunk(body, true);
     return this.runOutbound(this.pendingResponse, body);
   }
 
@@ -760,3 +783,8 @@ function mergedPhases(all: readonly PhaseRequests[]): PhaseRequests {
 }
 
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
+
+/** A server-sent-event stream (`text/event-stream`), which must pass chunk by chunk, never held whole. */
+function isEventStream(headers: HeaderFields): boolean {
+  return (firstHeader(headers, 'content-type') ?? '').toLowerCase().startsWith('text/event-stream');
+}

@@ -1,7 +1,7 @@
 import { JToken } from '../expr/index.js';
 import type { Logger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
-import type { BackendLookup, PolicyServices, TraceSink } from '../policy/index.js';
+import type { BackendLookup, MetricSink, PolicyServices, TraceSink } from '../policy/index.js';
 import type { EventStream, SendOutcome } from '../state/event-stream.js';
 import type { StateConfig } from '../state/options.js';
 import type { RedisConnection } from '../state/redis-connection.js';
@@ -17,6 +17,13 @@ import { responseCodec } from './value-codecs.js';
 export interface EngineEventSink {
   send(loggerId: string, message: string, partition?: { id?: string; key?: string }): SendOutcome;
 }
+
+/**
+ * The logger whose event stream also receives every custom metric (emit-metric, llm-emit-token-metric), one JSON
+ * event each — API Management sends them to Application Insights; here they go to Prometheus and, when a logger of
+ * this id is configured in `state.loggers`, to its stream.
+ */
+export const METRICS_LOGGER_ID = 'metrics';
 
 const ownCopy = (value: unknown): unknown => (value instanceof JToken ? value.clone() : value);
 
@@ -95,6 +102,21 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
       return url === undefined ? undefined : { id, url };
     },
   };
+  const metricsToStream = Object.hasOwn(state.loggers, METRICS_LOGGER_ID);
+  const metrics: MetricSink = {
+    emit(metric) {
+      engineState.metrics.emit(metric);
+      if (!metricsToStream) return;
+      const event = {
+        time: new Date().toISOString(),
+        namespace: metric.namespace,
+        name: metric.name,
+        value: metric.value,
+        dimensions: Object.fromEntries(metric.dimensions),
+      };
+      events.send(METRICS_LOGGER_ID, JSON.stringify(event));
+    },
+  };
   const services: EngineServices = {
     responseCache: {
       get: (key, caching?: CachingType) => responses.get(key, caching),
@@ -131,6 +153,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
       },
     },
     limits,
+    metrics,
     events,
     eventLog: {
       async append(loggerId, message, partition) {

@@ -38,6 +38,11 @@ export interface PhaseRequests {
   readonly requestBodyLengthUnknown?: boolean;
   readonly responseHeaders?: boolean;
   readonly responseBody?: boolean;
+  /**
+   * The response body chunk by chunk as it arrives (STREAMED), each passed on once answered, instead of whole:
+   * for a body the exchange only watches (a server-sent-event stream must not be held back).
+   */
+  readonly responseBodyStreamed?: boolean;
 }
 
 export type PhaseResult = ContinueResult | RespondResult;

@@ -170,7 +170,9 @@ export class ExtProcStream {
         return;
       }
       this.state = kind;
-      if (kind === 'request_headers') this.laterPhases = response.mode_override;
+      // The response headers' answer may change the response body's mode (stream a body it only watches).
+      if (kind === 'request_headers' || (kind === 'response_headers' && response.mode_override))
+        this.laterPhases = response.mode_override;
       if (!answer) return;
       this.send(response);
       if (this.lastAnswer(kind)) {
@@ -318,6 +320,6 @@ function modeOverride(next: PhaseRequests): ProcessingMode {
   return {
     response_header_mode: next.responseHeaders || next.responseBody ? 'SEND' : 'SKIP',
     request_body_mode: requestBodyMode(next),
-    response_body_mode: next.responseBody ? 'BUFFERED' : 'NONE',
+    response_body_mode: next.responseBodyStreamed ? 'STREAMED' : next.responseBody ? 'BUFFERED' : 'NONE',
   };
 }

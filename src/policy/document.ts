@@ -39,6 +39,8 @@ export interface StatementNeeds {
   requestBody: boolean;
   responseBody: boolean;
   responseHeaders: boolean;
+  /** Watch the response body as it passes (see ElementDefinition.watchesResponseBody). */
+  responseStream: boolean;
 }
 
 /** One element a statement runs (itself or nested in it: a `when`, an included fragment), where it was written. */
@@ -161,7 +163,12 @@ const SECTION_NAMES: readonly string[] = SECTIONS;
 
 class DocumentCompiler {
   readonly diagnostics: PolicyDiagnostic[];
-  private needs: StatementNeeds = { requestBody: false, responseBody: false, responseHeaders: false };
+  private needs: StatementNeeds = {
+    requestBody: false,
+    responseBody: false,
+    responseHeaders: false,
+    responseStream: false,
+  };
   private uses: ElementUse[] = [];
 
   constructor(
@@ -225,7 +232,7 @@ class DocumentCompiler {
         items.push({ kind: 'base' });
         continue;
       }
-      this.needs = { requestBody: false, responseBody: false, responseHeaders: false };
+      this.needs = { requestBody: false, responseBody: false, responseHeaders: false, responseStream: false };
       this.uses = [];
       const run = this.compileElement(
         child,
@@ -351,6 +358,7 @@ class DocumentCompiler {
       target,
     });
     if (def.touchesResponse === true) this.needs.responseHeaders = true;
+    if (def.watchesResponseBody === true) this.needs.responseStream = true;
     if (def.body !== undefined && (target === 'request' || target === 'response')) {
       if (target === 'request') this.needs.requestBody = true;
       else this.needs.responseBody = true;

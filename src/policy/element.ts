@@ -42,6 +42,11 @@ export interface ElementDefinition<
   readonly body?: 'read' | 'write' | 'read-write';
   /** The element changes the response even when placed in inbound (so the engine must see response headers). */
   readonly touchesResponse?: boolean;
+  /**
+   * The element watches the backend's response body as it passes, unchanged (a RunContext response watcher): the
+   * engine streams the body through (server-sent events) or buffers it (any other answer) to feed the watchers.
+   */
+  readonly watchesResponseBody?: boolean;
   /** At most once per section (cors, cache-lookup …). */
   readonly oncePerSection?: boolean;
   compile(node: PolicyNode<A, C>, c: CompileContext): Statement;

@@ -30,6 +30,8 @@ export interface PipelineNeeds {
   readonly responseHeaders: boolean;
   /** Some statement reads or replaces the response body (buffer it before outbound). */
   readonly responseBody: boolean;
+  /** Some statement watches the response body as it passes (RunContext.responseWatchers). */
+  readonly responseStream: boolean;
 }
 
 export interface Pipeline {
@@ -97,6 +99,7 @@ export function buildPipeline(docs: ScopeDocuments): Pipeline {
   let requestBody = false;
   let responseBody = false;
   let responseHeaders = false;
+  let responseStream = false;
   for (const section of SECTIONS) {
     const items = resolve(chain.length - 1, section);
     const statements: Statement[] = [];
@@ -110,13 +113,15 @@ export function buildPipeline(docs: ScopeDocuments): Pipeline {
       requestBody ||= item.needs.requestBody;
       responseBody ||= item.needs.responseBody;
       responseHeaders ||= item.needs.responseHeaders;
+      responseStream ||= item.needs.responseStream;
     }
     sections[section] = sequence(statements);
   }
   const needs: PipelineNeeds = {
     requestBody,
-    responseHeaders: responseHeaders || elements.outbound.length > 0 || responseBody,
+    responseHeaders: responseHeaders || elements.outbound.length > 0 || responseBody || responseStream,
     responseBody,
+    responseStream,
   };
   return Object.freeze({
     sections: Object.freeze(sections),

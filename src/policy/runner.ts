@@ -192,6 +192,23 @@ export class PipelineRun {
     return this.run.end();
   }
 
+  /**
+   * A piece of the backend's response body passing to the client (see ResponseBodyWatcher); the transport calls it
+   * only when the pipeline watches the body, in order, `last` on the final piece. A watcher that fails is logged.
+   */
+  async responseBodyChunk(bytes: Buffer, last: boolean): Promise<void> {
+    for (const watcher of this.run.responseWatchers) {
+      try {
+        await watcher.chunk(bytes, last);
+      } catch (err) {
+        this.services.logger.warn('response body watcher failed', {
+          requestId: this.run.context.requestId.value,
+          error: this.#redact(err instanceof Error ? err.message : String(err)),
+        });
+      }
+    }
+  }
+
   /** Runs inbound and backend. */
   async onRequest(): Promise<RequestOutcome> {
     this.#advance('created', 'request');

@@ -82,6 +82,11 @@ export class RunContext {
   responseBodyChanged = false;
   /** Headers added to whatever response the client gets (cors on an actual cross-origin request). */
   readonly responseHeaderAdditions: [string, string][] = [];
+  /**
+   * What watches the backend's response body as it passes to the client unchanged (llm-token-limit reads the
+   * token usage from it). The transport feeds them only for pipelines whose elements declared `watchesResponseBody`.
+   */
+  readonly responseWatchers: ResponseBodyWatcher[] = [];
   /** The response return-response is building (its set-status/set-header/set-body children act on it). */
   pendingResponse: ResponseModel | undefined;
   /** The request send-request is building. */
@@ -137,6 +142,16 @@ export class RunContext {
         });
     }
   }
+}
+
+/**
+ * Sees the backend's response body piece by piece, in order, as the transport passes it on (a streamed answer is
+ * never held for it). `last` marks the final piece (possibly empty); what it returns then is awaited before that
+ * piece goes on, so what a watcher counts is counted before the client has the whole answer. A watcher keeps no
+ * more of the body than it needs.
+ */
+export interface ResponseBodyWatcher {
+  chunk(bytes: Buffer, last: boolean): void | Promise<void>;
 }
 
 /** Work a statement leaves for the end of the request (see RunContext.atEnd). */

@@ -27,9 +27,6 @@ const azure = (name: string, sections: Section[], scopes: Scope[], service: stri
 });
 
 export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
-  // Rate limiting and quotas
-  todo('llm-token-limit', [I], ALL),
-  todo('azure-openai-token-limit', [I], ALL),
   // Authentication and access restriction
   azure('validate-azure-ad-token', [I], GPAO, 'Entra ID'),
   azure('authentication-managed-identity', [I], GPAO, 'managed identity'),
@@ -51,9 +48,6 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   azure('send-service-bus-message', [I, O, E], GPAO, 'Service Bus'),
   todo('publish-to-dapr', [I, B, O, E], ALL),
   todo('invoke-dapr-binding', [I, B, O, E], ALL),
-  // Logging
-  azure('llm-emit-token-metric', [I], ALL, 'Application Insights'),
-  azure('azure-openai-emit-token-metric', [I], ALL, 'Application Insights'),
   // GraphQL resolvers
   todo('http-data-source', [], []),
   todo('sql-data-source', [], []),

@@ -5,8 +5,10 @@
 import type { DeclaredElement, ElementDefinition } from '../element.js';
 import { authenticationBasic } from './authentication-basic.js';
 import { authenticationCertificate } from './authentication-certificate.js';
-import { azureOpenaiSemanticCacheLookup } from './azure-openai-semantic-cache-lookup.js';
-import { azureOpenaiSemanticCacheStore } from './azure-openai-semantic-cache-store.js';
+import { azureOpenAiEmitTokenMetric } from './azure-openai-emit-token-metric.js';
+import { azureOpenAiSemanticCacheLookup } from './azure-openai-semantic-cache-lookup.js';
+import { azureOpenAiSemanticCacheStore } from './azure-openai-semantic-cache-store.js';
+import { azureOpenAiTokenLimit } from './azure-openai-token-limit.js';
 import { cacheLookup } from './cache-lookup.js';
 import { cacheLookupValue } from './cache-lookup-value.js';
 import { cacheRemoveValue } from './cache-remove-value.js';
@@ -25,8 +27,10 @@ import { jsonToXmlElement } from './json-to-xml.js';
 import { jsonp } from './jsonp.js';
 import { limitConcurrency } from './limit-concurrency.js';
 import { llmContentSafety } from './llm-content-safety.js';
+import { llmEmitTokenMetric } from './llm-emit-token-metric.js';
 import { llmSemanticCacheLookup } from './llm-semantic-cache-lookup.js';
 import { llmSemanticCacheStore } from './llm-semantic-cache-store.js';
+import { llmTokenLimit } from './llm-token-limit.js';
 import { logToEventhub } from './log-to-eventhub.js';
 import { mockResponse } from './mock-response.js';
 import { quota } from './quota.js';
@@ -90,6 +94,10 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   quotaByKey,
   logToEventhub,
   limitConcurrency,
+  llmTokenLimit,
+  azureOpenAiTokenLimit,
+  llmEmitTokenMetric,
+  azureOpenAiEmitTokenMetric,
   jsonp,
   redirectContentUrls,
   emitMetric,
@@ -98,8 +106,8 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   llmSemanticCacheLookup,
   llmSemanticCacheStore,
   llmContentSafety,
-  azureOpenaiSemanticCacheLookup,
-  azureOpenaiSemanticCacheStore,
+  azureOpenAiSemanticCacheLookup,
+  azureOpenAiSemanticCacheStore,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));

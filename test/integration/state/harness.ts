@@ -12,6 +12,8 @@ const BIN = fileURLToPath(new URL('../../../bin/portcullis.js', import.meta.url)
 
 export interface EngineProcess {
   readonly port: number;
+  /** The engine's Prometheus endpoint (`--metrics-port`): `http://127.0.0.1:<port>/metrics`. */
+  readonly metricsUrl: string;
   /** Everything the process wrote so far (access log lines, warnings). */
   output(): string;
   /** Access-log lines (one per request this engine ran). */
@@ -32,9 +34,10 @@ export interface SharedStateStack {
 
 async function startEngineProcess(configFile: string, enginePort?: number): Promise<EngineProcess> {
   const port = enginePort ?? (await freePort());
+  const metricsPort = await freePort();
   const child: ChildProcess = spawn(
     process.execPath,
-    [BIN, 'engine', '--config', configFile, '--port', String(port)],
+    [BIN, 'engine', '--config', configFile, '--port', String(port), '--metrics-port', String(metricsPort)],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -60,6 +63,7 @@ async function startEngineProcess(configFile: string, enginePort?: number): Prom
   }
   return {
     port,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     output: () => output,
     requests: () => output.split('\n').filter((line) => line.includes('"message":"request"')).length,
     async stop() {

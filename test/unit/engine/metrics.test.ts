@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ElementCounters } from '../../../src/engine/element-counters.js';
-import { EngineMetrics } from '../../../src/engine/metrics.js';
+import { dimensionLabel, EngineMetrics, MAX_CUSTOM_SERIES } from '../../../src/engine/metrics.js';
 
 describe('engine metrics', () => {
   it('renders requests, element outcomes and open streams in the Prometheus text format', () => {
@@ -51,5 +51,37 @@ describe('engine metrics', () => {
     );
     expect(text).toContain('portcullis_engine_streams_active 3\n');
     expect(text).toContain('# TYPE portcullis_engine_requests_total counter\n');
+  });
+
+  it('sums custom metrics per namespace, name and dimensions, with dimension names as label names, bounded', () => {
+    const metrics = new EngineMetrics(new ElementCounters());
+    const emit = (value: number, api: string) =>
+      metrics.emit({
+        name: 'Total Tokens',
+        namespace: 'llm',
+        value,
+        dimensions: [
+          ['API ID', api],
+          ['name', 'x'],
+        ],
+      });
+    emit(30, 'chat');
+    emit(12, 'chat');
+    emit(5, 'embed');
+    const text = metrics.render();
+    expect(text).toContain(
+      'portcullis_custom_metric_total{namespace="llm",name="Total Tokens",api_id="chat",dimension_name="x"} 42',
+    );
+    expect(text).toContain(
+      'portcullis_custom_metric_emissions_total{namespace="llm",name="Total Tokens",api_id="chat",dimension_name="x"} 2',
+    );
+    expect(text).toContain('api_id="embed",dimension_name="x"} 5');
+    expect([dimensionLabel('Client IP'), dimensionLabel('9 lives'), dimensionLabel('__x')]).toEqual([
+      'client_ip',
+      'dimension_9_lives',
+      'x',
+    ]);
+    for (let i = 0; i < MAX_CUSTOM_SERIES + 5; i++) emit(1, `api-${i}`);
+    expect(metrics.render()).toContain('portcullis_custom_metric_dropped_total 7');
   });
 });

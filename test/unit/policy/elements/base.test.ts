@@ -83,7 +83,12 @@ describe('base', () => {
     const none = buildPipeline({
       operation: compileAt(policies({ inbound: '<set-header name="a"><value>1</value></set-header>' })),
     });
-    expect(none.needs).toEqual({ requestBody: false, responseHeaders: false, responseBody: false });
+    expect(none.needs).toEqual({
+      requestBody: false,
+      responseHeaders: false,
+      responseBody: false,
+      responseStream: false,
+    });
     const reads = buildPipeline({
       operation: compileAt(
         policies({
@@ -92,13 +97,40 @@ describe('base', () => {
         }),
       ),
     });
-    expect(reads.needs).toEqual({ requestBody: true, responseHeaders: false, responseBody: false });
+    expect(reads.needs).toEqual({
+      requestBody: true,
+      responseHeaders: false,
+      responseBody: false,
+      responseStream: false,
+    });
     const outbound = buildPipeline({
       operation: compileAt(policies({ outbound: '<set-status code="200" />' })),
     });
-    expect(outbound.needs).toEqual({ requestBody: false, responseHeaders: true, responseBody: false });
+    expect(outbound.needs).toEqual({
+      requestBody: false,
+      responseHeaders: true,
+      responseBody: false,
+      responseStream: false,
+    });
     const body = buildPipeline({ operation: compileAt(policies({ outbound: '<set-body>x</set-body>' })) });
-    expect(body.needs).toEqual({ requestBody: false, responseHeaders: true, responseBody: true });
+    expect(body.needs).toEqual({
+      requestBody: false,
+      responseHeaders: true,
+      responseBody: true,
+      responseStream: false,
+    });
+    const watched = buildPipeline({
+      operation: compileAt(
+        policies({ inbound: '<llm-token-limit counter-key="k" tokens-per-minute="10" />' }),
+      ),
+    });
+    // The prompt is read; the answer is watched as it passes, never buffered for outbound.
+    expect(watched.needs).toEqual({
+      requestBody: true,
+      responseHeaders: true,
+      responseBody: false,
+      responseStream: true,
+    });
     const built = buildPipeline({
       operation: compileAt(
         policies({ inbound: '<return-response><set-body>x</set-body></return-response>' }),

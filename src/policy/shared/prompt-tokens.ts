@@ -1,0 +1,85 @@
+/**
+ * Estimates the prompt tokens of a language-model request before it is sent, as API Management does for
+ * `estimate-prompt-tokens` (and always for streamed requests): the text of chat messages (`messages`), a completion
+ * prompt (`prompt`), a Responses or embeddings `input`, counted with the model family's tokenizer — o200k_base for
+ * the GPT-4o generation and later, cl100k_base otherwise. Both encodings ship with gpt-tokenizer: nothing is
+ * downloaded at run time.
+ */
+import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
+
+/** Special-token text in a prompt is counted as text, never refused. */
+const asText = { disallowedSpecial: new Set<string>() };
+
+/** The models that use o200k_base (OpenAI's own list: gpt-4o, gpt-4.1, gpt-4.5, gpt-5, o1/o3/o4 …). */
+const o200kModel = /^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o1|o3|o4|chatgpt-4o|gpt-oss)/i;
+
+export type Encoding = 'o200k_base' | 'cl100k_base';
+
+export function encodingFor(model: string | undefined): Encoding {
+  // Unknown or missing model names get the newer encoding (what current OpenAI-compatible models use).
+  if (model === undefined || model === '') return 'o200k_base';
+  return o200kModel.test(model) || !/^(gpt-4|gpt-3|text-|davinci|babbage|curie|ada)/i.test(model)
+    ? 'o200k_base'
+    : 'cl100k_base';
+}
+
+export function countTextTokens(text: string, encoding: Encoding): number {
+  if (text === '') return 0;
+  return encoding === 'o200k_base' ? countO200k(text, asText) : countCl100k(text, asText);
+}
+
+/** OpenAI's accounting for chat formatting: a few tokens per message, and the assistant's reply primer. */
+const TOKENS_PER_MESSAGE = 3;
+const REPLY_PRIMER = 3;
+
+/** The texts of a content value: a string, or an array of parts (`{type: "text", text}`, `input_text` …). */
+function contentTexts(content: unknown, into: string[]): void {
+  if (typeof content === 'string') into.push(content);
+  else if (Array.isArray(content)) {
+    for (const part of content) {
+      if (typeof part === 'string') into.push(part);
+      else if (part !== null && typeof part === 'object') {
+        const text = (part as Record<string, unknown>).text;
+        if (typeof text === 'string') into.push(text);
+        // A Responses API input item may itself be a message with content.
+        const inner = (part as Record<string, unknown>).content;
+        if (inner !== undefined) contentTexts(inner, into);
+      }
+    }
+  }
+}
+
+/** Whether a request body asks for a streamed answer (`"stream": true`). */
+export function isStreamRequest(request: unknown): boolean {
+  return request !== null && typeof request === 'object' && (request as { stream?: unknown }).stream === true;
+}
+
+/**
+ * The estimated prompt tokens of a request body already parsed as JSON; 0 for a body that has no prompt this knows.
+ */
+export function estimatePromptTokens(request: unknown): number {
+  if (request === null || typeof request !== 'object' || Array.isArray(request)) return 0;
+  const body = request as Record<string, unknown>;
+  const encoding = encodingFor(typeof body.model === 'string' ? body.model : undefined);
+  let tokens = 0;
+  const texts: string[] = [];
+  if (Array.isArray(body.messages)) {
+    for (const message of body.messages) {
+      if (message === null || typeof message !== 'object') continue;
+      const record = message as Record<string, unknown>;
+      tokens += TOKENS_PER_MESSAGE;
+      if (typeof record.role === 'string') texts.push(record.role);
+      if (typeof record.name === 'string') texts.push(record.name);
+      contentTexts(record.content, texts);
+    }
+    tokens += REPLY_PRIMER;
+  }
+  // Anthropic Messages and Responses `instructions` / `system` are prompt text too.
+  contentTexts(body.system, texts);
+  if (typeof body.instructions === 'string') texts.push(body.instructions);
+  contentTexts(body.prompt, texts);
+  contentTexts(body.input, texts);
+  for (const text of texts) tokens += countTextTokens(text, encoding);
+  return tokens;
+}
