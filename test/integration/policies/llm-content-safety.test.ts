@@ -58,7 +58,7 @@ ${apiYaml('example', `${model.url}/v1`, [['chat', 'POST', '/chat/completions', '
             '<set-header name="Authorization" exists-action="override"><value>Bearer cs-key</value></set-header>',
         }),
         'example.xml': readFileSync(
-          new URL('../../../examples/llm/content-safety.xml', import.meta.url),
+          new URL('../../../examples/llm/policies/content-safety.xml', import.meta.url),
           'utf8',
         ),
         'keyless.xml': policy({
@@ -145,7 +145,7 @@ ${apiYaml('example', `${model.url}/v1`, [['chat', 'POST', '/chat/completions', '
     expect(model.received.length).toBe(before);
   });
 
-  it('runs the example policy (examples/llm/content-safety.xml)', async () => {
+  it('runs the example policy (examples/llm/policies/content-safety.xml)', async () => {
     const example = (content: string) =>
       fetch(`${gateway.url}/example/chat/completions`, {
         method: 'POST',

@@ -65,7 +65,7 @@ ${apiYaml('llm', `${model.url}/v1`, [
         ),
         'no-system.xml': cached(lookup('ignore-system-messages="true"')),
         'example.xml': readFileSync(
-          new URL('../../../examples/llm/semantic-cache.xml', import.meta.url),
+          new URL('../../../examples/llm/policies/semantic-cache.xml', import.meta.url),
           'utf8',
         ),
       },
@@ -137,7 +137,7 @@ ${apiYaml('llm', `${model.url}/v1`, [
     expect(chatCalls()).toBe(calls);
   });
 
-  it('runs the example policy (examples/llm/semantic-cache.xml)', async () => {
+  it('runs the example policy (examples/llm/policies/semantic-cache.xml)', async () => {
     const path = '/example';
     await ask('What is the capital of France?', { path, system: 'Be terse.' });
     const calls = chatCalls();
