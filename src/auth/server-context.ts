@@ -1,4 +1,5 @@
 import type { ClientAuthenticator } from './client-auth.js';
+import type { ClientDirectory } from './client-documents/directory.js';
 import { digest, randomToken } from './crypto.js';
 import { OAuthError } from './errors.js';
 import type { KeyRing } from './keys.js';
@@ -13,6 +14,11 @@ export interface ServerContext {
   keys: KeyRing;
   tokens: AccessTokens;
   clientAuth: ClientAuthenticator;
+  /**
+   * Every client a request may name: the registered ones (`stores.clients`) and those identified by a client
+   * metadata document URL. Look clients up here, never in `stores.clients`, where a request names the client.
+   */
+  clients: ClientDirectory;
 }
 
 /** RFC 6749 §5.1 token response. */

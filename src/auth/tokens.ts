@@ -1,4 +1,5 @@
 import { createLocalJWKSet, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { isUrlClientId } from './client-documents/document.js';
 import { randomToken } from './crypto.js';
 import { OAuthError } from './errors.js';
 import type { KeyRing } from './keys.js';
@@ -79,7 +80,13 @@ export class AccessTokens {
     // RFC 7592 §2.3: deleting a client invalidates its tokens. Checked here rather than by denylisting every
     // token at deletion, because no store lists a client's grants. The gateway's own service tokens have no
     // registration.
-    if (claims.client_id !== this.options.serviceClientId && !(await this.clients.get(claims.client_id)))
+    // A client identified by its metadata document is not registered here and cannot be deleted: its tokens end with
+    // their grant, and refreshing fetches the document again. No fetch on the resource's request path.
+    if (
+      claims.client_id !== this.options.serviceClientId &&
+      !isUrlClientId(claims.client_id) &&
+      !(await this.clients.get(claims.client_id))
+    )
       throw new OAuthError('invalid_token', 'the client this access token was issued to has been deleted');
     const granted = new Set(claims.scope.split(' '));
     const missing = (expected.requiredScopes ?? []).filter((s) => !granted.has(s));

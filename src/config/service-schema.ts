@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AddressPolicy } from '../auth/client-documents/address.js';
 import { parsePasswordHash } from '../auth/crypto.js';
 import { isLoopbackHost } from '../auth/loopback.js';
 
@@ -106,6 +107,36 @@ const identityProviderSchema = z
   })
   .strict();
 
+/** CIDR text as ipaddr.js parses it (`127.0.0.1/32`, `fd00::/8`). */
+const cidrRange = z.string().refine((value) => AddressPolicy.firstInvalid([value]) === -1, {
+  message: 'must be a CIDR range such as 127.0.0.1/32',
+});
+
+/**
+ * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document; MCP authorization 2025-11-25): a
+ * client_id that is an https URL names a JSON document describing the client, which the server fetches (https only,
+ * public addresses only, no redirects, size and time limits) and caches per its Cache-Control.
+ */
+const clientMetadataDocumentsSchema = z
+  .object({
+    /** Accept https client_id URLs and advertise `client_id_metadata_document_supported`. */
+    enabled: z.boolean().default(true),
+    /**
+     * Development only: networks a document may be fetched from although they are not public (loopback, private,
+     * link-local). Never set it in production: it lets anyone make the server send requests into those networks.
+     */
+    allowedNetworks: z.array(cidrRange).default([]),
+    /** Development only: a PEM file (relative to this file) of CAs trusted for document hosts besides the system's. */
+    trustedCa: z.string().min(1).optional(),
+    /** The whole fetch, DNS to last byte. */
+    timeoutMs: z.number().int().min(100).max(30_000).default(5000),
+    /** Largest document accepted. */
+    maxBytes: z.number().int().min(512).max(1_048_576).default(5120),
+    /** The longest a document is kept, whatever its Cache-Control max-age says (no-store keeps nothing). */
+    maxCacheSeconds: seconds.max(7 * 24 * 3600).default(86400),
+  })
+  .strict();
+
 export const authConfigSchema = z
   .object({
     /** {auth_url}: the issuer, where token, registration, revocation, introspection and JWKS live. */
@@ -170,6 +201,13 @@ export const authConfigSchema = z
     limits: limitsSchema.optional(),
     /** Sign-in through an upstream OpenID Connect provider, besides (or instead of) `users`. */
     identityProvider: identityProviderSchema.optional(),
+    clientMetadataDocuments: clientMetadataDocumentsSchema.default({
+      enabled: true,
+      allowedNetworks: [],
+      timeoutMs: 5000,
+      maxBytes: 5120,
+      maxCacheSeconds: 86400,
+    }),
   })
   .strict();
 

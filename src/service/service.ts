@@ -4,6 +4,7 @@ import type Koa from 'koa';
 import {
   type AuthorizationServer,
   type AuthServerOptions,
+  type ClientMetadataDocumentsOptions,
   createAuthorizationServer,
   type UpstreamProviderOptions,
 } from '../auth/index.js';
@@ -126,6 +127,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       ...(auth.identityProvider
         ? { identityProvider: await identityProvider(loaded, auth.identityProvider) }
         : {}),
+      clientMetadataDocuments: await clientMetadataDocuments(loaded, auth.clientMetadataDocuments),
       // With Redis (or state.dataDir on one machine), codes, refresh tokens, grants, revocations, sessions,
       // consents, abuse counters and client registrations are shared by every service process and outlive it;
       // signing keys stay in signingKeys.file or auth.dataDir (private keys are never written to a store).
@@ -307,6 +309,28 @@ async function readSigningKeys(loaded: LoadedConfig, file: string): Promise<JWK[
     }
   }
   return keys as JWK[];
+}
+
+/** The AS's document options, with the development CA file (if any) read. */
+async function clientMetadataDocuments(
+  loaded: LoadedConfig,
+  config: AuthConfig['clientMetadataDocuments'],
+): Promise<ClientMetadataDocumentsOptions> {
+  const { trustedCa, ...options } = config;
+  if (trustedCa === undefined) return options;
+  const resolved = path.resolve(loaded.directory, trustedCa);
+  try {
+    return { ...options, ca: (await readNamedFile(resolved, loaded.files)).toString('utf8') };
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError([
+      await problemAt(
+        loaded.file,
+        ['auth', 'clientMetadataDocuments', 'trustedCa'],
+        `cannot read ${resolved} (${reason})`,
+      ),
+    ]);
+  }
 }
 
 /** The upstream OpenID Connect provider's options, with its client secret read from the environment if named there. */

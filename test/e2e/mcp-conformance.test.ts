@@ -99,9 +99,21 @@ async function accessToken(): Promise<string> {
   return ((await token.json()) as { access_token: string }).access_token;
 }
 
-/** Runs one scenario of the suite in Node 22 and returns the checks it wrote (`<output>/server-<scenario>-<ts>/checks.json`). */
-async function runScenario(scenario: string): Promise<{ checks: Check[]; exitCode: number; stdout: string }> {
-  const args = [CONFORMANCE, 'server', '--url', `${proxy.url}/v1/mcp`, '--scenario', scenario, '-o', output];
+/**
+ * Runs one scenario of the suite in Node 22 and returns the checks it wrote (`<output>/<prefix>-<scenario>-<ts>/
+ * checks.json`): a server scenario against the MCP endpoint (through the token proxy), an authorization-server
+ * scenario against the issuer (through Envoy).
+ */
+async function runScenario(
+  scenario: string,
+  against: 'server' | 'authorization' = 'server',
+): Promise<{ checks: Check[]; exitCode: number; stdout: string }> {
+  const target =
+    against === 'server'
+      ? ['server', '--url', `${proxy.url}/v1/mcp`]
+      : ['authorization', '--url', stack.issuer];
+  const args = [CONFORMANCE, ...target, '--scenario', scenario, '-o', output];
+  const prefix = against === 'server' ? 'server' : 'authorization-server';
   const { exitCode, stdout } = await promisify(execFile)(NODE_22, args, { timeout: 30_000 }).then(
     ({ stdout }) => ({ exitCode: 0, stdout }),
     (error: { code?: number; stdout?: string; stderr?: string }) => {
@@ -109,7 +121,7 @@ async function runScenario(scenario: string): Promise<{ checks: Check[]; exitCod
       return { exitCode: error.code, stdout: `${error.stdout ?? ''}${error.stderr ?? ''}` };
     },
   );
-  const directory = (await readdir(output)).find((name) => name.startsWith(`server-${scenario}-`));
+  const directory = (await readdir(output)).find((name) => name.startsWith(`${prefix}-${scenario}-`));
   if (!directory)
     throw new Error(`the suite wrote no results for ${scenario} (exit ${exitCode}):\n${stdout}`);
   const checks = JSON.parse(await readFile(path.join(output, directory, 'checks.json'), 'utf8')) as Check[];
@@ -259,5 +271,12 @@ describe('MCP conformance suite (server mode) through the token proxy and Envoy'
       'POST /v1/mcp host=evil.example.com origin=http://evil.example.com -> 403',
       `POST /v1/mcp host=${proxy.authority} origin=${proxy.url} -> 200`,
     ]);
+  });
+});
+
+describe('MCP conformance suite (authorization server mode) through Envoy', () => {
+  it('authorization-server-metadata-endpoint: valid RFC 8414 metadata, Client ID Metadata Documents supported', async () => {
+    const result = await runScenario('authorization-server-metadata-endpoint', 'authorization');
+    expectAllPassed(result, ['authorization-server-metadata', 'authorization-server-metadata-cimd']);
   });
 });

@@ -17,6 +17,8 @@ export interface HeadlessProviderOptions {
   readonly scope?: string;
   /** When given, the callback must carry this `iss` (RFC 9207). */
   readonly issuer?: string;
+  /** A client metadata document URL: the SDK uses it as client_id when the server supports CIMD. */
+  readonly clientMetadataUrl?: string;
 }
 
 /**
@@ -33,8 +35,11 @@ export class HeadlessProvider implements OAuthClientProvider {
   #verifier = '';
   readonly #state = randomUUID();
 
+  readonly clientMetadataUrl: string | undefined;
+
   constructor(private readonly options: HeadlessProviderOptions) {
     this.redirectUrl = options.redirectUrl ?? 'http://127.0.0.1:47123/callback';
+    this.clientMetadataUrl = options.clientMetadataUrl;
   }
 
   get clientMetadata(): OAuthClientMetadata {

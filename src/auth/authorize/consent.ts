@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import { parseQuery } from '../body.js';
+import { isUrlClientId } from '../client-documents/document.js';
 import { isKnownSubject } from '../options.js';
 import { consentPage, describeScope } from '../pages.js';
 import type { InteractionRecord, SessionRecord } from '../stores/types.js';
@@ -34,9 +35,9 @@ async function showConsent(
   session: SessionRecord,
   { server, pages }: FlowServices,
 ): Promise<StepResult> {
-  const { options, stores } = server;
+  const { options } = server;
   const user = options.users.get(session.sub!);
-  const client = await stores.clients.get(interaction.clientId);
+  const client = await server.clients.get(interaction.clientId);
   return pages.render(
     ctx,
     200,
@@ -45,6 +46,8 @@ async function showConsent(
       interaction: interaction.id,
       csrf: interaction.csrf,
       clientName: client?.metadata.client_name ?? `client ${interaction.clientId}`,
+      // A client metadata document's name is the client's own claim; the host serving it is what vouches for it.
+      ...(isUrlClientId(interaction.clientId) ? { clientHost: new URL(interaction.clientId).host } : {}),
       redirectHost: new URL(interaction.redirectTarget).host,
       userName: user?.name ?? session.name ?? session.sub!,
       scopes: interaction.scope.map((name) => ({ name, description: describeScope(name) })),

@@ -41,8 +41,8 @@ async function showLogin(
   { server, pages }: FlowServices,
   shown: { clientName?: string; username?: string; error?: string } = {},
 ): Promise<StepResult> {
-  const { options, stores } = server;
-  const client = shown.clientName === undefined ? await stores.clients.get(interaction.clientId) : undefined;
+  const { options } = server;
+  const client = shown.clientName === undefined ? await server.clients.get(interaction.clientId) : undefined;
   return pages.render(
     ctx,
     status,

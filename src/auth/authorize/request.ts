@@ -1,8 +1,10 @@
 import { parseQuery } from '../body.js';
+import { MAX_CLIENT_ID_URL_LENGTH } from '../client-documents/document.js';
+import { ClientDocumentError } from '../client-documents/errors.js';
 import { resolveRedirectUri } from '../clients.js';
 import { randomToken } from '../crypto.js';
 import type { OAuthError } from '../errors.js';
-import type { InteractionRecord } from '../stores/types.js';
+import type { ClientRecord, InteractionRecord } from '../stores/types.js';
 import { established, type Step } from './steps.js';
 
 /**
@@ -19,7 +21,8 @@ import { established, type Step } from './steps.js';
  */
 const PARAMETER_LIMITS: ReadonlyMap<string, number> = new Map([
   ['response_type', 32],
-  ['client_id', 128],
+  // A registered client_id is 22 characters; a client metadata document URL may be long.
+  ['client_id', MAX_CLIENT_ID_URL_LENGTH],
   ['redirect_uri', 2048],
   ['scope', 1024],
   ['state', 1024],
@@ -97,7 +100,14 @@ export const findClient: Step = {
   async run(ctx, flow, { server, pages }) {
     const clientId = established(flow, 'params').get('client_id');
     if (clientId === undefined) return pages.error(ctx, 400, 'invalid_request', 'client_id is required');
-    const client = await server.stores.clients.get(clientId);
+    let client: ClientRecord | undefined;
+    try {
+      client = await server.clients.find(clientId);
+    } catch (error) {
+      // A client_id URL whose document cannot be used: the page says why (the developer of the client reads it).
+      if (error instanceof ClientDocumentError) return pages.error(ctx, 400, 'invalid_client', error.message);
+      throw error;
+    }
     if (!client) return pages.error(ctx, 400, 'invalid_client', 'the client is not registered');
     flow.client = client;
     return 'next';

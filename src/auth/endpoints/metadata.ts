@@ -30,6 +30,8 @@ export function buildMetadata(server: ServerContext): Record<string, unknown> {
     introspection_endpoint_auth_methods_supported: [...INTROSPECTION_AUTH_METHODS],
     code_challenge_methods_supported: options.allowPlainPkce ? ['S256', 'plain'] : ['S256'],
     authorization_response_iss_parameter_supported: true,
+    // draft-ietf-oauth-client-id-metadata-document §5; MCP 2025-11-25 clients prefer it to registration.
+    ...(server.clients.documentsSupported ? { client_id_metadata_document_supported: true } : {}),
   };
 }
 

@@ -41,7 +41,7 @@ describe('metadata tells the truth', () => {
     expect(metadata.issuer).toBe(server.issuer);
   });
 
-  it('advertises exactly the fields of spec §2.1 plus jwks, introspection, scopes and iss support', () => {
+  it('advertises exactly the fields of spec §2.1 plus jwks, introspection, scopes, iss and CIMD support', () => {
     expect(Object.keys(metadata).sort()).toEqual(
       [
         'issuer',
@@ -60,6 +60,7 @@ describe('metadata tells the truth', () => {
         'introspection_endpoint_auth_methods_supported',
         'code_challenge_methods_supported',
         'authorization_response_iss_parameter_supported',
+        'client_id_metadata_document_supported',
       ].sort(),
     );
     expect(metadata.revocation_endpoint).toBe(metadata.token_endpoint);

@@ -40,6 +40,13 @@ describe('auth and mcp configuration', () => {
       sessionTtlSeconds: 8 * 3600,
       allowPlainPkce: true,
       cookieSecure: true,
+      clientMetadataDocuments: {
+        enabled: true,
+        allowedNetworks: [],
+        timeoutMs: 5000,
+        maxBytes: 5120,
+        maxCacheSeconds: 86400,
+      },
     });
     expect(config.mcp).toEqual({
       allowedOrigins: ['https://app.example.com'],
@@ -64,6 +71,14 @@ describe('auth and mcp configuration', () => {
       'gw.yaml:7:9: auth.users[1].username: duplicate username "a" (also users[0]), got',
     ],
     ['  codeTtlSeconds: 601\n', 'gw.yaml:5:3: auth.codeTtlSeconds: must be at most 600, got 601'],
+    [
+      '  clientMetadataDocuments: { allowedNetworks: [127.0.0.1/40] }\n',
+      'gw.yaml:5:48: auth.clientMetadataDocuments.allowedNetworks[0]: must be a CIDR range such as 127.0.0.1/32, got "127.0.0.1/40"',
+    ],
+    [
+      '  clientMetadataDocuments: { fetchHttp: true }\n',
+      'gw.yaml:5:30: auth.clientMetadataDocuments.fetchHttp: unknown key "fetchHttp"',
+    ],
     [
       '  signingKeys: { algorithm: HS256 }\n',
       'gw.yaml:5:18: auth.signingKeys.algorithm: must be one of "ES256", "RS256", "EdDSA", got "HS256"',
