@@ -1,9 +1,12 @@
 import { SubscriptionDirectory } from '../catalog/subscriptions.js';
 import { type CompiledGateway, compileGateway } from '../config/gateway.js';
 import type { LoadedConfig } from '../config/load.js';
+import { authorizationServerKeys } from '../config/signing-keys.js';
 import type { ExchangeFactory } from '../extproc/exchange.js';
+import { Identities } from '../identity/index.js';
 import { jsonLogger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
+import type { IdentityTokens } from '../policy/index.js';
 import { BackendRoutes } from './backend-routes.js';
 import { backendCertificateTable, clientTrustStore } from './certificates.js';
 import type { TrustStore } from './client-certificate.js';
@@ -51,6 +54,8 @@ export interface EngineOptions {
    * with a pipeline that needs more is refused (NeedsExtProcError, naming each element). Default `ext_proc`.
    */
   readonly transport?: EngineTransport;
+  /** The gateway's token sources (`identitiesOf`); without them authentication-managed-identity fails. */
+  readonly identities?: IdentityTokens;
 }
 
 export type EngineTransport = 'ext_proc' | 'ext_authz';
@@ -67,7 +72,22 @@ export async function buildEngine(loaded: LoadedConfig, options: EngineOptions =
     trust: await clientTrustStore(loaded.config, loaded.directory, loaded.files),
     backendCertificates: await backendCertificateTable(loaded.config, loaded.directory, loaded.files),
     directory: loaded.directory,
+    identities: identitiesOf(loaded),
     ...options,
+  });
+}
+
+/**
+ * The token sources of the `identities` section, plus the implicit `portcullis` source when `auth` is on: it signs
+ * with the keys the authorization server keeps in its keys file or data directory (config/signing-keys.ts).
+ */
+export function identitiesOf(loaded: LoadedConfig): Identities {
+  const { auth, identities } = loaded.config;
+  const keys = authorizationServerKeys(loaded);
+  return new Identities({
+    directory: loaded.directory,
+    ...(identities ? { config: identities } : {}),
+    ...(auth && keys ? { authorizationServer: { issuer: auth.issuer, signingKeys: keys } } : {}),
   });
 }
 
@@ -81,6 +101,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     shared: held.state,
     trace: traces,
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
+    ...(options.identities ? { identities: options.identities } : {}),
   });
   const routes = new BackendRoutes(gateway.config.apis, gateway.backends);
   const accessLog = options.accessLog ?? true;

@@ -1,7 +1,7 @@
 import { JToken } from '../expr/index.js';
 import type { Logger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
-import type { BackendLookup, PolicyServices, TraceSink } from '../policy/index.js';
+import type { BackendLookup, IdentityTokens, PolicyServices, TraceSink } from '../policy/index.js';
 import type { EventStream, SendOutcome } from '../state/event-stream.js';
 import type { StateConfig } from '../state/options.js';
 import type { RedisConnection } from '../state/redis-connection.js';
@@ -33,6 +33,8 @@ export interface EngineServicesOptions {
   readonly trace?: TraceSink;
   /** Client certificates the gateway presents to backends (authentication-certificate). */
   readonly backendCertificates?: BackendCertificates;
+  /** The gateway's token sources (the `identities` section), for authentication-managed-identity. */
+  readonly identities?: IdentityTokens;
 }
 
 export interface EngineServices extends PolicyServices {
@@ -118,6 +120,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     },
     concurrencyLeaseSeconds: state.concurrencyLeaseSeconds,
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
+    ...(options.identities ? { identities: options.identities } : {}),
     backends,
     fetch: fetchWithTimeout,
     clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },

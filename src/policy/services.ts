@@ -123,6 +123,18 @@ export interface PolicyCounters {
   count(element: string, outcome: CounterOutcome, reason?: string): void;
 }
 
+/**
+ * The gateway's own identity (authentication-managed-identity): a token for a resource, from the source the
+ * client-id selects or the default one, cached by the engine. Rejects with an Error whose message is safe to log and
+ * to put into LastError (it never holds a token or a secret).
+ */
+export interface IdentityTokens {
+  token(request: { readonly resource: string; readonly clientId?: string }): Promise<{
+    readonly token: string;
+    readonly expiresAt: number;
+  }>;
+}
+
 export interface PolicyServices {
   readonly responseCache: ResponseCache;
   readonly valueCache: ValueCache;
@@ -136,4 +148,6 @@ export interface PolicyServices {
   readonly logger: Logger;
   readonly trace: TraceSink;
   readonly counters: PolicyCounters;
+  /** Optional: without it, authentication-managed-identity fails as if the identity endpoint could not be reached. */
+  readonly identities?: IdentityTokens;
 }
