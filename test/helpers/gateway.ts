@@ -5,7 +5,7 @@ import { compileGateway } from '../../src/config/gateway.js';
 import { type LoadedConfig, loadConfigFile } from '../../src/config/load.js';
 import { bootstrapApis, freePort } from '../../src/config/plan.js';
 import { backendCertificateTable, clientTrustStore } from '../../src/engine/certificates.js';
-import { createEngine, type EngineOptions } from '../../src/engine/engine.js';
+import { createEngine, type EngineOptions, identitiesOf } from '../../src/engine/engine.js';
 import { assertExtAuthzServes } from '../../src/engine/ext-authz-check.js';
 import { type BootstrapPlan, buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { startExtAuthzServer } from '../../src/extauthz/server.js';
@@ -57,6 +57,7 @@ export async function startEngine(
         trust: await clientTrustStore(loaded.config, loaded.directory),
         backendCertificates: await backendCertificateTable(loaded.config, loaded.directory),
         directory: loaded.directory,
+        identities: identitiesOf(loaded),
         ...engineOptions,
       }).exchanges,
       ...(observer ? { observer } : {}),

@@ -5,6 +5,7 @@
 import type { DeclaredElement, ElementDefinition } from '../element.js';
 import { authenticationBasic } from './authentication-basic.js';
 import { authenticationCertificate } from './authentication-certificate.js';
+import { authenticationManagedIdentity } from './authentication-managed-identity.js';
 import { cacheLookup } from './cache-lookup.js';
 import { cacheLookupValue } from './cache-lookup-value.js';
 import { cacheRemoveValue } from './cache-remove-value.js';
@@ -90,6 +91,7 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   emitMetric,
   validateClientCertificate,
   authenticationCertificate,
+  authenticationManagedIdentity,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));
