@@ -102,6 +102,9 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     trace: traces,
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
     ...(options.identities ? { identities: options.identities } : {}),
+    ...(gateway.config.identities?.entraAuthority
+      ? { entraAuthority: gateway.config.identities.entraAuthority }
+      : {}),
   });
   const routes = new BackendRoutes(gateway.config.apis, gateway.backends);
   const accessLog = options.accessLog ?? true;

@@ -35,6 +35,8 @@ export interface EngineServicesOptions {
   readonly backendCertificates?: BackendCertificates;
   /** The gateway's token sources (the `identities` section), for authentication-managed-identity. */
   readonly identities?: IdentityTokens;
+  /** identities.entraAuthority, for validate-azure-ad-token. */
+  readonly entraAuthority?: string;
 }
 
 export interface EngineServices extends PolicyServices {
@@ -121,6 +123,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     concurrencyLeaseSeconds: state.concurrencyLeaseSeconds,
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
     ...(options.identities ? { identities: options.identities } : {}),
+    ...(options.entraAuthority ? { entraAuthority: options.entraAuthority } : {}),
     backends,
     fetch: fetchWithTimeout,
     clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },

@@ -156,6 +156,11 @@ export const identitiesConfigSchema = z
     /** The source used when a policy's client-id selects none; absent: `portcullis` when `auth` is on, or the only source. */
     default: sourceName.optional(),
     sources: z.record(sourceName, identitySourceSchema).default({}),
+    /**
+     * Where validate-azure-ad-token reads tenants' OpenID configurations when a policy names no
+     * authentication-endpoint: a sovereign cloud (https://login.microsoftonline.us, …) or a test provider.
+     */
+    entraAuthority: httpUrl.optional(),
   })
   .strict()
   .superRefine((identities, ctx) => {

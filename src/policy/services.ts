@@ -150,4 +150,9 @@ export interface PolicyServices {
   readonly counters: PolicyCounters;
   /** Optional: without it, authentication-managed-identity fails as if the identity endpoint could not be reached. */
   readonly identities?: IdentityTokens;
+  /**
+   * Where validate-azure-ad-token finds tenants' OpenID configurations when the policy names no
+   * authentication-endpoint (identities.entraAuthority); absent: https://login.microsoftonline.com.
+   */
+  readonly entraAuthority?: string;
 }

@@ -43,6 +43,7 @@ import { setQueryParameter } from './set-query-parameter.js';
 import { setStatus } from './set-status.js';
 import { setVariable } from './set-variable.js';
 import { trace } from './trace.js';
+import { validateAzureAdToken } from './validate-azure-ad-token.js';
 import { validateClientCertificate } from './validate-client-certificate.js';
 import { validateJwt } from './validate-jwt.js';
 import { wait } from './wait.js';
@@ -92,6 +93,7 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   validateClientCertificate,
   authenticationCertificate,
   authenticationManagedIdentity,
+  validateAzureAdToken,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));
