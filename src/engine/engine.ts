@@ -3,10 +3,10 @@ import { type CompiledGateway, compileGateway } from '../config/gateway.js';
 import type { LoadedConfig } from '../config/load.js';
 import { authorizationServerKeys } from '../config/signing-keys.js';
 import type { ExchangeFactory } from '../extproc/exchange.js';
-import { Identities } from '../identity/index.js';
+import { CredentialManager, Identities } from '../identity/index.js';
 import { jsonLogger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
-import type { IdentityTokens } from '../policy/index.js';
+import type { AuthorizationContexts, IdentityTokens } from '../policy/index.js';
 import { BackendRoutes } from './backend-routes.js';
 import { backendCertificateTable, clientTrustStore } from './certificates.js';
 import type { TrustStore } from './client-certificate.js';
@@ -56,6 +56,8 @@ export interface EngineOptions {
   readonly transport?: EngineTransport;
   /** The gateway's token sources (`identitiesOf`); without them authentication-managed-identity fails. */
   readonly identities?: IdentityTokens;
+  /** The credential manager (`credentialManagerOf`); without it get-authorization-context fails. */
+  readonly authorizations?: AuthorizationContexts;
 }
 
 export type EngineTransport = 'ext_proc' | 'ext_authz';
@@ -73,7 +75,16 @@ export async function buildEngine(loaded: LoadedConfig, options: EngineOptions =
     backendCertificates: await backendCertificateTable(loaded.config, loaded.directory, loaded.files),
     directory: loaded.directory,
     identities: identitiesOf(loaded),
+    authorizations: credentialManagerOf(loaded),
     ...options,
+  });
+}
+
+/** get-authorization-context's providers and connections (identities.credentialProviders). */
+export function credentialManagerOf(loaded: LoadedConfig): CredentialManager {
+  return new CredentialManager({
+    providers: loaded.config.identities?.credentialProviders ?? {},
+    directory: loaded.directory,
   });
 }
 
@@ -102,6 +113,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     trace: traces,
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
     ...(options.identities ? { identities: options.identities } : {}),
+    ...(options.authorizations ? { authorizations: options.authorizations } : {}),
     ...(gateway.config.identities?.entraAuthority
       ? { entraAuthority: gateway.config.identities.entraAuthority }
       : {}),

@@ -1,7 +1,13 @@
 import { JToken } from '../expr/index.js';
 import type { Logger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
-import type { BackendLookup, IdentityTokens, PolicyServices, TraceSink } from '../policy/index.js';
+import type {
+  AuthorizationContexts,
+  BackendLookup,
+  IdentityTokens,
+  PolicyServices,
+  TraceSink,
+} from '../policy/index.js';
 import type { EventStream, SendOutcome } from '../state/event-stream.js';
 import type { StateConfig } from '../state/options.js';
 import type { RedisConnection } from '../state/redis-connection.js';
@@ -37,6 +43,8 @@ export interface EngineServicesOptions {
   readonly identities?: IdentityTokens;
   /** identities.entraAuthority, for validate-azure-ad-token. */
   readonly entraAuthority?: string;
+  /** The credential manager (identities.credentialProviders), for get-authorization-context. */
+  readonly authorizations?: AuthorizationContexts;
 }
 
 export interface EngineServices extends PolicyServices {
@@ -124,6 +132,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
     ...(options.identities ? { identities: options.identities } : {}),
     ...(options.entraAuthority ? { entraAuthority: options.entraAuthority } : {}),
+    ...(options.authorizations ? { authorizations: options.authorizations } : {}),
     backends,
     fetch: fetchWithTimeout,
     clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },

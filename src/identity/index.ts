@@ -1,3 +1,4 @@
+export { type Authorization, type AuthorizationRequest, CredentialManager } from './credential-manager.js';
 export { IdentityError, type IdentityErrorCode } from './errors.js';
 export { Identities, type IdentitiesOptions } from './identities.js';
 export {

@@ -151,6 +151,26 @@ const sourceName = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,64}$/, { message: 'must be 1-64 letters, digits, ".", "_" or "-"' });
 
+/**
+ * A credential manager provider (get-authorization-context's provider-id): the OAuth client it gets tokens as, and
+ * its connections (authorization-id), each the resource its token is for.
+ */
+const credentialProviderSchema = z
+  .object({
+    source: z.union([clientCredentialsSource, federatedSource]),
+    connections: z.record(
+      sourceName,
+      z
+        .object({
+          /** The audience of the connection's tokens, mapped per the source's resourceAs. */
+          resource: z.string().min(1),
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+export type CredentialProviderConfig = z.infer<typeof credentialProviderSchema>;
+
 export const identitiesConfigSchema = z
   .object({
     /** The source used when a policy's client-id selects none; absent: `portcullis` when `auth` is on, or the only source. */
@@ -161,6 +181,8 @@ export const identitiesConfigSchema = z
      * authentication-endpoint: a sovereign cloud (https://login.microsoftonline.us, …) or a test provider.
      */
     entraAuthority: httpUrl.optional(),
+    /** get-authorization-context's credential manager: providers by provider-id, with their connections. */
+    credentialProviders: z.record(sourceName, credentialProviderSchema).default({}),
   })
   .strict()
   .superRefine((identities, ctx) => {

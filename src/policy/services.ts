@@ -135,6 +135,15 @@ export interface IdentityTokens {
   }>;
 }
 
+/** get-authorization-context's credential manager: a connection's token and its claims. */
+export interface AuthorizationContexts {
+  authorization(request: {
+    readonly providerId: string;
+    readonly authorizationId: string;
+    readonly user?: string;
+  }): Promise<{ readonly accessToken: string; readonly claims: Readonly<Record<string, unknown>> }>;
+}
+
 export interface PolicyServices {
   readonly responseCache: ResponseCache;
   readonly valueCache: ValueCache;
@@ -155,4 +164,6 @@ export interface PolicyServices {
    * authentication-endpoint (identities.entraAuthority); absent: https://login.microsoftonline.com.
    */
   readonly entraAuthority?: string;
+  /** Optional: without it, get-authorization-context fails (no connection is configured). */
+  readonly authorizations?: AuthorizationContexts;
 }

@@ -31,7 +31,6 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   todo('llm-token-limit', [I], ALL),
   todo('azure-openai-token-limit', [I], ALL),
   // Authentication and access restriction
-  azure('get-authorization-context', [I], GPAO, 'API Management credential manager'),
   // Content validation
   todo('validate-content', [I, O, E], GPAO),
   todo('validate-parameters', [I], ALL),

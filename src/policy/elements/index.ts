@@ -18,6 +18,7 @@ import { DECLARED_ELEMENTS } from './declared.js';
 import { emitMetric } from './emit-metric.js';
 import { findAndReplace } from './find-and-replace.js';
 import { forwardRequest } from './forward-request.js';
+import { getAuthorizationContext } from './get-authorization-context.js';
 import { includeFragment } from './include-fragment.js';
 import { ipFilter } from './ip-filter.js';
 import { jsonToXmlElement } from './json-to-xml.js';
@@ -94,6 +95,7 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   authenticationCertificate,
   authenticationManagedIdentity,
   validateAzureAdToken,
+  getAuthorizationContext,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));
