@@ -194,6 +194,33 @@ function* durableSigningKeys(config: GatewayConfig): Iterable<CrossFieldIssue> {
 }
 
 /**
+ * The `portcullis` identity signs with the authorization server's keys, which the engine reads from where the AS
+ * keeps them: a keys file, or auth.dataDir. Keys the service generates and holds only in memory cannot be shared.
+ */
+function* portcullisIdentity(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  const { identities, auth } = config;
+  if (!identities) return;
+  const named = Object.entries(identities.sources).filter(([, source]) => source.type === 'portcullis');
+  const places: (string | number)[][] = named.map(([name]) => ['identities', 'sources', name]);
+  if (identities.default === 'portcullis' && !('portcullis' in identities.sources))
+    places.push(['identities', 'default']);
+  for (const path of places) {
+    if (!auth)
+      yield {
+        path,
+        message: 'the portcullis identity is minted by the authorization server: configure auth',
+      };
+    else if (auth.dataDir === undefined && auth.signingKeys?.file === undefined)
+      yield {
+        path,
+        message:
+          "the portcullis identity signs with the authorization server's keys, which the engine reads from auth.signingKeys.file " +
+          'or auth.dataDir: set one of them (keys generated in memory stay in the service process)',
+      };
+  }
+}
+
+/**
  * Each operation's URL template compiles, and no two operations of an API answer the same method and template —
  * API Management refuses the second as a duplicate; here the matcher would silently route every call to one of
  * them. Templates are the same when they differ only in parameter names or in the case of literal segments; SOAP
@@ -289,6 +316,7 @@ export const crossChecks: readonly CrossCheck[] = [
   { name: 'mcp-needs-auth', issues: mcpNeedsAuth },
   { name: 'products-name-scopes', issues: productsNameScopes },
   { name: 'durable-signing-keys', issues: durableSigningKeys },
+  { name: 'portcullis-identity', issues: portcullisIdentity },
 ];
 
 /** For the root schema (`.superRefine(runCrossChecks)`): every check's issues, as zod issues at their key paths. */

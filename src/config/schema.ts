@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defaultGatewayLimits } from '../envoy/bootstrap.js';
+import { identitiesConfigSchema } from '../identity/options.js';
 import { stateConfigSchema } from '../state/options.js';
 import { runCrossChecks } from './checks.js';
 import { managementConfigSchema } from './management-schema.js';
@@ -390,6 +391,8 @@ const gatewayConfigObject = z
     tls: tlsConfigSchema.optional(),
     auth: authConfigSchema.optional(),
     mcp: mcpConfigSchema.optional(),
+    /** Where the gateway's own tokens come from (authentication-managed-identity, get-authorization-context). */
+    identities: identitiesConfigSchema.optional(),
     management: managementConfigSchema.optional(),
     processes: z.array(companionProcessSchema).default([]),
   })

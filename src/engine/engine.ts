@@ -1,9 +1,12 @@
 import { SubscriptionDirectory } from '../catalog/subscriptions.js';
 import { type CompiledGateway, compileGateway } from '../config/gateway.js';
 import type { LoadedConfig } from '../config/load.js';
+import { authorizationServerKeys } from '../config/signing-keys.js';
 import type { ExchangeFactory } from '../extproc/exchange.js';
+import { CredentialManager, Identities } from '../identity/index.js';
 import { jsonLogger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
+import type { AuthorizationContexts, IdentityTokens } from '../policy/index.js';
 import { BackendRoutes } from './backend-routes.js';
 import { assertEnvoyRoutesServe, type BackendRouting } from './backend-routing.js';
 import { backendCertificateTable, clientTrustStore } from './certificates.js';
@@ -58,6 +61,10 @@ export interface EngineOptions {
    * each element), a computed choice of one gets a 500. Default `engine` (see backend-routing.ts).
    */
   readonly backendRouting?: BackendRouting;
+  /** The gateway's token sources (`identitiesOf`); without them authentication-managed-identity fails. */
+  readonly identities?: IdentityTokens;
+  /** The credential manager (`credentialManagerOf`); without it get-authorization-context fails. */
+  readonly authorizations?: AuthorizationContexts;
 }
 
 export type EngineTransport = 'ext_proc' | 'ext_authz';
@@ -75,7 +82,31 @@ export async function buildEngine(loaded: LoadedConfig, options: EngineOptions =
     trust: await clientTrustStore(loaded.config, loaded.directory, loaded.files),
     backendCertificates: await backendCertificateTable(loaded.config, loaded.directory, loaded.files),
     directory: loaded.directory,
+    identities: identitiesOf(loaded),
+    authorizations: credentialManagerOf(loaded),
     ...options,
+  });
+}
+
+/** get-authorization-context's providers and connections (identities.credentialProviders). */
+export function credentialManagerOf(loaded: LoadedConfig): CredentialManager {
+  return new CredentialManager({
+    providers: loaded.config.identities?.credentialProviders ?? {},
+    directory: loaded.directory,
+  });
+}
+
+/**
+ * The token sources of the `identities` section, plus the implicit `portcullis` source when `auth` is on: it signs
+ * with the keys the authorization server keeps in its keys file or data directory (config/signing-keys.ts).
+ */
+export function identitiesOf(loaded: LoadedConfig): Identities {
+  const { auth, identities } = loaded.config;
+  const keys = authorizationServerKeys(loaded);
+  return new Identities({
+    directory: loaded.directory,
+    ...(identities ? { config: identities } : {}),
+    ...(auth && keys ? { authorizationServer: { issuer: auth.issuer, signingKeys: keys } } : {}),
   });
 }
 
@@ -89,6 +120,11 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     shared: held.state,
     trace: traces,
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
+    ...(options.identities ? { identities: options.identities } : {}),
+    ...(options.authorizations ? { authorizations: options.authorizations } : {}),
+    ...(gateway.config.identities?.entraAuthority
+      ? { entraAuthority: gateway.config.identities.entraAuthority }
+      : {}),
   });
   const routes = new BackendRoutes(gateway.config.apis, gateway.backends);
   const accessLog = options.accessLog ?? true;

@@ -1,7 +1,14 @@
 import { JToken } from '../expr/index.js';
 import type { Logger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
-import type { BackendLookup, MetricSink, PolicyServices, TraceSink } from '../policy/index.js';
+import type {
+  AuthorizationContexts,
+  BackendLookup,
+  IdentityTokens,
+  MetricSink,
+  PolicyServices,
+  TraceSink,
+} from '../policy/index.js';
 import type { EventStream, SendOutcome } from '../state/event-stream.js';
 import type { StateConfig } from '../state/options.js';
 import type { RedisConnection } from '../state/redis-connection.js';
@@ -42,6 +49,12 @@ export interface EngineServicesOptions {
   readonly trace?: TraceSink;
   /** Client certificates the gateway presents to backends (authentication-certificate). */
   readonly backendCertificates?: BackendCertificates;
+  /** The gateway's token sources (the `identities` section), for authentication-managed-identity. */
+  readonly identities?: IdentityTokens;
+  /** identities.entraAuthority, for validate-azure-ad-token. */
+  readonly entraAuthority?: string;
+  /** The credential manager (identities.credentialProviders), for get-authorization-context. */
+  readonly authorizations?: AuthorizationContexts;
 }
 
 export interface EngineServices extends PolicyServices {
@@ -165,6 +178,9 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     },
     concurrencyLeaseSeconds: state.concurrencyLeaseSeconds,
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
+    ...(options.identities ? { identities: options.identities } : {}),
+    ...(options.entraAuthority ? { entraAuthority: options.entraAuthority } : {}),
+    ...(options.authorizations ? { authorizations: options.authorizations } : {}),
     backends,
     fetch: fetchWithTimeout,
     clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },

@@ -35,6 +35,7 @@ export {
 } from './context.js';
 export type { ExpressionErrorCode } from './errors.js';
 export { ExpressionError } from './errors.js';
+export { AuthorizationContext } from './library/authorization.js';
 export { JArray, JObject, JProperty, JToken, JValue, parseJson } from './library/json.js';
 export { Jwt, parseJwt } from './library/jwt.js';
 export type { ExpressionLimits } from './limits.js';

@@ -143,6 +143,27 @@ export interface PolicyCounters {
   count(element: string, outcome: CounterOutcome, reason?: string): void;
 }
 
+/**
+ * The gateway's own identity (authentication-managed-identity): a token for a resource, from the source the
+ * client-id selects or the default one, cached by the engine. Rejects with an Error whose message is safe to log and
+ * to put into LastError (it never holds a token or a secret).
+ */
+export interface IdentityTokens {
+  token(request: { readonly resource: string; readonly clientId?: string }): Promise<{
+    readonly token: string;
+    readonly expiresAt: number;
+  }>;
+}
+
+/** get-authorization-context's credential manager: a connection's token and its claims. */
+export interface AuthorizationContexts {
+  authorization(request: {
+    readonly providerId: string;
+    readonly authorizationId: string;
+    readonly user?: string;
+  }): Promise<{ readonly accessToken: string; readonly claims: Readonly<Record<string, unknown>> }>;
+}
+
 export interface PolicyServices {
   readonly responseCache: ResponseCache;
   readonly valueCache: ValueCache;
@@ -157,4 +178,13 @@ export interface PolicyServices {
   readonly logger: Logger;
   readonly trace: TraceSink;
   readonly counters: PolicyCounters;
+  /** Optional: without it, authentication-managed-identity fails as if the identity endpoint could not be reached. */
+  readonly identities?: IdentityTokens;
+  /**
+   * Where validate-azure-ad-token finds tenants' OpenID configurations when the policy names no
+   * authentication-endpoint (identities.entraAuthority); absent: https://login.microsoftonline.com.
+   */
+  readonly entraAuthority?: string;
+  /** Optional: without it, get-authorization-context fails (no connection is configured). */
+  readonly authorizations?: AuthorizationContexts;
 }

@@ -5,7 +5,12 @@ import { compileGateway } from '../../src/config/gateway.js';
 import { type LoadedConfig, loadConfigFile } from '../../src/config/load.js';
 import { bootstrapApis, freePort } from '../../src/config/plan.js';
 import { backendCertificateTable, clientTrustStore } from '../../src/engine/certificates.js';
-import { createEngine, type EngineOptions } from '../../src/engine/engine.js';
+import {
+  createEngine,
+  credentialManagerOf,
+  type EngineOptions,
+  identitiesOf,
+} from '../../src/engine/engine.js';
 import { assertExtAuthzServes } from '../../src/engine/ext-authz-check.js';
 import { type BootstrapPlan, buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { startExtAuthzServer } from '../../src/extauthz/server.js';
@@ -67,6 +72,8 @@ export async function startEngineForFile(
         trust: await clientTrustStore(loaded.config, loaded.directory),
         backendCertificates: await backendCertificateTable(loaded.config, loaded.directory),
         directory: loaded.directory,
+        identities: identitiesOf(loaded),
+        authorizations: credentialManagerOf(loaded),
         ...engineOptions,
       }).exchanges,
       ...(observer ? { observer } : {}),

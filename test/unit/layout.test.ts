@@ -19,10 +19,12 @@ const mayImport: Record<string, readonly string[]> = {
   extproc: ['envoy/contract.ts'],
   // The ext_authz variant drives the same exchanges (extproc/exchange.ts) over Envoy's Authorization service.
   extauthz: ['extproc', 'envoy/contract.ts'],
-  engine: ['policy', 'catalog', 'state', 'extproc', 'expr', 'envoy/contract.ts', 'config'],
+  engine: ['policy', 'catalog', 'state', 'identity', 'extproc', 'expr', 'envoy/contract.ts', 'config'],
   auth: ['state'],
+  // Token sources for the gateway's own calls; the engine hands them to the policies as a service.
+  identity: ['state'],
   mcp: ['auth', 'catalog'],
-  config: ['auth', 'catalog', 'envoy', 'policy', 'state'],
+  config: ['auth', 'catalog', 'envoy', 'identity', 'policy', 'state'],
   service: ['config', 'auth', 'mcp', 'state', 'envoy/contract.ts'],
   management: ['config', 'auth', 'envoy'],
   cli: ['*'],

@@ -4,6 +4,7 @@
  * another's tables. The order below does not matter: a file that needs another's types imports that file, and
  * core refuses a type name, class or extension method claimed twice, so no file can override one that loaded earlier.
  */
+import './authorization.js';
 import './collections.js';
 import './context.js';
 import './datetime.js';

@@ -28,9 +28,6 @@ const azure = (name: string, sections: Section[], scopes: Scope[], service: stri
 
 export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   // Authentication and access restriction
-  azure('validate-azure-ad-token', [I], GPAO, 'Entra ID'),
-  azure('authentication-managed-identity', [I], GPAO, 'managed identity'),
-  azure('get-authorization-context', [I], GPAO, 'API Management credential manager'),
   // Content validation
   todo('validate-content', [I, O, E], GPAO),
   todo('validate-parameters', [I], ALL),

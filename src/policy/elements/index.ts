@@ -5,6 +5,7 @@
 import type { DeclaredElement, ElementDefinition } from '../element.js';
 import { authenticationBasic } from './authentication-basic.js';
 import { authenticationCertificate } from './authentication-certificate.js';
+import { authenticationManagedIdentity } from './authentication-managed-identity.js';
 import { azureOpenAiEmitTokenMetric } from './azure-openai-emit-token-metric.js';
 import { azureOpenAiSemanticCacheLookup } from './azure-openai-semantic-cache-lookup.js';
 import { azureOpenAiSemanticCacheStore } from './azure-openai-semantic-cache-store.js';
@@ -21,6 +22,7 @@ import { DECLARED_ELEMENTS } from './declared.js';
 import { emitMetric } from './emit-metric.js';
 import { findAndReplace } from './find-and-replace.js';
 import { forwardRequest } from './forward-request.js';
+import { getAuthorizationContext } from './get-authorization-context.js';
 import { includeFragment } from './include-fragment.js';
 import { ipFilter } from './ip-filter.js';
 import { jsonToXmlElement } from './json-to-xml.js';
@@ -51,6 +53,7 @@ import { setQueryParameter } from './set-query-parameter.js';
 import { setStatus } from './set-status.js';
 import { setVariable } from './set-variable.js';
 import { trace } from './trace.js';
+import { validateAzureAdToken } from './validate-azure-ad-token.js';
 import { validateClientCertificate } from './validate-client-certificate.js';
 import { validateJwt } from './validate-jwt.js';
 import { wait } from './wait.js';
@@ -108,6 +111,9 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   llmContentSafety,
   azureOpenAiSemanticCacheLookup,
   azureOpenAiSemanticCacheStore,
+  authenticationManagedIdentity,
+  validateAzureAdToken,
+  getAuthorizationContext,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));

@@ -1,6 +1,6 @@
 import { defineElement } from '../element.js';
 import { ALL_SCOPES, ALL_SECTIONS, int, oneOf } from '../schema.js';
-import { compileSideRequest, REQUEST_CHILDREN } from '../shared/side-request.js';
+import { compileSideRequest, compileSideRequestIdentity, REQUEST_CHILDREN } from '../shared/side-request.js';
 
 /** Fires a request to another service without waiting for (or keeping) the answer. */
 export const sendOneWayRequest = defineElement({
@@ -14,9 +14,16 @@ export const sendOneWayRequest = defineElement({
     const mode = node.getter('mode');
     const timeout = node.getter('timeout');
     const build = compileSideRequest(node, c, mode);
+    const authenticate = compileSideRequestIdentity(node);
     return (run) => {
       const request = build(run);
-      run.services.fetch({ ...request, timeoutMs: timeout(run) * 1000 }).catch((err: unknown) => {
+      // Fire and forget, the token too: a request that cannot be authenticated is logged like one that fails.
+      const sent = authenticate
+        ? authenticate(run, request.headers).then(() =>
+            run.services.fetch({ ...request, timeoutMs: timeout(run) * 1000 }),
+          )
+        : run.services.fetch({ ...request, timeoutMs: timeout(run) * 1000 });
+      sent.catch((err: unknown) => {
         run.services.logger.warn('send-one-way-request failed', {
           url: request.url,
           error: (err as Error).message,

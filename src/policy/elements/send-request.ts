@@ -3,7 +3,7 @@ import { defineElement } from '../element.js';
 import { reasonPhrase } from '../message.js';
 import { PolicyError } from '../runtime.js';
 import { ALL_SCOPES, ALL_SECTIONS, bool, int, oneOf, str } from '../schema.js';
-import { compileSideRequest, REQUEST_CHILDREN } from '../shared/side-request.js';
+import { compileSideRequest, compileSideRequestIdentity, REQUEST_CHILDREN } from '../shared/side-request.js';
 
 /** Calls another HTTP service and stores its response (an IResponse) in a variable. */
 export const sendRequest = defineElement({
@@ -24,12 +24,14 @@ export const sendRequest = defineElement({
     const timeout = node.getter('timeout');
     const ignoreError = node.literal('ignore-error') === true;
     const build = compileSideRequest(node, c, mode);
+    const authenticate = compileSideRequestIdentity(node);
     if (node.child('set-url') === undefined && node.literal('mode') === 'new') {
       c.error(node, 'children', 'send-request in mode "new" needs a <set-url>, got none');
     }
     return async (run): Promise<'next'> => {
       const name = variable(run);
       const request = build(run);
+      await authenticate?.(run, request.headers);
       try {
         const response = await run.services.fetch({ ...request, timeoutMs: timeout(run) * 1000 });
         run.context.variables.set(

@@ -3,8 +3,9 @@ import { HeaderCollection, MessageBody, RequestModel } from '../../expr/index.js
 import type { CompileContext } from '../element.js';
 import type { NodeOf } from '../node.js';
 import type { RunContext, Statement } from '../runtime.js';
-import { elements, text } from '../schema.js';
+import { bool, elements, str, text } from '../schema.js';
 import { serializeHeaders } from './headers.js';
+import { identityToken } from './managed-identity.js';
 
 /** Children shared with send-one-way-request: the request is built by set-url/set-method/set-header/set-body. */
 export const REQUEST_CHILDREN = elements(
@@ -13,7 +14,15 @@ export const REQUEST_CHILDREN = elements(
   { name: 'set-header', policy: true, target: 'pending-request' },
   { name: 'set-body', max: 1, policy: true, target: 'pending-request' },
   { name: 'authentication-certificate', max: 1, content: { kind: 'any' } },
-  { name: 'authentication-managed-identity', max: 1, content: { kind: 'any' } },
+  {
+    name: 'authentication-managed-identity',
+    max: 1,
+    attributes: {
+      resource: str({ required: true }),
+      'client-id': str({ expression: false }),
+      'ignore-error': bool({ default: false }),
+    },
+  },
   { name: 'proxy', max: 1, content: { kind: 'any' } },
 );
 
@@ -27,6 +36,31 @@ export type SideRequest = (run: RunContext) => {
 /** send-request or send-one-way-request: whatever their attributes, both hold REQUEST_CHILDREN. */
 type SideRequestNode = Pick<NodeOf<{ content: typeof REQUEST_CHILDREN }>, 'children' | 'child'>;
 
+/**
+ * The `<authentication-managed-identity>` child: sets the built request's Authorization from the gateway's identity
+ * (asynchronous, so it runs after the synchronous build); undefined when the child is absent.
+ */
+export function compileSideRequestIdentity(
+  node: SideRequestNode,
+): ((run: RunContext, headers: [string, string][]) => Promise<void>) | undefined {
+  const child = node.child('authentication-managed-identity');
+  if (child === undefined) return undefined;
+  const resource = child.getter('resource');
+  const clientId = child.literal('client-id');
+  const ignoreError = child.getter('ignore-error');
+  return async (run, headers) => {
+    const token = await identityToken(run, {
+      element: 'authentication-managed-identity',
+      resource: resource(run).trim(),
+      clientId: typeof clientId === 'string' ? clientId : undefined,
+      ignoreError: ignoreError(run),
+    });
+    if (token === undefined) return;
+    const kept = headers.filter(([name]) => name.toLowerCase() !== 'authorization');
+    headers.splice(0, headers.length, ...kept, ['Authorization', `Bearer ${token}`]);
+  };
+}
+
 /** Compiles the request-building children; reports the ones that need Azure or are not implemented. */
 export function compileSideRequest(
   node: SideRequestNode,
@@ -34,13 +68,7 @@ export function compileSideRequest(
   mode: (run: RunContext) => string,
 ): SideRequest {
   for (const child of node.children) {
-    if (child.name === 'authentication-managed-identity') {
-      c.error(
-        child,
-        'not-supported',
-        '"authentication-managed-identity" is not supported: needs Azure managed identity',
-      );
-    } else if (child.name === 'authentication-certificate') {
+    if (child.name === 'authentication-certificate') {
       c.error(child, 'not-implemented', '"authentication-certificate" is not implemented yet');
     } else if (child.name === 'proxy') {
       c.error(child, 'not-implemented', '"proxy" is not implemented yet');

@@ -49,8 +49,8 @@ describe('portcullis policy-reference', () => {
       ],
     });
     expect(reference.declared).toContainEqual({
-      name: 'authentication-managed-identity',
-      why: 'needs Azure managed identity',
+      name: 'send-service-bus-message',
+      why: 'needs Azure Service Bus',
     });
   });
 

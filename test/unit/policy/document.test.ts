@@ -144,9 +144,9 @@ describe('element declarations', () => {
       ['p.xml:1:20: policies/inbound/validate-content[1]: "validate-content" is not implemented yet'],
     );
     expect(
-      diagnostics('<policies><inbound><authentication-managed-identity resource="x" /></inbound></policies>'),
+      diagnostics('<policies><inbound><send-service-bus-message queue-name="x" /></inbound></policies>'),
     ).toEqual([
-      'p.xml:1:20: policies/inbound/authentication-managed-identity[1]: "authentication-managed-identity" is not supported: needs Azure managed identity',
+      'p.xml:1:20: policies/inbound/send-service-bus-message[1]: "send-service-bus-message" is not supported: needs Azure Service Bus',
     ]);
   });
 

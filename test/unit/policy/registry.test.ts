@@ -27,7 +27,7 @@ describe('element registry', () => {
   it('generates the reference from the declarations', () => {
     const md = policyReference();
     for (const e of ELEMENT_LIST) expect(md).toContain(`## ${e.name}\n`);
-    expect(md).toContain('| `authentication-managed-identity` | needs Azure managed identity |');
+    expect(md).toContain('| `send-service-bus-message` | needs Azure Service Bus |');
     expect(md).toContain(
       '| `exists-action` | override \\| skip \\| append \\| delete | default `override` | yes |',
     );

@@ -68,14 +68,17 @@ describe('send-request', () => {
     expect(loud.outcome.kind === 'respond' && loud.outcome.response.status).toBe(500);
   });
 
-  it('rejects managed-identity authentication as needing Azure', () => {
+  it('accepts managed-identity authentication (the identities section), which needs a resource', () => {
     expect(
       diagnosticsOf(
         '<send-request response-variable-name="r"><set-url>https://x/</set-url><authentication-managed-identity resource="https://vault.azure.net" /></send-request>',
       ),
-    ).toEqual([
-      'policies/inbound/send-request[1]/authentication-managed-identity[2]: "authentication-managed-identity" is not supported: needs Azure managed identity',
-    ]);
+    ).toEqual([]);
+    expect(
+      diagnosticsOf(
+        '<send-request response-variable-name="r"><set-url>https://x/</set-url><authentication-managed-identity /></send-request>',
+      ),
+    ).toEqual([expect.stringContaining('resource')]);
     expect(diagnosticsOf('<send-request response-variable-name="r" />')).toEqual([
       'policies/inbound/send-request[1]: send-request in mode "new" needs a <set-url>, got none',
     ]);

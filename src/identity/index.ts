@@ -1,0 +1,11 @@
+export { type Authorization, type AuthorizationRequest, CredentialManager } from './credential-manager.js';
+export { IdentityError, type IdentityErrorCode } from './errors.js';
+export { Identities, type IdentitiesOptions } from './identities.js';
+export {
+  type IdentitiesConfig,
+  type IdentitySourceConfig,
+  identitiesConfigSchema,
+  identitySourceSchema,
+  type SecretValue,
+} from './options.js';
+export type { IssuedToken, TokenRequest } from './token-source.js';

@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import { importJWK, importPKCS8, type JWK, SignJWT } from 'jose';
+import { IdentityError } from '../errors.js';
+import type { IdentitySourceConfig } from '../options.js';
+import { readSecret } from '../secrets.js';
+import { callTokenEndpoint, resourceParameters } from '../token-endpoint.js';
+import type { TokenSource } from '../token-source.js';
+import type { SourceContext } from './context.js';
+
+type Config = Extract<IdentitySourceConfig, { type: 'client-credentials' }>;
+
+const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+
+/**
+ * The OAuth 2.0 client credentials grant (RFC 6749 §4.4) at any token endpoint, the client authenticated with a
+ * secret (HTTP Basic or in the form) or a private-key JWT (RFC 7523 §2.2, OpenID Connect `private_key_jwt`).
+ */
+export function clientCredentialsSource(config: Config, context: SourceContext): TokenSource {
+  const what = `identity "${context.name}"`;
+  return {
+    actsForAnyClientId: false,
+    async fetch({ resource }) {
+      const form = new URLSearchParams([
+        ['grant_type', 'client_credentials'],
+        ...resourceParameters(resource, config.resourceAs, config.scopes),
+        ...Object.entries(config.parameters),
+      ]);
+      const headers: Record<string, string> = {};
+      switch (config.clientAuth) {
+        case 'client_secret_basic': {
+          const secret = await readSecret(config.clientSecret!, context.directory, `${what} clientSecret`);
+          // RFC 6749 §2.3.1: both parts form-urlencoded before Base64.
+          const pair = `${formEncode(config.clientId)}:${formEncode(secret)}`;
+          headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
+          break;
+        }
+        case 'client_secret_post':
+          form.set('client_id', config.clientId);
+          form.set(
+            'client_secret',
+            await readSecret(config.clientSecret!, context.directory, `${what} clientSecret`),
+          );
+          break;
+        case 'private_key_jwt':
+          form.set('client_id', config.clientId);
+          form.set('client_assertion_type', ASSERTION_TYPE);
+          form.set('client_assertion', await clientAssertion(config, context, what));
+          break;
+      }
+      return callTokenEndpoint(
+        { label: what, url: config.tokenUrl, method: 'POST', headers, form },
+        context.now(),
+      );
+    },
+  };
+}
+
+const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
+
+/** A short-lived JWT signed with the client's key: iss = sub = client id, aud = the token endpoint. */
+async function clientAssertion(config: Config, context: SourceContext, what: string): Promise<string> {
+  const text = await readSecret(config.privateKey!, context.directory, `${what} privateKey`);
+  const alg = config.privateKeyAlgorithm;
+  let key: Awaited<ReturnType<typeof importPKCS8>>;
+  try {
+    key = text.startsWith('{')
+      ? ((await importJWK(JSON.parse(text) as JWK, alg)) as typeof key)
+      : await importPKCS8(text, alg);
+  } catch (error) {
+    throw new IdentityError(
+      'unavailable',
+      `${what}: privateKey is not a PKCS#8 PEM or JWK ${alg} private key (${(error as Error).message})`,
+    );
+  }
+  const iat = Math.floor(context.now() / 1000);
+  return new SignJWT({ jti: randomBytes(16).toString('base64url') })
+    .setProtectedHeader({
+      alg,
+      typ: 'JWT',
+      ...(config.keyId ? { kid: config.keyId } : {}),
+      ...(config.x5t ? { x5t: config.x5t } : {}),
+    })
+    .setIssuer(config.clientId)
+    .setSubject(config.clientId)
+    .setAudience(config.tokenUrl)
+    .setIssuedAt(iat)
+    .setNotBefore(iat)
+    .setExpirationTime(iat + 120)
+    .sign(key);
+}
