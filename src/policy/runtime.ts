@@ -145,6 +145,8 @@ export interface StatementSite {
   /** LastError.Path, e.g. `choose[3]\when[2]\set-header[1]`. */
   readonly path: string;
   readonly policyId: string;
+  /** Where the element was written (its file, 1-based line and column). */
+  readonly location: { readonly file: string; readonly line: number; readonly column: number };
 }
 
 /** An error annotated with the statement where it happened (the innermost one wins). */

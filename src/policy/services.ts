@@ -5,6 +5,7 @@
  */
 import type { LimitCounters } from '../limit-counters.js';
 import type { Logger } from '../log.js';
+import type { Flow, RunContext, StatementSite } from './runtime.js';
 
 /** A response kept by cache-store and served by cache-lookup. */
 export interface CachedResponse {
@@ -123,6 +124,32 @@ export interface PolicyCounters {
   count(element: string, outcome: CounterOutcome, reason?: string): void;
 }
 
+/** How a statement ended: went on, answered the request, refused it (PolicyError), or failed (anything else). */
+export type StatementOutcome = Flow | 'refused' | 'failed';
+
+/** Where a `choose` is, and which of its branches ran: a `when` (0-based), `otherwise`, or none of them. */
+export interface BranchChoice {
+  readonly location: StatementSite['location'];
+  /** Each `when`'s location, in order (what a coverage report lists even when nothing took it). */
+  readonly whens: readonly StatementSite['location'][];
+  readonly otherwise: StatementSite['location'] | undefined;
+  readonly taken: number | 'otherwise' | 'none';
+  /** The value of each condition evaluated, in order (later ones are not evaluated once one is true). */
+  readonly conditions: readonly boolean[];
+}
+
+/**
+ * Watches a pipeline run, statement by statement: `portcullis test` and `portcullis run` (traces, coverage) and a
+ * request an operator traces. Without one (live traffic) the compiled statements do nothing extra.
+ */
+export interface PolicyObserver {
+  /** A run's context exists and no section has run yet (a test sets its variables and identity here). */
+  runStarted(run: RunContext): void;
+  statementStarted(site: StatementSite, run: RunContext): void;
+  statementEnded(site: StatementSite, run: RunContext, outcome: StatementOutcome, error?: unknown): void;
+  branchTaken(choice: BranchChoice, run: RunContext): void;
+}
+
 export interface PolicyServices {
   readonly responseCache: ResponseCache;
   readonly valueCache: ValueCache;
@@ -136,4 +163,6 @@ export interface PolicyServices {
   readonly logger: Logger;
   readonly trace: TraceSink;
   readonly counters: PolicyCounters;
+  /** Told about every statement and branch of every run (tests, traced requests); absent on live traffic. */
+  readonly observer?: PolicyObserver;
 }
