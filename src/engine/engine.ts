@@ -80,6 +80,8 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     backends: gateway.backends,
     shared: held.state,
     trace: traces,
+    // Steps are recorded only when an operator can switch tracing on for a request.
+    ...(traceKey ? { observer: traces } : {}),
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
   });
   const routes = new BackendRoutes(gateway.config.apis, gateway.backends);

@@ -1,7 +1,7 @@
 import { JToken } from '../expr/index.js';
 import type { Logger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
-import type { BackendLookup, PolicyServices, TraceSink } from '../policy/index.js';
+import type { BackendLookup, PolicyObserver, PolicyServices, TraceSink } from '../policy/index.js';
 import type { EventStream, SendOutcome } from '../state/event-stream.js';
 import type { StateConfig } from '../state/options.js';
 import type { RedisConnection } from '../state/redis-connection.js';
@@ -31,6 +31,8 @@ export interface EngineServicesOptions {
   readonly directory?: string;
   readonly logger?: Logger;
   readonly trace?: TraceSink;
+  /** Told of every statement (traced requests, tests); absent: live traffic pays nothing for it. */
+  readonly observer?: PolicyObserver;
   /** Client certificates the gateway presents to backends (authentication-certificate). */
   readonly backendCertificates?: BackendCertificates;
 }
@@ -123,6 +125,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
     logger,
     trace: options.trace ?? { write: (entry) => logger.info('trace', { ...entry }) },
+    ...(options.observer ? { observer: options.observer } : {}),
     counters,
     redis: engineState.redis,
     eventStream,

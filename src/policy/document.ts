@@ -788,7 +788,7 @@ function annotate(inner: Statement, site: StatementSite): Statement {
   };
   return (run) => {
     const observer = run.services.observer;
-    if (observer !== undefined) return observed(inner, site, run, observer, fail);
+    if (observer?.observes(run)) return observed(inner, site, run, observer, fail);
     try {
       const flow = inner(run);
       if (flow instanceof Promise) {

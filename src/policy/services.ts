@@ -143,6 +143,8 @@ export interface BranchChoice {
  * request an operator traces. Without one (live traffic) the compiled statements do nothing extra.
  */
 export interface PolicyObserver {
+  /** Whether this run is watched at all (an engine that traces some requests watches only those). */
+  observes(run: RunContext): boolean;
   /** A run's context exists and no section has run yet (a test sets its variables and identity here). */
   runStarted(run: RunContext): void;
   statementStarted(site: StatementSite, run: RunContext): void;

@@ -44,12 +44,12 @@ export const choose = defineElement({
         }
       }
       const location = node.location;
-      run.services.observer?.branchTaken({ location, whens, otherwise: otherwiseAt, taken, conditions }, run);
+      run.services.observer!.branchTaken({ location, whens, otherwise: otherwiseAt, taken, conditions }, run);
       if (typeof taken === 'number') return branches[taken]![1](run);
       return otherwise === undefined ? 'next' : otherwise(run);
     };
     return (run) => {
-      if (run.services.observer !== undefined) return observed(run);
+      if (run.services.observer?.observes(run)) return observed(run);
       // Later conditions are not evaluated once one is true, as in API Management.
       for (const [condition, body] of branches) if (condition(run)) return body(run);
       return otherwise === undefined ? 'next' : otherwise(run);

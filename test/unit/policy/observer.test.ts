@@ -7,6 +7,7 @@ function recordingObserver() {
   const events: string[] = [];
   const branches: BranchChoice[] = [];
   const observer: PolicyObserver = {
+    observes: () => true,
     runStarted: (run) => {
       run.context.variables.set('seeded', 'yes');
       events.push('started');
