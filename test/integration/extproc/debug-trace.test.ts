@@ -79,7 +79,7 @@ apis:
       { element: 'trace', section: 'inbound', outcome: 'next', depth: 0 },
       { element: 'forward-request', section: 'backend', outcome: 'next', at: '<default global>:3:12' },
     ]);
-    expect(trace.steps[0].at).toMatch(/:6:24$/);
+    expect(trace.steps[0].at).toMatch(/gateway.yaml \(apis\[0\].operations\[0\].policy\):\d+:\d+$/);
   });
 
   it('does not trace a request with a wrong key or none', async () => {
