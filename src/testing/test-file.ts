@@ -195,7 +195,13 @@ export interface LoadedTestFile {
 export async function loadTestFile(file: string): Promise<LoadedTestFile> {
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
     throw new ConfigError([
-      { file, line: 1, column: 1, path: '', message: `cannot read the file (${error.code ?? error.message})` },
+      {
+        file,
+        line: 1,
+        column: 1,
+        path: '',
+        message: `cannot read the file (${error.code ?? error.message})`,
+      },
     ]);
   });
   return parseTestFile(text, file);
@@ -209,10 +215,10 @@ export function parseTestFile(text: string, file: string): LoadedTestFile {
 /** A case's stubs over the file's: lists of the case first (they win), maps merged with the case's values on top. */
 export function mergeStubs(file: Stubs, own: Stubs): Stubs {
   return {
-    ...(own.backend ?? file.backend ? { backend: own.backend ?? file.backend } : {}),
+    ...((own.backend ?? file.backend) ? { backend: own.backend ?? file.backend } : {}),
     http: [...own.http, ...file.http],
     cache: { ...file.cache, ...own.cache },
     counters: { ...file.counters, ...own.counters },
-    ...(own.time ?? file.time ? { time: own.time ?? file.time } : {}),
+    ...((own.time ?? file.time) ? { time: own.time ?? file.time } : {}),
   };
 }

@@ -27,6 +27,12 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import('./validate.js')).command,
   },
   {
+    name: 'test',
+    summary:
+      'run *.policy-test.yaml cases through the compiled policies with stubbed backends (no Envoy), with coverage',
+    load: async () => (await import('./test.js')).command,
+  },
+  {
     name: 'policy-reference',
     summary: 'print the reference of every policy element, its attributes and children (Markdown or JSON)',
     load: async () => (await import('./policy-reference.js')).command,
