@@ -9,6 +9,7 @@ import type { LoadedConfig } from '../config/load.js';
 import { formatPath } from '../config/load.js';
 import type { TraceStep } from '../engine/trace-steps.js';
 import { ELEMENTS, readPolicyDocument } from '../policy/index.js';
+import { shownPlaces } from './run-case.js';
 
 interface ElementItem {
   readonly element: string;
@@ -80,7 +81,7 @@ export class Coverage {
         section.statements.some((at) => this.#runs.has(at)),
       );
       lines.push(
-        `${document.file}: elements ${ran}/${document.elements.length}, branches ${taken}/${branches.length}, on-error ${onErrors.length}/${document.onErrors.length}`,
+        `${shownPlaces(document.file)}: elements ${ran}/${document.elements.length}, branches ${taken}/${branches.length}, on-error ${onErrors.length}/${document.onErrors.length}`,
       );
       for (const item of document.elements) {
         const outcomes = this.#outcomes.get(item.at);

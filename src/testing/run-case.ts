@@ -82,13 +82,18 @@ export async function runCase(input: CaseInput): Promise<CaseOutcome> {
       counters: services.counters,
       cache,
       steps: recorder.steps,
-      trace: [...formatSteps(recorder.steps), ...services.traces.map(traceLine)],
-      decidedAt: decidedAt(recorder.steps),
+      trace: [...formatSteps(recorder.steps).map(shownPlaces), ...services.traces.map(traceLine)],
+      decidedAt: shownPlaces(decidedAt(recorder.steps) ?? '') || undefined,
       logs: services.logs,
     };
   } finally {
     await services.close();
   }
+}
+
+/** Files under the working folder shown relative to it, as a user typed them. */
+export function shownPlaces(text: string): string {
+  return text.split(`${process.cwd()}${path.sep}`).join('');
 }
 
 function traceLine(entry: TraceEntry): string {

@@ -135,7 +135,7 @@ const expectSchema = z.strictObject({
   trace: z.array(textMatcherSchema).optional(),
 });
 
-const caseSchema = z
+export const caseSchema = z
   .strictObject({
     name: z.string().min(1),
     /** The API (its id) and operation (its id) the request is for; or give `request.path` and `request.method`. */

@@ -33,6 +33,12 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import('./test.js')).command,
   },
   {
+    name: 'run',
+    summary:
+      'send one request through the compiled policies (stubs from a file) and print the response and trace',
+    load: async () => (await import('./run.js')).command,
+  },
+  {
     name: 'policy-reference',
     summary: 'print the reference of every policy element, its attributes and children (Markdown or JSON)',
     load: async () => (await import('./policy-reference.js')).command,
