@@ -7,9 +7,9 @@
 import { toDotNetString } from '../expr/index.js';
 import {
   type BranchChoice,
+  type ObservedRun,
   PolicyError,
   type PolicyObserver,
-  type RunContext,
   type Section,
   StatementFailure,
   type StatementOutcome,
@@ -50,21 +50,21 @@ export function shownValue(value: unknown): string {
  */
 export class StepRecorder implements PolicyObserver {
   readonly steps: TraceStep[] = [];
-  readonly runs: RunContext[] = [];
+  readonly runs: ObservedRun[] = [];
   readonly #open: { step: TraceStep; started: number; variables: Map<string, unknown>; index: number }[] = [];
 
-  constructor(private readonly onRunStarted?: (run: RunContext) => void) {}
+  constructor(private readonly onRunStarted?: (run: ObservedRun) => void) {}
 
   observes(): boolean {
     return true;
   }
 
-  runStarted(run: RunContext): void {
+  runStarted(run: ObservedRun): void {
     this.runs.push(run);
     this.onRunStarted?.(run);
   }
 
-  statementStarted(site: StatementSite, run: RunContext): void {
+  statementStarted(site: StatementSite, run: ObservedRun): void {
     const step: TraceStep = {
       element: site.element,
       at: at(site.location),
@@ -80,7 +80,7 @@ export class StepRecorder implements PolicyObserver {
     });
   }
 
-  statementEnded(site: StatementSite, run: RunContext, outcome: StatementOutcome, error?: unknown): void {
+  statementEnded(site: StatementSite, run: ObservedRun, outcome: StatementOutcome, error?: unknown): void {
     const open = this.#open.pop();
     if (open === undefined || open.step.element !== site.element) return;
     const { step } = open;
@@ -97,7 +97,7 @@ export class StepRecorder implements PolicyObserver {
     }
   }
 
-  branchTaken(choice: BranchChoice, _run: RunContext): void {
+  branchTaken(choice: BranchChoice, _run: ObservedRun): void {
     const step = this.#open.at(-1)?.step;
     if (step === undefined) return;
     step.branch = typeof choice.taken === 'number' ? `when[${choice.taken + 1}]` : choice.taken;

@@ -2,8 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import type {
   BranchChoice,
   Logger,
+  ObservedRun,
   PolicyObserver,
-  RunContext,
   StatementOutcome,
   StatementSite,
   TraceEntry,
@@ -59,27 +59,27 @@ export class TraceRouter implements TraceSink, PolicyObserver {
     };
   }
 
-  private recorderOf(run: RunContext): StepRecorder | undefined {
+  private recorderOf(run: ObservedRun): StepRecorder | undefined {
     return this.recorders.size === 0 ? undefined : this.recorders.get(run.context.requestId.value);
   }
 
-  observes(run: RunContext): boolean {
+  observes(run: ObservedRun): boolean {
     return this.recorderOf(run) !== undefined;
   }
 
-  runStarted(run: RunContext): void {
+  runStarted(run: ObservedRun): void {
     this.recorderOf(run)?.runStarted(run);
   }
 
-  statementStarted(site: StatementSite, run: RunContext): void {
+  statementStarted(site: StatementSite, run: ObservedRun): void {
     this.recorderOf(run)?.statementStarted(site, run);
   }
 
-  statementEnded(site: StatementSite, run: RunContext, outcome: StatementOutcome, error?: unknown): void {
+  statementEnded(site: StatementSite, run: ObservedRun, outcome: StatementOutcome, error?: unknown): void {
     this.recorderOf(run)?.statementEnded(site, run, outcome, error);
   }
 
-  branchTaken(choice: BranchChoice, run: RunContext): void {
+  branchTaken(choice: BranchChoice, run: ObservedRun): void {
     this.recorderOf(run)?.branchTaken(choice, run);
   }
 }

@@ -3,9 +3,11 @@
  * testable: caches, named backends, an HTTP client (openid-config/JWKS, send-request), a clock, a logger, a
  * trace sink and counters. The engine wires real implementations (src/state, src/catalog); tests use fakes.
  */
+
+import type { PolicyContext } from '../expr/index.js';
 import type { LimitCounters } from '../limit-counters.js';
 import type { Logger } from '../log.js';
-import type { Flow, RunContext, StatementSite } from './runtime.js';
+import type { Scope, Section } from './schema.js';
 
 /** A response kept by cache-store and served by cache-lookup. */
 export interface CachedResponse {
@@ -124,8 +126,26 @@ export interface PolicyCounters {
   count(element: string, outcome: CounterOutcome, reason?: string): void;
 }
 
+/** Where a statement sits, for LastError, counters and observers. */
+export interface StatementSite {
+  readonly element: string;
+  readonly scope: Scope;
+  readonly section: Section;
+  /** LastError.Path, e.g. `choose[3]\when[2]\set-header[1]`. */
+  readonly path: string;
+  readonly policyId: string;
+  /** Where the element was written (its file, 1-based line and column). */
+  readonly location: { readonly file: string; readonly line: number; readonly column: number };
+}
+
 /** How a statement ended: went on, answered the request, refused it (PolicyError), or failed (anything else). */
-export type StatementOutcome = Flow | 'refused' | 'failed';
+export type StatementOutcome = 'next' | 'respond' | 'refused' | 'failed';
+
+/** What an observer sees of a run (a RunContext): its context, and the section running. */
+export interface ObservedRun {
+  readonly context: PolicyContext;
+  readonly section: Section;
+}
 
 /** Where a `choose` is, and which of its branches ran: a `when` (0-based), `otherwise`, or none of them. */
 export interface BranchChoice {
@@ -144,12 +164,12 @@ export interface BranchChoice {
  */
 export interface PolicyObserver {
   /** Whether this run is watched at all (an engine that traces some requests watches only those). */
-  observes(run: RunContext): boolean;
+  observes(run: ObservedRun): boolean;
   /** A run's context exists and no section has run yet (a test sets its variables and identity here). */
-  runStarted(run: RunContext): void;
-  statementStarted(site: StatementSite, run: RunContext): void;
-  statementEnded(site: StatementSite, run: RunContext, outcome: StatementOutcome, error?: unknown): void;
-  branchTaken(choice: BranchChoice, run: RunContext): void;
+  runStarted(run: ObservedRun): void;
+  statementStarted(site: StatementSite, run: ObservedRun): void;
+  statementEnded(site: StatementSite, run: ObservedRun, outcome: StatementOutcome, error?: unknown): void;
+  branchTaken(choice: BranchChoice, run: ObservedRun): void;
 }
 
 export interface PolicyServices {

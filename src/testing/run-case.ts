@@ -15,7 +15,7 @@ import {
   SubscriptionInfo,
   UserInfo,
 } from '../expr/index.js';
-import type { RunContext, TraceEntry } from '../policy/index.js';
+import type { ObservedRun, TraceEntry } from '../policy/index.js';
 import { type DoubleResponse, playEnvoy, type ReceivedRequest } from './envoy-double.js';
 import type { GatewayUnderTest } from './gateway-under-test.js';
 import { caseServices, plainValue, type RecordedCall, runtimeValue } from './stubbed-services.js';
@@ -116,7 +116,7 @@ function lastErrorOf(error: LastErrorInfo | null): Record<string, string> | null
 }
 
 /** The case's context before any policy runs: variables, and the identity the case gives instead of a key's. */
-function seedContext(run: RunContext, testCase: TestCase): void {
+function seedContext(run: ObservedRun, testCase: TestCase): void {
   const { context } = testCase;
   for (const [name, value] of Object.entries(context.variables))
     run.context.variables.set(name, runtimeValue(value));
