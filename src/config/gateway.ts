@@ -165,7 +165,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
  * The named values policies substitute: literal ones as written, environment ones read now. An unset variable is
  * the operator's to fill (the Key Vault secret or key API Management's extract did not carry), reported by name.
  */
-function namedValueTable(
+export function namedValueTable(
   config: GatewayConfig,
   problem: (keys: (string | number)[], message: string) => void,
 ): NamedValues {

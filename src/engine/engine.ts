@@ -119,6 +119,8 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     backends: gateway.backends,
     shared: held.state,
     trace: traces,
+    // Steps are recorded only when an operator can switch tracing on for a request.
+    ...(traceKey ? { observer: traces } : {}),
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
     ...(options.identities ? { identities: options.identities } : {}),
     ...(options.authorizations ? { authorizations: options.authorizations } : {}),

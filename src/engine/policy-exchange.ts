@@ -50,6 +50,7 @@ import type { BackendRoute, BackendRoutes } from './backend-routes.js';
 import { type BackendRouting, routedByEnvoy } from './backend-routing.js';
 import { clientCertificate, type TrustStore } from './client-certificate.js';
 import { type TraceRouter, traceKeyMatches } from './trace.js';
+import type { TraceStep } from './trace-steps.js';
 
 export interface PolicyEngine {
   readonly catalog: Catalog<Pipeline>;
@@ -115,7 +116,7 @@ class PolicyExchange implements Exchange {
   /** The subscription decision for this call. */
   private access: AccessDecision | undefined;
   /** Set when an operator switched debug tracing on for this request. */
-  private traceCollector: { finish(): TraceEntry[] } | undefined;
+  private traceCollector: { finish(): TraceEntry[]; steps(): TraceStep[] } | undefined;
   /** The client asked for `/<suffix>` exactly, without a trailing slash. */
   private requestedApiRoot = false;
   /** A SOAP request whose operation the body will tell. */
@@ -424,10 +425,12 @@ class PolicyExchange implements Exchange {
     };
     this.engine.onExchangeEnd?.(summary);
     if (this.traceCollector) {
+      const steps = this.traceCollector.steps();
       const entries = this.traceCollector.finish();
       this.engine.debugTrace?.logger.info('debug-trace', {
         ...summary,
         pipeline: this.pipeline?.elements,
+        steps,
         entries: entries.map((entry) => ({
           source: entry.source,
           severity: entry.severity,

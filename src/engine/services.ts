@@ -6,6 +6,7 @@ import type {
   BackendLookup,
   IdentityTokens,
   MetricSink,
+  PolicyObserver,
   PolicyServices,
   TraceSink,
 } from '../policy/index.js';
@@ -47,6 +48,8 @@ export interface EngineServicesOptions {
   readonly directory?: string;
   readonly logger?: Logger;
   readonly trace?: TraceSink;
+  /** Told of every statement (traced requests, tests); absent: live traffic pays nothing for it. */
+  readonly observer?: PolicyObserver;
   /** Client certificates the gateway presents to backends (authentication-certificate). */
   readonly backendCertificates?: BackendCertificates;
   /** The gateway's token sources (the `identities` section), for authentication-managed-identity. */
@@ -186,6 +189,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
     logger,
     trace: options.trace ?? { write: (entry) => logger.info('trace', { ...entry }) },
+    ...(options.observer ? { observer: options.observer } : {}),
     counters,
     redis: engineState.redis,
     eventStream,

@@ -1,13 +1,25 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { Logger, TraceEntry, TraceSink } from '../policy/index.js';
+import type {
+  BranchChoice,
+  Logger,
+  ObservedRun,
+  PolicyObserver,
+  StatementOutcome,
+  StatementSite,
+  TraceEntry,
+  TraceSink,
+} from '../policy/index.js';
 import { redactText } from '../redact.js';
+import { StepRecorder, type TraceStep } from './trace-steps.js';
 
 /**
  * Where policy trace entries (the `trace` element, `context.Trace`) go: to the request's debug trace when an
- * operator switched tracing on for that request, else to the log as one line each.
+ * operator switched tracing on for that request, else to the log as one line each. As the policies' observer it
+ * records the steps (trace-steps.ts) of the requests being traced, and ignores the others.
  */
-export class TraceRouter implements TraceSink {
+export class TraceRouter implements TraceSink, PolicyObserver {
   private readonly collectors = new Map<string, TraceEntry[]>();
+  private readonly recorders = new Map<string, StepRecorder>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -31,16 +43,44 @@ export class TraceRouter implements TraceSink {
     }
   }
 
-  /** Starts collecting one request's entries; `finish` returns them and stops. */
-  collect(requestId: string): { finish(): TraceEntry[] } {
+  /** Starts collecting one request's entries and steps; `finish` returns them and stops. */
+  collect(requestId: string): { finish(): TraceEntry[]; steps(): TraceStep[] } {
     const entries: TraceEntry[] = [];
+    const recorder = new StepRecorder();
     this.collectors.set(requestId, entries);
+    this.recorders.set(requestId, recorder);
     return {
       finish: () => {
         this.collectors.delete(requestId);
+        this.recorders.delete(requestId);
         return entries;
       },
+      steps: () => recorder.steps,
     };
+  }
+
+  private recorderOf(run: ObservedRun): StepRecorder | undefined {
+    return this.recorders.size === 0 ? undefined : this.recorders.get(run.context.requestId.value);
+  }
+
+  observes(run: ObservedRun): boolean {
+    return this.recorderOf(run) !== undefined;
+  }
+
+  runStarted(run: ObservedRun): void {
+    this.recorderOf(run)?.runStarted(run);
+  }
+
+  statementStarted(site: StatementSite, run: ObservedRun): void {
+    this.recorderOf(run)?.statementStarted(site, run);
+  }
+
+  statementEnded(site: StatementSite, run: ObservedRun, outcome: StatementOutcome, error?: unknown): void {
+    this.recorderOf(run)?.statementEnded(site, run, outcome, error);
+  }
+
+  branchTaken(choice: BranchChoice, run: ObservedRun): void {
+    this.recorderOf(run)?.branchTaken(choice, run);
   }
 }
 

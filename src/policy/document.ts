@@ -7,7 +7,7 @@ import { didYouMean, type PolicyDiagnostic, PolicyLoadError, shown } from './dia
 import type { CompileContext, ElementDefinition, MessageTarget } from './element.js';
 import { DECLARED, ELEMENTS } from './elements/index.js';
 import { type Location, type NodeSite, PolicyNode, sequence, type ValueSource } from './node.js';
-import { PolicyError, type Statement, StatementFailure, type StatementSite } from './runtime.js';
+import { type Flow, PolicyError, type Statement, StatementFailure, type StatementSite } from './runtime.js';
 import { findExpressionEnd, ScanError } from './scanner.js';
 import {
   type AttributeSpec,
@@ -17,6 +17,7 @@ import {
   SECTIONS,
   type Section,
 } from './schema.js';
+import type { PolicyObserver } from './services.js';
 import { type NamedValues, PolicySource } from './source.js';
 import { parseXml, type XmlElement, XmlError, type XmlText } from './xml.js';
 
@@ -375,7 +376,14 @@ class DocumentCompiler {
       return undefined;
     }
     if (this.diagnostics.length > before) return undefined;
-    const site: StatementSite = { element: el.name, scope, section, path: errorPath, policyId: node.id };
+    const site: StatementSite = {
+      element: el.name,
+      scope,
+      section,
+      path: errorPath,
+      policyId: node.id,
+      location: node.location,
+    };
     return annotate(inner, site);
   }
 
@@ -619,6 +627,7 @@ class DocumentCompiler {
         section,
         path: errorPath,
         policyId: node.id,
+        location: node.location,
       };
       node.statement = annotate(def.compile(node, this.compileContext(section, target)), site);
     } catch (err) {
@@ -787,6 +796,8 @@ function annotate(inner: Statement, site: StatementSite): Statement {
     throw new StatementFailure(err, site);
   };
   return (run) => {
+    const observer = run.services.observer;
+    if (observer?.observes(run)) return observed(inner, site, run, observer, fail);
     try {
       const flow = inner(run);
       if (flow instanceof Promise) {
@@ -804,4 +815,35 @@ function annotate(inner: Statement, site: StatementSite): Statement {
       return fail(err, run);
     }
   };
+}
+
+/**
+ * The same statement told to an observer (a test run, a traced request): when it starts and how it ends. Apart
+ * from the fast path so a request nobody observes pays one property read; synchronous when the statement is (the
+ * children of send-request and return-response must be).
+ */
+function observed(
+  inner: Statement,
+  site: StatementSite,
+  run: Parameters<Statement>[0],
+  observer: PolicyObserver,
+  fail: (err: unknown, run: Parameters<Statement>[0]) => never,
+): Flow | Promise<Flow> {
+  const failed = (err: unknown): never => {
+    observer.statementEnded(site, run, err instanceof PolicyError ? 'refused' : 'failed', err);
+    return fail(err, run);
+  };
+  const ended = (flow: Flow): Flow => {
+    run.services.counters.count(site.element, 'allowed');
+    observer.statementEnded(site, run, flow);
+    return flow;
+  };
+  observer.statementStarted(site, run);
+  let flow: Flow | Promise<Flow>;
+  try {
+    flow = inner(run);
+  } catch (err) {
+    return failed(err);
+  }
+  return flow instanceof Promise ? flow.then(ended, failed) : ended(flow);
 }

@@ -26,8 +26,15 @@ export type {
   RequestOutcome,
 } from './runner.js';
 export { PipelineRun } from './runner.js';
-export type { BackendSelection, Flow, ForwardSettings, RetrySettings, Statement } from './runtime.js';
-export { PolicyError, RunContext } from './runtime.js';
+export type {
+  BackendSelection,
+  Flow,
+  ForwardSettings,
+  RetrySettings,
+  Statement,
+  StatementSite,
+} from './runtime.js';
+export { PolicyError, RunContext, StatementFailure } from './runtime.js';
 export type { Scope, Section } from './schema.js';
 export { SCOPES, SECTIONS } from './schema.js';
 export type * from './services.js';

@@ -177,6 +177,7 @@ export class PipelineRun {
       now: clockOf(services),
     });
     this.run = new RunContext(context, services);
+    services.observer?.runStarted(this.run);
   }
 
   get context(): PolicyContext {

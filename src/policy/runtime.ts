@@ -4,8 +4,10 @@
  * A refusal is thrown as PolicyError and sends the pipeline to on-error.
  */
 import type { PolicyContext, RequestModel, ResponseModel } from '../expr/index.js';
-import type { Scope, Section } from './schema.js';
-import type { CachingType, PolicyServices } from './services.js';
+import type { Section } from './schema.js';
+import type { CachingType, PolicyServices, StatementSite } from './services.js';
+
+export type { StatementSite } from './services.js';
 
 export type Flow = 'next' | 'respond';
 
@@ -156,16 +158,6 @@ export interface ResponseBodyWatcher {
 
 /** Work a statement leaves for the end of the request (see RunContext.atEnd). */
 export type EndTask = (run: RunContext) => void | Promise<void>;
-
-/** Where a statement sits, for LastError and for counters. */
-export interface StatementSite {
-  readonly element: string;
-  readonly scope: Scope;
-  readonly section: Section;
-  /** LastError.Path, e.g. `choose[3]\when[2]\set-header[1]`. */
-  readonly path: string;
-  readonly policyId: string;
-}
 
 /** An error annotated with the statement where it happened (the innermost one wins). */
 export class StatementFailure extends Error {

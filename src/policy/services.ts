@@ -3,8 +3,11 @@
  * testable: caches, named backends, an HTTP client (openid-config/JWKS, send-request), a clock, a logger, a
  * trace sink and counters. The engine wires real implementations (src/state, src/catalog); tests use fakes.
  */
+
+import type { PolicyContext } from '../expr/index.js';
 import type { LimitCounters } from '../limit-counters.js';
 import type { Logger } from '../log.js';
+import type { Scope, Section } from './schema.js';
 
 /** A response kept by cache-store and served by cache-lookup. */
 export interface CachedResponse {
@@ -164,6 +167,52 @@ export interface AuthorizationContexts {
   }): Promise<{ readonly accessToken: string; readonly claims: Readonly<Record<string, unknown>> }>;
 }
 
+/** Where a statement sits, for LastError, counters and observers. */
+export interface StatementSite {
+  readonly element: string;
+  readonly scope: Scope;
+  readonly section: Section;
+  /** LastError.Path, e.g. `choose[3]\when[2]\set-header[1]`. */
+  readonly path: string;
+  readonly policyId: string;
+  /** Where the element was written (its file, 1-based line and column). */
+  readonly location: { readonly file: string; readonly line: number; readonly column: number };
+}
+
+/** How a statement ended: went on, answered the request, refused it (PolicyError), or failed (anything else). */
+export type StatementOutcome = 'next' | 'respond' | 'refused' | 'failed';
+
+/** What an observer sees of a run (a RunContext): its context, and the section running. */
+export interface ObservedRun {
+  readonly context: PolicyContext;
+  readonly section: Section;
+}
+
+/** Where a `choose` is, and which of its branches ran: a `when` (0-based), `otherwise`, or none of them. */
+export interface BranchChoice {
+  readonly location: StatementSite['location'];
+  /** Each `when`'s location, in order (what a coverage report lists even when nothing took it). */
+  readonly whens: readonly StatementSite['location'][];
+  readonly otherwise: StatementSite['location'] | undefined;
+  readonly taken: number | 'otherwise' | 'none';
+  /** The value of each condition evaluated, in order (later ones are not evaluated once one is true). */
+  readonly conditions: readonly boolean[];
+}
+
+/**
+ * Watches a pipeline run, statement by statement: `portcullis test` and `portcullis run` (traces, coverage) and a
+ * request an operator traces. Without one (live traffic) the compiled statements do nothing extra.
+ */
+export interface PolicyObserver {
+  /** Whether this run is watched at all (an engine that traces some requests watches only those). */
+  observes(run: ObservedRun): boolean;
+  /** A run's context exists and no section has run yet (a test sets its variables and identity here). */
+  runStarted(run: ObservedRun): void;
+  statementStarted(site: StatementSite, run: ObservedRun): void;
+  statementEnded(site: StatementSite, run: ObservedRun, outcome: StatementOutcome, error?: unknown): void;
+  branchTaken(choice: BranchChoice, run: ObservedRun): void;
+}
+
 export interface PolicyServices {
   readonly responseCache: ResponseCache;
   readonly valueCache: ValueCache;
@@ -187,4 +236,6 @@ export interface PolicyServices {
   readonly entraAuthority?: string;
   /** Optional: without it, get-authorization-context fails (no connection is configured). */
   readonly authorizations?: AuthorizationContexts;
+  /** Told about every statement and branch of every run (tests, traced requests); absent on live traffic. */
+  readonly observer?: PolicyObserver;
 }

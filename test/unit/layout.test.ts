@@ -27,6 +27,8 @@ const mayImport: Record<string, readonly string[]> = {
   config: ['auth', 'catalog', 'envoy', 'identity', 'policy', 'state'],
   service: ['config', 'auth', 'mcp', 'state', 'envoy/contract.ts'],
   management: ['config', 'auth', 'envoy'],
+  // Policy tests run the engine's own exchange over a compiled configuration, with stubbed services.
+  testing: ['engine', 'config', 'catalog', 'policy', 'expr', 'state', 'extproc', 'envoy/contract.ts'],
   cli: ['*'],
 };
 

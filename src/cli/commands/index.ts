@@ -27,6 +27,18 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import('./validate.js')).command,
   },
   {
+    name: 'test',
+    summary:
+      'run *.policy-test.yaml cases through the compiled policies with stubbed backends (no Envoy), with coverage',
+    load: async () => (await import('./test.js')).command,
+  },
+  {
+    name: 'run',
+    summary:
+      'send one request through the compiled policies (stubs from a file) and print the response and trace',
+    load: async () => (await import('./run.js')).command,
+  },
+  {
     name: 'policy-reference',
     summary: 'print the reference of every policy element, its attributes and children (Markdown or JSON)',
     load: async () => (await import('./policy-reference.js')).command,

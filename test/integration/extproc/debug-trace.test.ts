@@ -74,6 +74,12 @@ apis:
       entries: [{ source: 'course-trace', severity: 'information', message: 'looking up /api/Course' }],
     });
     expect(trace.pipeline.inbound).toEqual(['trace']);
+    // Every element with where it was written and its outcome: the format `portcullis run` and `test` print.
+    expect(trace.steps).toMatchObject([
+      { element: 'trace', section: 'inbound', outcome: 'next', depth: 0 },
+      { element: 'forward-request', section: 'backend', outcome: 'next', at: '<default global>:3:12' },
+    ]);
+    expect(trace.steps[0].at).toMatch(/gateway.yaml \(apis\[0\].operations\[0\].policy\):\d+:\d+$/);
   });
 
   it('does not trace a request with a wrong key or none', async () => {

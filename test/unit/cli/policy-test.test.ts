@@ -1,0 +1,90 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { runCli } from '../../helpers/cli.js';
+
+const example = fileURLToPath(new URL('../../../examples/courses/', import.meta.url));
+const scratch = mkdtempSync(path.join(tmpdir(), 'portcullis-test-cli-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('portcullis test and run', () => {
+  it('runs the example gateway tests: one PASS line per case, exit 0', async () => {
+    const outcome = await runCli(['test'], { cwd: example });
+    expect(outcome.stderr).toBe('');
+    expect(outcome.status).toBe(0);
+    const cases = (
+      parse(readFileSync(path.join(example, 'courses.policy-test.yaml'), 'utf8')) as {
+        cases: { name: string }[];
+      }
+    ).cases;
+    const lines = outcome.stdout.trim().split('\n');
+    expect(lines.slice(0, -1).map((line) => line.replace(/ \([\d.]+ ms\)$/, ''))).toEqual(
+      cases.map((testCase) => `PASS courses.policy-test.yaml › ${testCase.name}`),
+    );
+    expect(lines.at(-1)).toBe(`${cases.length} passed, 0 failed`);
+  });
+
+  it('exits 1 on a failing case, writes JUnit, and prints coverage with line numbers', async () => {
+    const file = path.join(scratch, 'wrong.policy-test.yaml');
+    writeFileSync(
+      file,
+      `cases:\n  - { name: wrong status, api: guarded, operation: guarded-list, stubs: { backend: { status: 200 } }, expect: { status: 200 } }\n`,
+    );
+    const junit = path.join(scratch, 'junit.xml');
+    const outcome = await runCli(
+      ['test', '--config', path.join(example, 'gateway.yaml'), '--junit', junit, '--coverage', file],
+      { cwd: scratch },
+    );
+    expect(outcome.status).toBe(1);
+    expect(outcome.stdout).toContain('FAIL wrong.policy-test.yaml › wrong status');
+    expect(outcome.stdout).toContain('status: expected 200, got 401');
+    expect(outcome.stdout).toMatch(/decided at .*guarded-api\.xml:14:17/);
+    expect(outcome.stdout).toMatch(/guarded-api\.xml: elements 5\/5, branches 1\/2, on-error 0\/0/);
+    expect(readFileSync(junit, 'utf8')).toContain(
+      '<testcase classname="wrong.policy-test.yaml" name="wrong status"',
+    );
+  });
+
+  it('reports a broken test file as file:line:col: key: message, exit 1', async () => {
+    const file = path.join(scratch, 'broken.policy-test.yaml');
+    writeFileSync(file, `cases:\n  - name: x\n    api: courses\n    expect: { stauts: 200 }\n`);
+    const outcome = await runCli(['test', '--config', path.join(example, 'gateway.yaml'), file]);
+    expect(outcome.status).toBe(1);
+    expect(outcome.stderr.trim()).toBe(`${file}:4:15: cases[0].expect.stauts: unknown key "stauts"`);
+  });
+
+  it('runs one request with stubs and prints the response and the trace', async () => {
+    const stubs = path.join(scratch, 'stubs.yaml');
+    writeFileSync(stubs, 'backend: { status: 200, body: [{ id: 2 }] }\n');
+    const outcome = await runCli(['run', 'GET', '/courses/api/Course?courseID=2', '--stubs', stubs], {
+      cwd: example,
+    });
+    expect(outcome.status).toBe(0);
+    const lines = outcome.stdout.split('\n');
+    expect(lines[0]).toBe('HTTP 200');
+    expect(outcome.stdout).toContain('[{"id":2}]');
+    expect(outcome.stdout).toContain('backend received: GET http://127.0.0.1:8081/api/Course/2');
+    expect(outcome.stdout).toMatch(
+      /inbound set-variable {2}next {2}courseID="2" .* @ policies\/courses-api\.xml:9:9/,
+    );
+    expect(outcome.stdout).toMatch(/inbound choose {2}next {2}when\[1\] \(conditions: true\)/);
+  });
+
+  it('--init writes a starter test per API that runs as written', async () => {
+    const folder = mkdtempSync(path.join(scratch, 'init-'));
+    writeFileSync(
+      path.join(folder, 'gateway.yaml'),
+      `apis:\n  - id: shop\n    urlSuffix: shop\n    serviceUrl: http://127.0.0.1:9\n    operations:\n      - { id: item, method: GET, urlTemplate: "/items/{id}" }\n      - { id: add, method: POST, urlTemplate: /items }\n`,
+    );
+    const init = await runCli(['test', '--init'], { cwd: folder });
+    expect(init.status).toBe(0);
+    expect(init.stdout).toContain(`wrote ${path.join(folder, 'shop.policy-test.yaml')}`);
+    const run = await runCli(['test'], { cwd: folder });
+    expect(run.stdout).toContain('PASS shop.policy-test.yaml › item reaches the backend');
+    expect(run.stdout).toContain('2 passed, 0 failed');
+    expect(run.status).toBe(0);
+  });
+});
