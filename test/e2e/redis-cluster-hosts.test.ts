@@ -15,6 +15,7 @@ import {
 import { type RunningRedisCluster, startRedisCluster } from '../helpers/redis.js';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
 import { PageDriver } from '../helpers/stack-browser.js';
+import { isCli, isEnvoy } from '../helpers/up.js';
 import { initializeMessage } from '../support/mcp/helpers.js';
 
 /**
@@ -107,6 +108,19 @@ async function mcpStatus(host: Stack, token: string): Promise<number> {
 }
 
 describe('two gateway hosts sharing a Redis Cluster', () => {
+  it('each host runs its own Envoy, engine and service in its own namespace, the cluster a third', async () => {
+    for (const host of ['host-a', 'host-b'] as const) {
+      const running = await network.processes(host);
+      expect(running.some(isEnvoy), `an Envoy on ${host}`).toBe(true);
+      expect(running.some(isCli('engine')), `an engine on ${host}`).toBe(true);
+      expect(running.some(isCli('service')), `a service on ${host}`).toBe(true);
+    }
+    expect(await network.processes('redis')).toHaveLength(3);
+    // The slot map (what clients and MOVED redirections go by) names the address both hosts reach.
+    const announced = [...cluster.cli('CLUSTER', 'SHARDS').matchAll(/^ip\n(\S+)$/gm)].map((m) => m[1]);
+    expect(new Set(announced)).toEqual(new Set([network.address('redis')]));
+  });
+
   it('a rate limit of 10 per minute admits exactly 10 of 20 concurrent calls spread over both hosts', async () => {
     const statuses = await Promise.all(
       Array.from({ length: 20 }, async (_, i) => {

@@ -1,4 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { isAlive } from './processes.js';
 
@@ -262,6 +263,8 @@ export interface Segment<Name extends string> {
   namespace(host: Name): string;
   /** The command prefix that runs a command on `host` (`ip netns exec <namespace>`). */
   commandPrefix(host: Name): readonly string[];
+  /** The command lines of the processes running on `host` now (`ip netns pids`). */
+  processes(host: Name): Promise<string[][]>;
   /** Kills whatever still runs on the hosts and deletes every namespace (the veth pair to the test goes too). */
   remove(): Promise<void>;
 }
@@ -297,6 +300,19 @@ export async function buildSegment<Name extends string>(
     address,
     namespace: set.namespace,
     commandPrefix: (host) => ['ip', 'netns', 'exec', set.namespace(host)],
+    async processes(host) {
+      const { stdout } = await run('ip', ['netns', 'pids', set.namespace(host)]);
+      return stdout
+        .split('\n')
+        .filter(Boolean)
+        .flatMap((pid) => {
+          try {
+            return [readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')];
+          } catch {
+            return []; // Exited since it was listed.
+          }
+        });
+    },
     remove: set.remove,
   };
 }
