@@ -34,7 +34,10 @@ export interface StackOptions {
   readonly publicUrl?: string;
   /** The global policy (API Management's "All APIs"), inline XML. */
   readonly policyXml?: string;
-  /** The loopback address the gateway listens on (default 127.0.0.1): another host's address in a test of several. */
+  /**
+   * The address the gateway listens on (default 127.0.0.1): another loopback address, or with `onHost` that
+   * host's own address, in a test of several hosts.
+   */
   readonly host?: string;
   /**
    * Runs the stack on another host, a network namespace (e.g. netns.ts `buildSegment`): `up` starts through
@@ -51,7 +54,7 @@ export interface Stack {
   readonly issuer: string;
   /** The MCP endpoint URL, the access tokens' audience. */
   readonly mcpUrl: string;
-  /** The example's course backend (behind the `courses` API). */
+  /** The example's course backend (behind the `courses` API), on the loopback of the stack's host. */
   readonly coursesBackendUrl: string;
   /**
    * A recording backend behind two more APIs: `echo` (in product `courses`) and `grades` (product `grades`). It
@@ -77,7 +80,8 @@ export interface Stack {
  */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const host = options.host ?? '127.0.0.1';
-  // On another host every port is free: the address is not one of this namespace, any free port number will do.
+  // Another host's address is not one of the test's namespace: the port is picked on loopback here, which is as
+  // good (nothing but this stack listens in that host's fresh namespace).
   const gatewayPort = await freePort(options.onHost ? '127.0.0.1' : host);
   const [adminPort, coursesPort] = [await freePort(), await freePort()];
   const echo = await startEchoBackend(undefined, options.onHost?.testAddress);
