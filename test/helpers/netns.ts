@@ -249,12 +249,13 @@ export async function buildNetwork(prefix = `pc${process.pid % 100000}`): Promis
  * namespace; it goes with the switch's namespace.
  *
  * ```
- *  test process 10.79.0.1 ──┐
- *                      switch (a bridge) ── hosts[0] 10.79.0.2, hosts[1] 10.79.0.3, …
+ *  test process 10.79.N.1 ──┐
+ *                      switch (a bridge) ── hosts[0] 10.79.N.2, hosts[1] 10.79.N.3, …
  * ```
  *
- * The subnet is this helper's own (no other test uses it), so namespaces a killed run left behind are deleted
- * first: their veth pair would otherwise hold the same addresses and route in the test process's namespace.
+ * Its veth pair puts an address and a route in the test process's namespace, so namespaces a killed run left
+ * behind are deleted first (their pair would hold the same subnet), and each segment takes the first 10.79.N.0/24
+ * that no interface here has (another test file, or another checkout's run, may have one up at the same time).
  */
 export interface Segment<Name extends string> {
   /** The test process's address on the segment: where a host reaches a server the test runs in-process. */
@@ -269,14 +270,22 @@ export interface Segment<Name extends string> {
   remove(): Promise<void>;
 }
 
+/** The first `<first16>.N` (a /24) that no address of the test process's namespace is in. */
+async function unusedSubnet(first16: string): Promise<string> {
+  const { stdout } = await run('ip', ['-4', '-o', 'addr', 'show']);
+  for (let third = 0; third < 256; third++) {
+    const subnet = `${first16}.${third}`;
+    if (!stdout.includes(` ${subnet}.`)) return subnet;
+  }
+  throw new Error(`every ${first16}.N.0/24 is in use here:\n${stdout}`);
+}
+
 /** Prefixes of segments: this family name and the pid of the run, whose liveness tells a leftover. */
 const SEGMENT_FAMILY = 'ph';
 
-export async function buildSegment<Name extends string>(
-  hosts: readonly Name[],
-  subnet = '10.79.0',
-): Promise<Segment<Name>> {
+export async function buildSegment<Name extends string>(hosts: readonly Name[]): Promise<Segment<Name>> {
   await removeLeftoversOf(SEGMENT_FAMILY);
+  const subnet = await unusedSubnet('10.79');
   const set = await createNamespaces<Name | 'switch'>(`${SEGMENT_FAMILY}${process.pid}`, [
     ...hosts,
     'switch',
