@@ -50,8 +50,11 @@ beforeAll(async () => {
   cluster = await startRedisCluster({
     place: { host: network.address('redis'), commandPrefix: network.commandPrefix('redis') },
   });
+  // The public URL is on loopback: the authorization server allows plain HTTP only there, not at the hosts'
+  // private addresses (a real deployment would put HTTPS on the load balancer).
   balancer = await startLoadBalancer();
   directory = await mkdtemp(path.join(tmpdir(), 'portcullis-two-hosts-'));
+  // The namespaces separate the network only: both hosts read this one key file, as if it were deployed to each.
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
   const keys = path.join(directory, 'keys.json');
   await writeFile(
