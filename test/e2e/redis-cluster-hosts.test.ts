@@ -4,6 +4,8 @@ import path from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LoadBalancer, startLoadBalancer } from '../helpers/load-balancer.js';
+import { buildSegment, type Segment } from '../helpers/netns.js';
 import {
   insecure,
   type PublicClient,
@@ -13,20 +15,27 @@ import {
 import { type RunningRedisCluster, startRedisCluster } from '../helpers/redis.js';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
 import { PageDriver } from '../helpers/stack-browser.js';
+import { isCli, isEnvoy } from '../helpers/up.js';
 import { initializeMessage } from '../support/mcp/helpers.js';
 
 /**
- * Issue 23, beyond one machine: two gateway hosts — two `portcullis up` stacks, each its own Envoy (on its own
- * loopback address), engine and service — share one real three-node Redis Cluster. A rate limit is exact across
- * both, the OAuth state one host issued (a refresh token, its grant) is redeemed at the other, and an MCP session
- * opened at one host is used and ended at the other. Host A's URL is the public one (the issuer of both, as behind
- * a load balancer); both sign with one key set.
+ * Issue 23, beyond one machine: two gateway hosts — two network namespaces, each running its own `portcullis up`
+ * (Envoy, engine, service, course backend) on its own address — share one real three-node Redis Cluster running
+ * in a third namespace, whose nodes announce that namespace's address (so their MOVED redirections name an
+ * address both hosts reach). A rate limit is exact across both hosts, the OAuth state one host issued (a refresh
+ * token, its grant) is redeemed at the other, and an MCP session opened at one host is used and ended at the
+ * other. The test process is joined to the hosts' network and calls each host at its address; the public URL
+ * (the issuer of both) is a load balancer on the test's loopback in front of host A, and both hosts sign with one
+ * key set.
  */
 
 const SCOPE = 'read:courses-work write:courses-work';
 const REDIRECT = 'http://127.0.0.1:43210/callback';
 const CLIENT = '@(context.Request.Headers.GetValueOrDefault(&quot;X-Client&quot;, &quot;anonymous&quot;))';
 
+type Host = 'host-a' | 'host-b' | 'redis';
+let network: Segment<Host>;
+let balancer: LoadBalancer;
 let cluster: RunningRedisCluster;
 let directory: string;
 let a: Stack;
@@ -37,8 +46,15 @@ let registered: PublicClient;
 const driver = new PageDriver();
 
 beforeAll(async () => {
-  cluster = await startRedisCluster();
+  network = await buildSegment<Host>(['host-a', 'host-b', 'redis']);
+  cluster = await startRedisCluster({
+    place: { host: network.address('redis'), commandPrefix: network.commandPrefix('redis') },
+  });
+  // The public URL is on loopback: the authorization server allows plain HTTP only there, not at the hosts'
+  // private addresses (a real deployment would put HTTPS on the load balancer).
+  balancer = await startLoadBalancer();
   directory = await mkdtemp(path.join(tmpdir(), 'portcullis-two-hosts-'));
+  // The namespaces separate the network only: both hosts read this one key file, as if it were deployed to each.
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
   const keys = path.join(directory, 'keys.json');
   await writeFile(
@@ -50,9 +66,14 @@ beforeAll(async () => {
     stateYaml: `state:\n  redis: { cluster: ${JSON.stringify(cluster.urls)}, keyPrefix: "hosts:", commandTimeoutMs: 1000 }`,
     policyXml: `<policies><inbound><rate-limit-by-key calls="10" renewal-period="60" counter-key="${CLIENT}" /></inbound><backend><forward-request /></backend><outbound /><on-error /></policies>`,
   };
-  // Each host's gateway on its own loopback address, as two machines would have their own.
-  a = await startStack({ ...shared, host: '127.0.0.2' });
-  b = await startStack({ ...shared, host: '127.0.0.3', publicUrl: a.gatewayUrl });
+  const onHost = (host: Host) => ({
+    host: network.address(host),
+    onHost: { commandPrefix: network.commandPrefix(host), testAddress: network.testAddress },
+    publicUrl: balancer.url,
+  });
+  a = await startStack({ ...shared, ...onHost('host-a') });
+  b = await startStack({ ...shared, ...onHost('host-b') });
+  balancer.forwardTo(a.gatewayUrl);
 
   registered = await registerPublicClient(a.issuer, 'two hosts e2e', REDIRECT);
   ({ as, client } = registered);
@@ -61,14 +82,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await a?.stop();
   await b?.stop();
+  await balancer?.close();
   await cluster?.close();
+  // Also kills whatever of the hosts' processes a failed start left behind.
+  await network?.remove();
   if (directory) await rm(directory, { recursive: true, force: true });
 });
 
 /** The authorization server's metadata with its endpoints at `host` (where the load balancer sent the call). */
 const at = (host: Stack): oauth.AuthorizationServer => ({
   ...as,
-  token_endpoint: as.token_endpoint!.replace(a.gatewayUrl, host.gatewayUrl),
+  token_endpoint: as.token_endpoint!.replace(balancer.url, host.gatewayUrl),
 });
 
 /** The MCP endpoint's answer at `host` to an initialize with `token`: 200 for a token it accepts. */
@@ -87,6 +111,19 @@ async function mcpStatus(host: Stack, token: string): Promise<number> {
 }
 
 describe('two gateway hosts sharing a Redis Cluster', () => {
+  it('each host runs its own Envoy, engine and service in its own namespace, the cluster a third', async () => {
+    for (const host of ['host-a', 'host-b'] as const) {
+      const running = await network.processes(host);
+      expect(running.some(isEnvoy), `an Envoy on ${host}`).toBe(true);
+      expect(running.some(isCli('engine')), `an engine on ${host}`).toBe(true);
+      expect(running.some(isCli('service')), `a service on ${host}`).toBe(true);
+    }
+    expect(await network.processes('redis')).toHaveLength(3);
+    // The slot map (what clients and MOVED redirections go by) names the address both hosts reach.
+    const announced = [...cluster.cli('CLUSTER', 'SHARDS').matchAll(/^ip\n(\S+)$/gm)].map((m) => m[1]);
+    expect(new Set(announced)).toEqual(new Set([network.address('redis')]));
+  });
+
   it('a rate limit of 10 per minute admits exactly 10 of 20 concurrent calls spread over both hosts', async () => {
     const statuses = await Promise.all(
       Array.from({ length: 20 }, async (_, i) => {

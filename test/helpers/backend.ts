@@ -16,11 +16,15 @@ export interface EchoBackend {
   close(): Promise<void>;
 }
 
-/** A backend that records each request and answers 200 with a JSON echo of it (or what `respond` says). */
+/**
+ * A backend that records each request and answers 200 with a JSON echo of it (or what `respond` says), on
+ * `host` (loopback unless a test's other hosts must reach it).
+ */
 export async function startEchoBackend(
   respond?: (
     request: ReceivedRequest,
   ) => { status?: number; headers?: Record<string, string>; body?: string } | undefined,
+  host = '127.0.0.1',
 ): Promise<EchoBackend> {
   const received: ReceivedRequest[] = [];
   const server = createServer((request, response) => {
@@ -41,10 +45,10 @@ export async function startEchoBackend(
       response.end(body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     port,
     received,
     close: () =>

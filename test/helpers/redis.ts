@@ -33,9 +33,9 @@ function findBinary(name: string): string {
   return binary;
 }
 
-async function listening(port: number): Promise<boolean> {
+async function listening(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port }, () => {
+    const socket = createConnection({ host, port }, () => {
       socket.destroy();
       resolve(true);
     });
@@ -49,29 +49,43 @@ interface Launched {
   output(): string;
 }
 
-/** Starts redis-server on 127.0.0.1:`port` without persistence, in `directory`; resolves once it listens. */
+/** Where a redis-server runs: the address it binds and the command prefix that starts it there. */
+export interface Place {
+  readonly host: string;
+  /** E.g. `ip netns exec <namespace>` for a server on another (namespaced) host; empty here. */
+  readonly commandPrefix: readonly string[];
+}
+
+const HERE: Place = { host: '127.0.0.1', commandPrefix: [] };
+
+/** Starts redis-server on `place`'s host and `port` without persistence, in `directory`; resolves once it listens. */
 async function launch(
   server: string,
   port: number,
   directory: string,
   extra: readonly string[] = [],
+  place: Place = HERE,
 ): Promise<Launched> {
   let output = '';
+  const [command, ...prefixArgs] = [...place.commandPrefix, server];
   const child = spawn(
-    server,
+    command!,
     [
+      ...prefixArgs,
       '--port',
       String(port),
       '--bind',
-      '127.0.0.1',
+      place.host,
       '--dir',
       directory,
       '--save',
       '',
       '--appendonly',
       'no',
+      // Without a password, protected mode refuses every client but loopback ones: a server on another host's
+      // address is reached from other hosts.
       '--protected-mode',
-      'yes',
+      place.host === HERE.host ? 'yes' : 'no',
       ...extra,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -87,7 +101,7 @@ async function launch(
       async () => {
         if (child.exitCode !== null)
           throw new Error(`redis-server exited with ${child.exitCode}:\n${output}`);
-        return listening(port);
+        return listening(place.host, port);
       },
       'redis-server to listen',
       { timeoutMs: 10_000, everyMs: 20, detail: () => output },
@@ -150,7 +164,7 @@ export async function startRedis(): Promise<RunningRedis> {
 }
 
 export interface RunningRedisCluster {
-  /** The nodes' `redis://127.0.0.1:<port>` URLs, each a primary with a third of the slots. */
+  /** The nodes' `redis://<host>:<port>` URLs, each a primary with a third of the slots. */
   readonly urls: readonly string[];
   readonly ports: readonly number[];
   /** Runs redis-cli in cluster mode (-c follows MOVED) against the first node and returns its output. */
@@ -166,14 +180,21 @@ export interface RunningRedisCluster {
 }
 
 /**
- * A real Redis Cluster of `size` primaries (no replicas) on free loopback ports, each node with its own
- * directory and cluster bus port, slots assigned by `redis-cli --cluster create`; resolves once every node
- * reports `cluster_state:ok`. Whatever fails on the way, every node started is stopped again.
+ * A real Redis Cluster of `size` primaries (no replicas) on free ports, each node with its own directory and
+ * cluster bus port, slots assigned by `redis-cli --cluster create`; resolves once every node reports
+ * `cluster_state:ok`. Whatever fails on the way, every node started is stopped again.
+ *
+ * By default the nodes listen on loopback. With `place`, they run on another host (a network namespace, started
+ * through its command prefix) and listen on its address, which they also announce to each other and in their
+ * MOVED redirections (`cluster-announce-ip`), so clients on other hosts follow them; `redis-cli` reaches them
+ * from here at that address.
  */
 export async function startRedisCluster(
-  options: { size?: number; password?: string } = {},
+  options: { size?: number; password?: string; place?: Place } = {},
 ): Promise<RunningRedisCluster> {
   const size = options.size ?? 3;
+  const place = options.place ?? HERE;
+  const announce = place.host === HERE.host ? [] : ['--cluster-announce-ip', place.host];
   // With a password, every node requires it (also from its peers) and the URLs carry it.
   const auth = options.password === undefined ? [] : ['-a', options.password, '--no-auth-warning'];
   const serverAuth =
@@ -191,7 +212,7 @@ export async function startRedisCluster(
     await rm(directory, { recursive: true, force: true });
   };
   const cli = (port: number, args: readonly string[]) => {
-    const result = spawnSync(client, ['-p', String(port), ...auth, ...args], {
+    const result = spawnSync(client, ['-h', place.host, '-p', String(port), ...auth, ...args], {
       encoding: 'utf8',
       timeout: 30_000,
     });
@@ -200,19 +221,26 @@ export async function startRedisCluster(
     return result.stdout;
   };
   const startNode = async (index: number) => {
-    nodes[index] = await launch(server, ports[index]!, path.join(directory, `node-${index}`), [
-      '--cluster-enabled',
-      'yes',
-      '--cluster-port',
-      String(busPorts[index]),
-      '--cluster-config-file',
-      'nodes.conf',
-      '--cluster-node-timeout',
-      '2000',
-      '--cluster-require-full-coverage',
-      'no',
-      ...serverAuth,
-    ]);
+    nodes[index] = await launch(
+      server,
+      ports[index]!,
+      path.join(directory, `node-${index}`),
+      [
+        '--cluster-enabled',
+        'yes',
+        '--cluster-port',
+        String(busPorts[index]),
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-node-timeout',
+        '2000',
+        '--cluster-require-full-coverage',
+        'no',
+        ...announce,
+        ...serverAuth,
+      ],
+      place,
+    );
   };
   const agreed = (what: string) =>
     until(
@@ -239,7 +267,7 @@ export async function startRedisCluster(
     cli(ports[0]!, [
       '--cluster',
       'create',
-      ...ports.map((port) => `127.0.0.1:${port}`),
+      ...ports.map((port) => `${place.host}:${port}`),
       '--cluster-replicas',
       '0',
       '--cluster-yes',
@@ -253,8 +281,8 @@ export async function startRedisCluster(
     ports,
     urls: ports.map((port) =>
       options.password === undefined
-        ? `redis://127.0.0.1:${port}`
-        : `redis://:${encodeURIComponent(options.password)}@127.0.0.1:${port}`,
+        ? `redis://${place.host}:${port}`
+        : `redis://:${encodeURIComponent(options.password)}@${place.host}:${port}`,
     ),
     cli: (...args) => cli(ports[0]!, ['-c', ...args]),
     nodeOf(key) {

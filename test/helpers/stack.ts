@@ -34,8 +34,18 @@ export interface StackOptions {
   readonly publicUrl?: string;
   /** The global policy (API Management's "All APIs"), inline XML. */
   readonly policyXml?: string;
-  /** The loopback address the gateway listens on (default 127.0.0.1): another host's address in a test of several. */
+  /**
+   * The address the gateway listens on (default 127.0.0.1): another loopback address, or with `onHost` that
+   * host's own address, in a test of several hosts.
+   */
   readonly host?: string;
+  /**
+   * Runs the stack on another host, a network namespace (e.g. netns.ts `buildSegment`): `up` starts through
+   * `commandPrefix`, `host` is that host's own address, and the in-process echo backend listens on `testAddress`,
+   * the test process's address the host reaches. Envoy admin, the engine, the service and the course backend
+   * listen on the host's own loopback, out of the test's reach.
+   */
+  readonly onHost?: { readonly commandPrefix: readonly string[]; readonly testAddress: string };
 }
 
 export interface Stack {
@@ -44,7 +54,7 @@ export interface Stack {
   readonly issuer: string;
   /** The MCP endpoint URL, the access tokens' audience. */
   readonly mcpUrl: string;
-  /** The example's course backend (behind the `courses` API). */
+  /** The example's course backend (behind the `courses` API), on the loopback of the stack's host. */
   readonly coursesBackendUrl: string;
   /**
    * A recording backend behind two more APIs: `echo` (in product `courses`) and `grades` (product `grades`). It
@@ -70,8 +80,11 @@ export interface Stack {
  */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const host = options.host ?? '127.0.0.1';
-  const [gatewayPort, adminPort, coursesPort] = [await freePort(host), await freePort(), await freePort()];
-  const echo = await startEchoBackend();
+  // Another host's address is not one of the test's namespace: the port is picked on loopback here, which is as
+  // good (nothing but this stack listens in that host's fresh namespace).
+  const gatewayPort = await freePort(options.onHost ? '127.0.0.1' : host);
+  const [adminPort, coursesPort] = [await freePort(), await freePort()];
+  const echo = await startEchoBackend(undefined, options.onHost?.testAddress);
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-stack-'));
   const gatewayUrl = `http://${host}:${gatewayPort}`;
   const issuer = options.publicUrl ?? gatewayUrl;
@@ -141,7 +154,8 @@ processes:
   );
 
   // One process helper for every test that runs `up`: stop() ends the whole process family, not only `up`.
-  let run: UpRun = startUp(file);
+  const start = () => startUp(file, process.env, options.onHost?.commandPrefix);
+  let run: UpRun = start();
   await run.waitFor('Press Ctrl-C to stop.');
   // What earlier runs printed, so output() keeps the whole story across restarts.
   let earlier = '';
@@ -164,7 +178,7 @@ processes:
         await until(() => !family.some(isAlive), 'every process of up to be gone after SIGKILL', 5000);
       }
       earlier += run.output();
-      run = startUp(file);
+      run = start();
       await run.waitFor('Press Ctrl-C to stop.');
     },
     async stop() {

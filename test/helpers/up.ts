@@ -19,8 +19,15 @@ export interface UpRun {
   stop(timeoutMs?: number): Promise<number | null | 'timeout'>;
 }
 
-export function startUp(configFile: string, env: NodeJS.ProcessEnv = process.env): UpRun {
-  const child = spawn(process.execPath, [cli, 'up', '--config', configFile], {
+/** Starts `portcullis up`; `commandPrefix` (e.g. `ip netns exec <namespace>`) runs it on another host. */
+export function startUp(
+  configFile: string,
+  env: NodeJS.ProcessEnv = process.env,
+  commandPrefix: readonly string[] = [],
+): UpRun {
+  // `ip netns exec` executes the command in its own process, so `child` is still `up` itself.
+  const [command, ...args] = [...commandPrefix, process.execPath, cli, 'up', '--config', configFile];
+  const child = spawn(command!, args, {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
