@@ -9,7 +9,12 @@ import type { MethodContext } from './protocol/method.js';
 import { ToolRegistry } from './tools/registry.js';
 import type { SessionStore } from './transport/session-store.js';
 import { InProcessSessionStore, type SessionStoreOptions } from './transport/sessions.js';
-import { type ResponseMode, StreamableHttpTransport } from './transport/streamable-http.js';
+import { StatelessHttp } from './transport/stateless-http.js';
+import {
+  defaultMaxConcurrentPerSession,
+  type ResponseMode,
+  StreamableHttpTransport,
+} from './transport/streamable-http.js';
 import type { AccessTokenVerifier, GatewayCaller, ServerInfo, ToolCatalog } from './types.js';
 
 export interface McpEndpointOptions {
@@ -37,8 +42,13 @@ export interface McpEndpointOptions {
   readonly maxBatchSize?: number;
   /** Requests of one batch run at most this many at a time (default 4). */
   readonly batchConcurrency?: number;
-  /** POSTs with requests one session may have running at once, over every process (default 8). */
+  /**
+   * POSTs with requests one session may have running at once, over every process (default 8). In the stateless
+   * 2026-07-28 revision, which has no sessions, the same bound holds per client (`sub` + `client_id`) and process.
+   */
   readonly maxConcurrentPerSession?: number;
+  /** 2026-07-28 `subscriptions/listen` streams one client may hold open per process (default 4). */
+  readonly maxListenStreamsPerClient?: number;
   /** Largest POST body accepted (default 4 MiB). */
   readonly maxBodyBytes?: number;
   /** Bounds of the in-process session store (used when no `sessionStore` is given). */
@@ -80,6 +90,7 @@ function checkOptions(o: McpEndpointOptions): void {
     ['batchConcurrency', o.batchConcurrency],
     ['maxConcurrentPerSession', o.maxConcurrentPerSession],
     ['notificationPollMs', o.notificationPollMs],
+    ['maxListenStreamsPerClient', o.maxListenStreamsPerClient],
   ] as const) {
     if (value !== undefined && (!Number.isInteger(value) || value < 1))
       throw new TypeError(`createMcpEndpoint: ${name} must be a positive integer, got ${value}`);
@@ -132,6 +143,15 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       : {}),
     ...(options.notificationPollMs !== undefined ? { notificationPollMs: options.notificationPollMs } : {}),
     logger,
+    stateless: new StatelessHttp({
+      dispatcher,
+      context,
+      serverInfo: options.serverInfo,
+      responseMode: options.responseMode,
+      keepAliveMs: options.keepAliveMs,
+      maxConcurrentPerClient: options.maxConcurrentPerSession ?? defaultMaxConcurrentPerSession,
+      maxListenStreamsPerClient: options.maxListenStreamsPerClient ?? 4,
+    }),
   });
   // A reload that leaves the tools as they were announces nothing; one that changes them announces it once, however
   // many processes make the same change (the log keeps one entry per fingerprint in a row).

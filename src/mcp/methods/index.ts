@@ -3,6 +3,7 @@ import { initialize } from './initialize.js';
 import { notificationsCancelled } from './notifications-cancelled.js';
 import { notificationsInitialized } from './notifications-initialized.js';
 import { ping } from './ping.js';
+import { serverDiscover } from './server-discover.js';
 import { toolsCall } from './tools-call.js';
 import { toolsList } from './tools-list.js';
 
@@ -12,6 +13,7 @@ export const methods: readonly McpMethod[] = [
   notificationsInitialized,
   notificationsCancelled,
   ping,
+  serverDiscover,
   toolsList,
   toolsCall,
 ];

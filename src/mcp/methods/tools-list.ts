@@ -22,7 +22,16 @@ function decodeCursor(cursor: unknown): string | undefined {
   return name;
 }
 
-/** Lists only the tools the token's scopes grant (a tool outside them is not shown at all). */
+/**
+ * How long a 2026-07-28 client may reuse a page (SEP-2549). Clients that listen for `tools/list_changed` learn of a
+ * change at once; this bounds how stale a client that does not listen can be after a configuration reload.
+ */
+export const TOOLS_LIST_TTL_MS = 60_000;
+
+/**
+ * Lists only the tools the token's scopes grant (a tool outside them is not shown at all). The list depends on the
+ * token, so its cache scope is `private`: a shared cache must not hand one caller's list to another.
+ */
 export const toolsList: McpMethod = {
   name: 'tools/list',
   kind: 'request',
@@ -42,6 +51,7 @@ export const toolsList: McpMethod = {
     }
     const result: ListToolsResult = { tools };
     if (more) result.nextCursor = encodeCursor(tools[tools.length - 1]!.name);
+    if (ctx.revision.resultEnvelope) return { ...result, ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'private' };
     return result;
   },
 };

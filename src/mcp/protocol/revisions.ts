@@ -21,6 +21,11 @@ export interface Revision {
    * so they get ids on messages only.
    */
   readonly primingEvents: boolean;
+  /**
+   * Results carry `resultType`, list results `ttlMs` + `cacheScope` (SEP-2549), and the server names itself in each
+   * result's `_meta` (2026-07-28).
+   */
+  readonly resultEnvelope: boolean;
 }
 
 const table: readonly Revision[] = [
@@ -33,6 +38,7 @@ const table: readonly Revision[] = [
     inputValidationIsToolError: false,
     stateless: false,
     primingEvents: false,
+    resultEnvelope: false,
   },
   {
     id: '2025-03-26',
@@ -43,6 +49,7 @@ const table: readonly Revision[] = [
     inputValidationIsToolError: false,
     stateless: false,
     primingEvents: false,
+    resultEnvelope: false,
   },
   {
     id: '2025-06-18',
@@ -53,6 +60,7 @@ const table: readonly Revision[] = [
     inputValidationIsToolError: false,
     stateless: false,
     primingEvents: false,
+    resultEnvelope: false,
   },
   {
     id: '2025-11-25',
@@ -63,6 +71,7 @@ const table: readonly Revision[] = [
     inputValidationIsToolError: true,
     stateless: false,
     primingEvents: true,
+    resultEnvelope: false,
   },
   {
     id: '2026-07-28',
@@ -73,12 +82,15 @@ const table: readonly Revision[] = [
     inputValidationIsToolError: true,
     stateless: true,
     primingEvents: true,
+    resultEnvelope: true,
   },
 ];
 
 const byId = new Map(table.map((r) => [r.id, r]));
 
 export const revisions = table;
+/** Every revision served, oldest first: `server/discover`'s `supportedVersions` and the -32022 error's `supported`. */
+export const servedRevisions: readonly string[] = table.map((r) => r.id);
 /** Revisions negotiated through `initialize` (the legacy, session-based era). */
 export const sessionRevisions: readonly string[] = table.filter((r) => !r.stateless).map((r) => r.id);
 export const latestSessionRevision = sessionRevisions[sessionRevisions.length - 1]!;

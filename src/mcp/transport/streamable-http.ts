@@ -14,6 +14,7 @@ import {
   findRevision,
   latestSessionRevision,
   type Revision,
+  servedRevisions,
   sessionRevisions,
 } from '../protocol/revisions.js';
 import type { Subject } from '../types.js';
@@ -35,6 +36,7 @@ import {
   SessionStoreUnavailableError,
 } from './session-store.js';
 import { SseStream } from './sse.js';
+import type { NotificationHub, StatelessHttp } from './stateless-http.js';
 
 /** A session found for a request: its record and its negotiated revision. */
 export interface Session {
@@ -70,8 +72,11 @@ export interface StreamableHttpOptions {
   readonly notificationPollMs?: number;
   /** Where failures of the notification poller go. */
   readonly logger?: Logger;
-  /** Optional handler for the stateless 2026-07-28 revision (selected by the `MCP-Protocol-Version` header). */
-  readonly stateless?: (request: HttpRequestView, subject: Subject, revision: Revision) => Promise<HttpReply>;
+  /**
+   * The stateless 2026-07-28 revision, for requests whose `MCP-Protocol-Version` names it (or names an unknown
+   * revision and carries the 2026 `Mcp-Method` header). Without it such requests get -32022 naming the others.
+   */
+  readonly stateless?: StatelessHttp;
 }
 
 /** See `maxBatchSize` and `batchConcurrency`. */
@@ -84,10 +89,17 @@ const LOG_PAGE = 100;
 /** An open GET stream confirms its session this often: keeps it from idling out, ends the stream once it is gone. */
 const TOUCH_MS = 60_000;
 
-/** A GET stream this process holds, and the newest notification it carried (where a resume would start). */
+/**
+ * A stream this process holds (a session's GET stream, or a 2026-07-28 `subscriptions/listen` stream) and the newest
+ * logged notification it has seen (where a resume would start).
+ */
 interface OpenStream {
   readonly stream: SseStream;
   lastId: string;
+  /** Writes one logged notification in the stream's own shape. */
+  readonly deliver: (entry: LoggedNotification) => void;
+  /** Runs when the server ends the stream (shutdown). */
+  readonly finish?: () => void;
 }
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
@@ -106,12 +118,13 @@ type Checked<T> = { ok: true; value: T } | { ok: false; reply: HttpReply };
  * stream per session for server notifications, DELETE to end a session. Framework-free: it reads an
  * `HttpRequestView` and returns an `HttpReply`; authentication has already happened.
  */
-export class StreamableHttpTransport {
+export class StreamableHttpTransport implements NotificationHub {
   readonly #o: StreamableHttpOptions;
-  /** The GET streams open on this process, by session id. */
+  /** The streams open on this process: GET streams by session id, listen streams by `listen:<n>`. */
   readonly #streams = new Map<string, OpenStream>();
   #poller: NodeJS.Timeout | undefined;
   #polling: Promise<void> | undefined;
+  #listenStreams = 0;
 
   constructor(options: StreamableHttpOptions) {
     this.#o = options;
@@ -136,21 +149,26 @@ export class StreamableHttpTransport {
 
   async #handle(request: HttpRequestView, subject: Subject): Promise<HttpReply> {
     const versionHeader = request.header(VERSION_HEADER);
-    const stateless = versionHeader ? findRevision(versionHeader) : undefined;
-    if (stateless?.stateless) {
-      if (!this.#o.stateless) {
-        // Not served: answer with the modern error a dual-era client recognises, naming what we do speak,
-        // so it falls back to `initialize` instead of guessing (2026-07-28 versioning, backward compatibility).
-        return errorReply(400, ErrorCode.UnsupportedProtocolVersion, 'Unsupported protocol version', {
-          data: { supported: sessionRevisions, requested: stateless.id },
-        });
-      }
+    const named = versionHeader ? findRevision(versionHeader) : undefined;
+    // A 2026 client always sends Mcp-Method; a legacy one never does, so an unknown version with it is the new era's
+    // to refuse (-32022 with the request's id), one without it the legacy era's (400, and initialize is never refused).
+    const modern =
+      named?.stateless === true ||
+      (versionHeader !== undefined && !named && request.header('mcp-method') !== undefined);
+    if (modern) {
       if (request.method !== 'POST') {
         return errorReply(405, ErrorCodes.Transport, `Method not allowed: ${request.method}`, {
           headers: { allow: 'POST' },
         });
       }
-      return this.#o.stateless(request, subject, stateless);
+      if (!this.#o.stateless) {
+        // Not served: answer with the modern error a dual-era client recognises, naming what we do speak,
+        // so it falls back to `initialize` instead of guessing (2026-07-28 versioning, backward compatibility).
+        return errorReply(400, ErrorCode.UnsupportedProtocolVersion, 'Unsupported protocol version', {
+          data: { supported: sessionRevisions, requested: versionHeader },
+        });
+      }
+      return this.#o.stateless.handle(request, subject, versionHeader!, this);
     }
     switch (request.method) {
       case 'POST':
@@ -168,7 +186,26 @@ export class StreamableHttpTransport {
 
   /** The revisions this endpoint serves: the session-based ones, plus 2026-07-28 when a handler is given. */
   #served(): readonly string[] {
-    return this.#o.stateless ? [...sessionRevisions, '2026-07-28'] : sessionRevisions;
+    return this.#o.stateless ? servedRevisions : sessionRevisions;
+  }
+
+  /** Registers a `subscriptions/listen` stream with the log poller (see `NotificationHub`). */
+  async follow(
+    stream: SseStream,
+    handlers: { opened(): void; deliver(method: string): void; finish(): void },
+  ): Promise<void> {
+    const { newest } = await this.#o.sessions.notifications.read(undefined, LOG_PAGE);
+    const key = `listen:${++this.#listenStreams}`;
+    const open: OpenStream = {
+      stream,
+      lastId: newest,
+      deliver: (entry) => handlers.deliver(entry.method),
+      finish: () => handlers.finish(),
+    };
+    this.#streams.set(key, open);
+    handlers.opened();
+    this.#startPoller();
+    stream.onClose(() => this.#forgetStream(key, open));
   }
 
   /**
@@ -185,7 +222,10 @@ export class StreamableHttpTransport {
   close(): void {
     clearInterval(this.#poller);
     this.#poller = undefined;
-    for (const { stream } of this.#streams.values()) stream.close();
+    for (const { stream, finish } of this.#streams.values()) {
+      finish?.();
+      stream.close();
+    }
   }
 
   /** Reads the log from the stream furthest behind, once at a time, and writes what each stream lacks. */
@@ -212,7 +252,7 @@ export class StreamableHttpTransport {
     for (const entry of entries) {
       for (const open of this.#streams.values()) {
         if (!logIdAfter(entry.id, open.lastId)) continue;
-        open.stream.send(notificationMessage(entry.method), entry.id);
+        open.deliver(entry);
         open.lastId = entry.id;
       }
     }
@@ -397,7 +437,11 @@ export class StreamableHttpTransport {
 
     const stream = new SseStream(this.#o.keepAliveMs ?? 25_000);
     const start = resumeFrom !== undefined && !logIdAfter(resumeFrom, newest) ? resumeFrom : newest;
-    const open: OpenStream = { stream, lastId: start };
+    const open: OpenStream = {
+      stream,
+      lastId: start,
+      deliver: (entry) => stream.send(notificationMessage(entry.method), entry.id),
+    };
     if (revision.primingEvents) stream.prime(start);
     for (const entry of entries) {
       stream.send(notificationMessage(entry.method), entry.id);

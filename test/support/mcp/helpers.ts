@@ -258,3 +258,22 @@ export function sseMessages(text: string): unknown[] {
       ),
     );
 }
+
+/** Reads a streamed body as text, a chunk at a time, for SSE streams that stay open. */
+export function textOf(response: Response) {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  return {
+    /** Reads until the text so far matches `pattern`, then returns all of it. */
+    async until(pattern: RegExp): Promise<string> {
+      for (let chunks = 0; !pattern.test(text); chunks++) {
+        if (chunks > 100) throw new Error(`no ${pattern} in ${JSON.stringify(text)}`);
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended before ${pattern}: ${JSON.stringify(text)}`);
+        text += value;
+      }
+      return text;
+    },
+    cancel: () => reader.cancel(),
+  };
+}
