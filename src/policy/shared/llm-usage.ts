@@ -2,8 +2,9 @@
  * Token usage as language-model APIs report it, read from a response while it passes to the client: a JSON answer
  * (chat completions, completions, embeddings, responses, Anthropic messages) or a server-sent-event stream (chat
  * completions with `stream_options.include_usage`, the Responses API's `response.completed`, Anthropic's
- * `message_start` / `message_delta`). The stream is scanned chunk by chunk with a bounded carry-over; nothing keeps
- * the whole body.
+ * `message_start` / `message_delta`), and Google's Gemini API as Vertex AI serves it natively (`usageMetadata`:
+ * `generateContent`, and `streamGenerateContent` as an event stream or a JSON array of chunks, the last one carrying
+ * the totals). The stream is scanned chunk by chunk with a bounded carry-over; nothing keeps the whole body.
  */
 
 export interface TokenUsage {
@@ -26,7 +27,7 @@ const count = (value: unknown): number | undefined =>
 function usageObject(value: unknown): Record<string, unknown> | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const record = value as Record<string, unknown>;
-  const direct = record.usage;
+  const direct = record.usage ?? record.usageMetadata;
   if (direct !== null && typeof direct === 'object') return direct as Record<string, unknown>;
   // The Responses API's `response.completed` (and Anthropic's `message_start`) nest the object that has it.
   for (const holder of ['response', 'message']) {
@@ -42,9 +43,10 @@ function usageObject(value: unknown): Record<string, unknown> | undefined {
 function partialUsage(value: unknown): PartialUsage | undefined {
   const usage = usageObject(value);
   if (usage === undefined) return undefined;
-  const prompt = count(usage.prompt_tokens) ?? count(usage.input_tokens);
-  const completion = count(usage.completion_tokens) ?? count(usage.output_tokens);
-  const total = count(usage.total_tokens);
+  const prompt = count(usage.prompt_tokens) ?? count(usage.input_tokens) ?? count(usage.promptTokenCount);
+  const completion =
+    count(usage.completion_tokens) ?? count(usage.output_tokens) ?? count(usage.candidatesTokenCount);
+  const total = count(usage.total_tokens) ?? count(usage.totalTokenCount);
   if (prompt === undefined && completion === undefined && total === undefined) return undefined;
   return { prompt, completion, total };
 }
@@ -188,8 +190,8 @@ export class SseScanner {
   }
 }
 
-/** Appears in the data of every event that can carry usage; the others are not parsed. */
-const USAGE_MARK = '"usage"';
+/** One of these appears in the data of every event that can carry usage; the others are not parsed. */
+const USAGE_MARKS = ['"usage"', '"usageMetadata"'] as const;
 
 /**
  * Reads the usage of one response as its body passes, without keeping it: a stream is scanned event by event (only
@@ -236,7 +238,9 @@ export class UsageMeter {
       if (this.#kind === 'sse') this.#scanner!.end();
       else if (this.#kind === 'json' && this.#jsonBytes <= this.maxJsonBytes) {
         try {
-          this.#merge(partialUsage(JSON.parse(Buffer.concat(this.#json).toString('utf8'))));
+          const answer: unknown = JSON.parse(Buffer.concat(this.#json).toString('utf8'));
+          // Gemini's streamGenerateContent without `alt=sse` answers a JSON array of chunks.
+          for (const part of Array.isArray(answer) ? answer : [answer]) this.#merge(partialUsage(part));
         } catch {
           // Not JSON after all: no usage.
         }
@@ -247,7 +251,7 @@ export class UsageMeter {
   }
 
   #onEvent(event: ServerSentEvent): void {
-    if (!event.data.includes(USAGE_MARK)) return;
+    if (!USAGE_MARKS.some((mark) => event.data.includes(mark))) return;
     try {
       this.#merge(partialUsage(JSON.parse(event.data)));
     } catch {

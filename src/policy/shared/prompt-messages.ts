@@ -1,9 +1,12 @@
 /**
  * The prompt of a language-model request body, as the AI gateway elements read it: OpenAI chat completions
  * (`messages`), Anthropic Messages (`messages` and a top-level `system`), OpenAI Responses (`instructions` and
- * `input`) and legacy completions (`prompt`). Content given as parts keeps its text parts only (images and audio
+ * `input`), legacy completions (`prompt`) and Gemini as Vertex AI serves it natively (`systemInstruction`,
+ * `contents`). Content given as parts keeps its text parts only (images and audio
  * carry no text to compare or screen).
  */
+
+import { geminiContents } from './prompt-tokens.js';
 
 export interface PromptMessage {
   /** `system`, `developer`, `user`, `assistant`, `tool` …; items of a Responses input without a role: their type. */
@@ -53,6 +56,8 @@ export function promptMessages(body: unknown): PromptMessage[] | undefined {
     }
     return messages;
   }
+  if (Array.isArray(body.contents))
+    return geminiContents(body).map(({ role, parts }) => ({ role, text: contentText(parts) }));
   if (typeof body.prompt === 'string') return [...messages, { role: 'user', text: body.prompt }];
   if (Array.isArray(body.prompt) && body.prompt.every((p) => typeof p === 'string'))
     return [...messages, ...body.prompt.map((text: string) => ({ role: 'user', text }))];

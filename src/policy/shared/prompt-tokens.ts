@@ -1,7 +1,8 @@
 /**
  * Estimates the prompt tokens of a language-model request before it is sent, as API Management does for
  * `estimate-prompt-tokens` (and always for streamed requests): the text of chat messages (`messages`), a completion
- * prompt (`prompt`), a Responses or embeddings `input`, counted with the model family's tokenizer — o200k_base for
+ * prompt (`prompt`), a Responses or embeddings `input`, Gemini's `contents` and `systemInstruction` (Vertex AI's
+ * native API; its tokenizer is not public, so the same encodings stand in for it), counted with the model family's tokenizer — o200k_base for
  * the GPT-4o generation and later, cl100k_base otherwise. Both encodings ship with gpt-tokenizer: nothing is
  * downloaded at run time.
  */
@@ -50,6 +51,22 @@ function contentTexts(content: unknown, into: string[]): void {
   }
 }
 
+/** Gemini's `systemInstruction` and `contents` (each `{ role, parts: [{ text }] }`), in order. */
+export function geminiContents(body: Record<string, unknown>): { role: string; parts: unknown }[] {
+  const found: { role: string; parts: unknown }[] = [];
+  const system = body.systemInstruction;
+  if (system !== null && typeof system === 'object')
+    found.push({ role: 'system', parts: (system as Record<string, unknown>).parts });
+  if (Array.isArray(body.contents)) {
+    for (const content of body.contents) {
+      if (content === null || typeof content !== 'object') continue;
+      const record = content as Record<string, unknown>;
+      found.push({ role: typeof record.role === 'string' ? record.role : 'user', parts: record.parts });
+    }
+  }
+  return found;
+}
+
 /** Whether a request body asks for a streamed answer (`"stream": true`). */
 export function isStreamRequest(request: unknown): boolean {
   return request !== null && typeof request === 'object' && (request as { stream?: unknown }).stream === true;
@@ -80,6 +97,7 @@ export function estimatePromptTokens(request: unknown): number {
   if (typeof body.instructions === 'string') texts.push(body.instructions);
   contentTexts(body.prompt, texts);
   contentTexts(body.input, texts);
+  for (const content of geminiContents(body)) contentTexts(content.parts, texts);
   for (const text of texts) tokens += countTextTokens(text, encoding);
   return tokens;
 }

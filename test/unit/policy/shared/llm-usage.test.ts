@@ -107,6 +107,16 @@ describe('UsageMeter', () => {
     expect(meter(text)).toEqual({ promptTokens: 25, completionTokens: 15, totalTokens: 40 });
   });
 
+  it("reads Gemini's usageMetadata (Vertex AI's native API): an answer, an event stream, a JSON array of chunks", () => {
+    const usage = '"usageMetadata":{"promptTokenCount":6,"candidatesTokenCount":4,"totalTokenCount":10}';
+    const expected = { promptTokens: 6, completionTokens: 4, totalTokens: 10 };
+    expect(meter(`{"candidates":[{"content":{"parts":[{"text":"hi"}]}}],${usage}}`, [7])).toEqual(expected);
+    const stream = `data: {"candidates":[],"usageMetadata":{"promptTokenCount":6}}\n\ndata: {"candidates":[],${usage}}\n\n`;
+    for (let cut = 1; cut < stream.length; cut += 7)
+      expect(meter(stream, [cut]), `cut at ${cut}`).toEqual(expected);
+    expect(meter(`[{"usageMetadata":{"promptTokenCount":6}},{${usage}}]`, [3])).toEqual(expected);
+  });
+
   it('reads JSON answers: chat completions, embeddings, responses; none without usage', () => {
     expect(meter('{"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}', [5])).toEqual({
       promptTokens: 1,
