@@ -132,24 +132,36 @@ export function bootstrapApis(config: GatewayConfig): BootstrapApi[] {
 
 function bootstrapApi(config: GatewayConfig, api: ApiConfig): BootstrapApi {
   const bypass = engineBypass(config, api);
+  const sharedBy = suffixSharingSet(config, api);
   return {
     id: api.id,
     urlSuffix: api.urlSuffix,
     serviceUrl: api.serviceUrl,
     ...(api.hostnames ? { hostnames: api.hostnames } : {}),
     ...(bypass ? { engineBypass: bypass } : {}),
+    ...(sharedBy ? { versionSet: sharedBy } : {}),
   };
+}
+
+/** The header- or query-versioned set whose versions share this API's URL suffix, if it is one of them. */
+function suffixSharingSet(config: GatewayConfig, api: ApiConfig): string | undefined {
+  const set = api.version && config.versionSets.find((candidate) => candidate.id === api.version!.set);
+  return set && set.scheme !== 'path' ? set.id : undefined;
 }
 
 /**
  * An API whose calls without a subscription key the engine only passes through skips it (envoy/engine-bypass.ts):
  * no policy document at any scope — global, any product containing it, the API, any operation (even one that only
  * says `<base />`: whether a document does something is the engine's to know) — and a call without a key admitted
- * (the API needs no subscription, or an open product contains it). A SOAP API is told by its body: never.
+ * (the API needs no subscription, or an open product contains it). A SOAP API is told by its body: never; nor is a
+ * version of a header- or query-versioned set.
  */
 export function engineBypass(config: GatewayConfig, api: ApiConfig): EngineBypass | undefined {
   // Without operations every call is the engine's 404.
   if (api.type !== 'http' || api.operations.length === 0) return undefined;
+  // Versions that share a URL suffix are told apart by a header or query parameter, which only the engine reads:
+  // a route that skipped it would send another version's request (or one naming no version) to this backend.
+  if (suffixSharingSet(config, api) !== undefined) return undefined;
   if (config.policy !== undefined || api.policy !== undefined) return undefined;
   if (api.operations.some((operation) => operation.policy !== undefined)) return undefined;
   const products = config.products.filter((product) => product.apis.includes(api.id));
