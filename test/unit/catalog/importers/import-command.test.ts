@@ -244,7 +244,7 @@ describe('portcullis import', () => {
 
   it('explains usage mistakes', async () => {
     await expect(command.run(['swagger', 'x.json', '--suffix', 'a'])).rejects.toThrow(
-      new UsageError('give the format first: openapi, wadl, wsdl'),
+      new UsageError('give the format first: openapi, wadl, wsdl, apiops'),
     );
     await expect(command.run(['openapi', 'x.json'])).rejects.toThrow(
       new UsageError('--suffix is required (where the API is published)'),
