@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type ApiVersionSelector, Catalog } from '../catalog/catalog.js';
+import { Catalog } from '../catalog/catalog.js';
 import { UrlTemplateError } from '../catalog/url-template.js';
 import { type Diagnostic, DiagnosticsError } from '../diagnostic.js';
 import {
@@ -16,8 +16,9 @@ import {
   type ScopeDocuments,
 } from '../policy/index.js';
 import { redactionMarker, redactText } from '../redact.js';
+import { apiVersionSelector } from './api-versions.js';
 import { fileText, formatPath, type LoadedConfig, problemInText } from './load.js';
-import type { ApiConfig, GatewayConfig } from './schema.js';
+import type { GatewayConfig } from './schema.js';
 
 /** Everything the engine serves, compiled once from the configuration and its policy documents. */
 export interface CompiledGateway {
@@ -117,7 +118,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       serviceUrl: api.serviceUrl,
       type: api.type,
       hostnames: api.hostnames ?? [],
-      version: versionSelector(config, api),
+      version: apiVersionSelector(config, api),
       productIds: products.map((p) => p.id),
       access: {
         subscriptionRequired: api.subscriptionRequired,
@@ -160,17 +161,6 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     catalog,
     backends: new Map(config.backends.map((backend) => [backend.id, backend.url])),
   };
-}
-
-/** How a request names this API's version, when it is a version of a header- or query-versioned set. */
-function versionSelector(config: GatewayConfig, api: ApiConfig): ApiVersionSelector | undefined {
-  const set = api.version && config.versionSets.find((candidate) => candidate.id === api.version!.set);
-  if (!set || set.scheme === 'path') return undefined;
-  const key = set.scheme === 'header' ? set.header : set.query;
-  // The schema requires the name for the scheme; without it the set could not tell its versions apart.
-  if (key === undefined)
-    throw new TypeError(`version set "${set.id}": scheme ${set.scheme} without its name`);
-  return { by: set.scheme, key, name: api.version!.name };
 }
 
 /**

@@ -11,6 +11,7 @@ import {
 } from '../envoy/bootstrap.js';
 import type { EngineBypass } from '../envoy/engine-bypass.js';
 import type { SidecarPlan } from '../envoy/sidecar.js';
+import { apiVersionSelector } from './api-versions.js';
 import { ensureDevelopmentCertificate } from './development-certificate.js';
 import { backendRulesFor, inboundRulesFor } from './network-schema.js';
 import type { ApiConfig, GatewayConfig } from './schema.js';
@@ -132,7 +133,7 @@ export function bootstrapApis(config: GatewayConfig): BootstrapApi[] {
 
 function bootstrapApi(config: GatewayConfig, api: ApiConfig): BootstrapApi {
   const bypass = engineBypass(config, api);
-  const sharedBy = suffixSharingSet(config, api);
+  const sharedBy = apiVersionSelector(config, api) ? api.version?.set : undefined;
   return {
     id: api.id,
     urlSuffix: api.urlSuffix,
@@ -141,12 +142,6 @@ function bootstrapApi(config: GatewayConfig, api: ApiConfig): BootstrapApi {
     ...(bypass ? { engineBypass: bypass } : {}),
     ...(sharedBy ? { versionSet: sharedBy } : {}),
   };
-}
-
-/** The header- or query-versioned set whose versions share this API's URL suffix, if it is one of them. */
-function suffixSharingSet(config: GatewayConfig, api: ApiConfig): string | undefined {
-  const set = api.version && config.versionSets.find((candidate) => candidate.id === api.version!.set);
-  return set && set.scheme !== 'path' ? set.id : undefined;
 }
 
 /**
@@ -161,7 +156,7 @@ export function engineBypass(config: GatewayConfig, api: ApiConfig): EngineBypas
   if (api.type !== 'http' || api.operations.length === 0) return undefined;
   // Versions that share a URL suffix are told apart by a header or query parameter, which only the engine reads:
   // a route that skipped it would send another version's request (or one naming no version) to this backend.
-  if (suffixSharingSet(config, api) !== undefined) return undefined;
+  if (apiVersionSelector(config, api) !== undefined) return undefined;
   if (config.policy !== undefined || api.policy !== undefined) return undefined;
   if (api.operations.some((operation) => operation.policy !== undefined)) return undefined;
   const products = config.products.filter((product) => product.apis.includes(api.id));
