@@ -42,10 +42,32 @@ export interface CatalogApi<Pipeline> {
   readonly productIds: readonly string[];
   readonly operations: readonly CatalogOperation<Pipeline>[];
   readonly access: ApiAccess;
+  /** Set when the API is a version of a header- or query-versioned set, which shares its URL suffix. */
+  readonly version?: ApiVersionSelector | undefined;
   /** The API's pipeline without an operation (global → API): runs on-error for unmatched operations. */
   readonly apiPipeline: Pipeline;
   /** The same with a product's scope (global → product → API). */
   readonly productApiPipelines: ReadonlyMap<string, Pipeline>;
+}
+
+/**
+ * How a request names the version of an API whose versions share one URL suffix (API Management's Header and Query
+ * versioning schemes): the header or query parameter `key` carries the version `name`. A request that carries none
+ * (or an empty one) is for the version named "" (API Management's Original version).
+ */
+export interface ApiVersionSelector {
+  readonly by: 'header' | 'query';
+  readonly key: string;
+  readonly name: string;
+}
+
+/** What the request says besides its method, path and query, that matching may need. */
+export interface RequestHints {
+  /** SOAP: the SOAPAction header and the Content-Type, which tell a SOAP operation. */
+  readonly soapAction?: string | undefined;
+  readonly contentType?: string | undefined;
+  /** A request header by lower-case name (its first value): the version of a header-versioned set. */
+  readonly header?: ((name: string) => string | undefined) | undefined;
 }
 
 export type MatchResult<Pipeline> =
@@ -65,6 +87,17 @@ export type MatchResult<Pipeline> =
       readonly apiPath: string;
       readonly action?: string;
     }
+  /**
+   * The path is under the URL suffix that versions of a header- or query-versioned set share, but the request names
+   * a version the set does not have (or none, and the set has no version ""): 404, never another API.
+   */
+  | {
+      readonly kind: 'no-version';
+      readonly urlSuffix: string;
+      readonly by: 'header' | 'query';
+      readonly key: string;
+      readonly requested: string | undefined;
+    }
   | { readonly kind: 'no-api' };
 
 export interface ApiInit<Pipeline> {
@@ -76,6 +109,7 @@ export interface ApiInit<Pipeline> {
   readonly hostnames?: readonly string[];
   readonly productIds?: readonly string[];
   readonly access?: ApiAccess;
+  readonly version?: ApiVersionSelector | undefined;
   readonly apiPipeline: Pipeline;
   readonly productApiPipelines?: ReadonlyMap<string, Pipeline>;
   readonly operations: readonly {
@@ -94,8 +128,27 @@ const openAccess: ApiAccess = {
   keyQuery: 'subscription-key',
 };
 
+/**
+ * What a URL suffix on some hosts leads to: one API, or the versions of a header- or query-versioned set that share
+ * it, by version name.
+ */
+type SuffixEntry<Pipeline> = {
+  readonly urlSuffix: string;
+  readonly hostnames: readonly string[];
+} & (
+  | { readonly kind: 'api'; readonly api: CatalogApi<Pipeline> }
+  | {
+      readonly kind: 'versions';
+      readonly by: 'header' | 'query';
+      readonly key: string;
+      readonly byName: Map<string, CatalogApi<Pipeline>>;
+    }
+);
+
 export class Catalog<Pipeline> {
   readonly apis: readonly CatalogApi<Pipeline>[];
+  /** Longest suffix first, so "v1/courses" is tried before "v1"; host-bound entries before catch-all ones. */
+  private readonly entries: readonly SuffixEntry<Pipeline>[];
 
   constructor(apis: readonly ApiInit<Pipeline>[]) {
     this.apis = apis
@@ -108,6 +161,7 @@ export class Catalog<Pipeline> {
         hostnames: (api.hostnames ?? []).map((host) => host.toLowerCase()),
         productIds: api.productIds ?? [],
         access: api.access ?? openAccess,
+        ...(api.version ? { version: api.version } : {}),
         apiPipeline: api.apiPipeline,
         productApiPipelines: api.productApiPipelines ?? new Map(),
         operations: api.operations
@@ -121,14 +175,16 @@ export class Catalog<Pipeline> {
           }))
           .sort((a, b) => b.template.specificity - a.template.specificity),
       }))
-      // Longest suffix first, so "v1/courses" is tried before "v1"; host-bound APIs before catch-all ones.
       .sort((a, b) => b.urlSuffix.length - a.urlSuffix.length || b.hostnames.length - a.hostnames.length);
+    this.entries = suffixEntries(this.apis);
   }
 
   /**
    * `path` is the request's path without the query string, normalised (`normalizeRequestPath`) and still
    * percent-encoded: the engine forwards this same path, so the operation matched is the one the backend serves.
-   * For a SOAP API the `soap` hints (SOAPAction header, Content-Type) pick the operation; when they cannot, the
+   * The API is the one whose URL suffix the path is under (the longest); when versions of a header- or
+   * query-versioned set share that suffix, the version the request names picks one of them (`hints.header`).
+   * For a SOAP API the `hints` (SOAPAction header, Content-Type) pick the operation; when they cannot, the
    * result asks for the body (`soap-body`) and `matchSoapBody` finishes the match.
    */
   match(
@@ -136,13 +192,21 @@ export class Catalog<Pipeline> {
     method: string,
     path: string,
     query: URLSearchParams,
-    soap: { soapAction?: string | undefined; contentType?: string | undefined } = {},
+    hints: RequestHints = {},
   ): MatchResult<Pipeline> {
     const hostname = host.toLowerCase().replace(/:\d+$/, '');
-    for (const api of this.apis) {
-      if (api.hostnames.length > 0 && !api.hostnames.includes(hostname)) continue;
-      const match = this.matchIn(api, method, path, query, soap);
-      if (match) return match;
+    for (const entry of this.entries) {
+      if (entry.hostnames.length > 0 && !entry.hostnames.includes(hostname)) continue;
+      if (!underSuffix(path, entry.urlSuffix)) continue;
+      if (entry.kind === 'api') return this.matchIn(entry.api, method, path, query, hints)!;
+      const requested =
+        entry.by === 'header' ? hints.header?.(entry.key.toLowerCase()) : query.get(entry.key);
+      const api = entry.byName.get(requested ?? '');
+      if (!api) {
+        const { urlSuffix, by, key } = entry;
+        return { kind: 'no-version', urlSuffix, by, key, requested: requested ?? undefined };
+      }
+      return this.matchIn(api, method, path, query, hints)!;
     }
     return { kind: 'no-api' };
   }
@@ -150,13 +214,14 @@ export class Catalog<Pipeline> {
   /**
    * The match for a request whose API the operator named (the Envoy route it took: contract.ts `apiRouteNamePrefix`),
    * whatever its host. The path must still lie under the API's URL suffix, which is taken off as for any request.
+   * A version of a header- or query-versioned set is matched as named: the operator's route told the versions apart.
    */
   matchNamed(
     apiId: string,
     method: string,
     path: string,
     query: URLSearchParams,
-    soap: { soapAction?: string | undefined; contentType?: string | undefined } = {},
+    hints: RequestHints = {},
   ):
     | MatchResult<Pipeline>
     | { readonly kind: 'unknown-api' }
@@ -164,7 +229,7 @@ export class Catalog<Pipeline> {
     const api = this.apis.find((candidate) => candidate.id === apiId);
     if (!api) return { kind: 'unknown-api' };
     return (
-      this.matchIn(api, method, path, query, soap) ?? { kind: 'outside-suffix', urlSuffix: api.urlSuffix }
+      this.matchIn(api, method, path, query, hints) ?? { kind: 'outside-suffix', urlSuffix: api.urlSuffix }
     );
   }
 
@@ -174,13 +239,12 @@ export class Catalog<Pipeline> {
     method: string,
     path: string,
     query: URLSearchParams,
-    soap: { soapAction?: string | undefined; contentType?: string | undefined },
+    hints: RequestHints,
   ): MatchResult<Pipeline> | undefined {
-    const prefix = `/${api.urlSuffix}`;
-    if (path !== prefix && !path.startsWith(`${prefix}/`)) return undefined;
-    const apiPath = path.slice(prefix.length) || '/';
+    if (!underSuffix(path, api.urlSuffix)) return undefined;
+    const apiPath = path.slice(api.urlSuffix.length + 1) || '/';
     const wanted = method.toUpperCase();
-    if (api.type === 'soap') return this.matchSoap(api, apiPath, wanted, soap);
+    if (api.type === 'soap') return this.matchSoap(api, apiPath, wanted, hints);
     for (const operation of api.operations) {
       if (operation.method !== wanted) continue;
       const parameters = operation.template.match(apiPath, query);
@@ -194,7 +258,7 @@ export class Catalog<Pipeline> {
     api: CatalogApi<Pipeline>,
     apiPath: string,
     method: string,
-    hints: { soapAction?: string | undefined; contentType?: string | undefined },
+    hints: RequestHints,
   ): MatchResult<Pipeline> {
     if (method !== 'POST') return { kind: 'no-operation', api, apiPath };
     const action = requestAction(hints);
@@ -225,4 +289,49 @@ function soapOperation<Pipeline>(
   return operation
     ? { kind: 'operation', api, operation, apiPath, parameters: {} }
     : { kind: 'no-operation', api, apiPath };
+}
+
+function underSuffix(path: string, urlSuffix: string): boolean {
+  return path === `/${urlSuffix}` || path.startsWith(`/${urlSuffix}/`);
+}
+
+/**
+ * The APIs by URL suffix and hosts, in the order `apis` has them. The versions of a header- or query-versioned set
+ * share one entry (the configuration's checks let no other API share their suffix); should two versions have one
+ * name, the first wins, as the first of two APIs on one suffix would.
+ */
+function suffixEntries<Pipeline>(apis: readonly CatalogApi<Pipeline>[]): SuffixEntry<Pipeline>[] {
+  const entries: SuffixEntry<Pipeline>[] = [];
+  for (const api of apis) {
+    const { urlSuffix, hostnames, version } = api;
+    if (!version) {
+      entries.push({ kind: 'api', urlSuffix, hostnames, api });
+      continue;
+    }
+    const shared = entries.find(
+      (entry): entry is Extract<SuffixEntry<Pipeline>, { kind: 'versions' }> =>
+        entry.kind === 'versions' &&
+        entry.urlSuffix === urlSuffix &&
+        entry.by === version.by &&
+        entry.key === version.key &&
+        sameHosts(entry.hostnames, hostnames),
+    );
+    if (shared) {
+      if (!shared.byName.has(version.name)) shared.byName.set(version.name, api);
+      continue;
+    }
+    entries.push({
+      kind: 'versions',
+      urlSuffix,
+      hostnames,
+      by: version.by,
+      key: version.key,
+      byName: new Map([[version.name, api]]),
+    });
+  }
+  return entries;
+}
+
+function sameHosts(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().join(',') === [...b].sort().join(',');
 }

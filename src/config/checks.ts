@@ -35,15 +35,20 @@ function* uniqueApiIds(config: GatewayConfig): Iterable<CrossFieldIssue> {
   }
 }
 
+/** One API per URL suffix and hosts, except the versions of one header- or query-versioned set, which share it. */
 function* uniqueUrlSuffixes(config: GatewayConfig): Iterable<CrossFieldIssue> {
   const seen = new Map<string, number>();
   for (const [index, api] of config.apis.entries()) {
     const key = `${(api.hostnames ?? ['*']).join(',')}/${api.urlSuffix}`;
     const previous = seen.get(key);
-    if (previous !== undefined) {
+    const set = sharingSetOf(config, api);
+    if (
+      previous !== undefined &&
+      (set === undefined || sharingSetOf(config, config.apis[previous]!) !== set)
+    ) {
       yield {
         path: ['apis', index, 'urlSuffix'],
-        message: `URL suffix "${api.urlSuffix}" is already used by apis[${previous}] on the same hosts`,
+        message: `URL suffix "${api.urlSuffix}" is already used by apis[${previous}] on the same hosts (only versions of one header- or query-versioned set share a suffix)`,
       };
     }
     seen.set(key, index);
@@ -270,37 +275,63 @@ function templateShape(template: string): string {
   return shapedQuery.length > 0 ? `${shapedPath}?${shapedQuery.join('&')}` : shapedPath;
 }
 
-/** Every cross-field rule, in the order their problems are reported. */
-/** An API's version names a declared version set, once per set, and path versioning shows in its URL suffix. */
+/**
+ * An API's version names a declared version set, once per set. Path versioning shows in the URL suffix; header and
+ * query versioning share the set's one URL suffix (the first version's), which is how API Management serves them.
+ */
 function* apiVersions(config: GatewayConfig): Iterable<CrossFieldIssue> {
-  const sets = new Set(config.versionSets.map((set) => set.id));
+  const sets = new Map(config.versionSets.map((set) => [set.id, set]));
   const taken = new Map<string, number>();
+  const sharedSuffix = new Map<string, number>();
   for (const [index, api] of config.apis.entries()) {
     if (!api.version) continue;
-    const { set, name } = api.version;
-    if (!sets.has(set)) {
-      const known = [...sets].join(', ') || 'none';
-      yield { path: ['apis', index, 'version', 'set'], message: `no version set "${set}" (known: ${known})` };
+    const { set: setId, name } = api.version;
+    const set = sets.get(setId);
+    if (!set) {
+      const known = [...sets.keys()].join(', ') || 'none';
+      yield {
+        path: ['apis', index, 'version', 'set'],
+        message: `no version set "${setId}" (known: ${known})`,
+      };
       continue;
     }
-    const key = `${set}\u0000${name}`;
+    const key = `${setId}\u0000${name}`;
     const previous = taken.get(key);
     if (previous !== undefined) {
       yield {
         path: ['apis', index, 'version', 'name'],
-        message: `version "${name}" of "${set}" is already apis[${previous}]`,
+        message: `version "${name}" of "${setId}" is already apis[${previous}]`,
       };
     }
     taken.set(key, index);
-    if (name !== '' && api.urlSuffix !== name && !api.urlSuffix.endsWith(`/${name}`)) {
+    if (set.scheme === 'path') {
+      if (name !== '' && api.urlSuffix !== name && !api.urlSuffix.endsWith(`/${name}`)) {
+        yield {
+          path: ['apis', index, 'urlSuffix'],
+          message: `path versioning: the URL suffix must end with the version "/${name}", got "${api.urlSuffix}"`,
+        };
+      }
+      continue;
+    }
+    const first = sharedSuffix.get(setId);
+    if (first === undefined) sharedSuffix.set(setId, index);
+    else if (config.apis[first]!.urlSuffix !== api.urlSuffix) {
       yield {
         path: ['apis', index, 'urlSuffix'],
-        message: `path versioning: the URL suffix must end with the version "/${name}", got "${api.urlSuffix}"`,
+        message: `${set.scheme} versioning: every version of "${setId}" has the URL suffix of apis[${first}] ("${config.apis[first]!.urlSuffix}"), got "${api.urlSuffix}"`,
       };
     }
   }
 }
 
+/** The version set an API is a version of when that set tells versions apart by header or query (shared suffix). */
+function sharingSetOf(config: GatewayConfig, api: GatewayConfig['apis'][number]): string | undefined {
+  if (!api.version) return undefined;
+  const set = config.versionSets.find((candidate) => candidate.id === api.version!.set);
+  return set && set.scheme !== 'path' ? set.id : undefined;
+}
+
+/** Every cross-field rule, in the order their problems are reported. */
 export const crossChecks: readonly CrossCheck[] = [
   { name: 'api-versions', issues: apiVersions },
   { name: 'unique-api-ids', issues: uniqueApiIds },

@@ -16,6 +16,7 @@ import {
   type ScopeDocuments,
 } from '../policy/index.js';
 import { redactionMarker, redactText } from '../redact.js';
+import { apiVersionSelector } from './api-versions.js';
 import { fileText, formatPath, type LoadedConfig, problemInText } from './load.js';
 import type { GatewayConfig } from './schema.js';
 
@@ -117,6 +118,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       serviceUrl: api.serviceUrl,
       type: api.type,
       hostnames: api.hostnames ?? [],
+      version: apiVersionSelector(config, api),
       productIds: products.map((p) => p.id),
       access: {
         subscriptionRequired: api.subscriptionRequired,

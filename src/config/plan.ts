@@ -11,6 +11,7 @@ import {
 } from '../envoy/bootstrap.js';
 import type { EngineBypass } from '../envoy/engine-bypass.js';
 import type { SidecarPlan } from '../envoy/sidecar.js';
+import { apiVersionSelector } from './api-versions.js';
 import { ensureDevelopmentCertificate } from './development-certificate.js';
 import { backendRulesFor, inboundRulesFor } from './network-schema.js';
 import type { ApiConfig, GatewayConfig } from './schema.js';
@@ -132,12 +133,14 @@ export function bootstrapApis(config: GatewayConfig): BootstrapApi[] {
 
 function bootstrapApi(config: GatewayConfig, api: ApiConfig): BootstrapApi {
   const bypass = engineBypass(config, api);
+  const sharedBy = apiVersionSelector(config, api) ? api.version?.set : undefined;
   return {
     id: api.id,
     urlSuffix: api.urlSuffix,
     serviceUrl: api.serviceUrl,
     ...(api.hostnames ? { hostnames: api.hostnames } : {}),
     ...(bypass ? { engineBypass: bypass } : {}),
+    ...(sharedBy ? { versionSet: sharedBy } : {}),
   };
 }
 
@@ -145,11 +148,15 @@ function bootstrapApi(config: GatewayConfig, api: ApiConfig): BootstrapApi {
  * An API whose calls without a subscription key the engine only passes through skips it (envoy/engine-bypass.ts):
  * no policy document at any scope — global, any product containing it, the API, any operation (even one that only
  * says `<base />`: whether a document does something is the engine's to know) — and a call without a key admitted
- * (the API needs no subscription, or an open product contains it). A SOAP API is told by its body: never.
+ * (the API needs no subscription, or an open product contains it). A SOAP API is told by its body: never; nor is a
+ * version of a header- or query-versioned set.
  */
 export function engineBypass(config: GatewayConfig, api: ApiConfig): EngineBypass | undefined {
   // Without operations every call is the engine's 404.
   if (api.type !== 'http' || api.operations.length === 0) return undefined;
+  // Versions that share a URL suffix are told apart by a header or query parameter, which only the engine reads:
+  // a route that skipped it would send another version's request (or one naming no version) to this backend.
+  if (apiVersionSelector(config, api) !== undefined) return undefined;
   if (config.policy !== undefined || api.policy !== undefined) return undefined;
   if (api.operations.some((operation) => operation.policy !== undefined)) return undefined;
   const products = config.products.filter((product) => product.apis.includes(api.id));

@@ -257,18 +257,46 @@ const namedValueSchema = z.union([
     .strict(),
 ]);
 
+/** An HTTP header name (RFC 9110 token). */
+const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, {
+  message: "must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)",
+});
+
 /**
- * An API Management version set: the APIs that are versions of one API. Only path versioning (`/orders/v2/…`, API
- * Management's `Segment` scheme) is served: each version is its own API whose URL suffix ends with the version.
+ * An API Management version set: the APIs that are versions of one API. `path` (API Management's `Segment`): each
+ * version is its own API whose URL suffix ends with the version (`/orders/v2/…`). `header` and `query`: the versions
+ * share one URL suffix and the request names its version in the `header` or the `query` parameter; a request that
+ * names none goes to the version named "" (API Management's Original version), and one that names a version the set
+ * does not have is 404, as for a URL of no API.
  */
 export const versionSetSchema = z
   .object({
     id: entityId,
     name: z.string().optional(),
     description: z.string().optional(),
-    scheme: z.enum(['path']).default('path'),
+    scheme: z.enum(['path', 'header', 'query']).default('path'),
+    /** Header versioning: the request header that names the version (API Management's `versionHeaderName`). */
+    header: headerName.optional(),
+    /** Query versioning: the query parameter that names the version (API Management's `versionQueryName`). */
+    query: z.string().min(1).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((set, ctx) => {
+    for (const key of ['header', 'query'] as const) {
+      if (set.scheme === key && set[key] === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['scheme'],
+          message: `${key} versioning needs the ${key === 'header' ? 'header' : 'query parameter'} that names the version: set "${key}"`,
+        });
+      if (set.scheme !== key && set[key] !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `"${key}" names the version only with scheme ${key}, got scheme ${set.scheme}`,
+        });
+    }
+  });
 
 /** A process `up` starts and stops with the gateway, such as the example's sample backend. */
 export const companionProcessSchema = z

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Catalog, CatalogApi, MatchResult } from '../catalog/catalog.js';
+import type { Catalog, CatalogApi, MatchResult, RequestHints } from '../catalog/catalog.js';
 import { type NormalizedPath, normalizeRequestPath } from '../catalog/request-path.js';
 import {
   type AccessDecision,
@@ -111,7 +111,7 @@ class PolicyExchange implements Exchange {
   private run: PipelineRun | undefined;
   private pipeline: Pipeline | undefined;
   private description: Mutable<RequestDescription> | undefined;
-  private match: MatchResult<Pipeline> | undefined;
+  private match: Exclude<MatchResult<Pipeline>, { kind: 'no-version' }> | undefined;
   private pendingResponse: MessageHead | undefined;
   /** The subscription decision for this call. */
   private access: AccessDecision | undefined;
@@ -168,9 +168,10 @@ class PolicyExchange implements Exchange {
     if (!normalized.ok) return this.refusePath(normalized, requestIdHeader);
     const pathname = normalized.path;
     const pathChanged = pathname !== rawPathname;
-    const soapHints = {
+    const hints: RequestHints = {
       soapAction: firstHeader(headers, 'soapaction'),
       contentType: firstHeader(headers, 'content-type'),
+      header: (name) => firstHeader(headers, name),
     };
     const routeName = head.attributes.get(routeAttributes.routeName);
     const namedApi =
@@ -179,12 +180,14 @@ class PolicyExchange implements Exchange {
         : undefined;
     const found =
       namedApi !== undefined
-        ? this.engine.catalog.matchNamed(namedApi, method, pathname, new URLSearchParams(search), soapHints)
-        : this.engine.catalog.match(authority, method, pathname, new URLSearchParams(search), soapHints);
+        ? this.engine.catalog.matchNamed(namedApi, method, pathname, new URLSearchParams(search), hints)
+        : this.engine.catalog.match(authority, method, pathname, new URLSearchParams(search), hints);
     // A route named for an API that cannot serve this request is the operator's mistake: refused, never let
     // through without the API's policies.
     if (found.kind === 'unknown-api' || found.kind === 'outside-suffix')
       return this.refuseRoute(routeName as string, found, requestIdHeader);
+    // Envoy's route for the suffix leads to one of the versions' backends: the engine answers, no API matched.
+    if (found.kind === 'no-version') return this.refuseVersion(found, requestIdHeader);
     const match = found;
     this.match = match;
     if (match.kind === 'no-api') {
@@ -683,6 +686,39 @@ class PolicyExchange implements Exchange {
             : { statusCode: 404, message: 'Resource not found' },
         ),
       ),
+      details: `portcullis_${this.summary.lastError.reason}`,
+    };
+  }
+
+  /**
+   * A request under the URL suffix of a header- or query-versioned set that names a version the set does not have
+   * (or none, and the set has no version ""): API Management's 404 for a URL of no API. The access log says which
+   * version was asked for.
+   */
+  private refuseVersion(
+    found: Extract<MatchResult<Pipeline>, { kind: 'no-version' }>,
+    requestIdHeader: HeaderChange[],
+  ): PhaseResult {
+    const where = `${found.by === 'header' ? 'header' : 'query parameter'} ${found.key}`;
+    this.summary.outcome = 'responded';
+    this.summary.status = 404;
+    this.summary.lastError = {
+      source: 'api-version',
+      reason: found.requested === undefined ? 'ApiVersionMissing' : 'ApiVersionNotFound',
+      message:
+        found.requested === undefined
+          ? `no ${where} naming the version of /${found.urlSuffix}, and no version "" (Original) to default to`
+          : `no version ${JSON.stringify(found.requested)} (${where}) of /${found.urlSuffix}`,
+    };
+    return {
+      action: 'respond',
+      status: 404,
+      headers: [
+        ...requestIdHeader,
+        { name: 'content-type', value: 'application/json' },
+        ...this.traceHeaders(),
+      ],
+      body: Buffer.from(JSON.stringify({ statusCode: 404, message: 'Resource not found' })),
       details: `portcullis_${this.summary.lastError.reason}`,
     };
   }

@@ -62,6 +62,11 @@ export interface BootstrapApi {
   readonly hostnames?: readonly string[];
   /** Set when the engine would only pass this API's requests through: they skip it (engine-bypass.ts). */
   readonly engineBypass?: EngineBypass;
+  /**
+   * The header- or query-versioned set this API is a version of: its versions share the URL suffix, and only the
+   * engine, which reads the version, picks among them. They get one route, through the engine, and no bypass.
+   */
+  readonly versionSet?: string;
 }
 
 /** A rule of a listener's inbound access list (network security group style): the first that matches decides. */
@@ -558,7 +563,10 @@ function virtualHosts(plan: BootstrapPlan): VirtualHost[] {
       ...serviceRoutes(),
       // A route that skips the engine must not take a request of an API with a longer suffix (`v1/courses` under
       // `v1`); the engine itself tries longer suffixes first.
-      ...[...apis].sort((a, b) => b.urlSuffix.length - a.urlSuffix.length).flatMap(apiRoutes),
+      ...[...apis]
+        .sort((a, b) => b.urlSuffix.length - a.urlSuffix.length)
+        .filter(firstOfVersionSet())
+        .flatMap(apiRoutes),
       notFoundRoute(),
     ],
   }));
@@ -593,6 +601,21 @@ export function serviceRoutes(): Route[] {
     // The address Envoy trusts, overwriting a client's copy (the engine, which strips the others, is off here).
     request_headers_to_add: setClientAddress,
   }));
+}
+
+/**
+ * A filter that keeps one API of each header- or query-versioned set: its versions share one URL suffix, so a route
+ * for each would repeat the first one's match, unreachable. The one route leads through the engine (no version gets
+ * a bypass), which picks the version and sets the backend; the route's own backend is never used by itself.
+ */
+function firstOfVersionSet(): (api: BootstrapApi) => boolean {
+  const routed = new Set<string>();
+  return (api) => {
+    if (api.versionSet === undefined) return true;
+    if (routed.has(api.versionSet)) return false;
+    routed.add(api.versionSet);
+    return true;
+  };
 }
 
 /**

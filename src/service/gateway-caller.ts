@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { ApiConfig } from '../config/schema.js';
+import { type ApiVersionSelector, apiVersionSelector } from '../config/api-versions.js';
+import type { ApiConfig, GatewayConfig } from '../config/schema.js';
 import {
   type GatewayCaller,
   type GatewayResponse,
@@ -32,8 +33,23 @@ export interface GatewayCallerOptions {
   readonly maxResponseBytes?: number;
 }
 
-/** What the caller needs of an API to reach it through the gateway. */
-export type CallerApi = Pick<ApiConfig, 'id' | 'urlSuffix' | 'hostnames'>;
+/**
+ * What the caller needs of an API to reach it through the gateway: for a version of a header- or query-versioned
+ * set, also how a request names the version (its URL suffix is the other versions' too).
+ */
+export type CallerApi = Pick<ApiConfig, 'id' | 'urlSuffix' | 'hostnames'> & {
+  readonly versionSelector?: ApiVersionSelector | undefined;
+};
+
+/** The configuration's APIs as the caller needs them. */
+export function callerApis(config: GatewayConfig): CallerApi[] {
+  return config.apis.map((api) => ({
+    id: api.id,
+    urlSuffix: api.urlSuffix,
+    ...(api.hostnames ? { hostnames: api.hostnames } : {}),
+    versionSelector: apiVersionSelector(config, api),
+  }));
+}
 
 /** A gateway caller whose APIs follow the configuration of a running service. */
 export interface ConfigGatewayCaller extends GatewayCaller {
@@ -54,6 +70,7 @@ interface Route {
   readonly audience: string;
   /** The `Host` Envoy needs to pick the API's virtual host, when the API is bound to host names. */
   readonly host?: string;
+  readonly versionSelector?: ApiVersionSelector | undefined;
 }
 
 /**
@@ -80,6 +97,7 @@ export function createGatewayCaller(options: GatewayCallerOptions): ConfigGatewa
           pathPrefix: `/${api.urlSuffix}`,
           audience: apiAudience(audienceBase, api.urlSuffix),
           ...(api.hostnames ? { host: api.hostnames[0] } : {}),
+          versionSelector: api.versionSelector,
         },
       ]),
     );
@@ -113,6 +131,16 @@ export function createGatewayCaller(options: GatewayCallerOptions): ConfigGatewa
         accept: 'application/json, */*;q=0.5',
         'user-agent': 'portcullis-mcp',
       };
+      const version = route.versionSelector;
+      let path = `${route.pathPrefix}${request.path}`;
+      // The gateway picks this version of the ones sharing the suffix by what the request names; the Original ("")
+      // by naming none, so a tool argument of that name must not pick another one.
+      if (version?.by === 'header') {
+        for (const name of Object.keys(headers))
+          if (name.toLowerCase() === version.key.toLowerCase()) delete headers[name];
+        if (version.name !== '') headers[version.key] = version.name;
+      }
+      if (version?.by === 'query') path = withVersionQuery(path, version.key, version.name);
       if (body) {
         headers['content-type'] = 'application/json';
         headers['content-length'] = String(body.length);
@@ -124,7 +152,7 @@ export function createGatewayCaller(options: GatewayCallerOptions): ConfigGatewa
           hostname: gateway.hostname.replace(/^\[|\]$/g, ''),
           port: gateway.port,
           method: op.method,
-          path: `${route.pathPrefix}${request.path}`,
+          path,
           headers,
           agent,
           ...(route.host ? { servername: route.host.replace(/:\d+$/, '') } : {}),
@@ -135,6 +163,20 @@ export function createGatewayCaller(options: GatewayCallerOptions): ConfigGatewa
       );
     },
   };
+}
+
+/**
+ * `path` with the version query parameter set to `name` (none for the Original version ""). The other parameters
+ * stay as the tool wrote them: only pairs named `key` are dropped.
+ */
+function withVersionQuery(path: string, key: string, name: string): string {
+  const queryStart = path.indexOf('?');
+  const pathOnly = queryStart < 0 ? path : path.slice(0, queryStart);
+  const pairs = (queryStart < 0 ? '' : path.slice(queryStart + 1))
+    .split('&')
+    .filter((pair) => pair !== '' && new URLSearchParams(pair).keys().next().value !== key);
+  if (name !== '') pairs.push(`${encodeURIComponent(key)}=${encodeURIComponent(name)}`);
+  return pairs.length === 0 ? pathOnly : `${pathOnly}?${pairs.join('&')}`;
 }
 
 function send(

@@ -24,7 +24,7 @@ import { PORTCULLIS_VERSION } from '../version.js';
 import { createServiceApp } from './app.js';
 import { configToolCatalog } from './catalog.js';
 import { clientAddress } from './client-address.js';
-import { createGatewayCaller } from './gateway-caller.js';
+import { callerApis, createGatewayCaller } from './gateway-caller.js';
 import { RedisSessionStore } from './mcp-redis-sessions.js';
 
 export interface ServiceOptions {
@@ -147,7 +147,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   const caller = createGatewayCaller({
     gatewayUrl,
     audienceBase: mcpConfig.gatewayUrl ?? gatewayUrl,
-    apis: config.apis,
+    apis: callerApis(config),
     mint: (input) => authorizationServer.mintServiceToken(input),
     tokenTtlSeconds: mcpConfig.serviceTokenTtlSeconds,
   });
@@ -194,7 +194,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
         throw new ConfigError([await problemAt(next.file, ['products'], error.message)]);
       }
       // The routes before the tools: a tool that appears can be called at once.
-      caller.replaceApis(next.config.apis);
+      caller.replaceApis(callerApis(next.config));
       catalog.replace(next.config);
       return { tools: mcp.stats().tools, atNextStart: fixedSettings(started, next.config) };
     },

@@ -92,7 +92,9 @@ export interface VersionSetEntry {
   id: string;
   name?: string;
   description?: string;
-  scheme?: 'path';
+  scheme?: 'path' | 'header' | 'query';
+  header?: string;
+  query?: string;
 }
 
 export type NamedValueEntry =

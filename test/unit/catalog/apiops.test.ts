@@ -6,6 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiopsError, exportApiops, importApiops } from '../../../src/catalog/apiops/index.js';
 
 const sample = fileURLToPath(new URL('../../fixtures/apiops/sample-artifacts', import.meta.url));
+const headerQueryVersions = fileURLToPath(
+  new URL('../../fixtures/apiops/header-query-versions', import.meta.url),
+);
 const prodOverrides = fileURLToPath(
   new URL('../../fixtures/apiops/configuration.prod.yaml', import.meta.url),
 );
@@ -190,7 +193,7 @@ subscriptions:
     expect(unmatched.length).toBeGreaterThan(5);
   });
 
-  it('lists backend features it cannot map, and leaves out pools and header-versioned APIs', async () => {
+  it('lists backend features it cannot map, and leaves out pools and APIs of a set it cannot read', async () => {
     const root = artifacts({
       'backends/guarded/backendInformation.json': information({
         url: 'https://guarded.example',
@@ -202,10 +205,11 @@ subscriptions:
         type: 'Pool',
         pool: { services: [{ id: '/backends/backend1' }] },
       }),
+      // Header versioning without the header's name: nothing tells the versions apart.
       'version sets/by-header/versionSetInformation.json': information({
         displayName: 'by header',
         versioningScheme: 'Header',
-        versionHeaderName: 'api-version',
+        versionQueryName: 'api-version',
       }),
       'apis/headed/apiInformation.json': information({
         path: 'headed',
@@ -222,10 +226,13 @@ subscriptions:
       'type Pool: load-balanced pools are not supported, the backend is left out',
     );
     expect(document.apis.some((api) => api.id === 'headed')).toBe(false);
-    expect(messagesFor(findings, 'version sets/by-header/versionSetInformation.json')).toContain(
-      'versioningScheme Header: only Segment (path) versioning is served',
+    expect(messagesFor(findings, 'version sets/by-header/versionSetInformation.json')).toEqual([
+      "versionQueryName: only read with versioningScheme Query (this set's is Header)",
+      'versionHeaderName: versioningScheme Header needs the name the version travels in, got null; the set is left out',
+    ]);
+    expect(messagesFor(findings, 'apis/headed/apiInformation.json').at(-1)).toBe(
+      'apiVersionSetId /apiVersionSets/by-header: the version set is not among the sets carried over; the API is left out',
     );
-    expect(messagesFor(findings, 'apis/headed/apiInformation.json').at(-1)).toMatch(/^apiVersionSetId/);
   });
 
   it('refuses a file that is not JSON, naming it, and a folder that does not exist', async () => {
@@ -234,6 +241,69 @@ subscriptions:
       new RegExp(`^${path.join(root, 'backends/broken/backendInformation.json')}: not JSON`),
     );
     await expect(importApiops(path.join(root, 'missing'))).rejects.toBeInstanceOf(ApiopsError);
+  });
+});
+
+describe('import apiops: header- and query-versioned sets', () => {
+  it('carries the sets with the header or query parameter that names the version, their versions on one suffix', async () => {
+    const { document, findings } = await importApiops(headerQueryVersions);
+    expect(document.versionSets).toEqual([
+      {
+        id: 'orders-versions',
+        name: 'Orders',
+        description: 'Versions of the Orders API, chosen by the Api-Version header.',
+        scheme: 'header',
+        header: 'Api-Version',
+      },
+      {
+        id: 'stock-versions',
+        name: 'Stock',
+        description: 'Versions of the Stock API, chosen by the api-version query parameter.',
+        scheme: 'query',
+        query: 'api-version',
+      },
+    ]);
+    // The version is not appended to the path, as it would be for Segment versioning; the Original version is "".
+    expect(document.apis.map((api) => [api.id, api.urlSuffix, api.version])).toEqual([
+      ['orders', 'orders', { set: 'orders-versions', name: '' }],
+      ['orders-v2', 'orders', { set: 'orders-versions', name: 'v2' }],
+      ['stock-2024-01-01', 'stock', { set: 'stock-versions', name: '2024-01-01' }],
+      ['stock-2025-01-01', 'stock', { set: 'stock-versions', name: '2025-01-01' }],
+    ]);
+    expect(findings.filter((finding) => finding.file.startsWith('version sets/'))).toEqual([]);
+  });
+
+  it('exports them as API Management has them: the shared path, the scheme and its name', async () => {
+    const { document } = await importApiops(headerQueryVersions);
+    const exported = exportApiops(document, { policyText: () => '<policies />', fileText: () => '' });
+    const json = (file: string) => JSON.parse(exported.files.get(file)!).properties;
+    expect(json('version sets/orders-versions/versionSetInformation.json')).toEqual({
+      displayName: 'Orders',
+      description: 'Versions of the Orders API, chosen by the Api-Version header.',
+      versioningScheme: 'Header',
+      versionHeaderName: 'Api-Version',
+    });
+    expect(json('version sets/stock-versions/versionSetInformation.json')).toMatchObject({
+      versioningScheme: 'Query',
+      versionQueryName: 'api-version',
+    });
+    expect(json('apis/orders-v2/apiInformation.json')).toMatchObject({
+      path: 'orders',
+      apiVersion: 'v2',
+      apiVersionSetId: '/apiVersionSets/orders-versions',
+    });
+    // A header version named like the path's last segment keeps its path: only Segment versions are appended.
+    const clash = exportApiops(
+      {
+        ...document,
+        apis: [{ ...document.apis[1]!, urlSuffix: 'shop/v2' }],
+        versionSets: [document.versionSets[0]!],
+      },
+      { policyText: () => '<policies />', fileText: () => '' },
+    );
+    expect(JSON.parse(clash.files.get('apis/orders-v2/apiInformation.json')!).properties.path).toBe(
+      'shop/v2',
+    );
   });
 });
 

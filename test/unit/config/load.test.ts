@@ -175,12 +175,37 @@ describe('gateway configuration', () => {
     ]);
   });
 
+  it('checks header and query version sets: the name the version travels in, one shared suffix, one name per version', () => {
+    const text = [
+      'versionSets:',
+      '  - { id: orders, scheme: header, header: Api-Version }',
+      '  - { id: lost, scheme: query }',
+      '  - { id: mixed, scheme: path, header: Api-Version }',
+      '  - { id: spaced, scheme: header, header: "Api Version" }',
+      'apis:',
+      '  - { id: a, urlSuffix: orders, serviceUrl: "http://h", version: { set: orders, name: "" } }',
+      '  - { id: b, urlSuffix: orders, serviceUrl: "http://h", version: { set: orders, name: v2 } }',
+      '  - { id: c, urlSuffix: orders/v3, serviceUrl: "http://h", version: { set: orders, name: v3 } }',
+      '  - { id: d, urlSuffix: orders, serviceUrl: "http://h", version: { set: orders, name: v2 } }',
+      '  - { id: e, urlSuffix: orders, serviceUrl: "http://h" }',
+      '',
+    ].join('\n');
+    expect(problems(text)).toEqual([
+      'gateway.yaml:3:17: versionSets[1].scheme: query versioning needs the query parameter that names the version: set "query"',
+      'gateway.yaml:4:32: versionSets[2].header: "header" names the version only with scheme header, got scheme path',
+      'gateway.yaml:5:35: versionSets[3].header: must be an HTTP header name (letters, digits and !#$%&\'*+-.^_`|~), got "Api Version"',
+      'gateway.yaml:9:14: apis[2].urlSuffix: header versioning: every version of "orders" has the URL suffix of apis[0] ("orders"), got "orders/v3"',
+      'gateway.yaml:10:81: apis[3].version.name: version "v2" of "orders" is already apis[1]',
+      'gateway.yaml:11:14: apis[4].urlSuffix: URL suffix "orders" is already used by apis[3] on the same hosts (only versions of one header- or query-versioned set share a suffix)',
+    ]);
+  });
+
   it('rejects duplicate API ids and suffixes', () => {
     const text =
       'apis:\n  - { id: a, urlSuffix: x, serviceUrl: "http://h" }\n  - { id: a, urlSuffix: x, serviceUrl: "http://h" }\n';
     expect(problems(text)).toEqual([
       'gateway.yaml:3:7: apis[1].id: duplicate API id "a" (also apis[0])',
-      'gateway.yaml:3:14: apis[1].urlSuffix: URL suffix "x" is already used by apis[0] on the same hosts',
+      'gateway.yaml:3:14: apis[1].urlSuffix: URL suffix "x" is already used by apis[0] on the same hosts (only versions of one header- or query-versioned set share a suffix)',
     ]);
   });
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { normalizeRequestPath } from '../../../src/catalog/request-path.js';
 import { compileUrlTemplate } from '../../../src/catalog/url-template.js';
 import { parseConfig } from '../../../src/config/load.js';
-import { engineBypass } from '../../../src/config/plan.js';
+import { engineBypass, planRuntime } from '../../../src/config/plan.js';
+import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
 import { bypassMatches, templatePattern } from '../../../src/envoy/engine-bypass.js';
 
 /** RE2 and JavaScript agree on the constructs templatePattern writes; Envoy's safe_regex matches whole values. */
@@ -162,3 +163,54 @@ ${extra}
     expect(engineBypass(config, { ...api, operations: [] })).toBeUndefined();
   });
 });
+
+describe('versions that share a URL suffix (header and query versioning)', () => {
+  const config = parseConfig(
+    `
+versionSets:
+  - { id: orders, scheme: header, header: Api-Version }
+  - { id: stock, scheme: path }
+apis:
+  - id: orders
+    urlSuffix: orders
+    serviceUrl: http://127.0.0.1:9001
+    version: { set: orders, name: "" }
+    operations: [{ method: GET, urlTemplate: /items }]
+  - id: orders-v2
+    urlSuffix: orders
+    serviceUrl: http://127.0.0.1:9002
+    version: { set: orders, name: v2 }
+    operations: [{ method: GET, urlTemplate: /items }]
+  - id: stock-v1
+    urlSuffix: stock/v1
+    serviceUrl: http://127.0.0.1:9003
+    version: { set: stock, name: v1 }
+    operations: [{ method: GET, urlTemplate: /items }]
+`,
+    'gateway.yaml',
+  );
+
+  it('never skip the engine, which alone reads the version; path versions still may', () => {
+    expect(config.apis.map((api) => engineBypass(config, api) !== undefined)).toEqual([false, false, true]);
+  });
+
+  it('get one route for their suffix, through the engine', async () => {
+    const bootstrap = buildBootstrap(await planRuntime(config, { directory: '/etc/portcullis' }));
+    const routes = (routeNames(bootstrap) ?? []).filter((name) => name.startsWith('api_'));
+    expect(routes).toEqual(['api_stock-v1_bypass_0', 'api_stock-v1', 'api_orders']);
+  });
+});
+
+/** The route names of the first virtual host of the bootstrap. */
+function routeNames(value: unknown): string[] | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if ('virtual_hosts' in value) {
+    const [host] = value.virtual_hosts as { routes: { name: string }[] }[];
+    return host!.routes.map((route) => route.name);
+  }
+  for (const child of Object.values(value)) {
+    const found = routeNames(child);
+    if (found) return found;
+  }
+  return undefined;
+}

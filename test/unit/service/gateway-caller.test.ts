@@ -185,3 +185,44 @@ describe('createGatewayCaller', () => {
     await new Promise((resolve) => silent.close(resolve));
   });
 });
+
+describe('createGatewayCaller: versions that share a URL suffix', () => {
+  it('names the version of the tool’s API in the set’s header or query parameter, and none for the Original', async () => {
+    const call = createGatewayCaller({
+      gatewayUrl: gateway.url,
+      apis: [
+        {
+          id: 'orders-v2',
+          urlSuffix: 'orders',
+          versionSelector: { by: 'header', key: 'Api-Version', name: 'v2' },
+        },
+        {
+          id: 'orders',
+          urlSuffix: 'orders',
+          versionSelector: { by: 'header', key: 'Api-Version', name: '' },
+        },
+        {
+          id: 'stock',
+          urlSuffix: 'stock',
+          versionSelector: { by: 'query', key: 'api-version', name: '2025-01-01' },
+        },
+      ],
+      mint: async () => 'service-token',
+    });
+    const send = (apiId: string, path: string, headers: Record<string, string> = {}) =>
+      call.call(
+        operation({ apiId, urlTemplate: '/items' }),
+        { path, templateParameters: {}, query: {}, headers },
+        subject,
+      );
+    await send('orders-v2', '/items', { 'api-version': 'v9' });
+    expect(gateway.received.at(-1)!).toMatchObject({
+      url: '/orders/items',
+      headers: { 'api-version': 'v2' },
+    });
+    await send('orders', '/items', { 'Api-Version': 'v2' });
+    expect(gateway.received.at(-1)!.headers['api-version']).toBeUndefined();
+    await send('stock', '/items?q=a%20b&api-version=1999-01-01');
+    expect(gateway.received.at(-1)!.url).toBe('/stock/items?q=a%20b&api-version=2025-01-01');
+  });
+});

@@ -94,16 +94,20 @@ function operationEntry(operation: ImportedOperation, policy: string): Operation
   return { ...entry, policy };
 }
 
-/** The URL suffix: API Management appends the version of a path-versioned API to its path. */
+/**
+ * The URL suffix: API Management appends the version of a path-versioned (Segment) API to its path; the versions of
+ * a header- or query-versioned set share the path as it is.
+ */
 function urlSuffixOf(
   context: ImportContext,
   file: string,
   properties: Record<string, unknown>,
+  version: { set: string; name: string } | undefined,
 ): string | undefined {
   const base = typeof properties.path === 'string' ? properties.path.replace(/^\/+|\/+$/g, '') : '';
-  const version = typeof properties.apiVersion === 'string' ? properties.apiVersion : '';
+  const segment = version !== undefined && schemeOf(context, version.set) === 'path' ? version.name : '';
   const suffix =
-    version === '' || base === version || base.endsWith(`/${version}`) ? base : `${base}/${version}`;
+    segment === '' || base === segment || base.endsWith(`/${segment}`) ? base : `${base}/${segment}`;
   if (!/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(suffix)) {
     context.artifacts.skip(
       file,
@@ -114,7 +118,11 @@ function urlSuffixOf(
   return suffix;
 }
 
-/** The version set the API belongs to, when it is one Portcullis serves (path versioning). */
+function schemeOf(context: ImportContext, set: string): 'path' | 'header' | 'query' {
+  return context.document.versionSets.find((entry) => entry.id === set)?.scheme ?? 'path';
+}
+
+/** The version set the API belongs to, when that set was carried over (its own finding says why not). */
 function versionOf(
   context: ImportContext,
   file: string,
@@ -125,7 +133,7 @@ function versionOf(
   if (!context.document.versionSets.some((entry) => entry.id === set)) {
     context.artifacts.skip(
       file,
-      `apiVersionSetId ${properties.apiVersionSetId}: the version set is not among the path-versioned sets carried over (header and query versioning are not served); the API is left out`,
+      `apiVersionSetId ${properties.apiVersionSetId}: the version set is not among the sets carried over; the API is left out`,
     );
     return 'unserved';
   }
@@ -154,9 +162,10 @@ async function importApi(context: ImportContext, name: string, folder: string): 
     );
     return;
   }
-  const urlSuffix = urlSuffixOf(context, file, properties);
   const version = versionOf(context, file, properties);
-  if (urlSuffix === undefined || version === 'unserved') return;
+  if (version === 'unserved') return;
+  const urlSuffix = urlSuffixOf(context, file, properties, version);
+  if (urlSuffix === undefined) return;
   const id = configId(artifacts, `apis/${folder}`, name);
   const api: ApiEntry = {
     id,
@@ -319,8 +328,10 @@ function exportApi(context: Parameters<ResourceKind['exportFrom']>[0], api: ApiE
   const { output, findings } = context;
   const folder = `apis/${api.id}`;
   const version = api.version;
+  // API Management appends a Segment version to the path itself; header and query versions share the path.
+  const scheme = context.config.versionSets.find((set) => set.id === version?.set)?.scheme ?? 'path';
   const pathOf =
-    version && version.name !== '' && api.urlSuffix.endsWith(`/${version.name}`)
+    version && scheme === 'path' && version.name !== '' && api.urlSuffix.endsWith(`/${version.name}`)
       ? api.urlSuffix.slice(0, -version.name.length - 1)
       : api.urlSuffix;
   const keyNames = api.subscriptionKeyNames;

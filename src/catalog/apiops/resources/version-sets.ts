@@ -1,9 +1,21 @@
 import { reportUnused } from '../artifacts.js';
 import { informationFile, type ResourceKind } from '../context.js';
+import type { VersionSetEntry } from '../model.js';
 
 const folders = ['version sets', 'versionSets'];
 
-/** `version sets/<id>/versionSetInformation.json`: the configuration's `versionSets` (path versioning only). */
+/** API Management's versioning schemes and the configuration's, with the property that names the version. */
+const schemes = {
+  Segment: { scheme: 'path', nameProperty: undefined },
+  Header: { scheme: 'header', nameProperty: 'versionHeaderName' },
+  Query: { scheme: 'query', nameProperty: 'versionQueryName' },
+} as const;
+
+type SchemeName = keyof typeof schemes;
+
+const isScheme = (value: unknown): value is SchemeName => typeof value === 'string' && value in schemes;
+
+/** `version sets/<id>/versionSetInformation.json`: the configuration's `versionSets`. */
 export const versionSets: ResourceKind = {
   name: 'version sets',
   importInto({ artifacts, document }) {
@@ -12,32 +24,56 @@ export const versionSets: ResourceKind = {
     for (const name of artifacts.children(folder)) {
       const file = `${folder}/${name}/versionSetInformation.json`;
       const properties = artifacts.properties(file, 'versionSets', name);
-      reportUnused(artifacts, file, properties, ['displayName', 'description', 'versioningScheme'], {
-        versionHeaderName: 'header versioning is not served',
-        versionQueryName: 'query-string versioning is not served',
-      });
       const scheme = properties.versioningScheme;
-      if (scheme !== 'Segment') {
-        // The APIs of the set then share one path and differ by a header or query parameter: their own
-        // findings say they were left out, since Portcullis tells APIs apart by host and path only.
-        artifacts.skip(file, `versioningScheme ${String(scheme)}: only Segment (path) versioning is served`);
+      if (!isScheme(scheme)) {
+        // Its APIs' own findings say they were left out with it.
+        artifacts.skip(file, `versioningScheme ${String(scheme)}: expected Segment, Header or Query`);
         continue;
       }
-      document.versionSets.push({
+      const { scheme: configScheme, nameProperty } = schemes[scheme];
+      reportUnused(
+        artifacts,
+        file,
+        properties,
+        ['displayName', 'description', 'versioningScheme', ...(nameProperty ? [nameProperty] : [])],
+        {
+          versionHeaderName: `only read with versioningScheme Header (this set's is ${scheme})`,
+          versionQueryName: `only read with versioningScheme Query (this set's is ${scheme})`,
+        },
+      );
+      const versionName = nameProperty === undefined ? undefined : properties[nameProperty];
+      if (nameProperty !== undefined && (typeof versionName !== 'string' || versionName === '')) {
+        artifacts.skip(
+          file,
+          `${nameProperty}: versioningScheme ${scheme} needs the name the version travels in, got ${JSON.stringify(versionName ?? null)}; the set is left out`,
+        );
+        continue;
+      }
+      const entry: VersionSetEntry = {
         id: name,
         ...(typeof properties.displayName === 'string' ? { name: properties.displayName } : {}),
         ...(typeof properties.description === 'string' ? { description: properties.description } : {}),
-      });
+      };
+      // `path` is the schema's default: written only for the other schemes, so the entry reads well.
+      if (configScheme !== 'path')
+        Object.assign(entry, { scheme: configScheme, [configScheme]: versionName });
+      document.versionSets.push(entry);
     }
   },
   exportFrom({ config, output }) {
     for (const set of config.versionSets) {
+      const scheme = set.scheme ?? 'path';
+      const apimScheme = (Object.keys(schemes) as SchemeName[]).find(
+        (key) => schemes[key].scheme === scheme,
+      )!;
       output.set(
         `version sets/${set.id}/versionSetInformation.json`,
         informationFile({
           displayName: set.name ?? set.id,
           description: set.description,
-          versioningScheme: 'Segment',
+          versioningScheme: apimScheme,
+          versionHeaderName: scheme === 'header' ? set.header : undefined,
+          versionQueryName: scheme === 'query' ? set.query : undefined,
         }),
       );
     }
