@@ -57,3 +57,38 @@ export function isJsonContentType(contentType: string | undefined): boolean {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   return type === 'application/json' || type.endsWith('+json');
 }
+
+/** A POST the endpoint can read: which answers its client takes, and its body parsed as JSON. */
+export interface JsonPost {
+  readonly wantsJson: boolean;
+  readonly wantsSse: boolean;
+  readonly parsed: unknown;
+}
+
+/**
+ * The checks every revision makes of a POST before reading its messages: an `Accept` that admits JSON or an event
+ * stream (lenient on purpose: clients and proxies that list only one of the two are served in that one), a JSON
+ * `Content-Type`, and a body that parses. The refusal, when it is one.
+ */
+export function readJsonPost(request: HttpRequestView): JsonPost | HttpReply {
+  const accept = request.header('accept');
+  const wantsJson = accepts(accept, 'application/json');
+  const wantsSse = accepts(accept, 'text/event-stream');
+  if (!wantsJson && !wantsSse)
+    return errorReply(
+      406,
+      ErrorCodes.Transport,
+      'Not Acceptable: accept application/json or text/event-stream',
+    );
+  if (!isJsonContentType(request.header('content-type')))
+    return errorReply(
+      415,
+      ErrorCodes.Transport,
+      'Unsupported Media Type: Content-Type must be application/json',
+    );
+  try {
+    return { wantsJson, wantsSse, parsed: JSON.parse((request.body ?? Buffer.alloc(0)).toString('utf8')) };
+  } catch {
+    return errorReply(400, ErrorCode.ParseError, 'Parse error: the body is not valid JSON');
+  }
+}

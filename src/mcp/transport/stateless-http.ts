@@ -14,13 +14,12 @@ import type { MethodContext } from '../protocol/method.js';
 import { findRevision, type Revision, servedRevisions } from '../protocol/revisions.js';
 import type { ServerInfo, Subject } from '../types.js';
 import {
-  accepts,
   ErrorCodes,
   errorReply,
   type HttpReply,
   type HttpRequestView,
-  isJsonContentType,
   jsonReply,
+  readJsonPost,
 } from './http.js';
 import { SseStream } from './sse.js';
 
@@ -231,29 +230,9 @@ export class StatelessHttp {
     version: string,
     hub: NotificationHub,
   ): Promise<HttpReply> {
-    const accept = http.header('accept');
-    const wantsJson = accepts(accept, 'application/json');
-    const wantsSse = accepts(accept, 'text/event-stream');
-    if (!wantsJson && !wantsSse) {
-      return errorReply(
-        406,
-        ErrorCodes.Transport,
-        'Not Acceptable: accept application/json or text/event-stream',
-      );
-    }
-    if (!isJsonContentType(http.header('content-type'))) {
-      return errorReply(
-        415,
-        ErrorCodes.Transport,
-        'Unsupported Media Type: Content-Type must be application/json',
-      );
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse((http.body ?? Buffer.alloc(0)).toString('utf8'));
-    } catch {
-      return errorReply(400, ErrorCode.ParseError, 'Parse error: the body is not valid JSON');
-    }
+    const post = readJsonPost(http);
+    if (!('parsed' in post)) return post;
+    const { wantsJson, wantsSse, parsed } = post;
     if (Array.isArray(parsed)) {
       return errorReply(
         400,

@@ -24,8 +24,8 @@ import {
   errorReply,
   type HttpReply,
   type HttpRequestView,
-  isJsonContentType,
   jsonReply,
+  readJsonPost,
 } from './http.js';
 import {
   type LoggedNotification,
@@ -274,30 +274,9 @@ export class StreamableHttpTransport implements NotificationHub {
   }
 
   async #post(request: HttpRequestView, subject: Subject): Promise<HttpReply> {
-    const accept = request.header('accept');
-    const wantsJson = accepts(accept, 'application/json');
-    const wantsSse = accepts(accept, 'text/event-stream');
-    // Lenient on purpose: clients (and proxies) that list only one of the two types are served in that one.
-    if (!wantsJson && !wantsSse) {
-      return errorReply(
-        406,
-        ErrorCodes.Transport,
-        'Not Acceptable: accept application/json or text/event-stream',
-      );
-    }
-    if (!isJsonContentType(request.header('content-type'))) {
-      return errorReply(
-        415,
-        ErrorCodes.Transport,
-        'Unsupported Media Type: Content-Type must be application/json',
-      );
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse((request.body ?? Buffer.alloc(0)).toString('utf8'));
-    } catch {
-      return errorReply(400, ErrorCode.ParseError, 'Parse error: the body is not valid JSON');
-    }
+    const post = readJsonPost(request);
+    if (!('parsed' in post)) return post;
+    const { wantsJson, wantsSse, parsed } = post;
     const batch = Array.isArray(parsed);
     const raw = batch ? (parsed as unknown[]) : [parsed];
     if (raw.length === 0) return errorReply(400, ErrorCode.InvalidRequest, 'Invalid Request: empty batch');
