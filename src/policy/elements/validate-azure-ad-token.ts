@@ -3,15 +3,17 @@ import { parseJwt } from '../../expr/index.js';
 import { defineElement } from '../element.js';
 import type { Getter } from '../node.js';
 import { PolicyError, type RunContext } from '../runtime.js';
-import { elements, GPAO, int, oneOf, str, text } from '../schema.js';
+import { elements, GPAO, int, str, text } from '../schema.js';
 import {
   type ClaimRule,
   checkAudience,
   checkLifetime,
   checkRequiredClaims,
+  DECRYPTION_KEYS,
   extractToken,
   OpenIdConfigs,
   parseClaimsSet,
+  REQUIRED_CLAIMS,
   Refusal,
   type TokenSource,
   verifySignature,
@@ -71,28 +73,8 @@ export const validateAzureAdToken = defineElement({
       content: elements({ name: 'application-id', content: text(true, true) }),
     },
     { name: 'audiences', max: 1, content: elements({ name: 'audience', content: text(true, true) }) },
-    {
-      name: 'required-claims',
-      max: 1,
-      content: elements({
-        name: 'claim',
-        attributes: {
-          name: str({ required: true, expression: false }),
-          match: oneOf(['all', 'any'], { default: 'all' }),
-          separator: str(),
-        },
-        content: elements({ name: 'value', content: text(true) }),
-      }),
-    },
-    {
-      name: 'decryption-keys',
-      max: 1,
-      content: elements({
-        name: 'key',
-        attributes: { 'certificate-id': str({ expression: false }) },
-        content: text(false),
-      }),
-    },
+    REQUIRED_CLAIMS,
+    DECRYPTION_KEYS,
   ),
   compile(node, c) {
     const named = (['header-name', 'query-parameter-name', 'token-value'] as const).filter((a) =>

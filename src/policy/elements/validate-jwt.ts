@@ -3,16 +3,18 @@ import { parseJwt } from '../../expr/index.js';
 import { type CompileContext, defineElement } from '../element.js';
 import type { NodeOf } from '../node.js';
 import { PolicyError, type RunContext } from '../runtime.js';
-import { ALL_SCOPES, bool, type ChildSpec, elements, int, oneOf, str, text } from '../schema.js';
+import { ALL_SCOPES, bool, type ChildSpec, elements, int, str, text } from '../schema.js';
 import {
   type ClaimRule,
   checkAudience,
   checkIssuer,
   checkLifetime,
   checkRequiredClaims,
+  DECRYPTION_KEYS,
   extractToken,
   OpenIdConfigs,
   parseClaimsSet,
+  REQUIRED_CLAIMS,
   Refusal,
   type Secret,
   type SigningKeys,
@@ -98,30 +100,10 @@ export const validateJwt = defineElement({
   content: elements(
     { name: 'openid-config', attributes: { url: str({ required: true }), 'validate-connectivity': bool() } },
     ISSUER_SIGNING_KEYS,
-    {
-      name: 'decryption-keys',
-      max: 1,
-      content: elements({
-        name: 'key',
-        attributes: { 'certificate-id': str({ expression: false }) },
-        content: text(false),
-      }),
-    },
+    DECRYPTION_KEYS,
     { name: 'audiences', max: 1, content: elements({ name: 'audience', content: text(true, true) }) },
     { name: 'issuers', max: 1, content: elements({ name: 'issuer', content: text(true, true) }) },
-    {
-      name: 'required-claims',
-      max: 1,
-      content: elements({
-        name: 'claim',
-        attributes: {
-          name: str({ required: true, expression: false }),
-          match: oneOf(['all', 'any'], { default: 'all' }),
-          separator: str(),
-        },
-        content: elements({ name: 'value', content: text(true) }),
-      }),
-    },
+    REQUIRED_CLAIMS,
   ),
   compile(node, c) {
     const sources = (['header-name', 'query-parameter-name', 'token-value'] as const).filter((a) =>

@@ -12,6 +12,33 @@ import {
 } from 'jose';
 import type { Getter } from '../node.js';
 import type { RunContext } from '../runtime.js';
+import { elements, oneOf, str, text } from '../schema.js';
+
+/** `<required-claims>`: each `<claim>` with the values it must have (all of them, or any). */
+export const REQUIRED_CLAIMS = {
+  name: 'required-claims',
+  max: 1,
+  content: elements({
+    name: 'claim',
+    attributes: {
+      name: str({ required: true, expression: false }),
+      match: oneOf(['all', 'any'], { default: 'all' }),
+      separator: str(),
+    },
+    content: elements({ name: 'value', content: text(true) }),
+  }),
+} as const;
+
+/** `<decryption-keys>`: declared so a document that has them is refused by name (encrypted tokens are not supported). */
+export const DECRYPTION_KEYS = {
+  name: 'decryption-keys',
+  max: 1,
+  content: elements({
+    name: 'key',
+    attributes: { 'certificate-id': str({ expression: false }) },
+    content: text(false),
+  }),
+} as const;
 
 /** Algorithms API Management accepts; `none` is handled separately (require-signed-tokens). */
 export const ALGORITHMS = [
