@@ -28,10 +28,15 @@ function up(context: TestContext, configFile: string, env: NodeJS.ProcessEnv = p
  * The bundled example's configuration, moved to free ports (gateway, admin, management, the sample backend) so the suite never
  * collides with a running gateway; `extraProcesses` is appended to its `processes`.
  */
-async function exampleConfig(
-  extraProcesses: Record<string, unknown>[] = [],
-): Promise<{ file: string; gatewayPort: number; backendPort: number; metricsPort: number }> {
-  const [gatewayPort, adminPort, backendPort, metricsPort, managementPort] = [
+async function exampleConfig(extraProcesses: Record<string, unknown>[] = []): Promise<{
+  file: string;
+  gatewayPort: number;
+  backendPort: number;
+  metricsPort: number;
+  serviceMetricsPort: number;
+}> {
+  const [gatewayPort, adminPort, backendPort, metricsPort, managementPort, serviceMetricsPort] = [
+    await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
@@ -44,6 +49,7 @@ async function exampleConfig(
   config.admin = { host: '127.0.0.1', port: adminPort };
   if (config.management) config.management.listen = { host: '127.0.0.1', port: managementPort };
   config.engine = { ...config.engine, metricsPort };
+  config.service = { ...config.service, metricsPort: serviceMetricsPort };
   for (const api of config.apis) {
     api.serviceUrl = backendUrl;
     api.policy &&= path.join(exampleDir, api.policy);
@@ -59,7 +65,7 @@ async function exampleConfig(
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-e2e-'));
   const file = path.join(directory, 'gateway.yaml');
   await writeFile(file, stringify(config));
-  return { file, gatewayPort, backendPort, metricsPort };
+  return { file, gatewayPort, backendPort, metricsPort, serviceMetricsPort };
 }
 
 // Each test runs an `up` of its own, on its own ports: they run side by side, so one's start overlaps another's
@@ -67,7 +73,7 @@ async function exampleConfig(
 describe.concurrent('portcullis up', { timeout: 60_000 }, () => {
   it('brings the example up, serves the Course API through Envoy and the engine, and stops cleanly on SIGINT', async (context) => {
     const { expect } = context;
-    const { file, gatewayPort, metricsPort } = await exampleConfig();
+    const { file, gatewayPort, metricsPort, serviceMetricsPort } = await exampleConfig();
     const run = up(context, file);
     await run.waitFor('Press Ctrl-C to stop.');
     expect(run.output()).toContain(`http://127.0.0.1:${gatewayPort}/courses/`);
@@ -88,6 +94,36 @@ describe.concurrent('portcullis up', { timeout: 60_000 }, () => {
     expect(metrics).toContain(
       'portcullis_engine_requests_total{api="courses",operation="list-courses",outcome="forwarded",status="200",reason=""} 2',
     );
+    expect(metrics).toMatch(
+      /^portcullis_engine_request_duration_seconds_count\{api="courses",operation="list-courses"\} 2$/m,
+    );
+    expect(metrics).toMatch(/^process_cpu_user_seconds_total \d/m);
+
+    // The service's own metrics, on their own port: the authorization server's routes by name, token requests by
+    // grant type. The gateway listener does not serve them.
+    const gateway = `http://127.0.0.1:${gatewayPort}`;
+    const metadata = (await (await fetch(`${gateway}/.well-known/oauth-authorization-server`)).json()) as {
+      token_endpoint: string;
+    };
+    const tokenPath = new URL(metadata.token_endpoint).pathname;
+    const refused = await fetch(`${gateway}${tokenPath}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=refresh_token&refresh_token=nope&client_id=nobody',
+    });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    const service = await (await fetch(`http://127.0.0.1:${serviceMetricsPort}/metrics`)).text();
+    expect(service).toMatch(
+      /^portcullis_service_requests_total\{route="metadata \/\.well-known\/oauth-authorization-server",method="GET",status="200"\} 1$/m,
+    );
+    expect(service).toMatch(
+      new RegExp(
+        `^portcullis_oauth_token_requests_total\\{grant_type="refresh_token",outcome="refused",status="${refused.status}"\\} 1$`,
+        'm',
+      ),
+    );
+    expect(service).toContain('portcullis_mcp_streams_open 0');
+    expect((await fetch(`${gateway}/metrics`)).status).not.toBe(200);
 
     const children = descendantsOf(run.child.pid!);
     expect(children.length).toBeGreaterThanOrEqual(4);
