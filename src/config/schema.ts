@@ -380,7 +380,27 @@ const gatewayConfigObject = z
       })
       .strict()
       .default({ host: '127.0.0.1', ports: [0], messageTimeoutMs: 500 }),
-    service: listener('127.0.0.1', 0),
+    service: z
+      .preprocess(
+        hostAndPort,
+        z
+          .object(
+            {
+              host: z.string().min(1).default('127.0.0.1'),
+              port: port.default(0),
+              /** The service's Prometheus /metrics, on the service's host, apart from the listener Envoy forwards to. */
+              metricsPort: port.optional(),
+            },
+            {
+              error: (issue) =>
+                issue.code === 'invalid_type'
+                  ? 'must be "host:port" or { host, port, metricsPort }'
+                  : undefined,
+            },
+          )
+          .strict(),
+      )
+      .default({ host: '127.0.0.1', port: 0 }),
     envoy: z
       .object({
         logLevel: z

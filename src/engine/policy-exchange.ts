@@ -91,6 +91,8 @@ export interface ExchangeSummary {
   readonly outcome: 'forwarded' | 'responded' | 'not-an-api' | 'abandoned';
   readonly status?: number;
   readonly lastError?: { source: string; reason: string; message: string };
+  /** From the stream's start (the request headers) to its end, backend included. */
+  readonly durationMs?: number;
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -127,6 +129,8 @@ class PolicyExchange implements Exchange {
     path: '',
     outcome: 'abandoned',
   };
+  /** When the stream started, for the exchange's duration. */
+  private readonly startedAt = performance.now();
   /** Internal headers a client sent, to remove before anything else sees them. */
   private strippedHeaders: string[] = [];
   /** The request headers as policies first saw them, to compute the mutation. */
@@ -422,6 +426,7 @@ class PolicyExchange implements Exchange {
     const summary: ExchangeSummary = {
       ...this.summary,
       path: redactUrl(this.summary.path, keyQuery),
+      durationMs: Math.round((performance.now() - this.startedAt) * 1000) / 1000,
       ...(lastError?.reason
         ? { lastError: { source: lastError.source, reason: lastError.reason, message: lastError.message } }
         : {}),

@@ -26,12 +26,15 @@ import { configToolCatalog } from './catalog.js';
 import { clientAddress } from './client-address.js';
 import { callerApis, createGatewayCaller } from './gateway-caller.js';
 import { RedisSessionStore } from './mcp-redis-sessions.js';
+import type { ServiceMetrics } from './metrics.js';
 
 export interface ServiceOptions {
   /** Where this process reaches Envoy's gateway listener (tool calls go through it), e.g. `http://127.0.0.1:8080`. */
   readonly gatewayUrl?: string;
   /** Version reported in the MCP `serverInfo`. */
   readonly version?: string;
+  /** Counts requests, token requests, MCP sessions and tool calls (the service's /metrics). */
+  readonly metrics?: ServiceMetrics;
 }
 
 export interface Service {
@@ -70,7 +73,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   const auth = config.auth;
   if (!auth) {
     return {
-      app: createServiceApp(),
+      app: createServiceApp(options.metrics ? { middleware: [options.metrics.middleware] } : {}),
       async reload(next) {
         await refuseProblems(next, options);
         return { tools: 0, atNextStart: fixedSettings(config, next.config) };
@@ -144,13 +147,14 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
 
   const gatewayUrl = options.gatewayUrl!;
   const catalog = configToolCatalog(config);
-  const caller = createGatewayCaller({
+  const gatewayCaller = createGatewayCaller({
     gatewayUrl,
     audienceBase: mcpConfig.gatewayUrl ?? gatewayUrl,
     apis: callerApis(config),
     mint: (input) => authorizationServer.mintServiceToken(input),
     tokenTtlSeconds: mcpConfig.serviceTokenTtlSeconds,
   });
+  const caller = options.metrics ? options.metrics.countCalls(gatewayCaller) : gatewayCaller;
   const mcp = createMcpEndpoint({
     resourceUrl: mcpUrl,
     issuer: authorizationServer.metadata().issuer as string,
@@ -175,7 +179,14 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   });
 
   // The AS reads raw bodies itself and the MCP adapter reads its own: no body parser in front of either.
-  const app = createServiceApp({ middleware: [authorizationServer.middleware, mcp.middleware] });
+  options.metrics?.watchMcp(() => mcp.stats());
+  const app = createServiceApp({
+    middleware: [
+      ...(options.metrics ? [options.metrics.middleware] : []),
+      authorizationServer.middleware,
+      mcp.middleware,
+    ],
+  });
   // What runs now: the settings a reload does not apply are compared with the ones the service started with.
   const started = config;
   return {
@@ -194,7 +205,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
         throw new ConfigError([await problemAt(next.file, ['products'], error.message)]);
       }
       // The routes before the tools: a tool that appears can be called at once.
-      caller.replaceApis(callerApis(next.config));
+      gatewayCaller.replaceApis(callerApis(next.config));
       catalog.replace(next.config);
       return { tools: mcp.stats().tools, atNextStart: fixedSettings(started, next.config) };
     },

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, it, type TestContext } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { freePort } from '../../src/config/plan.js';
+import { runCli } from '../helpers/cli.js';
 import { descendantsOf, isAlive } from '../helpers/processes.js';
 import { startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
@@ -28,10 +29,15 @@ function up(context: TestContext, configFile: string, env: NodeJS.ProcessEnv = p
  * The bundled example's configuration, moved to free ports (gateway, admin, management, the sample backend) so the suite never
  * collides with a running gateway; `extraProcesses` is appended to its `processes`.
  */
-async function exampleConfig(
-  extraProcesses: Record<string, unknown>[] = [],
-): Promise<{ file: string; gatewayPort: number; backendPort: number; metricsPort: number }> {
-  const [gatewayPort, adminPort, backendPort, metricsPort, managementPort] = [
+async function exampleConfig(extraProcesses: Record<string, unknown>[] = []): Promise<{
+  file: string;
+  gatewayPort: number;
+  backendPort: number;
+  metricsPort: number;
+  serviceMetricsPort: number;
+}> {
+  const [gatewayPort, adminPort, backendPort, metricsPort, managementPort, serviceMetricsPort] = [
+    await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
@@ -44,6 +50,7 @@ async function exampleConfig(
   config.admin = { host: '127.0.0.1', port: adminPort };
   if (config.management) config.management.listen = { host: '127.0.0.1', port: managementPort };
   config.engine = { ...config.engine, metricsPort };
+  config.service = { ...config.service, metricsPort: serviceMetricsPort };
   for (const api of config.apis) {
     api.serviceUrl = backendUrl;
     api.policy &&= path.join(exampleDir, api.policy);
@@ -59,7 +66,7 @@ async function exampleConfig(
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-e2e-'));
   const file = path.join(directory, 'gateway.yaml');
   await writeFile(file, stringify(config));
-  return { file, gatewayPort, backendPort, metricsPort };
+  return { file, gatewayPort, backendPort, metricsPort, serviceMetricsPort };
 }
 
 // Each test runs an `up` of its own, on its own ports: they run side by side, so one's start overlaps another's
@@ -67,7 +74,7 @@ async function exampleConfig(
 describe.concurrent('portcullis up', { timeout: 60_000 }, () => {
   it('brings the example up, serves the Course API through Envoy and the engine, and stops cleanly on SIGINT', async (context) => {
     const { expect } = context;
-    const { file, gatewayPort, metricsPort } = await exampleConfig();
+    const { file, gatewayPort, metricsPort, serviceMetricsPort } = await exampleConfig();
     const run = up(context, file);
     await run.waitFor('Press Ctrl-C to stop.');
     expect(run.output()).toContain(`http://127.0.0.1:${gatewayPort}/courses/`);
@@ -88,6 +95,36 @@ describe.concurrent('portcullis up', { timeout: 60_000 }, () => {
     expect(metrics).toContain(
       'portcullis_engine_requests_total{api="courses",operation="list-courses",outcome="forwarded",status="200",reason=""} 2',
     );
+    expect(metrics).toMatch(
+      /^portcullis_engine_request_duration_seconds_count\{api="courses",operation="list-courses"\} 2$/m,
+    );
+    expect(metrics).toMatch(/^process_cpu_user_seconds_total \d/m);
+
+    // The service's own metrics, on their own port: the authorization server's routes by name, token requests by
+    // grant type. The gateway listener does not serve them.
+    const gateway = `http://127.0.0.1:${gatewayPort}`;
+    const metadata = (await (await fetch(`${gateway}/.well-known/oauth-authorization-server`)).json()) as {
+      token_endpoint: string;
+    };
+    const tokenPath = new URL(metadata.token_endpoint).pathname;
+    const refused = await fetch(`${gateway}${tokenPath}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=refresh_token&refresh_token=nope&client_id=nobody',
+    });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    const service = await (await fetch(`http://127.0.0.1:${serviceMetricsPort}/metrics`)).text();
+    expect(service).toMatch(
+      /^portcullis_service_requests_total\{route="metadata \/\.well-known\/oauth-authorization-server",method="GET",status="200"\} 1$/m,
+    );
+    expect(service).toMatch(
+      new RegExp(
+        `^portcullis_oauth_token_requests_total\\{grant_type="refresh_token",outcome="refused",status="${refused.status}"\\} 1$`,
+        'm',
+      ),
+    );
+    expect(service).toContain('portcullis_mcp_streams_open 0');
+    expect((await fetch(`${gateway}/metrics`)).status).not.toBe(200);
 
     const children = descendantsOf(run.child.pid!);
     expect(children.length).toBeGreaterThanOrEqual(4);
@@ -103,6 +140,69 @@ describe.concurrent('portcullis up', { timeout: 60_000 }, () => {
       detail: () => `still alive: ${children.filter(isAlive).join(', ')}`,
     });
     await expect(fetch(`http://127.0.0.1:${gatewayPort}/courses/api/Course`)).rejects.toThrow();
+  });
+
+  it('`portcullis stats --watch` shows req/s, status classes and p50/p99 by API, ext_proc counters and refusals by reason while traffic runs', {
+    timeout: 120_000,
+  }, async (context) => {
+    const { expect } = context;
+    const { file, gatewayPort } = await exampleConfig();
+    // One more API whose rate limit refuses all but the first call a minute, for the refusals section.
+    const config = parse(await readFile(file, 'utf8'));
+    const limitedPolicy = path.join(path.dirname(file), 'limited.xml');
+    await writeFile(
+      limitedPolicy,
+      '<policies><inbound><base /><rate-limit-by-key calls="1" renewal-period="60" counter-key="@(context.Request.IpAddress)" /></inbound><backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error></policies>',
+    );
+    config.apis.push({
+      id: 'limited',
+      name: 'Limited',
+      urlSuffix: 'limited',
+      serviceUrl: config.apis[0].serviceUrl,
+      policy: limitedPolicy,
+      operations: [{ id: 'limited-list', method: 'GET', urlTemplate: '/api/Course' }],
+    });
+    await writeFile(file, stringify(config));
+    const run = up(context, file);
+    await run.waitFor('Press Ctrl-C to stop.');
+
+    const stats = runCli(['stats', '--config', file, '--watch', '1', '--count', '8']);
+    let finished = false;
+    void stats.then(() => (finished = true));
+    // Traffic until the command has shown its views (bounded: it stops after 8).
+    const gateway = `http://127.0.0.1:${gatewayPort}`;
+    let limitedStatuses: number[] = [];
+    for (let sent = 0; !finished && sent < 5000; sent++) {
+      await (await fetch(`${gateway}/courses/api/Course`)).arrayBuffer();
+      if (sent % 10 === 0) {
+        const limited = await fetch(`${gateway}/limited/api/Course`);
+        await limited.arrayBuffer();
+        limitedStatuses.push(limited.status);
+      }
+    }
+    const { status, stdout, stderr } = await stats;
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    limitedStatuses = [...new Set(limitedStatuses)].sort();
+    expect(limitedStatuses, stdout).toEqual([200, 429]);
+    const views = stdout.split(/^(?=portcullis stats )/m);
+    expect(views).toHaveLength(8);
+    const last = views.at(-1)!;
+    // API  req/s  2xx  3xx  4xx  5xx  p50 ms  p99 ms: traffic flowed in the last second, the engine timed it.
+    const courses = /^courses\s+(\d+\.\d)\s+(\d+)\s+0\s+0\s+0\s+(\d+\.\d)\s+(\d+\.\d)$/m.exec(last);
+    expect(courses, last).not.toBeNull();
+    const [, rate, ok, p50, p99] = courses!.map(Number);
+    expect(rate).toBeGreaterThan(0);
+    expect(ok).toBeGreaterThan(10);
+    expect(p99).toBeGreaterThanOrEqual(p50!);
+    // Envoy's backend cluster (the three APIs share one backend origin, so one cluster) with its latency.
+    expect(last).toMatch(/^api_\w+\s+\d+\.\d\s+[1-9]\d*\s+0\s+\d+\.\d\s+\d+\.\d$/m);
+    expect(last).toMatch(/^limited\s+\d+\.\d\s+1\s+0\s+[1-9]\d*\s+0\s/m);
+    expect(last).toMatch(/^gateway {2}\d+\.\d req\/s {2}p50 \d+\.\d ms {2}p99 \d+\.\d ms/m);
+    expect(last).toMatch(
+      /^ext_proc {2}streams [1-9]\d* \(\d+\.\d\/s\) {2}failed 0 .* {2}message timeouts 0 /m,
+    );
+    expect(last).toMatch(/^rate-limit-by-key\s+\S+\s+[1-9]\d*\s+\d+\.\d$/m);
   });
 
   it('restarts a child that dies with a growing backoff, and gives up on one that keeps dying, naming it', async (context) => {

@@ -22,6 +22,8 @@ export function tokenEndpoint(server: ServerContext) {
       return;
     }
     if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required');
+    // For the service's metrics (a bounded label: only the grant types this server knows).
+    if (GRANTS.has(grantType as GrantType)) ctx.state.grantType = grantType;
     const address = server.options.clientAddress(ctx);
     const { client } = await server.clientAuth.authenticate(
       ctx.get('Authorization') || undefined,

@@ -3,11 +3,10 @@ import { parseArgs } from 'node:util';
 import { loadConfigFile } from '../../config/load.js';
 import { loadRunningSnapshot } from '../../config/snapshot.js';
 import { backendRoutings } from '../../engine/backend-routing.js';
-import { ElementCounters } from '../../engine/element-counters.js';
 import { buildEngine, type EngineParts } from '../../engine/engine.js';
 import { EngineStateKeeper } from '../../engine/engine-state.js';
 import { ConfigReloader, SwappableExchanges } from '../../engine/generations.js';
-import { EngineMetrics, serveMetrics } from '../../engine/metrics.js';
+import { type MetricsSource, serveMetrics } from '../../engine/metrics.js';
 import { startExtAuthzServer } from '../../extauthz/server.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
 import { startExtProcServer } from '../../extproc/server.js';
@@ -132,12 +131,10 @@ export const command: CliCommand = {
  * The metrics of whichever configuration serves now: they belong to the engine state, so they count on across
  * reloads, and start afresh only when the state section itself changed.
  */
-class CurrentMetrics extends EngineMetrics {
-  constructor(private readonly engine: SwappableExchanges<EngineParts>) {
-    super(new ElementCounters());
-  }
+class CurrentMetrics implements MetricsSource {
+  constructor(private readonly engine: SwappableExchanges<EngineParts>) {}
 
-  override render(): string {
+  render(): Promise<string> {
     return this.engine.current.metrics.render();
   }
 }

@@ -21,6 +21,12 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import('./up.js')).command,
   },
   {
+    name: 'stats',
+    summary:
+      "a running gateway's load view from Envoy's admin stats and the engines' metrics: req/s, p50/p99 by API, ext_proc errors, refusals (--watch)",
+    load: async () => (await import('./stats.js')).command,
+  },
+  {
     name: 'validate',
     summary:
       'check gateway configurations and policy documents (file:line:col messages, exit 1 on any error)',

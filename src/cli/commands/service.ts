@@ -4,13 +4,16 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../../config/config-error.js';
 import { type LoadedConfig, loadConfigFile } from '../../config/load.js';
 import { loadRunningSnapshot } from '../../config/snapshot.js';
+import { serveMetrics } from '../../engine/metrics.js';
+import { ServiceMetrics } from '../../service/metrics.js';
 import { createService, type Service } from '../../service/service.js';
 import { gatewayUrlFromParent, reportListening, reportReload } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 
 export const command: CliCommand = {
-  usage: 'portcullis service --config FILE --port PORT [--host HOST] [--gateway-url URL]',
+  usage:
+    'portcullis service --config FILE --port PORT [--host HOST] [--gateway-url URL] [--metrics-port PORT]   (--metrics-port: Prometheus /metrics on HOST, apart from the listener Envoy forwards to)',
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
@@ -26,6 +29,7 @@ export const command: CliCommand = {
         'gateway-url': { type: 'string' },
         // Under `up` when the gateway port is 0: the URL comes over IPC once Envoy has bound it.
         'await-gateway-url': { type: 'boolean', default: false },
+        'metrics-port': { type: 'string' },
       },
     });
     if ((values.config === undefined) === (values.snapshot === undefined))
@@ -35,6 +39,13 @@ export const command: CliCommand = {
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
+    const metricsPort = values['metrics-port'] === undefined ? undefined : Number(values['metrics-port']);
+    if (
+      metricsPort !== undefined &&
+      (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)
+    )
+      throw new UsageError(`--metrics-port must be a port number, got "${values['metrics-port']}"`);
+    const metrics = metricsPort === undefined ? undefined : new ServiceMetrics();
     const given = values['gateway-url'];
     if (given !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(given))
       throw new UsageError(`--gateway-url must be an http(s) origin, got "${given}"`);
@@ -56,7 +67,10 @@ export const command: CliCommand = {
       // `up` sends it once Envoy has bound the gateway listener when that port is left to the system.
       const gatewayUrl = values['await-gateway-url'] ? await gatewayUrlFromParent() : given;
       if (gatewayUrl) console.log(`service: tool calls go through ${gatewayUrl}`);
-      return createService(loaded, gatewayUrl ? { gatewayUrl } : {});
+      return createService(loaded, {
+        ...(gatewayUrl ? { gatewayUrl } : {}),
+        ...(metrics ? { metrics } : {}),
+      });
     })().catch((error: unknown) => {
       // The listening socket would keep the process alive: a service that cannot start exits (with the reason), so
       // the command fails at once and `up` notices at once.
@@ -65,6 +79,14 @@ export const command: CliCommand = {
       throw error;
     });
     handle = service.app.callback();
+    const metricsServer =
+      metrics && metricsPort !== undefined
+        ? await serveMetrics(metrics, values.host, metricsPort)
+        : undefined;
+    if (metricsServer)
+      console.log(
+        `service metrics on http://${values.host}:${(metricsServer.address() as AddressInfo).port}/metrics`,
+      );
     if (service.mcpUrl)
       console.log(`service: MCP endpoint ${service.mcpUrl}, issuer ${loaded.config.auth!.issuer}`);
     // SIGHUP (from `up`, once the engines run a changed configuration): read it again and follow its catalog.
@@ -83,6 +105,7 @@ export const command: CliCommand = {
     const force = setTimeout(() => server.closeAllConnections(), 5000);
     await closed;
     clearTimeout(force);
+    metricsServer?.close();
     await service.close();
     return 0;
   },

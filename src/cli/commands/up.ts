@@ -376,6 +376,9 @@ class UpSession {
         String(port),
         // Tool calls of the MCP endpoint go through the gateway listener, so the APIs' policies apply.
         ...(gateway === undefined ? ['--await-gateway-url'] : ['--gateway-url', gateway]),
+        ...(this.loaded.config.service.metricsPort === undefined
+          ? []
+          : ['--metrics-port', String(this.loaded.config.service.metricsPort)]),
       ],
       ready: async (signal, child) => {
         const port = await child.port;

@@ -3,7 +3,7 @@ import { ElementCounters } from '../../../src/engine/element-counters.js';
 import { dimensionLabel, EngineMetrics, MAX_CUSTOM_SERIES } from '../../../src/engine/metrics.js';
 
 describe('engine metrics', () => {
-  it('renders requests, element outcomes and open streams in the Prometheus text format', () => {
+  it('renders requests, element outcomes and open streams in the Prometheus text format', async () => {
     const counters = new ElementCounters();
     counters.count('ip-filter', 'refused', 'CallerIpNotAllowed');
     counters.count('ip-filter', 'refused', 'CallerIpNotAllowed');
@@ -17,6 +17,7 @@ describe('engine metrics', () => {
       operation: 'list',
       outcome: 'forwarded',
       status: 200,
+      durationMs: 3,
     });
     metrics.recordExchange({
       requestId: 'b',
@@ -36,7 +37,7 @@ describe('engine metrics', () => {
       status: 404,
       lastError: { source: 'configuration', reason: 'OperationNotFound', message: 'say "hi"' },
     });
-    const text = metrics.render();
+    const text = await metrics.render();
     expect(text).toContain(
       'portcullis_engine_requests_total{api="courses",operation="list",outcome="forwarded",status="200",reason=""} 2\n',
     );
@@ -51,9 +52,19 @@ describe('engine metrics', () => {
     );
     expect(text).toContain('portcullis_engine_streams_active 3\n');
     expect(text).toContain('# TYPE portcullis_engine_requests_total counter\n');
+    // Only the exchange that told its duration is observed: 3 ms falls in the 5 ms bucket.
+    expect(text).toContain(
+      'portcullis_engine_request_duration_seconds_bucket{le="0.0025",api="courses",operation="list"} 0\n',
+    );
+    expect(text).toContain(
+      'portcullis_engine_request_duration_seconds_bucket{le="0.005",api="courses",operation="list"} 1\n',
+    );
+    expect(text).toContain(
+      'portcullis_engine_request_duration_seconds_count{api="courses",operation="list"} 1\n',
+    );
   });
 
-  it('sums custom metrics per namespace, name and dimensions, with dimension names as label names, bounded', () => {
+  it('sums custom metrics per namespace, name and dimensions, with dimension names as label names, bounded', async () => {
     const metrics = new EngineMetrics(new ElementCounters());
     const emit = (value: number, api: string) =>
       metrics.emit({
@@ -68,7 +79,7 @@ describe('engine metrics', () => {
     emit(30, 'chat');
     emit(12, 'chat');
     emit(5, 'embed');
-    const text = metrics.render();
+    const text = await metrics.render();
     expect(text).toContain(
       'portcullis_custom_metric_total{namespace="llm",name="Total Tokens",api_id="chat",dimension_name="x"} 42',
     );
@@ -82,6 +93,6 @@ describe('engine metrics', () => {
       'x',
     ]);
     for (let i = 0; i < MAX_CUSTOM_SERIES + 5; i++) emit(1, `api-${i}`);
-    expect(metrics.render()).toContain('portcullis_custom_metric_dropped_total 7');
+    expect(await metrics.render()).toContain('portcullis_custom_metric_dropped_total 7');
   });
 });
