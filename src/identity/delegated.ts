@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { DelegatedTokenRecord, DelegatedTokens } from '../state/delegated-tokens.js';
 import { IdentityError } from './errors.js';
 import type { IdentitySourceConfig } from './options.js';
@@ -8,6 +9,10 @@ import type { IssuedToken } from './token-source.js';
 
 type ClientConfig = Extract<IdentitySourceConfig, { type: 'client-credentials' }>;
 
+/** How often, and how far apart, the store is read again after a refused refresh (a race with another process). */
+const RACE_READS = 8;
+const RACE_READ_INTERVAL_MS = 250;
+
 /** At most this long before expiry a kept token is refreshed (a quarter of a shorter lifetime). */
 const REFRESH_MARGIN_MS = 60 * 1000;
 
@@ -17,7 +22,8 @@ const REFRESH_MARGIN_MS = 60 * 1000;
  * refresh token at the provider source's token endpoint, as its client, when it is near expiry; the new tokens are
  * written back (a provider that rotates refresh tokens invalidates the old one). The caller (the credential
  * manager's TokenCache) runs one refresh per user at a time in this process; an engine process that loses a race
- * with another one (its refresh token already rotated) takes the tokens the winner wrote.
+ * with another one (its refresh token already rotated) takes the tokens the winner writes (looked for up to two
+ * seconds, so a refresh token the provider really revoked fails that much later).
  */
 export class DelegatedConnection {
   constructor(
@@ -43,7 +49,22 @@ export class DelegatedConnection {
     try {
       return await this.#refresh(user, kept);
     } catch (error) {
-      // Another engine process may have refreshed first with the same (now rotated) refresh token.
+      if (!(error instanceof IdentityError) || error.code !== 'endpoint-refused') throw error;
+      return this.#afterLostRace(user, kept, error);
+    }
+  }
+
+  /**
+   * A refused refresh may be a race lost to another engine process that presented the same refresh token first
+   * (the provider rotated it): that process writes the new tokens once its answer arrives, so they are looked for a
+   * short while before the refusal is reported.
+   */
+  async #afterLostRace(
+    user: string,
+    kept: DelegatedTokenRecord,
+    refusal: IdentityError,
+  ): Promise<IssuedToken> {
+    for (let read = 0; read < RACE_READS; read++) {
       const again = await this.tokens.read(user);
       if (
         again !== undefined &&
@@ -51,8 +72,9 @@ export class DelegatedConnection {
         !nearExpiry(again, this.context.now())
       )
         return { token: again.accessToken, expiresAt: again.expiresAt };
-      throw error;
+      await delay(RACE_READ_INTERVAL_MS);
     }
+    throw refusal;
   }
 
   async #refresh(user: string, kept: DelegatedTokenRecord): Promise<IssuedToken> {
