@@ -23,6 +23,12 @@ import { z } from 'zod';
  *       tokenUrl: https://login.microsoftonline.com/<tenant>/oauth2/v2.0/token
  *       clientId: 11111111-2222-3333-4444-555555555555
  *       resourceAs: entra-scope
+ *   delegatedTokenKey: { env: PORTCULLIS_DELEGATED_TOKEN_KEY }   # the engine and the service read the same
+ *   credentialProviders:
+ *     corp:                            # the auth.identityProvider's client: refreshes users' upstream tokens
+ *       source: { type: client-credentials, tokenUrl: https://id.example/token, clientId: portcullis, clientSecret: { env: IDP_SECRET } }
+ *       connections:
+ *         me: { delegated: true }      # get-authorization-context identity-type="jwt": the user's own token
  * ```
  */
 
