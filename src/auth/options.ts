@@ -1,6 +1,7 @@
 import type { JWK } from 'jose';
 import type { Context } from 'koa';
 import { jsonLogger, type Logger } from '../log.js';
+import type { DelegatedTokens } from '../state/delegated-tokens.js';
 import { AddressPolicy } from './client-documents/address.js';
 import type { ClientDocumentOptions } from './client-documents/directory.js';
 import { parsePasswordHash } from './crypto.js';
@@ -77,6 +78,11 @@ export interface AuthServerOptions {
   serviceClientId?: string;
   /** An upstream OpenID Connect provider offered on the login page besides the configured users. */
   identityProvider?: UpstreamProviderOptions;
+  /**
+   * Where the upstream provider's tokens of a user who signs in through it are kept, for the engine's
+   * user-delegated connections (get-authorization-context); absent: they are not kept.
+   */
+  delegatedTokens?: DelegatedTokens;
   /**
    * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document, the MCP 2025-11-25 way for a client
    * to identify itself): a client_id that is an https URL names the client's metadata, fetched from there. On by
@@ -164,6 +170,7 @@ export interface ResolvedOptions {
   securityEvent: (type: SecurityEventType, fields: SecurityEventFields) => void;
   serviceClientId: string;
   upstream: ResolvedUpstream | undefined;
+  delegatedTokens: DelegatedTokens | undefined;
   /** Undefined when client metadata documents are disabled. */
   clientDocuments: ClientDocumentOptions | undefined;
   endpoints: {
@@ -204,6 +211,7 @@ const KNOWN_KEYS = new Set([
   'securityLog',
   'serviceClientId',
   'identityProvider',
+  'delegatedTokens',
   'clientMetadataDocuments',
 ]);
 
@@ -382,6 +390,7 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
     securityEvent: (type, fields) => (options.securityLog ?? stderrSecurityLog)(securityEvent(type, fields)),
     serviceClientId: options.serviceClientId ?? 'portcullis-mcp',
     upstream,
+    delegatedTokens: options.delegatedTokens,
     clientDocuments: resolveClientDocuments(options.clientMetadataDocuments),
     endpoints: {
       authorization: `${baseUrl}/v1/authorize`,

@@ -226,6 +226,31 @@ function* portcullisIdentity(config: GatewayConfig): Iterable<CrossFieldIssue> {
 }
 
 /**
+ * A user-delegated connection reads the upstream tokens the authorization server kept at sign-in: it needs the
+ * upstream provider, the key both processes seal them with, and a store both reach (the engine and the service
+ * are separate processes).
+ */
+function* delegatedConnections(config: GatewayConfig): Iterable<CrossFieldIssue> {
+  const { identities, auth, state } = config;
+  if (!identities) return;
+  for (const [provider, { connections }] of Object.entries(identities.credentialProviders)) {
+    for (const [id, connection] of Object.entries(connections)) {
+      if (!('delegated' in connection)) continue;
+      const path = ['identities', 'credentialProviders', provider, 'connections', id];
+      const missing = [
+        ...(auth?.identityProvider ? [] : ['auth.identityProvider (users sign in through it)']),
+        ...(identities.delegatedTokenKey ? [] : ['identities.delegatedTokenKey (seals the kept tokens)']),
+        ...(state.dataDir !== undefined || state.redis !== undefined
+          ? []
+          : ['state.dataDir or state.redis (where the service keeps them for the engine)']),
+      ];
+      if (missing.length > 0) yield { path, message: `a delegated connection needs ${missing.join(', ')}` };
+      return;
+    }
+  }
+}
+
+/**
  * Each operation's URL template compiles, and no two operations of an API answer the same method and template —
  * API Management refuses the second as a duplicate; here the matcher would silently route every call to one of
  * them. Templates are the same when they differ only in parameter names or in the case of literal segments; SOAP
@@ -348,6 +373,7 @@ export const crossChecks: readonly CrossCheck[] = [
   { name: 'products-name-scopes', issues: productsNameScopes },
   { name: 'durable-signing-keys', issues: durableSigningKeys },
   { name: 'portcullis-identity', issues: portcullisIdentity },
+  { name: 'delegated-connections', issues: delegatedConnections },
 ];
 
 /** For the root schema (`.superRefine(runCrossChecks)`): every check's issues, as zod issues at their key paths. */

@@ -3,10 +3,11 @@ import { type CompiledGateway, compileGateway } from '../config/gateway.js';
 import type { LoadedConfig } from '../config/load.js';
 import { authorizationServerKeys } from '../config/signing-keys.js';
 import type { ExchangeFactory } from '../extproc/exchange.js';
-import { CredentialManager, Identities } from '../identity/index.js';
+import { CredentialManager, Identities, readSecret } from '../identity/index.js';
 import { jsonLogger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
 import type { AuthorizationContexts, IdentityTokens } from '../policy/index.js';
+import { DelegatedTokens, sharedSealedRecords } from '../state/delegated-tokens.js';
 import { BackendRoutes } from './backend-routes.js';
 import { assertEnvoyRoutesServe, type BackendRouting } from './backend-routing.js';
 import { backendCertificateTable, clientTrustStore } from './certificates.js';
@@ -63,8 +64,13 @@ export interface EngineOptions {
   readonly backendRouting?: BackendRouting;
   /** The gateway's token sources (`identitiesOf`); without them authentication-managed-identity fails. */
   readonly identities?: IdentityTokens;
-  /** The credential manager (`credentialManagerOf`); without it get-authorization-context fails. */
+  /** The credential manager (`credentialManagerOver`); without it get-authorization-context fails. */
   readonly authorizations?: AuthorizationContexts;
+  /**
+   * The credential manager over the engine's state (its user-delegated connections read the shared state), when
+   * `authorizations` is not given.
+   */
+  readonly authorizationsOver?: (state: EngineState) => AuthorizationContexts;
 }
 
 export type EngineTransport = 'ext_proc' | 'ext_authz';
@@ -83,17 +89,30 @@ export async function buildEngine(loaded: LoadedConfig, options: EngineOptions =
     backendCertificates: await backendCertificateTable(loaded.config, loaded.directory, loaded.files),
     directory: loaded.directory,
     identities: identitiesOf(loaded),
-    authorizations: credentialManagerOf(loaded),
+    authorizationsOver: await credentialManagerOver(loaded),
     ...options,
   });
 }
 
-/** get-authorization-context's providers and connections (identities.credentialProviders). */
-export function credentialManagerOf(loaded: LoadedConfig): CredentialManager {
-  return new CredentialManager({
-    providers: loaded.config.identities?.credentialProviders ?? {},
-    directory: loaded.directory,
-  });
+/**
+ * get-authorization-context's providers and connections (identities.credentialProviders), over an engine state:
+ * user-delegated connections read the upstream tokens the service keeps in the shared state (state.dataDir or
+ * state.redis), sealed with identities.delegatedTokenKey (read once here, at build).
+ */
+export async function credentialManagerOver(
+  loaded: LoadedConfig,
+): Promise<(state: EngineState) => CredentialManager> {
+  const key = loaded.config.identities?.delegatedTokenKey;
+  const secret =
+    key === undefined ? undefined : await readSecret(key, loaded.directory, 'identities.delegatedTokenKey');
+  return (state) => {
+    const records = secret === undefined ? undefined : sharedSealedRecords(state.redis, state.embedded);
+    return new CredentialManager({
+      providers: loaded.config.identities?.credentialProviders ?? {},
+      directory: loaded.directory,
+      ...(records !== undefined ? { delegated: new DelegatedTokens(records, secret!) } : {}),
+    });
+  };
 }
 
 /**
@@ -115,6 +134,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
   const traces = new TraceRouter(jsonLogger);
   const traceKey = options.traceKey ?? gateway.config.engine.traceKey;
   const held = options.states?.hold(gateway.config.state, options.directory) ?? ownState(gateway, options);
+  const authorizations = options.authorizations ?? options.authorizationsOver?.(held.state);
   const services = createEngineServices({
     backends: gateway.backends,
     shared: held.state,
@@ -123,7 +143,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     ...(traceKey ? { observer: traces } : {}),
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
     ...(options.identities ? { identities: options.identities } : {}),
-    ...(options.authorizations ? { authorizations: options.authorizations } : {}),
+    ...(authorizations ? { authorizations } : {}),
     ...(gateway.config.identities?.entraAuthority
       ? { entraAuthority: gateway.config.identities.entraAuthority }
       : {}),

@@ -8,4 +8,5 @@ export {
   identitySourceSchema,
   type SecretValue,
 } from './options.js';
+export { readSecret } from './secrets.js';
 export type { IssuedToken, TokenRequest } from './token-source.js';

@@ -23,6 +23,12 @@ import { z } from 'zod';
  *       tokenUrl: https://login.microsoftonline.com/<tenant>/oauth2/v2.0/token
  *       clientId: 11111111-2222-3333-4444-555555555555
  *       resourceAs: entra-scope
+ *   delegatedTokenKey: { env: PORTCULLIS_DELEGATED_TOKEN_KEY }   # the engine and the service read the same
+ *   credentialProviders:
+ *     corp:                            # the auth.identityProvider's client: refreshes users' upstream tokens
+ *       source: { type: client-credentials, tokenUrl: https://id.example/token, clientId: portcullis, clientSecret: { env: IDP_SECRET } }
+ *       connections:
+ *         me: { delegated: true }      # get-authorization-context identity-type="jwt": the user's own token
  * ```
  */
 
@@ -160,12 +166,23 @@ const credentialProviderSchema = z
     source: z.union([clientCredentialsSource, federatedSource]),
     connections: z.record(
       sourceName,
-      z
-        .object({
-          /** The audience of the connection's tokens, mapped per the source's resourceAs. */
-          resource: z.string().min(1),
-        })
-        .strict(),
+      z.union([
+        z
+          .object({
+            /** The audience of the connection's tokens, mapped per the source's resourceAs. */
+            resource: z.string().min(1),
+          })
+          .strict(),
+        z
+          .object({
+            /**
+             * User-delegated: the token the user (identity-type="jwt") obtained when signing in through
+             * auth.identityProvider, refreshed at the source's tokenUrl with its client (the identity provider's).
+             */
+            delegated: z.literal(true),
+          })
+          .strict(),
+      ]),
     ),
   })
   .strict();
@@ -181,6 +198,11 @@ export const identitiesConfigSchema = z
      * authentication-endpoint: a sovereign cloud (https://login.microsoftonline.us, …) or a test provider.
      */
     entraAuthority: httpUrl.optional(),
+    /**
+     * Seals the upstream tokens the authorization server keeps for user-delegated connections (AES-256-GCM, key
+     * derived with HKDF); the engine and the service must read the same value. At least 16 characters.
+     */
+    delegatedTokenKey: secretValue.optional(),
     /** get-authorization-context's credential manager: providers by provider-id, with their connections. */
     credentialProviders: z.record(sourceName, credentialProviderSchema).default({}),
   })

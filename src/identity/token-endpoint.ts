@@ -19,7 +19,10 @@ export interface EndpointCall {
  * managed identity shape (`expires_on` in epoch seconds, numbers as strings). Errors say the endpoint, its status and
  * OAuth error code and description — never the request's credentials nor a token.
  */
-export async function callTokenEndpoint(call: EndpointCall, now: number): Promise<IssuedToken> {
+export async function callTokenEndpoint(
+  call: EndpointCall,
+  now: number,
+): Promise<IssuedToken & { refreshToken?: string }> {
   let response: Response;
   try {
     response = await fetch(call.url, {
@@ -69,7 +72,12 @@ export async function callTokenEndpoint(call: EndpointCall, now: number): Promis
       'bad-response',
       `${call.label}: ${endpointOf(call.url)} answered no access_token`,
     );
-  return { token, expiresAt: expiryOf(body!, token, now) };
+  const refreshToken = body?.refresh_token;
+  return {
+    token,
+    expiresAt: expiryOf(body!, token, now),
+    ...(typeof refreshToken === 'string' && refreshToken !== '' ? { refreshToken } : {}),
+  };
 }
 
 /** The endpoint without its query: enough to say which one failed, nothing a query might carry. */

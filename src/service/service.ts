@@ -18,6 +18,7 @@ import type { Diagnostic } from '../diagnostic.js';
 import { jsonLogger } from '../log.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
 import { redactText } from '../redact.js';
+import { DelegatedTokens, memorySealedRecords, sharedSealedRecords } from '../state/delegated-tokens.js';
 import { type EmbeddedState, openEmbeddedState } from '../state/embedded.js';
 import { describeTarget, RedisConnection, redisTarget } from '../state/redis-connection.js';
 import { PORTCULLIS_VERSION } from '../version.js';
@@ -129,6 +130,9 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       ...(auth.dataDir ? { dataDir: path.resolve(loaded.directory, auth.dataDir) } : {}),
       ...(auth.identityProvider
         ? { identityProvider: await identityProvider(loaded, auth.identityProvider) }
+        : {}),
+      ...(auth.identityProvider && config.identities?.delegatedTokenKey
+        ? { delegatedTokens: await delegatedTokens(loaded, redis, embedded) }
         : {}),
       clientMetadataDocuments: await clientMetadataDocuments(loaded, auth.clientMetadataDocuments),
       // With Redis (or state.dataDir on one machine), codes, refresh tokens, grants, revocations, sessions,
@@ -267,6 +271,49 @@ function authStores(
   if (redis) return { stores: createRedisStores(redis) };
   if (embedded) return { stores: createEmbeddedStores(embedded) };
   return {};
+}
+
+/**
+ * Where the upstream tokens of users who sign in through auth.identityProvider are kept for the engine's
+ * user-delegated connections: the shared state (the engine is another process), sealed with
+ * identities.delegatedTokenKey. Without shared state (the configuration check refuses delegated connections then)
+ * they stay in this process.
+ */
+async function delegatedTokens(
+  loaded: LoadedConfig,
+  redis: RedisConnection | undefined,
+  embedded: EmbeddedState | undefined,
+): Promise<DelegatedTokens> {
+  const where = ['identities', 'delegatedTokenKey'];
+  const key = loaded.config.identities!.delegatedTokenKey!;
+  let secret: string;
+  if (typeof key === 'string') secret = key;
+  else if ('env' in key) {
+    const value = process.env[key.env];
+    if (!value)
+      throw new ConfigError([
+        await problemAt(loaded.file, [...where, 'env'], `environment variable ${key.env} is not set`),
+      ]);
+    secret = value;
+  } else {
+    const file = path.resolve(loaded.directory, key.file);
+    try {
+      secret = (await readNamedFile(file, loaded.files)).toString('utf8').trim();
+    } catch (error) {
+      throw new ConfigError([
+        await problemAt(
+          loaded.file,
+          [...where, 'file'],
+          `cannot read ${file} (${(error as NodeJS.ErrnoException).code})`,
+        ),
+      ]);
+    }
+  }
+  try {
+    return new DelegatedTokens(sharedSealedRecords(redis, embedded) ?? memorySealedRecords(), secret);
+  } catch (error) {
+    throw new ConfigError([await problemAt(loaded.file, where, (error as Error).message)]);
+  }
 }
 
 /** The service's own connection to the shared Redis of `state.redis`, when configured. */

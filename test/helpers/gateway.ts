@@ -7,7 +7,7 @@ import { bootstrapApis, freePort } from '../../src/config/plan.js';
 import { backendCertificateTable, clientTrustStore } from '../../src/engine/certificates.js';
 import {
   createEngine,
-  credentialManagerOf,
+  credentialManagerOver,
   type EngineOptions,
   identitiesOf,
 } from '../../src/engine/engine.js';
@@ -73,7 +73,7 @@ export async function startEngineForFile(
         backendCertificates: await backendCertificateTable(loaded.config, loaded.directory),
         directory: loaded.directory,
         identities: identitiesOf(loaded),
-        authorizations: credentialManagerOf(loaded),
+        authorizationsOver: await credentialManagerOver(loaded),
         ...engineOptions,
       }).exchanges,
       ...(observer ? { observer } : {}),

@@ -1,5 +1,5 @@
 import * as oauth from 'oauth4webapi';
-import type { PageDriver } from './stack-browser.js';
+import type { PageDriver, SignInAs } from './stack-browser.js';
 
 /** The strict client talks plain HTTP to the gateway on loopback. */
 export const insecure = { [oauth.allowInsecureRequests]: true } as const;
@@ -50,7 +50,7 @@ export async function registerPublicClient(
 export async function signInWithPkce(
   registered: PublicClient,
   driver: PageDriver,
-  user: { username: string; password: string },
+  user: SignInAs,
   options: { scope: string; resource: string },
 ): Promise<oauth.TokenEndpointResponse> {
   const { as, client, redirectUri } = registered;

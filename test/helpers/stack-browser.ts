@@ -57,21 +57,24 @@ export class PageDriver {
 
   /**
    * Opens an authorization URL and goes through the login page (when there is no session yet) and the consent
-   * page, until the server redirects away from itself. Returns that redirect (the client's callback URL).
+   * page, until the server redirects away from itself. Returns that redirect (the client's callback URL). A user
+   * `{ upstream }` signs in with the login page's upstream button instead, as that account at the upstream
+   * provider (node-oidc-provider's development login and consent pages, at `upstream.origin`).
    */
   async authorize(
     authorizationUrl: string,
-    user: { username: string; password: string },
+    user: SignInAs,
     decision: 'allow' | 'deny' = 'allow',
   ): Promise<URL> {
     const origin = new URL(authorizationUrl).origin;
+    const upstream = 'upstream' in user ? user.upstream : undefined;
     let current = authorizationUrl;
     let response = await this.fetch(current);
-    for (let step = 0; step < 6; step++) {
+    for (let step = 0; step < 16; step++) {
       const location = response.headers.get('location');
       if (location) {
         const target = new URL(location, current);
-        if (target.origin !== origin) return target;
+        if (target.origin !== origin && target.origin !== upstream?.origin) return target;
         current = target.href;
         response = await this.fetch(current);
         continue;
@@ -79,8 +82,29 @@ export class PageDriver {
       const html = await response.text();
       if (response.status !== 200)
         throw new Error(`authorization page answered ${response.status}:\n${html}`);
+      if (upstream !== undefined && new URL(current).origin === upstream.origin) {
+        // The provider's own pages: its login form (any password), then its consent form.
+        const action = /<form[^>]*action="([^"]+)"[^>]*method="post"/.exec(html)?.[1];
+        if (!action) throw new Error(`no form on the provider's page:\n${html}`);
+        const fields: Record<string, string> = {};
+        for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g))
+          fields[m[1]!] = m[2]!;
+        if (html.includes('name="login"'))
+          Object.assign(fields, { login: upstream.account, password: 'any' });
+        current = new URL(action, current).href;
+        response = await this.fetch(current, {
+          method: 'POST',
+          body: new URLSearchParams(fields),
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        });
+        continue;
+      }
       const form = parseForm(html, current);
-      if (html.includes('name="password"')) {
+      if (upstream !== undefined && html.includes('id="upstream"')) {
+        const action = /<form method="post" action="([^"]+)" id="upstream">/.exec(html)![1]!;
+        current = new URL(decodeEntities(action), current).href;
+        response = await this.submit({ action: current, fields: form.fields }, {}, origin);
+      } else if (html.includes('name="password"') && 'username' in user) {
         current = form.action;
         response = await this.submit(form, { username: user.username, password: user.password }, origin);
       } else if (html.includes('name="decision"')) {
@@ -90,6 +114,11 @@ export class PageDriver {
         throw new Error(`unexpected authorization page:\n${html}`);
       }
     }
-    throw new Error(`no redirect to the client after six steps: ${this.log.join(', ')}`);
+    throw new Error(`no redirect to the client after sixteen steps: ${this.log.join(', ')}`);
   }
 }
+
+/** Who signs in: a configured user with a password, or an account of the upstream provider at its origin. */
+export type SignInAs =
+  | { readonly username: string; readonly password: string }
+  | { readonly upstream: { readonly origin: string; readonly account: string } };

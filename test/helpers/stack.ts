@@ -27,6 +27,8 @@ export interface StackOptions {
   readonly mcpYaml?: string;
   /** A `state:` block (YAML, top level); relative paths in it are in the stack's own directory. */
   readonly stateYaml?: string;
+  /** An `identities:` block (YAML, top level). */
+  readonly identitiesYaml?: string;
   /**
    * The authorization server's issuer and base URL when it is not this stack's own gateway: the public URL of a
    * load balancer in front of several stacks (default: the gateway URL).
@@ -143,6 +145,7 @@ ${users.join('\n')}
 ${options.authYaml ?? ''}
 ${options.mcpYaml ?? ''}
 ${options.stateYaml ?? ''}
+${options.identitiesYaml ?? ''}
 ${options.policyXml === undefined ? '' : `policy: ${JSON.stringify(options.policyXml)}`}
 processes:
   - name: courses

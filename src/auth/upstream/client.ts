@@ -10,6 +10,14 @@ export interface UpstreamAttempt {
   codeVerifier: string;
 }
 
+/** The provider's tokens of a completed sign-in: what user-delegated connections use (when delegated tokens are kept). */
+export interface UpstreamTokens {
+  accessToken: string;
+  refreshToken?: string;
+  /** Seconds, as the provider said. */
+  expiresIn?: number;
+}
+
 /** A failure of the upstream sign-in; `message` is safe to show, `detail` goes to the log only. */
 export class UpstreamError extends Error {
   constructor(
@@ -84,6 +92,8 @@ export class UpstreamClient {
     url.searchParams.set('client_id', this.config.clientId);
     url.searchParams.set('redirect_uri', this.redirectUri);
     url.searchParams.set('scope', this.config.scopes.join(' '));
+    // OpenID Connect Core §11: offline_access (a refresh token) is granted only on explicit consent.
+    if (this.config.scopes.includes('offline_access')) url.searchParams.set('prompt', 'consent');
     url.searchParams.set('state', attempt.state);
     url.searchParams.set('nonce', attempt.nonce);
     url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(attempt.codeVerifier));
@@ -92,7 +102,10 @@ export class UpstreamClient {
   }
 
   /** Completes a sign-in from the callback's query; throws UpstreamError for anything the provider got wrong. */
-  async finish(query: URLSearchParams, attempt: UpstreamAttempt): Promise<UpstreamIdentity> {
+  async finish(
+    query: URLSearchParams,
+    attempt: UpstreamAttempt,
+  ): Promise<{ identity: UpstreamIdentity; tokens: UpstreamTokens }> {
     const metadata = await this.metadata();
     let params: URLSearchParams;
     try {
@@ -153,7 +166,10 @@ export class UpstreamClient {
     }
     if (identity.name === undefined && metadata.userinfo_endpoint)
       await this.#addName(metadata, result, identity);
-    return identity;
+    const tokens: UpstreamTokens = { accessToken: result.access_token };
+    if (result.refresh_token) tokens.refreshToken = result.refresh_token;
+    if (typeof result.expires_in === 'number') tokens.expiresIn = result.expires_in;
+    return { identity, tokens };
   }
 
   /**

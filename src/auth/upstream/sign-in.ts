@@ -98,16 +98,35 @@ export const finishUpstreamSignIn: Step = {
   name: 'finish the upstream sign-in',
   async run(ctx, flow, services) {
     const { options } = services.server;
-    let identity: Awaited<ReturnType<UpstreamClient['finish']>>;
+    let signedIn: Awaited<ReturnType<UpstreamClient['finish']>>;
     try {
-      identity = await clientOf(services).finish(
+      signedIn = await clientOf(services).finish(
         new URLSearchParams(ctx.querystring),
         established(flow, 'upstreamAttempt'),
       );
     } catch (err) {
       return refused(ctx, err, services);
     }
+    const { identity, tokens } = signedIn;
     const sub = upstreamSubject(options.upstream!, identity.sub);
+    if (options.delegatedTokens !== undefined) {
+      // For get-authorization-context's user-delegated connections (the engine reads them by this subject). The
+      // sign-in does not depend on it: a store that fails leaves the user without delegated tokens, logged.
+      const now = options.clock() * 1000;
+      try {
+        await options.delegatedTokens.write(sub, {
+          accessToken: tokens.accessToken,
+          ...(tokens.refreshToken === undefined ? {} : { refreshToken: tokens.refreshToken }),
+          expiresAt: now + (tokens.expiresIn ?? 300) * 1000,
+          obtainedAt: now,
+        });
+      } catch (err) {
+        options.logger.error('upstream tokens not kept for delegated connections', {
+          user: sub,
+          error: (err as Error).message,
+        });
+      }
+    }
     options.securityEvent('login.succeeded', {
       address: options.clientAddress(ctx),
       client_id: established(flow, 'interaction').clientId,

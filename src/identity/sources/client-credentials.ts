@@ -25,34 +25,48 @@ export function clientCredentialsSource(config: Config, context: SourceContext):
         ...resourceParameters(resource, config.resourceAs, config.scopes),
         ...Object.entries(config.parameters),
       ]);
-      const headers: Record<string, string> = {};
-      switch (config.clientAuth) {
-        case 'client_secret_basic': {
-          const secret = await readSecret(config.clientSecret!, context.directory, `${what} clientSecret`);
-          // RFC 6749 §2.3.1: both parts form-urlencoded before Base64.
-          const pair = `${formEncode(config.clientId)}:${formEncode(secret)}`;
-          headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
-          break;
-        }
-        case 'client_secret_post':
-          form.set('client_id', config.clientId);
-          form.set(
-            'client_secret',
-            await readSecret(config.clientSecret!, context.directory, `${what} clientSecret`),
-          );
-          break;
-        case 'private_key_jwt':
-          form.set('client_id', config.clientId);
-          form.set('client_assertion_type', ASSERTION_TYPE);
-          form.set('client_assertion', await clientAssertion(config, context, what));
-          break;
-      }
+      const headers = await authenticateClient(config, context, form);
       return callTokenEndpoint(
         { label: what, url: config.tokenUrl, method: 'POST', headers, form },
         context.now(),
       );
     },
   };
+}
+
+/**
+ * Adds the client's authentication to a token request (RFC 6749 §2.3: HTTP Basic or the form; RFC 7523 §2.2: a
+ * private-key JWT): the form gets its fields, the headers to send are returned.
+ */
+export async function authenticateClient(
+  config: Config,
+  context: SourceContext,
+  form: URLSearchParams,
+): Promise<Record<string, string>> {
+  const what = `identity "${context.name}"`;
+  const headers: Record<string, string> = {};
+  switch (config.clientAuth) {
+    case 'client_secret_basic': {
+      const secret = await readSecret(config.clientSecret!, context.directory, `${what} clientSecret`);
+      // RFC 6749 §2.3.1: both parts form-urlencoded before Base64.
+      const pair = `${formEncode(config.clientId)}:${formEncode(secret)}`;
+      headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
+      break;
+    }
+    case 'client_secret_post':
+      form.set('client_id', config.clientId);
+      form.set(
+        'client_secret',
+        await readSecret(config.clientSecret!, context.directory, `${what} clientSecret`),
+      );
+      break;
+    case 'private_key_jwt':
+      form.set('client_id', config.clientId);
+      form.set('client_assertion_type', ASSERTION_TYPE);
+      form.set('client_assertion', await clientAssertion(config, context, what));
+      break;
+  }
+  return headers;
 }
 
 const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');

@@ -74,4 +74,28 @@ describe('the identities section', () => {
       ),
     ]);
   });
+
+  it('refuses a delegated connection without the upstream provider, the sealing key or shared state', () => {
+    const provider = [
+      '  credentialProviders:',
+      '    corp:',
+      '      source: { type: client-credentials, tokenUrl: "https://id.example/token", clientId: gw, clientSecret: s }',
+      '      connections:',
+      '        me: { delegated: true }',
+    ];
+    expect(problems([AUTH, 'identities:', ...provider].join('\n'))).toEqual([
+      'gateway.yaml:8:9: identities.credentialProviders.corp.connections.me: a delegated connection needs auth.identityProvider (users sign in through it), identities.delegatedTokenKey (seals the kept tokens), state.dataDir or state.redis (where the service keeps them for the engine)',
+    ]);
+    const complete = [
+      AUTH.replace(
+        /\}$/,
+        ', dataDir: auth, identityProvider: { issuer: "https://id.example", clientId: gw, clientSecret: s } }',
+      ),
+      'state: { dataDir: data }',
+      'identities:',
+      '  delegatedTokenKey: { env: DELEGATED_TOKEN_KEY }',
+      ...provider,
+    ];
+    expect(problems(complete.join('\n'))).toEqual([]);
+  });
 });
