@@ -358,6 +358,35 @@ describe('MCP conformance suite at every revision each scenario applies to, 2026
     ],
   );
 
+  it('http-custom-header-server-validation (SEP-2243) at 2026-07-28: echo-thing’s X-Trace header parameter, mirrored as Mcp-Param-X-Trace', async () => {
+    const before = stack.echo.received.length;
+    const result = await runScenario('http-custom-header-server-validation', { specVersion: '2026-07-28' });
+    expectAllPassed(result, [
+      'sep-2243-server-decode-base64',
+      ...['sep-2243-server-reject-invalid-param-chars', 'sep-2243-server-reject-param-mismatch'],
+      ...['sep-2243-server-reject-invalid-param-chars', 'sep-2243-server-reject-param-mismatch'],
+      'sep-2243-server-validate-param-match',
+      'sep-2243-server-validate-param-match',
+      ...['sep-2243-server-validate-param-match', 'sep-2243-server-reject-param-mismatch'],
+      'wire-schema-valid',
+    ]);
+    expect(result.checks[0]!.details).toMatchObject({
+      toolName: 'echo-thing',
+      paramName: 'X-Trace',
+      headerSuffix: 'X-Trace',
+      headerValue: '=?base64?SGVsbG8=?=',
+      responseStatus: 200,
+    });
+    // The three accepted calls reached the backend with the body's value; the refused ones did not.
+    expect(
+      stack.echo.received.slice(before).map((request) => [request.url, request.headers['x-trace']]),
+    ).toEqual([
+      ['/things/test-default', 'Hello'],
+      ['/things/test-default', 'SGVsbG8='],
+      ['/things/test-default', '=?base64?SGVsbG8='],
+    ]);
+  });
+
   it.each(['2025-11-25', '2026-07-28'])(
     'server-sse-multiple-streams at %s: three concurrent POSTs answered (in JSON: SSE is the client’s option)',
     async (version) => {
