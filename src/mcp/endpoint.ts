@@ -145,6 +145,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     logger,
     stateless: new StatelessHttp({
       dispatcher,
+      parameterHeaders: (toolName) => tools.find(toolName)?.mirrored ?? [],
       context,
       serverInfo: options.serverInfo,
       responseMode: options.responseMode,

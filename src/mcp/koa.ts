@@ -33,6 +33,19 @@ export interface KoaAdapterOptions {
 const EXPOSED = 'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version';
 const ALLOWED_HEADERS =
   'Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID';
+const PARAMETER_HEADER = /^mcp-param-[!#$%&'*+.^_`|~0-9a-z-]+$/;
+
+/**
+ * The allowed request headers, plus the `Mcp-Param-*` ones the preflight asks for: a 2026-07-28 browser client
+ * mirrors `x-mcp-header` arguments under names that depend on the tool it calls (SEP-2243).
+ */
+function allowedHeaders(requested: string): string {
+  const parameters = requested
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => PARAMETER_HEADER.test(name));
+  return [ALLOWED_HEADERS, ...new Set(parameters)].join(', ');
+}
 
 /** The checks every request to the endpoint passes, in order. Each returns a reply to stop, or nothing. */
 type Check = (
@@ -156,7 +169,7 @@ function endpointChecks(o: KoaAdapterOptions): readonly [string, Check][] {
           status: 204,
           headers: {
             'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
-            'access-control-allow-headers': ALLOWED_HEADERS,
+            'access-control-allow-headers': allowedHeaders(ctx.get('access-control-request-headers')),
             'access-control-max-age': '600',
           },
         };

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/config/plan.js';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
 import { PageDriver } from '../helpers/stack-browser.js';
-import { startTokenProxy, type TokenProxy } from '../helpers/token-proxy.js';
+import { type ProxyAnswer, startTokenProxy, type TokenProxy } from '../helpers/token-proxy.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * The official MCP conformance suite (`@modelcontextprotocol/conformance`, server mode) against the endpoint as
@@ -135,6 +136,80 @@ async function runScenario(
   return { checks, exitCode, stdout };
 }
 
+/** echo-thing's description as a 2026-07-28 `tools/list` shows it now (through the proxy: its Host is allowed). */
+async function echoThingDescription(): Promise<string | undefined> {
+  const response = await fetch(`${proxy.url}/v1/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/list',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/list',
+      params: {
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  });
+  const { result } = (await response.json()) as {
+    result: { tools: { name: string; description?: string }[] };
+  };
+  return result.tools.find((tool) => tool.name === 'echo-thing')?.description;
+}
+
+const ECHO_THING = '      - id: echo-thing\n';
+const DESCRIBED = '        description: Echoes one thing back.\n';
+
+/**
+ * The suite changes the tool list through a hook its own fixture servers have, a `tools/call` of
+ * `test_trigger_tool_change`. The gateway's tools change with its configuration, so the proxy answers that call
+ * itself with a real change: it gives echo-thing a description in the configuration file (the next time, takes it
+ * away), `up` reloads the file, and the endpoint announces `notifications/tools/list_changed` to every listen stream
+ * that asked for it. A description, not a new operation: a new method + URL template changes Envoy's routes, and the
+ * hot restart that takes (seconds, with the drain) does not fit the suite's 1.5 s wait on the stream. The proxy
+ * answers once the new definition is served, so the change has happened when the suite reads on.
+ */
+async function changeToolsOnTrigger(body: Buffer): Promise<ProxyAnswer | undefined> {
+  let message: { id?: unknown; method?: unknown; params?: { name?: unknown } };
+  try {
+    message = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (message.method !== 'tools/call' || message.params?.name !== 'test_trigger_tool_change')
+    return undefined;
+  const text = await readFile(stack.configFile, 'utf8');
+  const adding = !text.includes(DESCRIBED);
+  await writeFile(
+    stack.configFile,
+    adding ? text.replace(ECHO_THING, ECHO_THING + DESCRIBED) : text.replace(DESCRIBED, ''),
+  );
+  await until(
+    async () => (await echoThingDescription())?.startsWith('Echoes one thing back.') === adding,
+    `the gateway to serve echo-thing ${adding ? 'with' : 'without'} its description after the configuration changed`,
+    { timeoutMs: 10_000, everyMs: 20 },
+  );
+  const done = `${adding ? 'gave echo-thing a description' : "took echo-thing's description away"}`;
+  return {
+    status: 200,
+    body: {
+      jsonrpc: '2.0',
+      id: message.id,
+      result: {
+        content: [{ type: 'text', text: `The token proxy ${done} in the gateway's configuration file.` }],
+        resultType: 'complete',
+      },
+    },
+  };
+}
+
 beforeAll(async () => {
   if (!existsSync(NODE_22)) {
     throw new Error(
@@ -148,7 +223,12 @@ beforeAll(async () => {
   stack = await startStack({
     mcpYaml: `mcp:\n  allowedOrigins: ["http://${proxyAuthority}"]\n  allowedHosts: ["${proxyAuthority}"]`,
   });
-  proxy = await startTokenProxy({ upstream: stack.gatewayUrl, token: await accessToken(), port: proxyPort });
+  proxy = await startTokenProxy({
+    upstream: stack.gatewayUrl,
+    token: await accessToken(),
+    port: proxyPort,
+    answer: changeToolsOnTrigger,
+  });
   output = await mkdtemp(path.join(tmpdir(), 'portcullis-conformance-'));
 }, 60_000);
 
@@ -358,6 +438,35 @@ describe('MCP conformance suite at every revision each scenario applies to, 2026
     ],
   );
 
+  it('http-custom-header-server-validation (SEP-2243) at 2026-07-28: echo-thing’s X-Trace header parameter, mirrored as Mcp-Param-X-Trace', async () => {
+    const before = stack.echo.received.length;
+    const result = await runScenario('http-custom-header-server-validation', { specVersion: '2026-07-28' });
+    expectAllPassed(result, [
+      'sep-2243-server-decode-base64',
+      ...['sep-2243-server-reject-invalid-param-chars', 'sep-2243-server-reject-param-mismatch'],
+      ...['sep-2243-server-reject-invalid-param-chars', 'sep-2243-server-reject-param-mismatch'],
+      'sep-2243-server-validate-param-match',
+      'sep-2243-server-validate-param-match',
+      ...['sep-2243-server-validate-param-match', 'sep-2243-server-reject-param-mismatch'],
+      'wire-schema-valid',
+    ]);
+    expect(result.checks[0]!.details).toMatchObject({
+      toolName: 'echo-thing',
+      paramName: 'X-Trace',
+      headerSuffix: 'X-Trace',
+      headerValue: '=?base64?SGVsbG8=?=',
+      responseStatus: 200,
+    });
+    // The three accepted calls reached the backend with the body's value; the refused ones did not.
+    expect(
+      stack.echo.received.slice(before).map((request) => [request.url, request.headers['x-trace']]),
+    ).toEqual([
+      ['/things/test-default', 'Hello'],
+      ['/things/test-default', 'SGVsbG8='],
+      ['/things/test-default', '=?base64?SGVsbG8='],
+    ]);
+  });
+
   it.each(['2025-11-25', '2026-07-28'])(
     'server-sse-multiple-streams at %s: three concurrent POSTs answered (in JSON: SSE is the client’s option)',
     async (version) => {
@@ -370,10 +479,24 @@ describe('MCP conformance suite at every revision each scenario applies to, 2026
     },
   );
 
-  it('server-stateless (SEP-2575) at 2026-07-28: every check but those that need the suite’s fixture tools', async () => {
+  it('server-stateless (SEP-2575) at 2026-07-28: every check but those that need the suite’s fixture tools; tool changes are real reloads', async () => {
     const untestable = (tool: string, what: string): string =>
       `Not testable: server does not list the diagnostic tool '${tool}' in tools/list${what}`;
-    expectChecks(await runScenario('server-stateless', { specVersion: '2026-07-28' }), [
+    const configuration = await readFile(stack.configFile, 'utf8');
+    const before = proxy.log.length;
+    const result = await runScenario('server-stateless', { specVersion: '2026-07-28' });
+    // Each trigger the suite sent (three in this scenario) was a real configuration change, answered once served.
+    expect(proxy.log.slice(before).filter((line) => line.endsWith('(proxy)'))).toEqual(
+      Array(3).fill('POST /v1/mcp -> 200 (proxy)'),
+    );
+    // The configuration as it was, for the scenarios after this one.
+    await writeFile(stack.configFile, configuration);
+    await until(
+      async () => !(await echoThingDescription())?.startsWith('Echoes one thing back.'),
+      'echo-thing without the description the triggers gave it',
+      10_000,
+    );
+    expectChecks(result, [
       ...ok('sep-2575-request-meta-invalid-missing-meta', 'sep-2575-http-server-meta-invalid-400'),
       ...ok(
         'sep-2575-request-meta-invalid-missing-protocol-version',
@@ -435,13 +558,9 @@ describe('MCP conformance suite at every revision each scenario applies to, 2026
         'sep-2575-server-honors-notification-filter',
       ),
       ['sep-2575-server-sends-prompts-list-changed-on-subscription', 'SKIPPED'],
-      // The suite changes the tool list through its fixture hook `test_trigger_tool_change`; the gateway's list
-      // changes with its configuration (delivery on listen streams: test/unit/mcp/stateless.test.ts).
-      [
-        'sep-2575-server-sends-tools-list-changed-on-subscription',
-        'WARNING',
-        'Mutated the tool list but no notifications/tools/list_changed arrived on the open subscription stream. This is a SHOULD requirement.',
-      ],
+      // The token proxy answers the suite's `test_trigger_tool_change` with a real configuration change (see
+      // changeToolsOnTrigger): the filtered stream gets nothing, the tools stream gets the notification.
+      ['sep-2575-server-sends-tools-list-changed-on-subscription', 'SUCCESS'],
       ['sep-2575-http-server-error-jsonrpc-id', 'SUCCESS'],
     ]);
   });

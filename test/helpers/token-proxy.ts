@@ -1,5 +1,11 @@
-import { createServer, request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+/** A POST the proxy answers itself instead of forwarding (see `startTokenProxy`'s `answer`). */
+export interface ProxyAnswer {
+  readonly status: number;
+  readonly body: unknown;
+}
 
 export interface TokenProxy {
   /** `http://127.0.0.1:<port>`: what a client that knows nothing of OAuth is pointed at. */
@@ -22,11 +28,38 @@ export async function startTokenProxy(options: {
   readonly token: string;
   /** A port chosen beforehand (the gateway's configuration names the proxy's origin); any free one when absent. */
   readonly port?: number;
+  /**
+   * Sees each POST body first; a JSON answer it returns is sent back as is (logged `-> <status> (proxy)`) and the
+   * request goes no further. For a client's test hooks that a gateway has no business serving.
+   */
+  readonly answer?: (body: Buffer) => Promise<ProxyAnswer | undefined>;
 }): Promise<TokenProxy> {
   const { upstream, token } = options;
   const target = new URL(upstream);
   const log: string[] = [];
-  const server = createServer((incoming, outgoing) => {
+  const server = createServer(async (incoming, outgoing) => {
+    if (options.answer && incoming.method === 'POST') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of incoming) chunks.push(chunk as Buffer);
+      const body = Buffer.concat(chunks);
+      const answered = await options.answer(body).catch((error: Error) => ({
+        status: 500,
+        body: { error: `token proxy: ${error.message}` },
+      }));
+      if (answered) {
+        const failure = answered.status >= 500 ? `: ${JSON.stringify(answered.body)}` : '';
+        log.push(`POST ${incoming.url} -> ${answered.status} (proxy${failure})`);
+        outgoing.writeHead(answered.status, { 'content-type': 'application/json' });
+        outgoing.end(JSON.stringify(answered.body));
+        return;
+      }
+      forward(incoming, outgoing, body);
+      return;
+    }
+    forward(incoming, outgoing);
+  });
+  /** Sends the request on with the token (`body` when it was read already, else the request's own stream). */
+  const forward = (incoming: IncomingMessage, outgoing: ServerResponse, body?: Buffer) => {
     const headers = { ...incoming.headers, authorization: `Bearer ${token}` };
     const forwarded = httpRequest(
       {
@@ -52,8 +85,9 @@ export async function startTokenProxy(options: {
     });
     // A client hanging up (an SSE stream it is done with) ends the upstream request too.
     outgoing.on('close', () => forwarded.destroy());
-    incoming.pipe(forwarded);
-  });
+    if (body) forwarded.end(body);
+    else incoming.pipe(forwarded);
+  };
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

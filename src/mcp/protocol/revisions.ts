@@ -26,6 +26,11 @@ export interface Revision {
    * result's `_meta` (2026-07-28).
    */
   readonly resultEnvelope: boolean;
+  /**
+   * Tool arguments taken from operation header parameters carry `x-mcp-header`, and a `tools/call` must mirror them
+   * in `Mcp-Param-*` headers that match the body (SEP-2243, 2026-07-28).
+   */
+  readonly parameterHeaders: boolean;
 }
 
 const table: readonly Revision[] = [
@@ -39,6 +44,7 @@ const table: readonly Revision[] = [
     stateless: false,
     primingEvents: false,
     resultEnvelope: false,
+    parameterHeaders: false,
   },
   {
     id: '2025-03-26',
@@ -50,6 +56,7 @@ const table: readonly Revision[] = [
     stateless: false,
     primingEvents: false,
     resultEnvelope: false,
+    parameterHeaders: false,
   },
   {
     id: '2025-06-18',
@@ -61,6 +68,7 @@ const table: readonly Revision[] = [
     stateless: false,
     primingEvents: false,
     resultEnvelope: false,
+    parameterHeaders: false,
   },
   {
     id: '2025-11-25',
@@ -72,6 +80,7 @@ const table: readonly Revision[] = [
     stateless: false,
     primingEvents: true,
     resultEnvelope: false,
+    parameterHeaders: false,
   },
   {
     id: '2026-07-28',
@@ -83,6 +92,7 @@ const table: readonly Revision[] = [
     stateless: true,
     primingEvents: true,
     resultEnvelope: true,
+    parameterHeaders: true,
   },
 ];
 

@@ -5,7 +5,12 @@ import type { Revision } from '../protocol/revisions.js';
 import type { ToolCatalog, ToolOperation } from '../types.js';
 import { assignToolNames } from './naming.js';
 import { pathParameterProblems } from './request.js';
-import { type ArgumentBinding, buildToolInput } from './schema.js';
+import {
+  type ArgumentBinding,
+  annotateMirroredArguments,
+  buildToolInput,
+  type MirroredArgument,
+} from './schema.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
@@ -17,6 +22,9 @@ export interface ToolEntry {
   readonly description: string;
   readonly inputSchema: Readonly<Record<string, unknown>>;
   readonly bindings: readonly ArgumentBinding[];
+  /** Arguments a 2026-07-28 client mirrors into `Mcp-Param-*` headers, and the schema that says so. */
+  readonly mirrored: readonly MirroredArgument[];
+  readonly mirroredInputSchema: Readonly<Record<string, unknown>>;
   readonly readOnly: boolean;
   /** Any one of these scopes grants the tool (one per product the API is in). */
   readonly grantingScopes: readonly string[];
@@ -109,7 +117,7 @@ export class ToolRegistry {
       const readOnly = SAFE_METHODS.has(op.method.toUpperCase());
       const grantingScopes = [...op.productIds].sort().map((p) => productScope(p, readOnly));
       for (const s of grantingScopes) scopes.add(s);
-      const { inputSchema, bindings } = buildToolInput(op);
+      const { inputSchema, bindings, mirrored } = buildToolInput(op);
       entries.push({
         name,
         operation: op,
@@ -117,6 +125,8 @@ export class ToolRegistry {
         description: describe(op),
         inputSchema,
         bindings,
+        mirrored,
+        mirroredInputSchema: annotateMirroredArguments(inputSchema, mirrored),
         readOnly,
         grantingScopes,
         validate: this.#compile(name, op.urlTemplate, inputSchema, bindings),
@@ -162,7 +172,9 @@ export function toolDefinition(entry: ToolEntry, revision: Revision): Tool {
   const tool: Tool = {
     name: entry.name,
     description: entry.description,
-    inputSchema: entry.inputSchema as Tool['inputSchema'],
+    inputSchema: (revision.parameterHeaders
+      ? entry.mirroredInputSchema
+      : entry.inputSchema) as Tool['inputSchema'],
   };
   if (revision.titlesAndStructuredContent) tool.title = entry.title;
   if (revision.toolAnnotations) {

@@ -12,10 +12,20 @@ export interface ArgumentBinding {
   readonly wildcard: boolean;
 }
 
+/** A tool argument mirrored into an `Mcp-Param-<header>` request header (SEP-2243, `x-mcp-header`). */
+export interface MirroredArgument {
+  readonly argument: string;
+  /** The `x-mcp-header` value: the client sends the argument as `Mcp-Param-<header>`. */
+  readonly header: string;
+  readonly type: 'string' | 'integer' | 'boolean';
+}
+
 export interface ToolInput {
   /** JSON Schema 2020-12 (the MCP default dialect, so no `$schema` keyword is needed). */
   readonly inputSchema: Readonly<Record<string, unknown>>;
   readonly bindings: readonly ArgumentBinding[];
+  /** The operation's header parameters a 2026-07-28 client mirrors into `Mcp-Param-*` headers. */
+  readonly mirrored: readonly MirroredArgument[];
 }
 
 /**
@@ -37,6 +47,10 @@ const RESERVED_HEADERS = new Set([
   'mcp-session-id',
   'mcp-protocol-version',
 ]);
+
+/** RFC 9110 `token`: what an `x-mcp-header` value must be. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const MIRRORABLE_TYPES = new Set(['string', 'integer', 'boolean']);
 
 const TEMPLATE_VARIABLE = /\{(\*?)([^{}]+)\}/g;
 
@@ -107,5 +121,42 @@ export function buildToolInput(op: ToolOperation): ToolInput {
 
   const inputSchema: Record<string, unknown> = { type: 'object', properties, additionalProperties: false };
   if (required.length > 0) inputSchema.required = required;
-  return { inputSchema, bindings };
+  return { inputSchema, bindings, mirrored: mirroredArguments(properties, bindings) };
+}
+
+/**
+ * The header parameters whose value a client can mirror (SEP-2243): the operation's own header name becomes the
+ * `x-mcp-header` value, so a proxy in front of the gateway sees `Mcp-Param-X-Trace` for the backend's `X-Trace`.
+ * Only what the spec permits is annotated — a string, integer or boolean (not `number`), a token name, unique
+ * case-insensitively — since a client drops a tool with an invalid annotation; the others stay unannotated.
+ */
+function mirroredArguments(
+  properties: Readonly<Record<string, unknown>>,
+  bindings: readonly ArgumentBinding[],
+): MirroredArgument[] {
+  const mirrored: MirroredArgument[] = [];
+  const taken = new Set<string>();
+  for (const binding of bindings) {
+    if (binding.location !== 'header') continue;
+    const type = (properties[binding.argument] as { type?: unknown }).type;
+    const header = binding.name;
+    if (typeof type !== 'string' || !MIRRORABLE_TYPES.has(type)) continue;
+    if (!TOKEN.test(header) || taken.has(header.toLowerCase())) continue;
+    taken.add(header.toLowerCase());
+    mirrored.push({ argument: binding.argument, header, type: type as MirroredArgument['type'] });
+  }
+  return mirrored;
+}
+
+/** The input schema with each mirrored argument's `x-mcp-header` annotation: what a 2026-07-28 client sees. */
+export function annotateMirroredArguments(
+  inputSchema: Readonly<Record<string, unknown>>,
+  mirrored: readonly MirroredArgument[],
+): Readonly<Record<string, unknown>> {
+  if (mirrored.length === 0) return inputSchema;
+  const properties = { ...(inputSchema.properties as Record<string, Record<string, unknown>>) };
+  for (const { argument, header } of mirrored) {
+    properties[argument] = { ...properties[argument], 'x-mcp-header': header };
+  }
+  return { ...inputSchema, properties };
 }

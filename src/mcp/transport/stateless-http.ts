@@ -44,8 +44,17 @@ export interface NotificationHub {
   ): Promise<void>;
 }
 
+/** A `tools/call` argument the client mirrors into `Mcp-Param-<header>` (SEP-2243). */
+export interface ParameterHeader {
+  readonly argument: string;
+  readonly header: string;
+  readonly type: 'string' | 'integer' | 'boolean';
+}
+
 export interface StatelessHttpOptions {
   readonly dispatcher: Dispatcher;
+  /** The arguments of a tool that carry `x-mcp-header` (none for an unknown tool). */
+  readonly parameterHeaders: (toolName: string) => readonly ParameterHeader[];
   readonly context: (revision: Revision, subject: Subject, session: undefined) => MethodContext;
   readonly serverInfo: ServerInfo;
   /** How a request is answered when the client accepts both JSON and SSE. Default `json`. */
@@ -95,6 +104,7 @@ interface StatelessRequest {
   /** The `MCP-Protocol-Version` header as sent. */
   readonly version: string;
   readonly id: RequestId | null;
+  readonly parameterHeaders: (toolName: string) => readonly ParameterHeader[];
 }
 
 /** A refusal, or undefined to go on. Each says what rule failed and what was found. */
@@ -174,6 +184,60 @@ const nameHeader: Check = (request) => {
   );
 };
 
+/** What RFC 9110 allows in a field value: visible ASCII, space and tab (anything else must come Base64-encoded). */
+const FIELD_VALUE = /^[\t\x20-\x7E]*$/;
+/** A JSON number: an integer argument's header is compared as a number (`42.0` equals `42`). */
+const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/** Whether a decoded `Mcp-Param-*` value says what the body's argument says, as the argument's type reads it. */
+function sameValue(type: ParameterHeader['type'], header: string, inBody: unknown): boolean {
+  switch (type) {
+    case 'string':
+      return header === inBody;
+    case 'integer':
+      return typeof inBody === 'number' && NUMBER.test(header) && Number(header) === inBody;
+    case 'boolean':
+      return typeof inBody === 'boolean' && header === String(inBody);
+  }
+}
+
+/**
+ * Each `x-mcp-header` argument of the called tool and its `Mcp-Param-*` header agree: a value in the body needs its
+ * header, a header needs a value (null or absent means neither), and the decoded header equals the value.
+ */
+const parameterHeaders: Check = (request) => {
+  if (request.message.method !== 'tools/call') return undefined;
+  const { name, arguments: args } = request.message.params;
+  if (typeof name !== 'string') return undefined;
+  for (const { argument, header, type } of request.parameterHeaders(name)) {
+    const field = `Mcp-Param-${header}`;
+    const inBody = isObject(args) ? args[argument] : undefined;
+    const raw = request.http.header(field.toLowerCase())?.trim();
+    if (inBody === undefined || inBody === null) {
+      if (raw === undefined) continue;
+      return headerMismatch(request, `${field} header is sent but argument "${argument}" is not in the body`);
+    }
+    if (raw === undefined) {
+      return headerMismatch(
+        request,
+        `the ${field} header is required: argument "${argument}" is in the body`,
+      );
+    }
+    if (!FIELD_VALUE.test(raw)) {
+      return headerMismatch(request, `the ${field} header holds characters that must be Base64-encoded`);
+    }
+    const decoded = decodeHeaderValue(raw);
+    if (decoded === undefined) return headerMismatch(request, `the ${field} header holds invalid Base64`);
+    if (!sameValue(type, decoded, inBody)) {
+      return headerMismatch(
+        request,
+        `${field} header value '${raw}' does not match body value '${String(inBody)}'`,
+      );
+    }
+  }
+  return undefined;
+};
+
 /**
  * In this order: a malformed `_meta` is -32602 before its version is compared, and a version is compared with the
  * header before it is judged unsupported (the suite and the schema's examples agree on this order).
@@ -184,6 +248,7 @@ const checks: readonly Check[] = [
   versionServed,
   methodHeader,
   nameHeader,
+  parameterHeaders,
 ];
 
 /** Counts what one client holds in this process (running requests, open listen streams), with a bound. */
@@ -251,6 +316,7 @@ export class StatelessHttp {
       message,
       version,
       id: message.kind === 'request' ? message.id : null,
+      parameterHeaders: this.#o.parameterHeaders,
     };
     for (const check of checks) {
       const refusal = check(request);

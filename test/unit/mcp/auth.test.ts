@@ -209,6 +209,21 @@ describe('CORS and Origin', () => {
     });
   });
 
+  it('allows the Mcp-Param-* headers a preflight asks for (x-mcp-header arguments), and no other extra one', async () => {
+    const res = await fetch(app.url, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://inspector.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers':
+          'authorization,mcp-method,mcp-param-x-trace,x-other,Mcp-Param-Region',
+      },
+    });
+    expect(res.headers.get('access-control-allow-headers')).toBe(
+      'Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID, mcp-param-x-trace, mcp-param-region',
+    );
+  });
+
   it('exposes WWW-Authenticate on a 401 to an allowed origin', async () => {
     const res = await send(app.url, initializeMessage(), {
       headers: { origin: 'https://inspector.example' },

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTokenKit,
@@ -282,6 +283,168 @@ describe('what the stateless revision refuses', () => {
       });
       expect([res.status, res.headers.get('allow')]).toEqual([405, 'POST']);
     }
+  });
+});
+
+describe('Mcp-Param-* headers of x-mcp-header arguments (SEP-2243)', () => {
+  let mirroring: RunningApp;
+  let token: string;
+  beforeAll(async () => {
+    const none = { templateParameters: [], queryParameters: [], requestBodySchema: undefined };
+    mirroring = await startApp(() => ({
+      issuer: ISSUER,
+      verifier: kit.verifier,
+      catalog: new MutableCatalog([
+        {
+          apiId: 'jobs',
+          apiName: 'Jobs',
+          productIds: ['jobs'],
+          operationId: 'runJob',
+          method: 'POST',
+          urlTemplate: '/jobs',
+          ...none,
+          headerParameters: [
+            { name: 'X-Region', required: false },
+            { name: 'X-Priority', required: false, schema: { type: 'integer' } },
+            { name: 'X-Dry-Run', required: false, schema: { type: 'boolean' } },
+          ],
+        },
+      ]),
+      caller: new FakeCaller(),
+      serverInfo: SERVER_INFO,
+    }));
+    token = await kit.sign({ sub: 'alice', client_id: 'c1', scope: 'write:jobs-work', aud: mirroring.url });
+  });
+  afterAll(() => mirroring.close());
+
+  const call = (args: Record<string, unknown>, headers: Record<string, string>) =>
+    modern(
+      'tools/call',
+      { name: 'runJob', arguments: args },
+      { id: 11, headers, to: { url: mirroring.url, token } },
+    );
+  const mismatch = (message: string) => [
+    400,
+    { jsonrpc: '2.0', id: 11, error: { code: -32020, message: `Header mismatch: ${message}` } },
+  ];
+
+  it('accepts headers that say what the body says: decoded Base64, integers as numbers, lowercase booleans', async () => {
+    for (const [args, headers] of [
+      [{}, {}],
+      [{ 'X-Region': null }, {}],
+      [{ 'X-Region': 'us-west1' }, { 'mcp-param-x-region': 'us-west1' }],
+      [{ 'X-Region': 'us-west1' }, { 'MCP-PARAM-X-REGION': '  us-west1 ' }],
+      [{ 'X-Region': ' padded ' }, { 'Mcp-Param-X-Region': '=?base64?IHBhZGRlZCA=?=' }],
+      [{ 'X-Region': 'Hello, 世界' }, { 'Mcp-Param-X-Region': '=?base64?SGVsbG8sIOS4lueVjA==?=' }],
+      [{ 'X-Region': '=?base64?SGVsbG8=' }, { 'Mcp-Param-X-Region': '=?base64?SGVsbG8=' }],
+      [{ 'X-Priority': 42 }, { 'Mcp-Param-X-Priority': '42' }],
+      [{ 'X-Priority': 42 }, { 'Mcp-Param-X-Priority': '42.0' }],
+      [{ 'X-Priority': -7 }, { 'Mcp-Param-X-Priority': '-7' }],
+      [{ 'X-Dry-Run': false }, { 'Mcp-Param-X-Dry-Run': 'false' }],
+    ] as const) {
+      const res = await call(args, headers);
+      expect([res.status, JSON.stringify(args), JSON.stringify(headers)]).toEqual([
+        200,
+        JSON.stringify(args),
+        JSON.stringify(headers),
+      ]);
+      expect(await res.json()).toMatchObject({ id: 11, result: { resultType: 'complete' } });
+    }
+  });
+
+  it('refuses a missing, extra, undecodable or different header with 400 and -32020', async () => {
+    for (const [args, headers, message] of [
+      [
+        { 'X-Region': 'us-west1' },
+        {},
+        'the Mcp-Param-X-Region header is required: argument "X-Region" is in the body',
+      ],
+      [
+        {},
+        { 'mcp-param-x-region': 'us-west1' },
+        'Mcp-Param-X-Region header is sent but argument "X-Region" is not in the body',
+      ],
+      [
+        { 'X-Region': 'us-west1' },
+        { 'mcp-param-x-region': 'eu-west1' },
+        "Mcp-Param-X-Region header value 'eu-west1' does not match body value 'us-west1'",
+      ],
+      [
+        { 'X-Region': 'Hello' },
+        { 'mcp-param-x-region': '=?base64?SGVsbG8?=' },
+        'the Mcp-Param-X-Region header holds invalid Base64',
+      ],
+      [
+        { 'X-Region': 'Hello' },
+        { 'mcp-param-x-region': '=?base64?SGVs!!!bG8=?=' },
+        'the Mcp-Param-X-Region header holds invalid Base64',
+      ],
+      [
+        { 'X-Region': 'SGVsbG8=' },
+        { 'mcp-param-x-region': '=?base64?SGVsbG8=?=' },
+        "Mcp-Param-X-Region header value '=?base64?SGVsbG8=?=' does not match body value 'SGVsbG8='",
+      ],
+      [
+        { 'X-Priority': 42 },
+        { 'mcp-param-x-priority': '43' },
+        "Mcp-Param-X-Priority header value '43' does not match body value '42'",
+      ],
+      [
+        { 'X-Priority': 42 },
+        { 'mcp-param-x-priority': '0x2a' },
+        "Mcp-Param-X-Priority header value '0x2a' does not match body value '42'",
+      ],
+      [
+        { 'X-Dry-Run': true },
+        { 'mcp-param-x-dry-run': 'TRUE' },
+        "Mcp-Param-X-Dry-Run header value 'TRUE' does not match body value 'true'",
+      ],
+    ] as const) {
+      expect(await reply(await call(args, headers))).toEqual(mismatch(message));
+    }
+  });
+
+  it('refuses a header value with characters RFC 9110 does not allow unencoded', async () => {
+    // fetch refuses to send such a value: node:http writes it as latin1 bytes.
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 11,
+      method: 'tools/call',
+      params: { _meta: META, name: 'runJob', arguments: { 'X-Region': 'café' } },
+    });
+    const target = new URL(mirroring.url);
+    const answer = await new Promise<[number, unknown]>((resolve, reject) => {
+      const sent = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json',
+            'mcp-protocol-version': V,
+            'mcp-method': 'tools/call',
+            'mcp-name': 'runJob',
+            'mcp-param-x-region': Buffer.from('café', 'utf8').toString('latin1'),
+          },
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk) => {
+            text += chunk;
+          });
+          response.on('end', () => resolve([response.statusCode ?? 0, JSON.parse(text)]));
+        },
+      );
+      sent.on('error', reject);
+      sent.end(body);
+    });
+    expect(answer).toEqual(
+      mismatch('the Mcp-Param-X-Region header holds characters that must be Base64-encoded'),
+    );
   });
 });
 

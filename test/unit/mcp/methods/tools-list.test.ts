@@ -63,6 +63,25 @@ describe('tools/list', () => {
     expect(Object.keys(mid).sort()).toEqual(['annotations', 'description', 'inputSchema', 'name']);
   });
 
+  it('marks header-parameter arguments with x-mcp-header in 2026-07-28 only (SEP-2243)', async () => {
+    const customerKey = async (revision: string) => {
+      const ctx = methodContext({ revision, scopes: ['read:courses-work'] }).ctx;
+      const getCourse = (await list(ctx)).tools.find((t) => t.name === 'getCourse')!;
+      return (getCourse.inputSchema as { properties: Record<string, unknown> }).properties['Customer-Key'];
+    };
+    expect(await customerKey('2026-07-28')).toEqual({
+      type: 'string',
+      description: 'request header "Customer-Key"',
+      'x-mcp-header': 'Customer-Key',
+    });
+    for (const revision of ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25']) {
+      expect(await customerKey(revision)).toEqual({
+        type: 'string',
+        description: 'request header "Customer-Key"',
+      });
+    }
+  });
+
   it('marks a DELETE destructive and not read-only', async () => {
     const { tools } = await list(methodContext({ scopes: ['write:admin-work'] }).ctx);
     expect(tools[0]!.annotations).toEqual({

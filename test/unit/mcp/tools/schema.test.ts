@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildToolCallRequest } from '../../../../src/mcp/tools/request.js';
-import { buildToolInput } from '../../../../src/mcp/tools/schema.js';
+import { annotateMirroredArguments, buildToolInput } from '../../../../src/mcp/tools/schema.js';
 import type { ToolOperation } from '../../../../src/mcp/types.js';
 
 const base: ToolOperation = {
@@ -97,5 +97,51 @@ describe('tool input schema', () => {
     expect(buildToolCallRequest(op.urlTemplate, bindings, { path: 'a b/c?d' }).path).toBe(
       '/files/a%20b/c%3Fd',
     );
+  });
+});
+
+describe('arguments mirrored into Mcp-Param-* headers (SEP-2243)', () => {
+  it('mirrors string, integer and boolean header parameters under their own header name; nothing else', () => {
+    const op: ToolOperation = {
+      ...base,
+      queryParameters: [{ name: 'region', required: false }],
+      headerParameters: [
+        { name: 'X-Trace', required: false },
+        { name: 'X-Priority', required: true, schema: { type: 'integer' } },
+        { name: 'X-Dry-Run', required: false, schema: { type: 'boolean' } },
+        { name: 'X-Weight', required: false, schema: { type: 'number' } },
+        { name: 'X-Tags', required: false, schema: { type: 'array', items: { type: 'string' } } },
+        { name: 'X-Either', required: false, schema: { type: ['string', 'null'] } },
+        { name: 'x-trace', required: false },
+        { name: 'Bad Name', required: false },
+        { name: 'Authorization', required: false },
+      ],
+    };
+    const { mirrored, inputSchema } = buildToolInput(op);
+    expect(mirrored).toEqual([
+      { argument: 'X-Trace', header: 'X-Trace', type: 'string' },
+      { argument: 'X-Priority', header: 'X-Priority', type: 'integer' },
+      { argument: 'X-Dry-Run', header: 'X-Dry-Run', type: 'boolean' },
+    ]);
+    const annotated = annotateMirroredArguments(inputSchema, mirrored) as {
+      properties: Record<string, Record<string, unknown>>;
+    };
+    expect(
+      Object.entries(annotated.properties).map(([argument, schema]) => [argument, schema['x-mcp-header']]),
+    ).toEqual([
+      ['id', undefined],
+      ['region', undefined],
+      ['X-Trace', 'X-Trace'],
+      ['X-Priority', 'X-Priority'],
+      ['X-Dry-Run', 'X-Dry-Run'],
+      ['X-Weight', undefined],
+      ['X-Tags', undefined],
+      ['X-Either', undefined],
+      ['x-trace', undefined],
+      ['Bad Name', undefined],
+      ['body', undefined],
+    ]);
+    // The schema every other revision sees is left as it was.
+    expect(JSON.stringify(inputSchema)).not.toContain('x-mcp-header');
   });
 });
