@@ -6,9 +6,10 @@ import { EmbeddedEventStream } from '../state/embedded-event-stream.js';
 import { EmbeddedLimitStore } from '../state/embedded-limits.js';
 import { EmbeddedVectorStore } from '../state/embedded-vectors.js';
 import { type EventStream, RedisEventStream } from '../state/event-stream.js';
+import { KafkaEventStream } from '../state/kafka-event-stream.js';
 import type { LimitStore } from '../state/limits.js';
 import { MemoryLimitStore } from '../state/memory-limits.js';
-import { type StateConfig, stateConfigSchema } from '../state/options.js';
+import { kafkaLoggers, type StateConfig, stateConfigSchema, streamLoggers } from '../state/options.js';
 import { RedisByteCache } from '../state/redis-cache.js';
 import { RedisConnection, redisTarget } from '../state/redis-connection.js';
 import { RedisLimitStore } from '../state/redis-limits.js';
@@ -52,7 +53,10 @@ export class EngineState {
   readonly values: TieredCache<{ value: unknown }>;
   /** The semantic cache's vectors: where the limit counters are (Redis, embedded, or in-process). */
   readonly vectors: VectorStore;
+  /** The event stream of the loggers written to the state store (Redis Streams, embedded). */
   readonly eventStream: EventStream | undefined;
+  /** The event stream of the loggers written to Kafka topics; its own buffer, so a down broker never fills the other. */
+  readonly kafkaStream: KafkaEventStream | undefined;
 
   constructor(options: EngineStateOptions = {}) {
     const state = stateConfigSchema.parse(options.state ?? {});
@@ -134,10 +138,21 @@ export class EngineState {
     );
 
     const streamOptions = {
-      targets: new Map(Object.entries(state.loggers)),
+      targets: streamLoggers(state.loggers),
       bufferSize: state.eventBuffer,
+      bufferBytes: state.eventBufferBytes,
       onError: (message: string) => failures.report('log-to-eventhub', new Error(message)),
     };
+    const kafkaTargets = kafkaLoggers(state.loggers);
+    this.kafkaStream =
+      kafkaTargets.size === 0
+        ? undefined
+        : new KafkaEventStream({
+            targets: kafkaTargets,
+            bufferSize: state.eventBuffer,
+            bufferBytes: state.eventBufferBytes,
+            onError: (message: string) => failures.report('log-to-eventhub to Kafka', new Error(message)),
+          });
     this.eventStream =
       this.redis !== undefined
         ? new RedisEventStream(this.redis, streamOptions)
@@ -148,7 +163,7 @@ export class EngineState {
 
   /** Writes queued events, closes the Redis connection and the embedded store (after the events in it). */
   async close(): Promise<void> {
-    await this.eventStream?.close();
+    await Promise.all([this.eventStream?.close(), this.kafkaStream?.close()]);
     await this.redis?.close();
     await this.embedded?.close();
   }
