@@ -6,7 +6,7 @@ import { EmbeddedEventStream } from '../state/embedded-event-stream.js';
 import { EmbeddedLimitStore } from '../state/embedded-limits.js';
 import { EmbeddedVectorStore } from '../state/embedded-vectors.js';
 import { type EventStream, RedisEventStream } from '../state/event-stream.js';
-import { KafkaEventStream } from '../state/kafka-event-stream.js';
+import { type KafkaEventStream, openKafkaStreams } from '../state/kafka-event-stream.js';
 import type { LimitStore } from '../state/limits.js';
 import { MemoryLimitStore } from '../state/memory-limits.js';
 import { kafkaLoggers, type StateConfig, stateConfigSchema, streamLoggers } from '../state/options.js';
@@ -55,8 +55,11 @@ export class EngineState {
   readonly vectors: VectorStore;
   /** The event stream of the loggers written to the state store (Redis Streams, embedded). */
   readonly eventStream: EventStream | undefined;
-  /** The event stream of the loggers written to Kafka topics; its own buffer, so a down broker never fills the other. */
-  readonly kafkaStream: KafkaEventStream | undefined;
+  /**
+   * The event streams of the loggers written to Kafka topics, by logger id: one per connection, each with its own
+   * buffer, so a cluster that is down never fills another's buffer or the state store's.
+   */
+  readonly kafkaStreams: ReadonlyMap<string, KafkaEventStream>;
 
   constructor(options: EngineStateOptions = {}) {
     const state = stateConfigSchema.parse(options.state ?? {});
@@ -143,16 +146,11 @@ export class EngineState {
       bufferBytes: state.eventBufferBytes,
       onError: (message: string) => failures.report('log-to-eventhub', new Error(message)),
     };
-    const kafkaTargets = kafkaLoggers(state.loggers);
-    this.kafkaStream =
-      kafkaTargets.size === 0
-        ? undefined
-        : new KafkaEventStream({
-            targets: kafkaTargets,
-            bufferSize: state.eventBuffer,
-            bufferBytes: state.eventBufferBytes,
-            onError: (message: string) => failures.report('log-to-eventhub to Kafka', new Error(message)),
-          });
+    this.kafkaStreams = openKafkaStreams(kafkaLoggers(state.loggers), {
+      bufferSize: state.eventBuffer,
+      bufferBytes: state.eventBufferBytes,
+      onError: (message: string) => failures.report('log-to-eventhub to Kafka', new Error(message)),
+    });
     this.eventStream =
       this.redis !== undefined
         ? new RedisEventStream(this.redis, streamOptions)
@@ -163,7 +161,10 @@ export class EngineState {
 
   /** Writes queued events, closes the Redis connection and the embedded store (after the events in it). */
   async close(): Promise<void> {
-    await Promise.all([this.eventStream?.close(), this.kafkaStream?.close()]);
+    await Promise.all([
+      this.eventStream?.close(),
+      ...[...new Set(this.kafkaStreams.values())].map((stream) => stream.close()),
+    ]);
     await this.redis?.close();
     await this.embedded?.close();
   }

@@ -96,7 +96,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
         })
       : undefined;
   const engineState = options.shared ?? own!;
-  const { counters, eventStream, kafkaStream, responses, values, vectors, limits, logger, failures } =
+  const { counters, eventStream, kafkaStreams, responses, values, vectors, limits, logger, failures } =
     engineState;
   const state = engineState.config;
   const events: EngineEventSink = {
@@ -107,7 +107,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
         ...(partition?.id === undefined ? {} : { partitionId: partition.id }),
         ...(partition?.key === undefined ? {} : { partitionKey: partition.key }),
       };
-      const stream = kafkaStream?.has(loggerId) ? kafkaStream : eventStream;
+      const stream = kafkaStreams.get(loggerId) ?? eventStream;
       const outcome: SendOutcome = stream?.send(event) ?? 'unknown-logger';
       if (outcome === 'dropped') {
         counters.count('log-to-eventhub', 'failed', 'EventDropped');

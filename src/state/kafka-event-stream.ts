@@ -21,50 +21,59 @@ function saslOptions(sasl: NonNullable<KafkaTarget['sasl']>): SASLOptions {
 }
 
 /**
- * log-to-eventhub to Kafka topics (Azure Event Hubs' Kafka endpoint among them). The bounded buffer, ordered
- * batches and retries are EventStream's; here a batch becomes one produce request per connection, acknowledged by
- * all in-sync replicas, one in flight at a time so batches land in the order they were sent. A failed send drops
- * the producer: the next attempt connects anew (the broker may have restarted or moved), and the batch is sent
- * again (at least once). Each event's key is its partition-key (else its partition-id), so one key's events stay
- * in one partition and in order; headers carry the logger id and partition-id.
+ * log-to-eventhub to Kafka topics (Azure Event Hubs' Kafka endpoint among them): one stream per connection
+ * (brokers, credentials, TLS), shared by the loggers that name the same one, each with its own bounded buffer, so a
+ * cluster that is down holds up only its own loggers. Keyed by logger id.
+ */
+export function openKafkaStreams(
+  targets: ReadonlyMap<string, KafkaTarget>,
+  options: Omit<EventStreamOptions<KafkaTarget>, 'targets'>,
+): Map<string, KafkaEventStream> {
+  const byConnection = new Map<string, Map<string, KafkaTarget>>();
+  for (const [loggerId, target] of targets) {
+    const key = connectionKey(target);
+    const loggers = byConnection.get(key) ?? new Map<string, KafkaTarget>();
+    loggers.set(loggerId, target);
+    byConnection.set(key, loggers);
+  }
+  const streams = new Map<string, KafkaEventStream>();
+  for (const loggers of byConnection.values()) {
+    const stream = new KafkaEventStream({ ...options, targets: loggers });
+    for (const loggerId of loggers.keys()) streams.set(loggerId, stream);
+  }
+  return streams;
+}
+
+/**
+ * The loggers of one Kafka connection. The bounded buffer, ordered batches and retries are EventStream's; here a
+ * batch becomes one produce request, acknowledged by all in-sync replicas, one in flight at a time so batches land
+ * in the order they were sent. A failed send drops the producer: the next attempt connects anew (the broker may
+ * have restarted or moved), and the batch is sent again (at least once). Each event's key is its partition-key
+ * (else its partition-id), so one key's events stay in one partition and in order; headers carry the logger id
+ * and the partition-id.
  */
 export class KafkaEventStream extends EventStream<KafkaTarget> {
-  readonly #producers = new Map<string, Promise<Producer>>();
-
-  constructor(options: EventStreamOptions<KafkaTarget>) {
-    super({ ...options, retryMs: options.retryMs ?? 500 });
-  }
+  #producer: Promise<Producer> | undefined;
 
   protected async writeBatch(batch: readonly StreamEvent[]): Promise<BatchOutcome> {
-    // Batch order is kept per connection: events of one connection go out in one request, connections one after
-    // the other.
-    const byConnection = new Map<string, { target: KafkaTarget; events: StreamEvent[] }>();
+    const topicMessages = new Map<string, Message[]>();
     for (const event of batch) {
-      const target = this.target(event.loggerId);
-      const key = connectionKey(target);
-      const group = byConnection.get(key) ?? { target, events: [] };
-      group.events.push(event);
-      byConnection.set(key, group);
+      const { topic } = this.target(event.loggerId);
+      const messages = topicMessages.get(topic) ?? [];
+      messages.push(kafkaMessage(event));
+      topicMessages.set(topic, messages);
     }
-    for (const [key, { target, events }] of byConnection) {
-      const topicMessages = new Map<string, Message[]>();
-      for (const event of events) {
-        const { topic } = this.target(event.loggerId);
-        const messages = topicMessages.get(topic) ?? [];
-        messages.push(kafkaMessage(event));
-        topicMessages.set(topic, messages);
-      }
-      try {
-        const producer = await this.#producer(key, target);
-        await producer.sendBatch({
-          acks: -1,
-          timeout: target.requestTimeoutMs,
-          topicMessages: [...topicMessages].map(([topic, messages]) => ({ topic, messages })),
-        });
-      } catch (error) {
-        await this.#dropProducer(key);
-        throw new Error(`kafka ${target.brokers.join(',')}: ${(error as Error).message}`);
-      }
+    const target = this.target(batch[0]!.loggerId);
+    try {
+      this.#producer ??= connect(target);
+      await (await this.#producer).sendBatch({
+        acks: -1,
+        timeout: target.requestTimeoutMs,
+        topicMessages: [...topicMessages].map(([topic, messages]) => ({ topic, messages })),
+      });
+    } catch (error) {
+      await this.#dropProducer();
+      throw new Error(`kafka ${target.brokers.join(',')}: ${(error as Error).message}`);
     }
     return { written: batch.length, refused: [] };
   }
@@ -76,21 +85,12 @@ export class KafkaEventStream extends EventStream<KafkaTarget> {
 
   override async close(): Promise<void> {
     await super.close();
-    await Promise.all([...this.#producers.keys()].map((key) => this.#dropProducer(key)));
+    await this.#dropProducer();
   }
 
-  #producer(key: string, target: KafkaTarget): Promise<Producer> {
-    let producer = this.#producers.get(key);
-    if (producer === undefined) {
-      producer = connect(target);
-      this.#producers.set(key, producer);
-    }
-    return producer;
-  }
-
-  async #dropProducer(key: string): Promise<void> {
-    const producer = this.#producers.get(key);
-    this.#producers.delete(key);
+  async #dropProducer(): Promise<void> {
+    const producer = this.#producer;
+    this.#producer = undefined;
     try {
       await (await producer)?.disconnect();
     } catch {

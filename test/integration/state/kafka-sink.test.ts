@@ -1,5 +1,6 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../src/config/plan.js';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 import { type RunningKafka, startKafka } from '../../helpers/kafka.js';
 import { until } from '../../helpers/wait.js';
@@ -114,4 +115,61 @@ ${apiYaml('logged', backend.url, [['get', 'GET', '/items/{id}', 'logged.xml']])}
     const metrics = await (await fetch(stack.engines[0]!.metricsUrl)).text();
     expect(metrics).not.toContain('reason="EventDropped"');
   }, 60_000);
+});
+
+/**
+ * A broker that is not there: the engine holds at most eventBuffer events for it; requests still answer at once,
+ * the rest are dropped, counted on /metrics and logged once per interval (not once per event).
+ */
+describe('log-to-eventhub to a Kafka broker that is down', () => {
+  let backend: EchoBackend;
+  let stack: SharedStateStack;
+
+  beforeAll(async () => {
+    backend = await startEchoBackend();
+    // A free port nobody listens on: every connection is refused.
+    const nowhere = `127.0.0.1:${await freePort()}`;
+    stack = await startSharedStateStack(
+      `
+state:
+  eventBuffer: 5
+  loggers:
+    hub: { kafka: { brokers: ["${nowhere}"], topic: ${TOPIC}, requestTimeoutMs: 1000 } }
+apis:
+${apiYaml('logged', backend.url, [['get', 'GET', '/items/{id}', 'logged.xml']])}
+`,
+      {
+        'logged.xml': policy({
+          inbound: '<log-to-eventhub logger-id="hub">@(context.Request.Url.Path)</log-to-eventhub>',
+        }),
+      },
+      1,
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await backend?.close();
+  });
+
+  it('keeps eventBuffer events, drops and counts the rest, logs the drops once, and no request waits', async () => {
+    const started = Date.now();
+    for (let id = 1; id <= 12; id++) {
+      const response = await fetch(`${stack.url}/logged/items/${id}`);
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+    }
+    expect(Date.now() - started).toBeLessThan(3000);
+    const engine = stack.engines[0]!;
+    const metrics = await (await fetch(engine.metricsUrl)).text();
+    expect(metrics).toContain(
+      'portcullis_policy_element_total{element="log-to-eventhub",outcome="failed",reason="EventDropped"} 7',
+    );
+    const dropLines = engine
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('log-to-eventhub buffer full'));
+    expect(dropLines).toHaveLength(1);
+    expect(dropLines[0]).toContain('5 events');
+  }, 30_000);
 });
