@@ -18,8 +18,10 @@ const kafkaVersion = /<artifactId>kafka-broker<\/artifactId>\s*<version>([^<]+)<
 const libs = path.join(root, '.portcullis', `kafka-${kafkaVersion}`, 'libs');
 
 export interface RunningKafka {
-  /** `127.0.0.1:<port>`, the broker's client listener. */
+  /** `127.0.0.1:<port>`, the broker's client listener (no authentication). */
   readonly broker: string;
+  /** `127.0.0.1:<port>`, a listener that takes SASL PLAIN logins of `saslUsers` (as Event Hubs' endpoint, without TLS). */
+  readonly saslBroker: string;
   /** Stops the broker (SIGTERM: a controlled shutdown); its data and ports stay for `start`. */
   stop(): Promise<void>;
   /** Starts it again on the same ports and data: the topics and their events are still there. */
@@ -69,14 +71,21 @@ async function serves(broker: string): Promise<boolean> {
  * formatted with a random cluster id in a temporary directory, then it starts; resolves once it answers a metadata
  * request. Topics are created on first use with one partition.
  */
-export async function startKafka(): Promise<RunningKafka> {
+export async function startKafka(
+  options: { saslUsers?: Readonly<Record<string, string>> } = {},
+): Promise<RunningKafka> {
   if (!existsSync(path.join(libs, `kafka_2.13-${kafkaVersion}.jar`)))
     throw new Error(
       `Kafka ${kafkaVersion}'s jars are not in ${libs}: run \`node scripts/setup.js --tests\` (needs Java 17+ and Maven)`,
     );
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-kafka-'));
-  const [port, controllerPort] = [await freePort(), await freePort()];
+  const [port, saslPort, controllerPort] = [await freePort(), await freePort(), await freePort()];
   const broker = `127.0.0.1:${port}`;
+  const saslBroker = `127.0.0.1:${saslPort}`;
+  // The JAAS line of the PLAIN server: user_<name>="<password>" per user (quoted: a connection string holds ; and =).
+  const plainUsers = Object.entries(options.saslUsers ?? {})
+    .map(([name, password]) => `user_${name}="${password.replace(/["\\]/g, '')}"`)
+    .join(' ');
   const properties = path.join(directory, 'server.properties');
   await writeFile(
     properties,
@@ -84,10 +93,12 @@ export async function startKafka(): Promise<RunningKafka> {
       'process.roles=broker,controller',
       'node.id=1',
       `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-      `listeners=PLAINTEXT://${broker},CONTROLLER://127.0.0.1:${controllerPort}`,
-      `advertised.listeners=PLAINTEXT://${broker}`,
+      `listeners=PLAINTEXT://${broker},SASL_PLAINTEXT://${saslBroker},CONTROLLER://127.0.0.1:${controllerPort}`,
+      `advertised.listeners=PLAINTEXT://${broker},SASL_PLAINTEXT://${saslBroker}`,
       'controller.listener.names=CONTROLLER',
-      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT',
+      'sasl.enabled.mechanisms=PLAIN',
+      `listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required ${plainUsers};`,
       'inter.broker.listener.name=PLAINTEXT',
       `log.dirs=${path.join(directory, 'data')}`,
       'num.partitions=1',
@@ -132,6 +143,7 @@ export async function startKafka(): Promise<RunningKafka> {
   await start();
   return {
     broker,
+    saslBroker,
     start,
     stop,
     async close() {

@@ -8,6 +8,10 @@ import { apiYaml, policy } from '../policies/support.js';
 import { type SharedStateStack, startSharedStateStack } from './harness.js';
 
 const TOPIC = 'apim-events';
+/** The topic of the logger that logs in as Event Hubs' Kafka endpoint asks: user $ConnectionString. */
+const SASL_TOPIC = 'apim-events-sasl';
+const CONNECTION_STRING =
+  'Endpoint=sb://portcullis-test.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=c2VjcmV0LWtleQ';
 
 /**
  * log-to-eventhub to a real Apache Kafka broker (KRaft, from its jars on Maven Central) through a real Envoy and
@@ -22,24 +26,39 @@ describe('log-to-eventhub to Kafka', () => {
     new Kafka({ brokers: [kafka.broker], clientId: 'kafka-sink-test', logLevel: logLevel.NOTHING });
 
   beforeAll(async () => {
-    [kafka, backend] = await Promise.all([startKafka(), startEchoBackend()]);
+    [kafka, backend] = await Promise.all([
+      startKafka({ saslUsers: { $ConnectionString: CONNECTION_STRING } }),
+      startEchoBackend(),
+    ]);
     const admin = client().admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 1 }], waitForLeaders: true });
+    await admin.createTopics({
+      topics: [TOPIC, SASL_TOPIC].map((topic) => ({ topic, numPartitions: 1 })),
+      waitForLeaders: true,
+    });
     await admin.disconnect();
+    // The engine process reads the SASL password from its environment (inherited), as from a secret store.
+    process.env.PORTCULLIS_TEST_EVENTHUB_CONNECTION = CONNECTION_STRING;
     stack = await startSharedStateStack(
       `
 state:
   eventBuffer: 1000
   loggers:
     hub: { kafka: { brokers: ["${kafka.broker}"], topic: ${TOPIC}, clientId: gateway, requestTimeoutMs: 2000 } }
+    eventhubs:
+      kafka:
+        brokers: ["${kafka.saslBroker}"]
+        topic: ${SASL_TOPIC}
+        requestTimeoutMs: 2000
+        sasl: { mechanism: plain, username: $ConnectionString, passwordEnv: PORTCULLIS_TEST_EVENTHUB_CONNECTION }
 apis:
 ${apiYaml('logged', backend.url, [['get', 'GET', '/items/{id}', 'logged.xml']])}
 `,
       {
         'logged.xml': policy({
           inbound:
-            '<log-to-eventhub logger-id="hub">@(context.Request.Method + " " + context.Request.MatchedParameters["id"])</log-to-eventhub>',
+            '<log-to-eventhub logger-id="hub">@(context.Request.Method + " " + context.Request.MatchedParameters["id"])</log-to-eventhub>' +
+            '<log-to-eventhub logger-id="eventhubs" partition-key="k">@(context.Request.MatchedParameters["id"])</log-to-eventhub>',
         }),
       },
       1,
@@ -53,11 +72,11 @@ ${apiYaml('logged', backend.url, [['get', 'GET', '/items/{id}', 'logged.xml']])}
   });
 
   /** Offsets written to the topic's one partition (its high watermark). */
-  const written = async () => {
+  const written = async (topic: string) => {
     const admin = client().admin();
     await admin.connect();
     try {
-      const [partition] = await admin.fetchTopicOffsets(TOPIC);
+      const [partition] = await admin.fetchTopicOffsets(topic);
       return Number(partition!.high);
     } finally {
       await admin.disconnect();
@@ -79,7 +98,11 @@ ${apiYaml('logged', backend.url, [['get', 'GET', '/items/{id}', 'logged.xml']])}
 
   it('delivers every event in order, also those sent while the broker restarts, and no request waits for it', async () => {
     await log(1, 20);
-    await until(async () => (await written()) >= 20, 'the first 20 events in the topic', 15_000);
+    await until(
+      async () => (await written(TOPIC)) >= 20 && (await written(SASL_TOPIC)) >= 20,
+      'the first 20 events of each logger in its topic',
+      15_000,
+    );
 
     await kafka.stop();
     try {
@@ -93,24 +116,38 @@ ${apiYaml('logged', backend.url, [['get', 'GET', '/items/{id}', 'logged.xml']])}
     // (a batch whose acknowledgement was lost is sent again), so a repeat may follow its first copy.
     const consumer = client().consumer({ groupId: `kafka-sink-${process.pid}` });
     const received: string[] = [];
+    const viaSasl: string[] = [];
     await consumer.connect();
     try {
-      await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
+      await consumer.subscribe({ topics: [TOPIC, SASL_TOPIC], fromBeginning: true });
       await consumer.run({
-        eachMessage: async ({ message }) => {
+        eachMessage: async ({ topic, message }) => {
+          if (topic === SASL_TOPIC) {
+            viaSasl.push(message.value?.toString() ?? '');
+            expect(message.key?.toString()).toBe('k');
+            return;
+          }
           received.push(message.value?.toString() ?? '');
           expect(message.headers?.['logger-id']?.toString()).toBe('hub');
         },
       });
-      await until(() => new Set(received).size >= 40, 'all 40 events from the consumer', {
-        timeoutMs: 30_000,
-        detail: () => `received: ${received.join(', ')}\nengine:\n${stack.engines[0]!.output().slice(-3000)}`,
-      });
+      await until(
+        () => new Set(received).size >= 40 && new Set(viaSasl).size >= 40,
+        'all 40 events of both loggers from the consumer',
+        {
+          timeoutMs: 30_000,
+          detail: () =>
+            `received: ${received.join(', ')}\nvia SASL: ${viaSasl.join(', ')}\nengine:\n${stack.engines[0]!.output().slice(-3000)}`,
+        },
+      );
     } finally {
       await consumer.disconnect();
     }
     const firstCopies = received.filter((event, at) => received.indexOf(event) === at);
     expect(firstCopies).toEqual(Array.from({ length: 40 }, (_, i) => `GET ${i + 1}`));
+    expect(viaSasl.filter((event, at) => viaSasl.indexOf(event) === at)).toEqual(
+      Array.from({ length: 40 }, (_, i) => `${i + 1}`),
+    );
 
     const metrics = await (await fetch(stack.engines[0]!.metricsUrl)).text();
     expect(metrics).not.toContain('reason="EventDropped"');
