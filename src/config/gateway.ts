@@ -46,6 +46,20 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const namedValues = namedValueTable(config, (keys, message) =>
     problems.push(problemInText(configText(), loaded.file, keys, message)),
   );
+  // A Kafka logger's SASL password from the environment: unset is a load error, as for an environment named value,
+  // rather than a sink that fails at its first event.
+  for (const [id, logger] of Object.entries(config.state.loggers)) {
+    const variable = logger.kafka?.sasl?.passwordEnv;
+    if (variable !== undefined && process.env[variable] === undefined)
+      problems.push(
+        problemInText(
+          configText(),
+          loaded.file,
+          ['state', 'loggers', id, 'kafka', 'sasl', 'passwordEnv'],
+          `environment variable ${variable} is not set (the SASL password of logger "${id}")`,
+        ),
+      );
+  }
   const source = (keys: (string | number)[], value: string): { file: string; text: string } | undefined => {
     if (value.trimStart().startsWith('<'))
       return { file: `${loaded.file} (${formatPath(keys)})`, text: value };

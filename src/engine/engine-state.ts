@@ -6,9 +6,10 @@ import { EmbeddedEventStream } from '../state/embedded-event-stream.js';
 import { EmbeddedLimitStore } from '../state/embedded-limits.js';
 import { EmbeddedVectorStore } from '../state/embedded-vectors.js';
 import { type EventStream, RedisEventStream } from '../state/event-stream.js';
+import { type KafkaEventStream, openKafkaStreams } from '../state/kafka-event-stream.js';
 import type { LimitStore } from '../state/limits.js';
 import { MemoryLimitStore } from '../state/memory-limits.js';
-import { type StateConfig, stateConfigSchema } from '../state/options.js';
+import { kafkaLoggers, type StateConfig, stateConfigSchema, streamLoggers } from '../state/options.js';
 import { RedisByteCache } from '../state/redis-cache.js';
 import { RedisConnection, redisTarget } from '../state/redis-connection.js';
 import { RedisLimitStore } from '../state/redis-limits.js';
@@ -52,7 +53,13 @@ export class EngineState {
   readonly values: TieredCache<{ value: unknown }>;
   /** The semantic cache's vectors: where the limit counters are (Redis, embedded, or in-process). */
   readonly vectors: VectorStore;
+  /** The event stream of the loggers written to the state store (Redis Streams, embedded). */
   readonly eventStream: EventStream | undefined;
+  /**
+   * The event streams of the loggers written to Kafka topics, by logger id: one per connection, each with its own
+   * buffer, so a cluster that is down never fills another's buffer or the state store's.
+   */
+  readonly kafkaStreams: ReadonlyMap<string, KafkaEventStream>;
 
   constructor(options: EngineStateOptions = {}) {
     const state = stateConfigSchema.parse(options.state ?? {});
@@ -134,10 +141,16 @@ export class EngineState {
     );
 
     const streamOptions = {
-      targets: new Map(Object.entries(state.loggers)),
+      targets: streamLoggers(state.loggers),
       bufferSize: state.eventBuffer,
+      bufferBytes: state.eventBufferBytes,
       onError: (message: string) => failures.report('log-to-eventhub', new Error(message)),
     };
+    this.kafkaStreams = openKafkaStreams(kafkaLoggers(state.loggers), {
+      bufferSize: state.eventBuffer,
+      bufferBytes: state.eventBufferBytes,
+      onError: (message: string) => failures.report('log-to-eventhub to Kafka', new Error(message)),
+    });
     this.eventStream =
       this.redis !== undefined
         ? new RedisEventStream(this.redis, streamOptions)
@@ -148,7 +161,10 @@ export class EngineState {
 
   /** Writes queued events, closes the Redis connection and the embedded store (after the events in it). */
   async close(): Promise<void> {
-    await this.eventStream?.close();
+    await Promise.all([
+      this.eventStream?.close(),
+      ...[...new Set(this.kafkaStreams.values())].map((stream) => stream.close()),
+    ]);
     await this.redis?.close();
     await this.embedded?.close();
   }

@@ -96,18 +96,28 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
         })
       : undefined;
   const engineState = options.shared ?? own!;
-  const { counters, eventStream, responses, values, vectors, limits, logger, failures } = engineState;
+  const { counters, eventStream, kafkaStreams, responses, values, vectors, limits, logger, failures } =
+    engineState;
   const state = engineState.config;
   const events: EngineEventSink = {
     send(loggerId, message, partition) {
-      const outcome: SendOutcome =
-        eventStream?.send({
-          loggerId,
-          message,
-          ...(partition?.id === undefined ? {} : { partitionId: partition.id }),
-          ...(partition?.key === undefined ? {} : { partitionKey: partition.key }),
-        }) ?? 'unknown-logger';
-      if (outcome === 'dropped') counters.count('log-to-eventhub', 'failed', 'EventDropped');
+      const event = {
+        loggerId,
+        message,
+        ...(partition?.id === undefined ? {} : { partitionId: partition.id }),
+        ...(partition?.key === undefined ? {} : { partitionKey: partition.key }),
+      };
+      const stream = kafkaStreams.get(loggerId) ?? eventStream;
+      const outcome: SendOutcome = stream?.send(event) ?? 'unknown-logger';
+      if (outcome === 'dropped') {
+        counters.count('log-to-eventhub', 'failed', 'EventDropped');
+        // Logged once per interval with how many were not, so a long outage does not flood the log.
+        failures.report(
+          'log-to-eventhub buffer full, events dropped',
+          new Error(`${stream?.pending} events (${stream?.pendingBytes} bytes) wait for their sink`),
+          { loggerId, dropped: stream?.dropped },
+        );
+      }
       return outcome;
     },
   };

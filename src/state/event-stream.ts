@@ -28,10 +28,12 @@ export interface ReadRange {
   readonly limit: number;
 }
 
-export interface EventStreamOptions {
-  readonly targets: ReadonlyMap<string, StreamTarget>;
+export interface EventStreamOptions<Target = StreamTarget> {
+  readonly targets: ReadonlyMap<string, Target>;
   /** Events held while the store is slow or down; beyond this, new events are dropped (and counted). */
   readonly bufferSize: number;
+  /** Bytes of messages held (UTF-16 length × 2, as in memory); beyond this, new events are dropped. Absent: no bound. */
+  readonly bufferBytes?: number;
   /** Events per write (one pipeline of XADDs, one LMDB transaction). */
   readonly batchSize?: number;
   /** Wait before retrying after a write failed. */
@@ -66,8 +68,9 @@ export function parseEventId(id: string): EventId | undefined {
  * buffer and are retried; when the buffer is full the newest are dropped and counted, so an outage costs memory
  * only up to the bound and never a request's latency.
  */
-export abstract class EventStream {
+export abstract class EventStream<Target = StreamTarget> {
   readonly #queue: StreamEvent[] = [];
+  #queuedBytes = 0;
   #flushing: Promise<void> | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -76,7 +79,7 @@ export abstract class EventStream {
   /** Events the store refused one by one (a Redis key of the wrong type …); they are not retried. */
   rejected = 0;
 
-  constructor(protected readonly options: EventStreamOptions) {}
+  constructor(protected readonly options: EventStreamOptions<Target>) {}
 
   /**
    * Writes `batch` (every event's logger is a configured target). Throws when the batch may not have arrived:
@@ -95,13 +98,24 @@ export abstract class EventStream {
     return this.#queue.length;
   }
 
+  /** Bytes of the messages queued. */
+  get pendingBytes(): number {
+    return this.#queuedBytes;
+  }
+
   send(event: StreamEvent): SendOutcome {
     if (!this.options.targets.has(event.loggerId)) return 'unknown-logger';
-    if (this.#closed || this.#queue.length >= this.options.bufferSize) {
+    const bytes = eventBytes(event);
+    if (
+      this.#closed ||
+      this.#queue.length >= this.options.bufferSize ||
+      this.#queuedBytes + bytes > (this.options.bufferBytes ?? Number.POSITIVE_INFINITY)
+    ) {
       this.dropped++;
       return 'dropped';
     }
     this.#queue.push(event);
+    this.#queuedBytes += bytes;
     if (this.#flushing === undefined && this.#retryTimer === undefined)
       this.#flushing = Promise.resolve().then(() => this.#drain());
     return 'queued';
@@ -125,7 +139,7 @@ export abstract class EventStream {
     this.#retryTimer = undefined;
   }
 
-  protected target(loggerId: string): StreamTarget {
+  protected target(loggerId: string): Target {
     const target = this.options.targets.get(loggerId);
     if (target === undefined)
       throw new Error(
@@ -140,7 +154,7 @@ export abstract class EventStream {
       while (this.#queue.length > 0) {
         const batch = this.#queue.slice(0, batchSize);
         const outcome = await this.writeBatch(batch);
-        this.#queue.splice(0, batch.length);
+        for (const written of this.#queue.splice(0, batch.length)) this.#queuedBytes -= eventBytes(written);
         this.sent += outcome.written;
         for (const reason of outcome.refused) {
           this.rejected++;
@@ -158,6 +172,17 @@ export abstract class EventStream {
       this.#flushing = undefined;
     }
   }
+}
+
+/** What an event holds in memory, about: its strings at two bytes a character. */
+function eventBytes(event: StreamEvent): number {
+  return (
+    2 *
+    (event.message.length +
+      event.loggerId.length +
+      (event.partitionId?.length ?? 0) +
+      (event.partitionKey?.length ?? 0))
+  );
 }
 
 /** Fields of an XADD entry: field, value, field, value … */

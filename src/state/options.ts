@@ -22,8 +22,101 @@ export const maxEmbeddedStreams = 64;
  *   cache: { internalBytes: 67108864, maxEntryBytes: 1048576 }
  *   loggers:
  *     audit: { stream: apim-audit, maxLength: 10000 }
+ *     hub: { kafka: { brokers: [ns.servicebus.windows.net:9093], topic: apim, tls: true,
+ *                     sasl: { mechanism: plain, username: $ConnectionString, passwordEnv: EVENTHUB_CONNECTION } } }
  * ```
  */
+/**
+ * A logger whose events go to a Kafka topic. Azure Event Hubs' Kafka endpoint: brokers
+ * [`<namespace>.servicebus.windows.net:9093`], tls: true, sasl { mechanism: plain, username: $ConnectionString,
+ * passwordEnv: the variable holding the namespace's connection string }.
+ */
+export const kafkaTargetSchema = z
+  .object({
+    /** host:port of some brokers; any one that answers gives the cluster. */
+    brokers: z.array(z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'a broker is host:port')).min(1),
+    topic: z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, 'a Kafka topic name is 1 to 249 of A-Z a-z 0-9 . _ -'),
+    clientId: z.string().min(1).default('portcullis'),
+    /** TLS to the brokers (Event Hubs needs it); true: verified against the system's CAs. */
+    tls: z.boolean().default(false),
+    sasl: z
+      .object({
+        mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
+        username: z.string().min(1),
+        /** The password as written; prefer passwordEnv, so the secret is not in the file. */
+        password: z.string().min(1).optional(),
+        /** The environment variable holding the password, read when the engine starts. */
+        passwordEnv: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+          .optional(),
+      })
+      .strict()
+      .refine((sasl) => (sasl.password === undefined) !== (sasl.passwordEnv === undefined), {
+        message: 'sasl needs exactly one of password or passwordEnv',
+      })
+      .optional(),
+    /** A send without an answer after this long fails and is retried (the events stay buffered). */
+    requestTimeoutMs: z.number().int().min(100).max(120_000).default(10_000),
+  })
+  .strict();
+
+export type KafkaTarget = z.infer<typeof kafkaTargetSchema>;
+
+/**
+ * A logger: `{ stream, maxLength }` — a stream of the state store (Redis Streams, or the embedded store) — or
+ * `{ kafka: { … } }`. One object with both forms' keys rather than a union, so a mistake inside `kafka` is
+ * reported at its own key.
+ */
+const loggerSchema = z
+  .object({
+    stream: z.string().min(1).optional(),
+    /** Trimmed to about this many entries (XADD MAXLEN ~; embedded: at most about a tenth more). */
+    maxLength: z.number().int().min(1).optional(),
+    kafka: kafkaTargetSchema.optional(),
+  })
+  .strict()
+  .superRefine((logger, ctx) => {
+    if ((logger.stream === undefined) === (logger.kafka === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        message: `a logger is { stream, maxLength } (a stream of the state store) or { kafka: { brokers, topic } }, found ${logger.stream === undefined ? 'neither' : 'both'}`,
+      });
+    else if (logger.kafka !== undefined && logger.maxLength !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxLength'],
+        message: 'maxLength trims a state-store stream; a Kafka topic keeps what its retention says',
+      });
+  });
+
+export type LoggerConfig = z.infer<typeof loggerSchema>;
+
+/** Stream loggers retain this many entries when maxLength is not given. */
+const defaultMaxLength = 10_000;
+
+/** The loggers whose events go to the state store's streams (not to Kafka). */
+export function streamLoggers(
+  loggers: Readonly<Record<string, LoggerConfig>>,
+): Map<string, { stream: string; maxLength: number }> {
+  return new Map(
+    Object.entries(loggers).flatMap(([id, logger]) =>
+      logger.stream === undefined
+        ? []
+        : [[id, { stream: logger.stream, maxLength: logger.maxLength ?? defaultMaxLength }] as const],
+    ),
+  );
+}
+
+/** The loggers whose events go to Kafka topics. */
+export function kafkaLoggers(loggers: Readonly<Record<string, LoggerConfig>>): Map<string, KafkaTarget> {
+  return new Map(
+    Object.entries(loggers).flatMap(([id, logger]) =>
+      logger.kafka === undefined ? [] : [[id, logger.kafka] as const],
+    ),
+  );
+}
+
 export const stateConfigSchema = z
   .object({
     /**
@@ -85,27 +178,23 @@ export const stateConfigSchema = z
     /** Seconds a limit-concurrency slot is held at most when its request never reports back (a crashed engine). */
     concurrencyLeaseSeconds: z.number().int().min(1).default(330),
     /**
-     * log-to-eventhub loggers: logger-id → the stream its events go to: a Redis Stream with `redis`, else a stream
-     * of the embedded store in `dataDir` (read it back with `portcullis events`). Needs one of the two.
+     * log-to-eventhub loggers: logger-id → where its events go. `{ stream, maxLength }`: a Redis Stream with
+     * `redis`, else a stream of the embedded store in `dataDir` (read it back with `portcullis events`; needs one
+     * of the two). `{ kafka: { brokers, topic, … } }`: a Kafka topic (Azure Event Hubs' Kafka endpoint too).
      */
-    loggers: z
-      .record(
-        z.string().min(1),
-        z
-          .object({
-            stream: z.string().min(1),
-            /** Trimmed to about this many entries (XADD MAXLEN ~; embedded: at most about a tenth more). */
-            maxLength: z.number().int().min(1).default(10_000),
-          })
-          .strict(),
-      )
-      .default({}),
+    loggers: z.record(z.string().min(1), loggerSchema).default({}),
     /** Events waiting to be written; beyond this, new events are dropped and counted. */
     eventBuffer: z.number().int().min(1).default(10_000),
+    /** Bytes of messages waiting to be written (each sink); beyond this, new events are dropped and counted. */
+    eventBufferBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(64 * 1024 * 1024),
   })
   .strict()
   .superRefine((state, ctx) => {
-    const loggers = Object.keys(state.loggers);
+    const loggers = [...streamLoggers(state.loggers).keys()];
     if (loggers.length === 0 || state.redis !== undefined) return;
     if (state.dataDir === undefined) {
       ctx.addIssue({
@@ -115,7 +204,7 @@ export const stateConfigSchema = z
       });
       return;
     }
-    const streams = new Set(Object.values(state.loggers).map((logger) => logger.stream));
+    const streams = new Set([...streamLoggers(state.loggers).values()].map((logger) => logger.stream));
     if (streams.size > maxEmbeddedStreams)
       ctx.addIssue({
         code: 'custom',

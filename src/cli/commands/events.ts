@@ -61,6 +61,11 @@ export const command: CliCommand = {
       throw new UsageError(
         `${values.config}: no logger "${values.logger}" in state.loggers (configured: ${loggers.join(', ') || 'none'})`,
       );
+    const kafka = config.state.loggers[values.logger]?.kafka;
+    if (kafka !== undefined)
+      throw new UsageError(
+        `${values.config}: logger "${values.logger}" writes to the Kafka topic ${kafka.topic}: read it with a Kafka consumer (portcullis events reads the state store's streams)`,
+      );
 
     const state = new EngineState({ state: config.state, directory });
     try {
