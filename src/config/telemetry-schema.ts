@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { TraceExport } from '../tracing.js';
 
 /**
  * The `telemetry` section: where Envoy, the engine and the service send their OpenTelemetry traces.
@@ -84,4 +85,14 @@ export function otlpHeaders(
 /** Where OTLP/HTTP traces go, per the specification's signal path. */
 export function otlpTracesUrl(otlp: OtlpConfig): string {
   return `${otlp.endpoint.replace(/\/$/, '')}/v1/traces`;
+}
+
+/** What a process's tracer provider needs (src/tracing.ts) from `telemetry.otlp`. */
+export function traceExport(otlp: OtlpConfig, process: TracedProcess): TraceExport {
+  return {
+    tracesUrl: otlpTracesUrl(otlp),
+    headers: otlpHeaders(otlp),
+    serviceName: tracedServiceName(otlp, process),
+    samplingRatio: otlp.samplingRatio,
+  };
 }

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { SubscriptionDirectory } from '../catalog/subscriptions.js';
 import { type CompiledGateway, compileGateway } from '../config/gateway.js';
 import type { LoadedConfig } from '../config/load.js';
@@ -13,6 +14,7 @@ import { backendCertificateTable, clientTrustStore } from './certificates.js';
 import type { TrustStore } from './client-certificate.js';
 import type { ElementCounters } from './element-counters.js';
 import { EngineState, type EngineStateKeeper, type HeldEngineState } from './engine-state.js';
+import { tracedExchanges } from './exchange-spans.js';
 import { assertExtAuthzServes } from './ext-authz-check.js';
 import type { EngineMetrics } from './metrics.js';
 import { type ExchangeSummary, policyExchanges } from './policy-exchange.js';
@@ -65,6 +67,8 @@ export interface EngineOptions {
   readonly identities?: IdentityTokens;
   /** The credential manager (`credentialManagerOf`); without it get-authorization-context fails. */
   readonly authorizations?: AuthorizationContexts;
+  /** The process's tracer (`telemetry.otlp`): each request gets a span (exchange-spans.ts); absent: none, no cost. */
+  readonly tracer?: Tracer;
 }
 
 export type EngineTransport = 'ext_proc' | 'ext_authz';
@@ -135,18 +139,19 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     metrics.recordExchange(summary);
     if (accessLog) jsonLogger.info('request', { ...summary });
   };
+  const exchanges = policyExchanges({
+    catalog: gateway.catalog,
+    routes,
+    ...(options.backendRouting ? { backendRouting: options.backendRouting } : {}),
+    services,
+    onExchangeEnd,
+    ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: jsonLogger } } : {}),
+    subscriptions: new SubscriptionDirectory(gateway.config),
+    maxRequestBodyBytes: gateway.config.gateway.limits.maxRequestBodyBytes,
+    ...(options.trust ? { trust: options.trust } : {}),
+  });
   return {
-    exchanges: policyExchanges({
-      catalog: gateway.catalog,
-      routes,
-      ...(options.backendRouting ? { backendRouting: options.backendRouting } : {}),
-      services,
-      onExchangeEnd,
-      ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: jsonLogger } } : {}),
-      subscriptions: new SubscriptionDirectory(gateway.config),
-      maxRequestBodyBytes: gateway.config.gateway.limits.maxRequestBodyBytes,
-      ...(options.trust ? { trust: options.trust } : {}),
-    }),
+    exchanges: options.tracer ? tracedExchanges(exchanges, options.tracer) : exchanges,
     counters: services.counters,
     metrics,
     services,
