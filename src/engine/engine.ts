@@ -18,6 +18,7 @@ import { tracedExchanges } from './exchange-spans.js';
 import { assertExtAuthzServes } from './ext-authz-check.js';
 import type { EngineMetrics } from './metrics.js';
 import { type ExchangeSummary, policyExchanges } from './policy-exchange.js';
+import { bothObservers, PolicySpans, traceWithSpanEvents } from './policy-spans.js';
 import { createEngineServices, type EngineServices } from './services.js';
 import { TraceRouter } from './trace.js';
 
@@ -119,12 +120,14 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
   const traces = new TraceRouter(jsonLogger);
   const traceKey = options.traceKey ?? gateway.config.engine.traceKey;
   const held = options.states?.hold(gateway.config.state, options.directory) ?? ownState(gateway, options);
+  // Steps are recorded only when an operator can switch tracing on for a request; spans only when the engine traces.
+  const spans = options.tracer ? new PolicySpans(options.tracer) : undefined;
+  const observer = traceKey && spans ? bothObservers(traces, spans) : traceKey ? traces : spans;
   const services = createEngineServices({
     backends: gateway.backends,
     shared: held.state,
-    trace: traces,
-    // Steps are recorded only when an operator can switch tracing on for a request.
-    ...(traceKey ? { observer: traces } : {}),
+    trace: options.tracer ? traceWithSpanEvents(traces) : traces,
+    ...(observer ? { observer } : {}),
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
     ...(options.identities ? { identities: options.identities } : {}),
     ...(options.authorizations ? { authorizations: options.authorizations } : {}),

@@ -25,14 +25,20 @@ describe('telemetry.otlp traces', () => {
       serviceName: 'portcullis-engine',
       samplingRatio: 1,
     });
+    const policy = [
+      '<policies><inbound><base />',
+      `<send-request mode="new" response-variable-name="side" timeout="5"><set-url>${backend.url}/side</set-url><set-method>GET</set-method></send-request>`,
+      '<trace source="courses" severity="information"><message>looked aside</message></trace>',
+      '</inbound><backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error></policies>',
+    ].join('');
     gateway = await startGateway(
       [
         'telemetry:',
         `  otlp: { endpoint: "${collector.endpoint}" }`,
         'apis:',
-        `  - { id: courses, urlSuffix: courses, serviceUrl: "${backend.url}", operations: [{ method: GET, urlTemplate: /api/Course }], policy: "<policies><inbound><set-header name=\\"x-seen\\" exists-action=\\"override\\"><value>yes</value></set-header><base /></inbound><backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error></policies>" }`,
+        `  - { id: courses, urlSuffix: courses, serviceUrl: "${backend.url}", operations: [{ method: GET, urlTemplate: /api/Course }], policy: courses.xml }`,
       ].join('\n'),
-      {},
+      { 'courses.xml': policy },
       { tracer: tracing.tracer },
     );
   }, 60_000);
@@ -47,17 +53,21 @@ describe('telemetry.otlp traces', () => {
   it('has Envoy, the engine and the backend in one trace, each a child of the span that called it', async () => {
     const response = await fetch(`${gateway.url}/courses/api/Course`);
     expect(response.status).toBe(200);
-    expect(backend.received[0]?.headers['x-seen']).toBe('yes');
+    const side = backend.received.find((request) => request.url === '/side');
+    const forwarded = backend.received.find((request) => request.url === '/api/Course');
     await tracing.flush();
     const byService = (service: string) => collector.spans.filter((span) => span.service === service);
     await until(
-      () => byService('portcullis-envoy').length >= 2 && byService('portcullis-engine').length >= 1,
+      () => byService('portcullis-envoy').length >= 2 && byService('portcullis-engine').length >= 2,
       'spans from Envoy and the engine',
       { timeoutMs: 20_000, detail: () => JSON.stringify(collector.spans, null, 1) },
     );
     const envoy = byService('portcullis-envoy');
-    const [engine] = byService('portcullis-engine') as [ReceivedSpan];
-    const traceparent = String(backend.received[0]?.headers.traceparent);
+    const engine = byService('portcullis-engine').find((span) =>
+      span.name.startsWith('policy '),
+    ) as ReceivedSpan;
+    const sendRequest = byService('portcullis-engine').find((span) => span.name === 'send-request');
+    const traceparent = String(forwarded?.headers.traceparent);
     const [, backendTraceId, backendParentId] =
       /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(traceparent) ?? [];
 
@@ -72,6 +82,9 @@ describe('telemetry.otlp traces', () => {
     expect(engine.parentSpanId).toMatch(/^[0-9a-f]{16}$/);
     expect(engine.parentSpanId).not.toBe(engine.spanId);
     expect(envoyIds.has(backendParentId!), `${traceparent} ${JSON.stringify(envoy)}`).toBe(true);
+    // send-request's span is the engine span's child, and the service it calls continues the engine's span.
+    expect(sendRequest?.parentSpanId).toBe(engine.spanId);
+    expect(String(side?.headers.traceparent)).toMatch(new RegExp(`^00-${traceId}-${engine.spanId}-01$`));
     // Every Envoy span but the root has its parent in the trace.
     for (const span of envoy) if (span !== root) expect(envoyIds.has(span.parentSpanId)).toBe(true);
   }, 60_000);
