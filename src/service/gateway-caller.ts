@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { context, propagation, trace } from '@opentelemetry/api';
 import type { ApiConfig } from '../config/schema.js';
 import {
   type GatewayCaller,
@@ -113,6 +114,8 @@ export function createGatewayCaller(options: GatewayCallerOptions): ConfigGatewa
         accept: 'application/json, */*;q=0.5',
         'user-agent': 'portcullis-mcp',
       };
+      // A traced service (telemetry.otlp): the call through the gateway continues the tool call's trace.
+      if (trace.getSpan(context.active())) propagation.inject(context.active(), headers);
       if (body) {
         headers['content-type'] = 'application/json';
         headers['content-length'] = String(body.length);

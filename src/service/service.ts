@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { Tracer } from '@opentelemetry/api';
 import type { JWK } from 'jose';
 import type Koa from 'koa';
 import {
@@ -32,6 +33,8 @@ export interface ServiceOptions {
   readonly gatewayUrl?: string;
   /** Version reported in the MCP `serverInfo`. */
   readonly version?: string;
+  /** The process's tracer (`telemetry.otlp`): a span per request; absent: none. */
+  readonly tracer?: Tracer;
 }
 
 export interface Service {
@@ -70,7 +73,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   const auth = config.auth;
   if (!auth) {
     return {
-      app: createServiceApp(),
+      app: createServiceApp(options.tracer ? { tracer: options.tracer } : {}),
       async reload(next) {
         await refuseProblems(next, options);
         return { tools: 0, atNextStart: fixedSettings(config, next.config) };
@@ -175,7 +178,10 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   });
 
   // The AS reads raw bodies itself and the MCP adapter reads its own: no body parser in front of either.
-  const app = createServiceApp({ middleware: [authorizationServer.middleware, mcp.middleware] });
+  const app = createServiceApp({
+    middleware: [authorizationServer.middleware, mcp.middleware],
+    ...(options.tracer ? { tracer: options.tracer } : {}),
+  });
   // What runs now: the settings a reload does not apply are compared with the ones the service started with.
   const started = config;
   return {
