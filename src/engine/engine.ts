@@ -154,7 +154,9 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     ...(options.trust ? { trust: options.trust } : {}),
   });
   return {
-    exchanges: options.tracer ? tracedExchanges(exchanges, options.tracer) : exchanges,
+    exchanges: options.tracer
+      ? tracedExchanges(exchanges, options.tracer, gateway.config.telemetry?.otlp?.samplingRatio === 1)
+      : exchanges,
     counters: services.counters,
     metrics,
     services,

@@ -17,8 +17,13 @@ import type { Exchange, ExchangeFactory, MessageHead, StreamContext } from '../e
 import { incomingTraceContext } from '../tracing.js';
 
 /** The exchanges of `inner`, each inside its request span. */
-export function tracedExchanges(inner: ExchangeFactory, tracer: Tracer): ExchangeFactory {
-  return (stream?: StreamContext) => new TracedExchange(inner(stream), tracer, stream);
+export function tracedExchanges(
+  inner: ExchangeFactory,
+  tracer: Tracer,
+  /** Envoy records every trace (samplingRatio 1): see `sampledByEnvoy`. */
+  envoySamplesAll: boolean,
+): ExchangeFactory {
+  return (stream?: StreamContext) => new TracedExchange(inner(stream), tracer, stream, envoySamplesAll);
 }
 
 class TracedExchange implements Exchange {
@@ -29,6 +34,7 @@ class TracedExchange implements Exchange {
     private readonly inner: Exchange,
     private readonly tracer: Tracer,
     private readonly stream: StreamContext | undefined,
+    private readonly envoySamplesAll: boolean,
   ) {
     // Only the phases the inner exchange has: a phase Envoy is not asked for must stay absent.
     if (inner.requestBody) this.requestBody = (body, end) => this.within(() => inner.requestBody!(body, end));
@@ -59,7 +65,9 @@ class TracedExchange implements Exchange {
     const first = (name: string) => head.headers.get(name)?.[0];
     const parent = incomingTraceContext(
       this.stream?.traceHeaders
-        ? sampledByEnvoy(this.stream.traceHeaders)
+        ? this.envoySamplesAll
+          ? sampledByEnvoy(this.stream.traceHeaders)
+          : this.stream.traceHeaders
         : { traceparent: first('traceparent'), tracestate: first('tracestate') },
     );
     const method = first(':method') ?? 'GET';
@@ -99,8 +107,9 @@ class TracedExchange implements Exchange {
 
 /**
  * Envoy (1.40) marks the span of its ext_proc call not sampled (flags `00`) even inside a trace it records, and does
- * not export it: following that flag would drop every engine span. A stream that carries a trace context only does
- * so because Envoy traces, so the engine records its span under it.
+ * not export it: following that flag would drop every engine span. The stream carries `00` whether Envoy records the
+ * request or not, so the flag is overridden only when Envoy records every trace (samplingRatio 1); with a smaller
+ * ratio the engine follows the flag and records nothing under Envoy's traces (a known gap, not orphan spans).
  */
 function sampledByEnvoy(headers: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
   const traceparent = headers.traceparent;
