@@ -11,10 +11,12 @@ import {
 } from '../envoy/bootstrap.js';
 import type { EngineBypass } from '../envoy/engine-bypass.js';
 import type { SidecarPlan } from '../envoy/sidecar.js';
+import type { TracingPlan } from '../envoy/tracing.js';
 import { apiVersionSelector } from './api-versions.js';
 import { ensureDevelopmentCertificate } from './development-certificate.js';
 import { backendRulesFor, inboundRulesFor } from './network-schema.js';
 import type { ApiConfig, GatewayConfig } from './schema.js';
+import { type OtlpConfig, otlpHeaders, otlpTracesUrl, tracedServiceName } from './telemetry-schema.js';
 
 /**
  * The configuration as Envoy, the engine and the service are started with it. A port the configuration leaves to
@@ -123,6 +125,17 @@ export async function planRuntime(config: GatewayConfig, options: PlanOptions = 
     backends: config.backends,
     trustedProxyHops: config.gateway.trustedProxyHops,
     limits: config.gateway.limits,
+    ...(config.telemetry?.otlp ? { tracing: tracingPlan(config.telemetry.otlp) } : {}),
+  };
+}
+
+/** Envoy's tracer settings from `telemetry.otlp`. */
+export function tracingPlan(otlp: OtlpConfig): TracingPlan {
+  return {
+    tracesUrl: otlpTracesUrl(otlp),
+    headers: otlpHeaders(otlp),
+    serviceName: tracedServiceName(otlp, 'envoy'),
+    samplingRatio: otlp.samplingRatio,
   };
 }
 

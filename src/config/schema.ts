@@ -6,6 +6,7 @@ import { runCrossChecks } from './checks.js';
 import { managementConfigSchema } from './management-schema.js';
 import { networkConfigSchema, tlsConfigSchema } from './network-schema.js';
 import { authConfigSchema, mcpConfigSchema } from './service-schema.js';
+import { telemetryConfigSchema } from './telemetry-schema.js';
 
 /**
  * The gateway configuration file. Every object is strict: an unknown key is an error naming its path, because a
@@ -443,6 +444,8 @@ const gatewayConfigObject = z
     identities: identitiesConfigSchema.optional(),
     management: managementConfigSchema.optional(),
     processes: z.array(companionProcessSchema).default([]),
+    /** Where traces go (OpenTelemetry); absent: none are recorded. */
+    telemetry: telemetryConfigSchema.optional(),
   })
   .strict();
 

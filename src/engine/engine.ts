@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { SubscriptionDirectory } from '../catalog/subscriptions.js';
 import { type CompiledGateway, compileGateway } from '../config/gateway.js';
 import type { LoadedConfig } from '../config/load.js';
@@ -14,9 +15,11 @@ import { backendCertificateTable, clientTrustStore } from './certificates.js';
 import type { TrustStore } from './client-certificate.js';
 import type { ElementCounters } from './element-counters.js';
 import { EngineState, type EngineStateKeeper, type HeldEngineState } from './engine-state.js';
+import { tracedExchanges } from './exchange-spans.js';
 import { assertExtAuthzServes } from './ext-authz-check.js';
 import type { EngineMetrics } from './metrics.js';
 import { type ExchangeSummary, policyExchanges } from './policy-exchange.js';
+import { bothObservers, PolicySpans, traceWithSpanEvents } from './policy-spans.js';
 import { createEngineServices, type EngineServices } from './services.js';
 import { TraceRouter } from './trace.js';
 
@@ -71,6 +74,8 @@ export interface EngineOptions {
    * `authorizations` is not given.
    */
   readonly authorizationsOver?: (state: EngineState) => AuthorizationContexts;
+  /** The process's tracer (`telemetry.otlp`): each request gets a span (exchange-spans.ts); absent: none, no cost. */
+  readonly tracer?: Tracer;
 }
 
 export type EngineTransport = 'ext_proc' | 'ext_authz';
@@ -135,12 +140,14 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
   const traceKey = options.traceKey ?? gateway.config.engine.traceKey;
   const held = options.states?.hold(gateway.config.state, options.directory) ?? ownState(gateway, options);
   const authorizations = options.authorizations ?? options.authorizationsOver?.(held.state);
+  // Steps are recorded only when an operator can switch tracing on for a request; spans only when the engine traces.
+  const spans = options.tracer ? new PolicySpans(options.tracer) : undefined;
+  const observer = traceKey && spans ? bothObservers(traces, spans) : traceKey ? traces : spans;
   const services = createEngineServices({
     backends: gateway.backends,
     shared: held.state,
-    trace: traces,
-    // Steps are recorded only when an operator can switch tracing on for a request.
-    ...(traceKey ? { observer: traces } : {}),
+    trace: options.tracer ? traceWithSpanEvents(traces) : traces,
+    ...(observer ? { observer } : {}),
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
     ...(options.identities ? { identities: options.identities } : {}),
     ...(authorizations ? { authorizations } : {}),
@@ -155,18 +162,21 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     metrics.recordExchange(summary);
     if (accessLog) jsonLogger.info('request', { ...summary });
   };
+  const exchanges = policyExchanges({
+    catalog: gateway.catalog,
+    routes,
+    ...(options.backendRouting ? { backendRouting: options.backendRouting } : {}),
+    services,
+    onExchangeEnd,
+    ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: jsonLogger } } : {}),
+    subscriptions: new SubscriptionDirectory(gateway.config),
+    maxRequestBodyBytes: gateway.config.gateway.limits.maxRequestBodyBytes,
+    ...(options.trust ? { trust: options.trust } : {}),
+  });
   return {
-    exchanges: policyExchanges({
-      catalog: gateway.catalog,
-      routes,
-      ...(options.backendRouting ? { backendRouting: options.backendRouting } : {}),
-      services,
-      onExchangeEnd,
-      ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: jsonLogger } } : {}),
-      subscriptions: new SubscriptionDirectory(gateway.config),
-      maxRequestBodyBytes: gateway.config.gateway.limits.maxRequestBodyBytes,
-      ...(options.trust ? { trust: options.trust } : {}),
-    }),
+    exchanges: options.tracer
+      ? tracedExchanges(exchanges, options.tracer, gateway.config.telemetry?.otlp?.samplingRatio === 1)
+      : exchanges,
     counters: services.counters,
     metrics,
     services,

@@ -47,8 +47,8 @@ import {
   bypassRequestHeaders,
   type EngineBypass,
 } from './engine-bypass.js';
-
 import { adminClusterName, managementClusterName, managementConnectionManager } from './management.js';
+import { collectorCluster, connectionManagerTracing, type TracingPlan } from './tracing.js';
 
 export interface Endpoint {
   readonly host: string;
@@ -174,6 +174,8 @@ export interface BootstrapPlan {
   readonly trustedProxyHops?: number;
   /** Absent: `defaultGatewayLimits`. */
   readonly limits?: GatewayLimits;
+  /** Envoy's OpenTelemetry tracer on the gateway listeners (tracing.ts); absent: no tracing, no cost. */
+  readonly tracing?: TracingPlan;
 }
 
 /**
@@ -247,6 +249,7 @@ export function buildBootstrap(plan: BootstrapPlan): Bootstrap {
           ? [staticCluster(adminClusterName, plan.admin)]
           : []),
         ...(plan.management ? [staticCluster(managementClusterName, plan.management)] : []),
+        ...(plan.tracing ? [collectorCluster(plan.tracing, urlCluster)] : []),
       ],
     },
   };
@@ -342,6 +345,7 @@ function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan): 
       route_config: { name: 'gateway', virtual_hosts: virtualHosts(plan) },
       local_reply_config: backendFailureReplies(),
       http_filters: gatewayHttpFilters(plan),
+      ...(plan.tracing ? { tracing: connectionManagerTracing(plan.tracing) } : {}),
     },
   };
 }

@@ -141,6 +141,28 @@ export type HttpConnectionManager = {
   readonly route_config: RouteConfiguration;
   readonly local_reply_config?: LocalReplyConfig;
   readonly http_filters: readonly HttpFilter[];
+  readonly tracing?: ConnectionManagerTracing;
+};
+
+/** `HttpConnectionManager.Tracing` with the OpenTelemetry provider (config.trace.v3.OpenTelemetryConfig). */
+export type ConnectionManagerTracing = {
+  readonly random_sampling: { readonly value: number };
+  readonly client_sampling: { readonly value: number };
+  readonly overall_sampling: { readonly value: number };
+  readonly spawn_upstream_span: boolean;
+  readonly provider: TypedExtension<
+    'envoy.tracers.opentelemetry',
+    {
+      readonly '@type': 'type.googleapis.com/envoy.config.trace.v3.OpenTelemetryConfig';
+      readonly service_name: string;
+      readonly http_service: {
+        readonly http_uri: { readonly uri: string; readonly cluster: string; readonly timeout: Duration };
+        readonly request_headers_to_add: readonly {
+          readonly header: { readonly key: string; readonly value: string };
+        }[];
+      };
+    }
+  >;
 };
 
 /** Envoy's own replies rewritten: the first mapper whose filter matches a reply changes it. */

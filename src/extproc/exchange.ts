@@ -19,7 +19,17 @@ export interface Exchange {
   end?(): void;
 }
 
-export type ExchangeFactory = () => Exchange;
+/**
+ * Makes the exchange of one gRPC stream; `stream` says what the stream's own headers carried (Envoy's trace context
+ * for the ext_proc call, when it traces).
+ */
+export type ExchangeFactory = (stream?: StreamContext) => Exchange;
+
+/** What the gRPC stream's headers (not the HTTP request's) say about the exchange. */
+export interface StreamContext {
+  /** W3C trace context of Envoy's span for this ext_proc call: `traceparent`, `tracestate`. */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
+}
 
 export interface MessageHead {
   readonly headers: HeaderFields;

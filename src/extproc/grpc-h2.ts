@@ -142,7 +142,7 @@ export class GrpcServerCall<In, Out> extends EventEmitter {
 }
 
 /** A method's handler: given the stream of one call (its request headers already checked). */
-export type GrpcMethod = (stream: http2.ServerHttp2Stream) => void;
+export type GrpcMethod = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void;
 
 export type HealthStatus = 'SERVING' | 'NOT_SERVING';
 
@@ -224,7 +224,7 @@ export async function listenGrpcH2(
       );
       return;
     }
-    method(stream);
+    method(stream, headers);
   });
   const port = await bindOwnerOnly(
     address,

@@ -1,4 +1,5 @@
-import type { ExchangeFactory } from './exchange.js';
+import type http2 from 'node:http2';
+import type { ExchangeFactory, StreamContext } from './exchange.js';
 import {
   type GrpcMethod,
   GrpcServerCall,
@@ -52,7 +53,7 @@ export async function startExtProcServer(
     onProtocolError: options.observer?.onProtocolError ?? (() => {}),
   };
   let open = 0;
-  const process: GrpcMethod = (stream) => {
+  const process: GrpcMethod = (stream, headers) => {
     open++;
     stream.once('close', () => open--);
     const call = new GrpcServerCall<ProcessingRequest, ProcessingResponse>(
@@ -61,7 +62,7 @@ export async function startExtProcServer(
       encodeProcessingResponse,
       maxMessageBytes,
     );
-    new ExtProcStream(call, options.exchanges, observer);
+    new ExtProcStream(call, options.exchanges, observer, streamContext(headers));
   };
   const listener = await listenGrpcH2(
     address,
@@ -79,4 +80,12 @@ export async function startExtProcServer(
       await listener.shutdown(graceMs);
     },
   };
+}
+
+/** Envoy's trace context for the ext_proc call, when its tracer put one on the stream. */
+function streamContext(headers: http2.IncomingHttpHeaders): StreamContext | undefined {
+  const traceparent = headers.traceparent;
+  if (typeof traceparent !== 'string') return undefined;
+  const tracestate = headers.tracestate;
+  return { traceHeaders: typeof tracestate === 'string' ? { traceparent, tracestate } : { traceparent } };
 }

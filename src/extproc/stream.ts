@@ -1,5 +1,12 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import type { Exchange, ExchangeFactory, PhaseRequests, PhaseResult, TrailersResult } from './exchange.js';
+import type {
+  Exchange,
+  ExchangeFactory,
+  PhaseRequests,
+  PhaseResult,
+  StreamContext,
+  TrailersResult,
+} from './exchange.js';
 import { attributeValues, headerFieldsFromMap, headerMutation } from './headers.js';
 import type {
   CommonResponse,
@@ -88,8 +95,9 @@ export class ExtProcStream {
     private readonly call: ExtProcCall,
     factory: ExchangeFactory,
     private readonly observer: StreamObserver,
+    streamContext?: StreamContext,
   ) {
-    this.exchange = factory();
+    this.exchange = factory(streamContext);
     call.on('data', (message: ProcessingRequest) => {
       this.queue = this.queue.then(() => this.receive(message));
     });

@@ -1,9 +1,13 @@
+import { context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import Koa from 'koa';
 import { errorFields, jsonLogger } from '../log.js';
+import { incomingTraceContext } from '../tracing.js';
 
 export interface ServiceAppOptions {
   /** Further middleware mounted after the built-in routes (the OAuth server, the MCP endpoint). */
   readonly middleware?: readonly Koa.Middleware[];
+  /** The process's tracer (`telemetry.otlp`): a span per request, under the caller's `traceparent`; absent: none. */
+  readonly tracer?: Tracer;
 }
 
 /**
@@ -18,6 +22,7 @@ export function createServiceApp(options: ServiceAppOptions = {}): Koa {
   app.on('error', (error: unknown) => {
     jsonLogger.error('service: request failed', errorFields(error));
   });
+  if (options.tracer) app.use(requestSpans(options.tracer));
   app.use(async (ctx, next) => {
     if (ctx.path === '/healthz' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
       ctx.body = { status: 'ok' };
@@ -27,4 +32,36 @@ export function createServiceApp(options: ServiceAppOptions = {}): Koa {
   });
   for (const middleware of options.middleware ?? []) app.use(middleware);
   return app;
+}
+
+/**
+ * Each request in a span under Envoy's (the request's `traceparent`), active while the request runs, so a tool call's
+ * request to the gateway carries it on (gateway-caller.ts).
+ */
+function requestSpans(tracer: Tracer): Koa.Middleware {
+  return async (ctx, next) => {
+    const header = (name: string) => {
+      const value = ctx.request.headers[name];
+      return typeof value === 'string' ? value : undefined;
+    };
+    const parent = incomingTraceContext({
+      traceparent: header('traceparent'),
+      tracestate: header('tracestate'),
+    });
+    const span = tracer.startSpan(
+      `${ctx.method} ${ctx.path}`,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path } },
+      parent,
+    );
+    try {
+      await context.with(trace.setSpan(parent, span), next);
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.setAttribute('http.response.status_code', ctx.status);
+      if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    }
+  };
 }

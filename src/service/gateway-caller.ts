@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { context, propagation, trace } from '@opentelemetry/api';
 import { type ApiVersionSelector, apiVersionSelector } from '../config/api-versions.js';
 import type { ApiConfig, GatewayConfig } from '../config/schema.js';
 import {
@@ -141,6 +142,8 @@ export function createGatewayCaller(options: GatewayCallerOptions): ConfigGatewa
         if (version.name !== '') headers[version.key] = version.name;
       }
       if (version?.by === 'query') path = withVersionQuery(path, version.key, version.name);
+      // A traced service (telemetry.otlp): the call through the gateway continues the tool call's trace.
+      if (trace.getSpan(context.active())) propagation.inject(context.active(), headers);
       if (body) {
         headers['content-type'] = 'application/json';
         headers['content-length'] = String(body.length);

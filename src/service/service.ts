@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { Tracer } from '@opentelemetry/api';
 import type { JWK } from 'jose';
 import type Koa from 'koa';
 import {
@@ -36,6 +37,8 @@ export interface ServiceOptions {
   readonly version?: string;
   /** Counts requests, token requests, MCP sessions and tool calls (the service's /metrics). */
   readonly metrics?: ServiceMetrics;
+  /** The process's tracer (`telemetry.otlp`): a span per request; absent: none. */
+  readonly tracer?: Tracer;
 }
 
 export interface Service {
@@ -74,7 +77,10 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   const auth = config.auth;
   if (!auth) {
     return {
-      app: createServiceApp(options.metrics ? { middleware: [options.metrics.middleware] } : {}),
+      app: createServiceApp({
+        ...(options.metrics ? { middleware: [options.metrics.middleware] } : {}),
+        ...(options.tracer ? { tracer: options.tracer } : {}),
+      }),
       async reload(next) {
         await refuseProblems(next, options);
         return { tools: 0, atNextStart: fixedSettings(config, next.config) };
@@ -190,6 +196,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       authorizationServer.middleware,
       mcp.middleware,
     ],
+    ...(options.tracer ? { tracer: options.tracer } : {}),
   });
   // What runs now: the settings a reload does not apply are compared with the ones the service started with.
   const started = config;

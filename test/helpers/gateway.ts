@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { compileGateway } from '../../src/config/gateway.js';
 import { type LoadedConfig, loadConfigFile } from '../../src/config/load.js';
-import { bootstrapApis, freePort } from '../../src/config/plan.js';
+import { bootstrapApis, freePort, tracingPlan } from '../../src/config/plan.js';
 import { backendCertificateTable, clientTrustStore } from '../../src/engine/certificates.js';
 import {
   createEngine,
@@ -120,6 +120,7 @@ async function gatewayInFront(
     apis: bootstrapApis(loaded.config),
     backends: loaded.config.backends,
     limits: loaded.config.gateway.limits,
+    ...(loaded.config.telemetry?.otlp ? { tracing: tracingPlan(loaded.config.telemetry.otlp) } : {}),
   };
   const generated = bootstrap(buildBootstrap(plan));
   const envoy = await startEnvoy(

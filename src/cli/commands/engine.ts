@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from '../../config/load.js';
 import { loadRunningSnapshot } from '../../config/snapshot.js';
+import { traceExport } from '../../config/telemetry-schema.js';
 import { backendRoutings } from '../../engine/backend-routing.js';
 import { buildEngine, type EngineParts } from '../../engine/engine.js';
 import { EngineStateKeeper } from '../../engine/engine-state.js';
@@ -10,6 +11,7 @@ import { type MetricsSource, serveMetrics } from '../../engine/metrics.js';
 import { startExtAuthzServer } from '../../extauthz/server.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
 import { startExtProcServer } from '../../extproc/server.js';
+import { type ProcessTracing, startTracing } from '../../tracing.js';
 import { reportListening, reportReload } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
@@ -58,12 +60,19 @@ export const command: CliCommand = {
     let activeStreams = () => 0;
     // Caches and counters outlive each configuration generation: a reload keeps them (see EngineStateKeeper).
     const states = new EngineStateKeeper({ activeStreams: () => activeStreams() });
-    const build = async (file: string) =>
-      buildEngine(await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file)), {
+    // The first configuration's telemetry.otlp decides for the process's life (a tracer provider is global).
+    let tracing: ProcessTracing | undefined;
+    const build = async (file: string) => {
+      const loaded = await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file));
+      const otlp = loaded.config.telemetry?.otlp;
+      if (otlp && !tracing) tracing = startTracing(traceExport(otlp, 'engine'));
+      return buildEngine(loaded, {
         states,
         transport: values.authz ? 'ext_authz' : 'ext_proc',
         backendRouting,
+        ...(tracing ? { tracer: tracing.tracer } : {}),
       });
+    };
     const engine = source ? new SwappableExchanges(await build(source)) : undefined;
     const reloader =
       engine &&
@@ -123,6 +132,7 @@ export const command: CliCommand = {
     metricsServer?.close();
     await engine?.current.close();
     await states.close();
+    await tracing?.shutdown();
     return 0;
   },
 };

@@ -4,9 +4,11 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../../config/config-error.js';
 import { type LoadedConfig, loadConfigFile } from '../../config/load.js';
 import { loadRunningSnapshot } from '../../config/snapshot.js';
+import { traceExport } from '../../config/telemetry-schema.js';
 import { serveMetrics } from '../../engine/metrics.js';
 import { ServiceMetrics } from '../../service/metrics.js';
 import { createService, type Service } from '../../service/service.js';
+import { startTracing } from '../../tracing.js';
 import { gatewayUrlFromParent, reportListening, reportReload } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
@@ -51,6 +53,9 @@ export const command: CliCommand = {
       throw new UsageError(`--gateway-url must be an http(s) origin, got "${given}"`);
     // A configuration that cannot be read or parsed ends the command before anything listens.
     const loaded = await load();
+    // telemetry.otlp at start decides for the process's life (a tracer provider is global).
+    const otlp = loaded.config.telemetry?.otlp;
+    const tracing = otlp ? startTracing(traceExport(otlp, 'service')) : undefined;
     // Bound before the service is built, so `up` learns the port (it may be 0: any free one) and can configure Envoy
     // with it while this process waits for the gateway's URL. Until the service is built it answers 503.
     let handle: RequestListener = (_request, response) => {
@@ -70,6 +75,7 @@ export const command: CliCommand = {
       return createService(loaded, {
         ...(gatewayUrl ? { gatewayUrl } : {}),
         ...(metrics ? { metrics } : {}),
+        ...(tracing ? { tracer: tracing.tracer } : {}),
       });
     })().catch((error: unknown) => {
       // The listening socket would keep the process alive: a service that cannot start exits (with the reason), so
@@ -107,6 +113,7 @@ export const command: CliCommand = {
     clearTimeout(force);
     metricsServer?.close();
     await service.close();
+    await tracing?.shutdown();
     return 0;
   },
 };

@@ -103,3 +103,51 @@ describe('the generated Envoy bootstrap', () => {
     }
   });
 });
+
+describe('Envoy tracing (telemetry.otlp)', () => {
+  it('traces the gateway listeners with the OpenTelemetry tracer to the collector, accepted by the real Envoy', async () => {
+    const config = parseConfig(
+      [
+        'telemetry:',
+        '  otlp:',
+        '    endpoint: https://collector.example.com:4318',
+        '    headers: { x-api-key: secret-1 }',
+        '    samplingRatio: 0.25',
+      ].join('\n'),
+      'gateway.yaml',
+    );
+    const runtime = await planRuntime(config);
+    const bootstrap = buildBootstrap(runtime);
+    const [listener] = bootstrap.static_resources.listeners;
+    const hcm = extensionNamed(
+      listener!.filter_chains[0]!.filters,
+      'envoy.filters.network.http_connection_manager',
+    ).typed_config;
+    expect(hcm.tracing).toMatchObject({
+      random_sampling: { value: 25 },
+      spawn_upstream_span: true,
+      provider: {
+        name: 'envoy.tracers.opentelemetry',
+        typed_config: {
+          service_name: 'portcullis-envoy',
+          http_service: {
+            http_uri: {
+              uri: 'https://collector.example.com:4318/v1/traces',
+              cluster: 'portcullis_otlp_collector',
+            },
+            request_headers_to_add: [{ header: { key: 'x-api-key', value: 'secret-1' } }],
+          },
+        },
+      },
+    });
+    const collector = bootstrap.static_resources.clusters.find(
+      (cluster) => cluster.name === 'portcullis_otlp_collector',
+    );
+    expect(collector?.transport_socket).toBeDefined();
+    expect(await envoyValidates(bootstrapYaml(runtime))).toContain('OK');
+  });
+
+  it('is absent without telemetry.otlp', () => {
+    expect(gatewayConnectionManager().tracing).toBeUndefined();
+  });
+});

@@ -1,0 +1,136 @@
+/**
+ * Spans for the policy statements that cost time (a call out, a cache or counter round trip, a token), children of
+ * the request's span (exchange-spans.ts); APIM's `trace` element as events on the request's span. Installed only when
+ * the engine traces: without a tracer no observer runs and statements pay nothing.
+ */
+
+import { context, type Span, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import type {
+  BranchChoice,
+  ObservedRun,
+  PolicyObserver,
+  StatementOutcome,
+  StatementSite,
+  TraceEntry,
+  TraceSink,
+} from '../policy/index.js';
+
+/** The elements worth a span: each waits on something outside the engine's CPU. */
+const timedElements = new Set([
+  'send-request',
+  'send-one-way-request',
+  'forward-request',
+  'cache-lookup',
+  'cache-store',
+  'cache-lookup-value',
+  'cache-store-value',
+  'cache-remove-value',
+  'rate-limit',
+  'rate-limit-by-key',
+  'quota',
+  'quota-by-key',
+  'limit-concurrency',
+  'azure-openai-token-limit',
+  'llm-token-limit',
+  'azure-openai-semantic-cache-lookup',
+  'azure-openai-semantic-cache-store',
+  'llm-semantic-cache-lookup',
+  'llm-semantic-cache-store',
+  'llm-content-safety',
+  'authentication-managed-identity',
+  'get-authorization-context',
+  'validate-jwt',
+  'validate-azure-ad-token',
+  'log-to-eventhub',
+  'wait',
+]);
+
+export class PolicySpans implements PolicyObserver {
+  /** The open spans of each run's statements (a run's context identifies it; concurrent runs share sites). */
+  private readonly open = new WeakMap<ObservedRun['context'], Map<StatementSite, Span>>();
+
+  constructor(private readonly tracer: Tracer) {}
+
+  observes(): boolean {
+    return true;
+  }
+
+  runStarted(): void {}
+
+  statementStarted(site: StatementSite, run: ObservedRun): void {
+    if (!timedElements.has(site.element)) return;
+    // Started in the phase's context, which exchange-spans.ts made the request span's.
+    const span = this.tracer.startSpan(site.element, {
+      attributes: {
+        'portcullis.policy.section': site.section,
+        'portcullis.policy.scope': site.scope,
+        'portcullis.policy.path': site.path,
+        'code.filepath': site.location.file,
+        'code.lineno': site.location.line,
+      },
+    });
+    let spans = this.open.get(run.context);
+    if (!spans) {
+      spans = new Map();
+      this.open.set(run.context, spans);
+    }
+    spans.set(site, span);
+  }
+
+  statementEnded(site: StatementSite, run: ObservedRun, outcome: StatementOutcome, error?: unknown): void {
+    const spans = this.open.get(run.context);
+    const span = spans?.get(site);
+    if (!span) return;
+    spans!.delete(site);
+    span.setAttribute('portcullis.policy.outcome', outcome);
+    if (outcome === 'failed') {
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: error instanceof Error ? error.message : String(error),
+      });
+    }
+    span.end();
+  }
+
+  branchTaken(_choice: BranchChoice): void {}
+}
+
+/** Both observers see every statement (the operator's debug trace and the spans). */
+export function bothObservers(first: PolicyObserver, second: PolicyObserver): PolicyObserver {
+  return {
+    observes: (run) => first.observes(run) || second.observes(run),
+    runStarted: (run) => {
+      if (first.observes(run)) first.runStarted(run);
+      if (second.observes(run)) second.runStarted(run);
+    },
+    statementStarted: (site, run) => {
+      first.statementStarted(site, run);
+      second.statementStarted(site, run);
+    },
+    statementEnded: (site, run, outcome, error) => {
+      first.statementEnded(site, run, outcome, error);
+      second.statementEnded(site, run, outcome, error);
+    },
+    branchTaken: (choice, run) => {
+      first.branchTaken(choice, run);
+      second.branchTaken(choice, run);
+    },
+  };
+}
+
+/** APIM's `trace` element (and `context.Trace`) as an event on the request's span, then wherever `sink` puts it. */
+export function traceWithSpanEvents(sink: TraceSink): TraceSink {
+  return {
+    write(entry: TraceEntry) {
+      trace.getSpan(context.active())?.addEvent('trace', {
+        'portcullis.trace.source': entry.source,
+        'portcullis.trace.severity': entry.severity,
+        'portcullis.trace.message': entry.message,
+        ...Object.fromEntries(
+          entry.metadata.map(([name, value]) => [`portcullis.trace.metadata.${name}`, value]),
+        ),
+      });
+      sink.write(entry);
+    },
+  };
+}

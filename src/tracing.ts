@@ -1,0 +1,74 @@
+/**
+ * OpenTelemetry tracing for a Portcullis process (the engine, the service): one tracer provider per process, batching
+ * its spans to the collector over OTLP/HTTP, sampling as Envoy decided (a parent's sampled flag is followed; a trace
+ * started here keeps `samplingRatio` of them). Nothing here runs when `telemetry.otlp` is absent: callers hold no
+ * tracer and take no span, so an untraced request pays nothing.
+ */
+
+import { context, propagation, type Span, type Tracer, trace } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  BatchSpanProcessor,
+  NodeTracerProvider,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-node';
+
+export interface TraceExport {
+  /** The collector's OTLP/HTTP traces URL (`…/v1/traces`). */
+  readonly tracesUrl: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** `service.name` of this process's spans. */
+  readonly serviceName: string;
+  readonly samplingRatio: number;
+}
+
+export interface ProcessTracing {
+  readonly tracer: Tracer;
+  /** Sends what is still buffered (a stopping process would lose its last spans otherwise). */
+  flush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Starts the process's tracer provider and registers it, with the async-context manager (so a span started in a
+ * policy service is a child of the request's) and the W3C trace-context propagator.
+ */
+export function startTracing(settings: TraceExport): ProcessTracing {
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) }),
+    spanProcessors: [
+      new BatchSpanProcessor(
+        new OTLPTraceExporter({ url: settings.tracesUrl, headers: { ...settings.headers } }),
+        {
+          // A request's spans reach the collector within a second; a full queue drops spans, never waits.
+          scheduledDelayMillis: 500,
+          maxQueueSize: 4096,
+        },
+      ),
+    ],
+  });
+  provider.register();
+  return {
+    tracer: provider.getTracer('portcullis'),
+    flush: () => provider.forceFlush(),
+    shutdown: () => provider.shutdown(),
+  };
+}
+
+/** The trace context a W3C `traceparent` (and `tracestate`) carries, as the parent of a span started under it. */
+export function incomingTraceContext(carrier: Readonly<Record<string, string | undefined>>) {
+  return propagation.extract(context.active(), carrier, {
+    get: (headers, key) => headers[key],
+    keys: (headers) => Object.keys(headers),
+  });
+}
+
+/** `traceparent` (and `tracestate`) of `span`, to put on an outgoing request. */
+export function outgoingTraceHeaders(span: Span): Record<string, string> {
+  const headers: Record<string, string> = {};
+  propagation.inject(trace.setSpan(context.active(), span), headers);
+  return headers;
+}
