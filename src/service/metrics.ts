@@ -1,6 +1,5 @@
 import type Koa from 'koa';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { MetricsSource } from '../engine/metrics.js';
 import type { GatewayCaller } from '../mcp/types.js';
 
 /** What the MCP endpoint tells about itself, for the session and stream gauges. */
@@ -14,7 +13,7 @@ export interface McpLiveCounts {
  * MCP sessions and streams, and tool calls by API, operation and status. Served on the service's metrics port
  * (`service.metricsPort`), never on the listener Envoy forwards to.
  */
-export class ServiceMetrics implements MetricsSource {
+export class ServiceMetrics {
   readonly registry = new Registry();
   private readonly requests = new Counter({
     name: 'portcullis_service_requests_total',

@@ -111,49 +111,12 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
         'set auth.signingKeys.file (or a shared auth.dataDir) when more than one service process runs',
     );
   }
-  let authorizationServer: AuthorizationServer;
-  try {
-    authorizationServer = await createAuthorizationServer({
-      issuer: auth.issuer,
-      baseUrl: auth.baseUrl,
-      resource: [mcpUrl],
-      products: config.products.map((product) => product.id),
-      users: auth.users.map((user) => ({
-        username: user.username,
-        passwordHash: user.passwordHash,
-        ...(user.name ? { name: user.name } : {}),
-      })),
-      accessTokenTtlSeconds: auth.accessTokenTtlSeconds,
-      refreshTokenTtlSeconds: auth.refreshTokenTtlSeconds,
-      codeTtlSeconds: auth.codeTtlSeconds,
-      sessionTtlSeconds: auth.sessionTtlSeconds,
-      allowPlainPkce: auth.allowPlainPkce,
-      cookieSecure: auth.cookieSecure,
-      clientAddress,
-      signingKeys,
-      logger: jsonLogger,
-      ...(auth.limits ? { limits: auth.limits } : {}),
-      ...(auth.dataDir ? { dataDir: path.resolve(loaded.directory, auth.dataDir) } : {}),
-      ...(auth.identityProvider
-        ? { identityProvider: await identityProvider(loaded, auth.identityProvider) }
-        : {}),
-      ...(auth.identityProvider && config.identities?.delegatedTokenKey
-        ? { delegatedTokens: await delegatedTokens(loaded, redis, embedded) }
-        : {}),
-      clientMetadataDocuments: await clientMetadataDocuments(loaded, auth.clientMetadataDocuments),
-      // With Redis (or state.dataDir on one machine), codes, refresh tokens, grants, revocations, sessions,
-      // consents, abuse counters and client registrations are shared by every service process and outlive it;
-      // signing keys stay in signingKeys.file or auth.dataDir (private keys are never written to a store).
-      ...authStores(redis, embedded),
-    });
-  } catch (error) {
-    await redis?.close();
-    await embedded?.close();
-    // The schema mirrors the AS's rules; anything it still refuses is a configuration problem of `auth`.
-    if (error instanceof TypeError)
-      throw new ConfigError([await problemAt(loaded.file, ['auth'], error.message)]);
-    throw error;
-  }
+  const authorizationServer = await startAuthorizationServer(loaded, auth, {
+    mcpUrl,
+    signingKeys,
+    redis,
+    embedded,
+  });
 
   const gatewayUrl = options.gatewayUrl!;
   const catalog = configToolCatalog(config);
@@ -227,6 +190,66 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       await embedded?.close();
     },
   };
+}
+
+/**
+ * The OAuth 2.1 authorization server of a configuration with `auth`; the state it shares (Redis, or the embedded store
+ * of state.dataDir) is closed again when it cannot start. What it still refuses is a configuration problem of `auth`.
+ */
+async function startAuthorizationServer(
+  loaded: LoadedConfig,
+  auth: NonNullable<LoadedConfig['config']['auth']>,
+  shared: {
+    readonly mcpUrl: string;
+    readonly signingKeys: NonNullable<AuthServerOptions['signingKeys']>;
+    readonly redis: ReturnType<typeof openRedis>;
+    readonly embedded: ReturnType<typeof openEmbeddedState> | undefined;
+  },
+): Promise<AuthorizationServer> {
+  const { config } = loaded;
+  const { mcpUrl, signingKeys, redis, embedded } = shared;
+  try {
+    return await createAuthorizationServer({
+      issuer: auth.issuer,
+      baseUrl: auth.baseUrl,
+      resource: [mcpUrl],
+      products: config.products.map((product) => product.id),
+      users: auth.users.map((user) => ({
+        username: user.username,
+        passwordHash: user.passwordHash,
+        ...(user.name ? { name: user.name } : {}),
+      })),
+      accessTokenTtlSeconds: auth.accessTokenTtlSeconds,
+      refreshTokenTtlSeconds: auth.refreshTokenTtlSeconds,
+      codeTtlSeconds: auth.codeTtlSeconds,
+      sessionTtlSeconds: auth.sessionTtlSeconds,
+      allowPlainPkce: auth.allowPlainPkce,
+      cookieSecure: auth.cookieSecure,
+      clientAddress,
+      signingKeys,
+      logger: jsonLogger,
+      ...(auth.limits ? { limits: auth.limits } : {}),
+      ...(auth.dataDir ? { dataDir: path.resolve(loaded.directory, auth.dataDir) } : {}),
+      ...(auth.identityProvider
+        ? { identityProvider: await identityProvider(loaded, auth.identityProvider) }
+        : {}),
+      ...(auth.identityProvider && config.identities?.delegatedTokenKey
+        ? { delegatedTokens: await delegatedTokens(loaded, redis, embedded) }
+        : {}),
+      clientMetadataDocuments: await clientMetadataDocuments(loaded, auth.clientMetadataDocuments),
+      // With Redis (or state.dataDir on one machine), codes, refresh tokens, grants, revocations, sessions,
+      // consents, abuse counters and client registrations are shared by every service process and outlive it;
+      // signing keys stay in signingKeys.file or auth.dataDir (private keys are never written to a store).
+      ...authStores(redis, embedded),
+    });
+  } catch (error) {
+    await redis?.close();
+    await embedded?.close();
+    // The schema mirrors the AS's rules; anything it still refuses is a configuration problem of `auth`.
+    if (error instanceof TypeError)
+      throw new ConfigError([await problemAt(loaded.file, ['auth'], error.message)]);
+    throw error;
+  }
 }
 
 async function refuseProblems(loaded: LoadedConfig, options: ServiceOptions): Promise<void> {
