@@ -39,7 +39,12 @@ export async function readNamedFile(file: string, files?: FileContents): Promise
 }
 
 export async function loadConfigFile(file: string): Promise<LoadedConfig> {
-  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+  return loadConfigText(await readYamlFile(file), file);
+}
+
+/** A YAML file's text, or a ConfigError at its first line saying why it cannot be read. */
+export async function readYamlFile(file: string): Promise<string> {
+  return readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
     throw new ConfigError([
       {
         file,
@@ -50,7 +55,6 @@ export async function loadConfigFile(file: string): Promise<LoadedConfig> {
       },
     ]);
   });
-  return loadConfigText(text, file);
 }
 
 /**

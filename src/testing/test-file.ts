@@ -3,11 +3,9 @@
  * pipeline with stubbed backends and state, and say what must come out. Parsed and checked once, every problem
  * located as a configuration's are (`file:line:col: key.path: message`).
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError } from '../config/config-error.js';
-import { parseYamlWith } from '../config/load.js';
+import { parseYamlWith, readYamlFile } from '../config/load.js';
 
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
 const stringMap = z.record(z.string(), scalar.transform(String));
@@ -193,18 +191,7 @@ export interface LoadedTestFile {
 
 /** Reads and checks a test file; throws ConfigError naming every problem with its line, column and key path. */
 export async function loadTestFile(file: string): Promise<LoadedTestFile> {
-  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new ConfigError([
-      {
-        file,
-        line: 1,
-        column: 1,
-        path: '',
-        message: `cannot read the file (${error.code ?? error.message})`,
-      },
-    ]);
-  });
-  return parseTestFile(text, file);
+  return parseTestFile(await readYamlFile(file), file);
 }
 
 export function parseTestFile(text: string, file: string): LoadedTestFile {
