@@ -79,7 +79,7 @@ describe('/apis', () => {
     expect(response.status).toBe(400);
     expect(details(response)).toEqual([
       expect.stringMatching(
-        /gateway\.yaml:\d+:\d+: apis\[2\]\.urlSuffix: URL suffix "courses" is already used by apis\[0\] on the same hosts$/,
+        /gateway\.yaml:\d+:\d+: apis\[2\]\.urlSuffix: URL suffix "courses" is already used by apis\[0\] on the same hosts \(only versions of one header- or query-versioned set share a suffix\)$/,
       ),
     ]);
     expect((await h.request('GET', '/apis/copy')).status).toBe(404);
