@@ -68,7 +68,7 @@ describe.each<[string, () => { store: VectorStore; other: VectorStore }]>([
     expect(await store.nearest(partition(), v(1, 0, 0), 1)).toBeUndefined();
   });
 
-  // Only the stores other processes share have the case (registered, not skipped, for the in-process one).
+  // Only stores other processes can share have this case: it is not registered (not skipped) for the in-process one.
   if (kind !== 'in-process')
     it('is shared with another process', async () => {
       const { store, other } = make();
