@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Catalog } from '../catalog/catalog.js';
 import { UrlTemplateError } from '../catalog/url-template.js';
-import { type Diagnostic, DiagnosticsError } from '../diagnostic.js';
+import { type Diagnostic, DiagnosticsError, formatDiagnostic } from '../diagnostic.js';
 import {
   buildPipeline,
   type CompiledDocument,
@@ -17,7 +17,8 @@ import {
 } from '../policy/index.js';
 import { redactionMarker, redactText } from '../redact.js';
 import { apiVersionSelector } from './api-versions.js';
-import { fileText, formatPath, type LoadedConfig, problemInText } from './load.js';
+import { ConfigError } from './config-error.js';
+import { fileText, formatPath, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
 import type { GatewayConfig } from './schema.js';
 
 /** Everything the engine serves, compiled once from the configuration and its policy documents. */
@@ -217,4 +218,19 @@ function read(input: { file: string; text: string }, namedValues: NamedValues, p
 
 function defined<T extends object>(record: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as never;
+}
+
+/**
+ * Every problem `up` would refuse a gateway file for — its schema and cross-section checks, and every policy it names
+ * compiled as the engine would at start — formatted `file:line:col: path: message`; empty when it would start.
+ */
+export async function gatewayFileProblems(file: string): Promise<string[]> {
+  try {
+    compileGateway(await loadConfigFile(file));
+    return [];
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof GatewayLoadError)
+      return error.problems.map(formatDiagnostic);
+    throw error;
+  }
 }

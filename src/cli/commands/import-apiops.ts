@@ -4,10 +4,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Document, parseDocument } from 'yaml';
 import { type GatewayDocument, gatewaySections, importApiops } from '../../catalog/apiops/index.js';
-import { ConfigError } from '../../config/config-error.js';
-import { compileGateway, GatewayLoadError } from '../../config/gateway.js';
-import { loadConfigFile, parseConfig } from '../../config/load.js';
-import { formatDiagnostic } from '../../diagnostic.js';
+import { gatewayFileProblems } from '../../config/gateway.js';
+import { parseConfig } from '../../config/load.js';
 import { writeFindings } from '../apiops-report.js';
 import { type CliCommand, InputError, UsageError } from '../command.js';
 
@@ -46,18 +44,6 @@ async function configText(
     else document.delete(section);
   }
   return { text: document.toString({ lineWidth: 0 }), existed };
-}
-
-/** The problems `up` would refuse the written configuration for (an unset environment variable, a policy). */
-async function validationProblems(file: string): Promise<string[]> {
-  try {
-    compileGateway(await loadConfigFile(file));
-    return [];
-  } catch (error) {
-    if (error instanceof ConfigError || error instanceof GatewayLoadError)
-      return error.problems.map(formatDiagnostic);
-    throw error;
-  }
 }
 
 async function writeAtomically(file: string, text: string): Promise<void> {
@@ -107,7 +93,7 @@ export const importApiopsCommand: CliCommand = {
         `${document.subscriptions.length} subscriptions, ${document.users.length} users, ${document.groups.length} groups ` +
         `(${imported.files.size} policy and definition files beside it)\n`,
     );
-    const problems = await validationProblems(file);
+    const problems = await gatewayFileProblems(file);
     if (problems.length === 0) return 0;
     process.stderr.write(
       `the gateway will not start with it until these are fixed:\n${problems.map((line) => `  ${line}\n`).join('')}`,

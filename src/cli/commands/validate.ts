@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ConfigError } from '../../config/config-error.js';
-import { compileGateway, GatewayLoadError } from '../../config/gateway.js';
-import { loadConfigFile, parseYamlWith } from '../../config/load.js';
+import { gatewayFileProblems } from '../../config/gateway.js';
+import { parseYamlWith } from '../../config/load.js';
 import { formatDiagnostic } from '../../diagnostic.js';
 import { SCOPES, type Scope } from '../../policy/schema.js';
 import type { NamedValue } from '../../policy/source.js';
@@ -36,18 +35,6 @@ async function readNamedValues(file: string): Promise<Map<string, NamedValue>> {
   );
 }
 
-/** Loads a gateway configuration and compiles every policy it names, as the engine would at start. */
-async function configurationErrors(file: string): Promise<string[]> {
-  try {
-    compileGateway(await loadConfigFile(file));
-    return [];
-  } catch (error) {
-    if (error instanceof ConfigError || error instanceof GatewayLoadError)
-      return error.problems.map(formatDiagnostic);
-    throw error;
-  }
-}
-
 export const command: CliCommand = {
   usage:
     'portcullis validate [--named-values FILE.yaml] [--scope global|product|api|operation] FILE…\n' +
@@ -67,7 +54,7 @@ export const command: CliCommand = {
       values['named-values'] === undefined ? undefined : await readNamedValues(values['named-values']);
     const isConfiguration = (file: string) => /\.ya?ml$/i.test(file);
     const configurationProblems = await Promise.all(
-      positionals.filter(isConfiguration).map(configurationErrors),
+      positionals.filter(isConfiguration).map(gatewayFileProblems),
     );
     for (const problem of configurationProblems.flat()) process.stdout.write(`${problem}\n`);
     // A policy file that cannot be read is reported like any other problem of it, as a configuration file is.
