@@ -471,18 +471,37 @@ class PolicyExchange implements Exchange {
 
   /** 413 with API Management's error shape; no policy runs on a body it was not given whole. */
   private refuseLargeBody(): PhaseResult {
-    this.summary.outcome = 'responded';
-    this.summary.status = 413;
     const limit = this.engine.maxRequestBodyBytes;
+    return this.refusal(
+      413,
+      `The request body is larger than this operation accepts${limit === undefined ? '' : ` (${limit} bytes)`}.`,
+      { details: 'portcullis_request_body_too_large' },
+    );
+  }
+
+  /**
+   * An answer the engine gives itself, before or instead of any policy: API Management's JSON error shape with a
+   * message safe to show; why goes to the access log (`lastError`) and to Envoy's response details.
+   */
+  private refusal(
+    status: number,
+    message: string,
+    cause: { readonly lastError?: ExchangeSummary['lastError']; readonly details: string },
+    requestIdHeader: HeaderChange[] = [],
+  ): PhaseResult {
+    this.summary.outcome = 'responded';
+    this.summary.status = status;
+    if (cause.lastError) this.summary.lastError = cause.lastError;
     return {
       action: 'respond',
-      status: 413,
-      headers: [{ name: 'content-type', value: 'application/json' }, ...this.traceHeaders()],
-      body: JSON.stringify({
-        statusCode: 413,
-        message: `The request body is larger than this operation accepts${limit === undefined ? '' : ` (${limit} bytes)`}.`,
-      }),
-      details: 'portcullis_request_body_too_large',
+      status,
+      headers: [
+        ...requestIdHeader,
+        { name: 'content-type', value: 'application/json' },
+        ...this.traceHeaders(),
+      ],
+      body: Buffer.from(JSON.stringify({ statusCode: status, message })),
+      details: cause.details,
     };
   }
 
@@ -669,30 +688,26 @@ class PolicyExchange implements Exchange {
     found: { readonly kind: 'unknown-api' } | { readonly kind: 'outside-suffix'; readonly urlSuffix: string },
     requestIdHeader: HeaderChange[],
   ): PhaseResult {
-    const status = found.kind === 'unknown-api' ? 500 : 404;
-    this.summary.outcome = 'responded';
-    this.summary.status = status;
-    this.summary.lastError = {
-      source: 'route-name',
-      reason: found.kind === 'unknown-api' ? 'RouteNamesUnknownApi' : 'PathOutsideNamedApi',
-      message:
-        found.kind === 'unknown-api'
-          ? `Envoy route "${routeName}" names an API the configuration does not have`
-          : `Envoy route "${routeName}" took a path outside the API's URL suffix "/${found.urlSuffix}"`,
-    };
-    return {
-      action: 'respond',
+    const lastError =
+      found.kind === 'unknown-api'
+        ? {
+            source: 'route-name',
+            reason: 'RouteNamesUnknownApi',
+            message: `Envoy route "${routeName}" names an API the configuration does not have`,
+          }
+        : {
+            source: 'route-name',
+            reason: 'PathOutsideNamedApi',
+            message: `Envoy route "${routeName}" took a path outside the API's URL suffix "/${found.urlSuffix}"`,
+          };
+    const [status, message] =
+      found.kind === 'unknown-api' ? [500, 'Internal server error'] : [404, 'Resource not found'];
+    return this.refusal(
       status,
-      headers: [...requestIdHeader, { name: 'content-type', value: 'application/json' }],
-      body: Buffer.from(
-        JSON.stringify(
-          status === 500
-            ? { statusCode: 500, message: 'Internal server error' }
-            : { statusCode: 404, message: 'Resource not found' },
-        ),
-      ),
-      details: `portcullis_${this.summary.lastError.reason}`,
-    };
+      message,
+      { lastError, details: `portcullis_${lastError.reason}` },
+      requestIdHeader,
+    );
   }
 
   /**
@@ -705,9 +720,7 @@ class PolicyExchange implements Exchange {
     requestIdHeader: HeaderChange[],
   ): PhaseResult {
     const where = `${found.by === 'header' ? 'header' : 'query parameter'} ${found.key}`;
-    this.summary.outcome = 'responded';
-    this.summary.status = 404;
-    this.summary.lastError = {
+    const lastError = {
       source: 'api-version',
       reason: found.requested === undefined ? 'ApiVersionMissing' : 'ApiVersionNotFound',
       message:
@@ -715,17 +728,12 @@ class PolicyExchange implements Exchange {
           ? `no ${where} naming the version of /${found.urlSuffix}, and no version "" (Original) to default to`
           : `no version ${JSON.stringify(found.requested)} (${where}) of /${found.urlSuffix}`,
     };
-    return {
-      action: 'respond',
-      status: 404,
-      headers: [
-        ...requestIdHeader,
-        { name: 'content-type', value: 'application/json' },
-        ...this.traceHeaders(),
-      ],
-      body: Buffer.from(JSON.stringify({ statusCode: 404, message: 'Resource not found' })),
-      details: `portcullis_${this.summary.lastError.reason}`,
-    };
+    return this.refusal(
+      404,
+      'Resource not found',
+      { lastError, details: `portcullis_${lastError.reason}` },
+      requestIdHeader,
+    );
   }
 
   /**
@@ -734,20 +742,14 @@ class PolicyExchange implements Exchange {
    * choice. 500, as for any misconfiguration; the access log says which backend.
    */
   private refuseUnroutedBackend(route: BackendRoute, apiServiceUrl: string): PhaseResult {
-    this.summary.outcome = 'responded';
-    this.summary.status = 500;
-    this.summary.lastError = {
-      source: 'set-backend-service',
-      reason: 'BackendNotRoutable',
-      message: `the policies chose ${route.origin}, but the Envoy in front routes by its own routes (--backend-routing envoy-route) to ${new URL(apiServiceUrl).origin}`,
-    };
-    return {
-      action: 'respond',
-      status: 500,
-      headers: [{ name: 'content-type', value: 'application/json' }, ...this.traceHeaders()],
-      body: Buffer.from(JSON.stringify({ statusCode: 500, message: 'Internal server error' })),
+    return this.refusal(500, 'Internal server error', {
+      lastError: {
+        source: 'set-backend-service',
+        reason: 'BackendNotRoutable',
+        message: `the policies chose ${route.origin}, but the Envoy in front routes by its own routes (--backend-routing envoy-route) to ${new URL(apiServiceUrl).origin}`,
+      },
       details: 'portcullis_BackendNotRoutable',
-    };
+    });
   }
 
   /** A path the engine will not resolve (see catalog/request-path.ts): 400 before any API or policy sees it. */
@@ -755,16 +757,15 @@ class PolicyExchange implements Exchange {
     refusal: Extract<NormalizedPath, { ok: false }>,
     requestIdHeader: HeaderChange[],
   ): PhaseResult {
-    this.summary.outcome = 'responded';
-    this.summary.status = 400;
-    this.summary.lastError = { source: 'request-path', reason: refusal.reason, message: refusal.message };
-    return {
-      action: 'respond',
-      status: 400,
-      headers: [...requestIdHeader, { name: 'content-type', value: 'application/json' }],
-      body: Buffer.from(JSON.stringify({ statusCode: 400, message: `Bad request: ${refusal.message}.` })),
-      details: `portcullis_${refusal.reason}`,
-    };
+    return this.refusal(
+      400,
+      `Bad request: ${refusal.message}.`,
+      {
+        lastError: { source: 'request-path', reason: refusal.reason, message: refusal.message },
+        details: `portcullis_${refusal.reason}`,
+      },
+      requestIdHeader,
+    );
   }
 
   private respond(response: FinalResponse): PhaseResult {
