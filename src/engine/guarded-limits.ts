@@ -21,7 +21,10 @@ const KIND_ELEMENT: Record<LimitKind, string> = {
   concurrency: 'limit-concurrency',
 };
 
-/** Logs a failing dependency once, then at most every `everyMs` with how many failures were not logged. */
+/**
+ * Logs a failing dependency once, then at most every `everyMs` with how many failures were not logged. `problem` is
+ * the whole message (also the key the interval is kept by), so each dependency says what failed in its own words.
+ */
 export class FailureLog {
   readonly #last = new Map<string, { at: number; suppressed: number }>();
   constructor(
@@ -29,15 +32,15 @@ export class FailureLog {
     private readonly everyMs = 10_000,
   ) {}
 
-  report(what: string, error: unknown, fields: Record<string, unknown> = {}): void {
+  report(problem: string, error: unknown, fields: Record<string, unknown> = {}): void {
     const now = Date.now();
-    const last = this.#last.get(what);
+    const last = this.#last.get(problem);
     if (last !== undefined && now - last.at < this.everyMs) {
       last.suppressed++;
       return;
     }
-    this.#last.set(what, { at: now, suppressed: 0 });
-    this.logger.warn(`shared state unavailable: ${what}`, {
+    this.#last.set(problem, { at: now, suppressed: 0 });
+    this.logger.warn(problem, {
       ...fields,
       error: error instanceof Error ? error.message : String(error),
       ...(last === undefined ? {} : { notLoggedSince: last.suppressed }),
@@ -107,7 +110,9 @@ export class GuardedLimits {
     if (!(error instanceof StateUnavailableError)) throw error;
     const closed = this.modes[kind] === 'closed' && !afterResponse;
     this.counters.count(KIND_ELEMENT[kind], 'failed', STATE_UNAVAILABLE);
-    this.failures.report(KIND_ELEMENT[kind], error, { failMode: closed ? 'closed' : 'open' });
+    this.failures.report(`shared state unavailable: ${KIND_ELEMENT[kind]}`, error, {
+      failMode: closed ? 'closed' : 'open',
+    });
     if (closed)
       throw new PolicyError(
         STATE_UNAVAILABLE,

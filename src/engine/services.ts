@@ -163,7 +163,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
           return match && { response: responseCodec.decode(match.value), distance: match.distance };
         } catch (error) {
           counters.count('cache', 'failed', STATE_UNAVAILABLE);
-          failures.report('semantic cache lookup', error);
+          failures.report('shared state unavailable: semantic cache lookup', error);
           return undefined;
         }
       },
@@ -174,7 +174,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
           await vectors.add(partition, Float32Array.from(embedding), bytes, ttl);
         } catch (error) {
           counters.count('cache', 'failed', STATE_UNAVAILABLE);
-          failures.report('semantic cache store', error);
+          failures.report('shared state unavailable: semantic cache store', error);
         }
       },
     },
