@@ -83,6 +83,7 @@ export const command: CliCommand = {
             body: response.body.toString('utf8'),
             backend: outcome.backend ?? null,
             calls: outcome.calls,
+            missingStubs: outcome.missing,
             lastError: outcome.lastError,
             steps: outcome.steps,
             trace: outcome.trace,
@@ -105,6 +106,7 @@ export const command: CliCommand = {
       ...outcome.calls.map(
         (call) => `call: ${call.method} ${call.url}${call.answered ? '' : ' (no stub answered it)'}`,
       ),
+      ...outcome.missing.map(({ key, wanted }) => `no stub: ${key} (${wanted})`),
       ...(outcome.lastError && outcome.lastError.reason !== ''
         ? [`LastError: ${outcome.lastError.source} ${outcome.lastError.reason}: ${outcome.lastError.message}`]
         : []),
