@@ -28,7 +28,8 @@ export const command: CliCommand = {
     'portcullis run [--config gateway.yaml] [-H "Name: value"]… [-d BODY|@FILE] [--stubs STUBS.yaml] [--json] METHOD URL\n' +
     '  Sends one request through the compiled policies, in-process (no Envoy, no network: the backend and every call\n' +
     '  a policy makes are answered from --stubs, the `stubs` section of a test file), and prints the response and\n' +
-    '  the trace: every element with its outcome, time, the variables it changed and the branch a choose took.\n' +
+    '  the trace: every element with its outcome, time, the values its expressions computed, the variables it\n' +
+    '  changed and the branch a choose took.\n' +
     '  URL is a path (/courses/api/Course) or an absolute URL whose host picks the API.',
   async run(args) {
     const { values, positionals } = parseArgs({
