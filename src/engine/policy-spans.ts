@@ -115,6 +115,10 @@ export function bothObservers(first: PolicyObserver, second: PolicyObserver): Po
       first.branchTaken(choice, run);
       second.branchTaken(choice, run);
     },
+    // Values go to the first that shows them (spans do not).
+    watch: (run, redactSecrets) =>
+      (first.observes(run) ? first.watch?.(run, redactSecrets) : undefined) ??
+      (second.observes(run) ? second.watch?.(run, redactSecrets) : undefined),
   };
 }
 

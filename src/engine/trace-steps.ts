@@ -1,6 +1,9 @@
 /**
  * The steps of one pipeline run as a trace shows them: every element with where it was written, its outcome, its
- * time and the variables it changed, and the branch each choose took with its conditions' values. One format for
+ * time, the values of the policy expressions it evaluated and the variables it changed, and the branch each choose
+ * took with its conditions' values. Values are shown cut to a safe length, with credentials removed: secret named
+ * values, the tokens the gateway obtained, a credential header's or parameter's value, and anything that looks like
+ * one (redact.ts). One format for
  * the live debug trace (`x-portcullis-trace`, the `debug-trace` log line's `steps`) and for `portcullis run` and
  * `portcullis test`.
  */
@@ -10,12 +13,16 @@ import {
   type ObservedRun,
   PolicyError,
   type PolicyObserver,
+  type RunWatch,
   type Section,
   StatementFailure,
   type StatementOutcome,
   type StatementSite,
 } from '../policy/index.js';
-import { redactText } from '../redact.js';
+import { redactionMarker, redactText } from '../redact.js';
+
+/** The shortest credential removed from shown values by its text (a token); shorter ones would hit ordinary text. */
+const MIN_CREDENTIAL_CHARS = 8;
 
 export interface TraceStep {
   readonly element: string;
@@ -31,6 +38,12 @@ export interface TraceStep {
   error?: string;
   /** Variables the statement set or changed (leaf statements only: a parent's are its children's). */
   variables?: Record<string, string>;
+  /**
+   * The values of the policy expressions the statement itself evaluated, by where they were written: `@attribute`,
+   * a child's `child/@attribute`, an element's text by its name (`value`, `set-url`) or by the name its parent
+   * gives it (set-header's header); a label met again gets ` (2)`, ` (3)` ….
+   */
+  values?: Record<string, string>;
   /** For a choose: which branch ran (`when[1]`, `otherwise`, `none`) and the conditions' values in order. */
   branch?: string;
   conditions?: readonly boolean[];
@@ -38,10 +51,23 @@ export interface TraceStep {
 
 const at = (location: StatementSite['location']) => `${location.file}:${location.line}:${location.column}`;
 
-/** A variable's value as a trace shows it (credentials removed). */
-export function shownValue(value: unknown): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : toDotNetString(value);
-  return redactText(text);
+/** At most this many characters of a value are shown (a body, a token list …): a trace is a log line. */
+export const SHOWN_VALUE_CHARS = 200;
+/** At most this many expression values are kept per step (a loop of values cannot grow a trace without end). */
+const VALUES_PER_STEP = 16;
+
+/**
+ * A value as a trace shows it: a string quoted, anything else as .NET prints it; credentials removed (`redact`:
+ * the run's secrets, then the shapes redact.ts knows), cut to SHOWN_VALUE_CHARS with the full length said.
+ */
+export function shownValue(value: unknown, redact: (text: string) => string = (text) => text): string {
+  const whole = typeof value === 'string' ? value : toDotNetString(value);
+  // Only the head is worked on; a credential's shape is matched within a margin past what is shown.
+  const head = whole.length > SHOWN_VALUE_CHARS * 4 ? whole.slice(0, SHOWN_VALUE_CHARS * 4) : whole;
+  const redacted = redactText(redact(head));
+  const text = typeof value === 'string' ? JSON.stringify(redacted) : redacted;
+  if (whole.length <= SHOWN_VALUE_CHARS && text.length <= SHOWN_VALUE_CHARS * 2) return text;
+  return `${text.slice(0, SHOWN_VALUE_CHARS)}… (${whole.length} chars)`;
 }
 
 /**
@@ -52,6 +78,14 @@ export class StepRecorder implements PolicyObserver {
   readonly steps: TraceStep[] = [];
   readonly runs: ObservedRun[] = [];
   readonly #open: { step: TraceStep; started: number; variables: Map<string, unknown>; index: number }[] = [];
+  /** The credentials the watched runs obtained, and their secret named values: removed from every value shown. */
+  readonly #credentials = new Set<string>();
+  #redactSecrets: (text: string) => string = (text) => text;
+  readonly #redact = (text: string): string => {
+    let out = this.#redactSecrets(text);
+    for (const credential of this.#credentials) out = out.split(credential).join(redactionMarker);
+    return out;
+  };
 
   constructor(private readonly onRunStarted?: (run: ObservedRun) => void) {}
 
@@ -92,9 +126,33 @@ export class StepRecorder implements PolicyObserver {
       const changed: Record<string, string> = {};
       for (const [name, value] of run.context.variables.entries())
         if (!open.variables.has(name) || open.variables.get(name) !== value)
-          changed[name] = shownValue(value);
+          changed[name] = shownValue(value, this.#redact);
       if (Object.keys(changed).length > 0) step.variables = changed;
     }
+  }
+
+  watch(_run: ObservedRun, redactSecrets: (text: string) => string): RunWatch {
+    this.#redactSecrets = redactSecrets;
+    return {
+      value: (label, value, credential) => this.#valueEvaluated(label, value, credential),
+      credential: (text) => {
+        // A short text would be replaced wherever it happens to appear; no credential is that short.
+        if (text.length >= MIN_CREDENTIAL_CHARS) this.#credentials.add(text);
+      },
+    };
+  }
+
+  #valueEvaluated(label: string, value: unknown, credential: boolean): void {
+    // Evaluated outside any statement (the transport's retry condition): no step to show it with.
+    const step = this.#open.at(-1)?.step;
+    if (step === undefined) return;
+    step.values ??= {};
+    const values = step.values;
+    if (Object.keys(values).length >= VALUES_PER_STEP) return;
+    const own = label.startsWith(`${step.element}/@`) ? label.slice(step.element.length + 1) : label;
+    let key = own;
+    for (let seen = 2; Object.hasOwn(values, key); seen++) key = `${own} (${seen})`;
+    values[key] = credential ? redactionMarker : shownValue(value, this.#redact);
   }
 
   branchTaken(choice: BranchChoice, _run: ObservedRun): void {
@@ -123,6 +181,12 @@ export function formatSteps(steps: readonly TraceStep[]): string[] {
       parts.push(
         Object.entries(step.variables)
           .map(([name, value]) => `${name}=${value}`)
+          .join(' '),
+      );
+    if (step.values !== undefined)
+      parts.push(
+        Object.entries(step.values)
+          .map(([label, value]) => `${label}=${value}`)
           .join(' '),
       );
     if (step.ms !== undefined) parts.push(`${step.ms} ms`);

@@ -4,6 +4,7 @@ import type {
   Logger,
   ObservedRun,
   PolicyObserver,
+  RunWatch,
   StatementOutcome,
   StatementSite,
   TraceEntry,
@@ -81,6 +82,10 @@ export class TraceRouter implements TraceSink, PolicyObserver {
 
   branchTaken(choice: BranchChoice, run: ObservedRun): void {
     this.recorderOf(run)?.branchTaken(choice, run);
+  }
+
+  watch(run: ObservedRun, redactSecrets: (text: string) => string): RunWatch | undefined {
+    return this.recorderOf(run)?.watch(run, redactSecrets);
   }
 }
 

@@ -582,17 +582,18 @@ class DocumentCompiler {
         if (node !== undefined) out.push(node);
         continue;
       }
-      out.push(
-        this.buildNode(
-          c,
-          spec.attributes ?? {},
-          spec.content ?? { kind: 'empty' },
-          section,
-          childPath,
-          childErrorPath,
-          target,
-        ),
+      const node = this.buildNode(
+        c,
+        spec.attributes ?? {},
+        spec.content ?? { kind: 'empty' },
+        section,
+        childPath,
+        childErrorPath,
+        target,
       );
+      const name = el.attributes.find((attribute) => attribute.name === 'name')?.value;
+      if (name !== undefined && !isExpression(name)) node.namedBy = name.trim();
+      out.push(node);
     }
     for (const spec of specs) {
       const n = counts.get(spec.name) ?? 0;

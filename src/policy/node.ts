@@ -4,6 +4,7 @@
  * exposed as getters so the element's closure never looks at XML again.
  */
 import { type CompiledExpression, toBoolean, toDotNetString, toInt32 } from '../expr/index.js';
+import { credentialHeaderNames, credentialQueryNames } from '../redact.js';
 import type { Flow, RunContext, Statement } from './runtime.js';
 import type {
   AlwaysPresent,
@@ -82,6 +83,11 @@ export class PolicyNode<A extends AttributeSchema = AttributeSchema, C extends C
   statements: readonly Statement[] = [];
   /** For a child declared `policy: true`: the compiled statement of that element. */
   statement: Statement | undefined;
+  /**
+   * The name the parent gives this element's value (set-header's header, set-query-parameter's parameter: its
+   * literal `name`), by which a trace labels the value and knows a credential's.
+   */
+  namedBy: string | undefined;
 
   constructor(
     readonly name: string,
@@ -131,18 +137,26 @@ export class PolicyNode<A extends AttributeSchema = AttributeSchema, C extends C
     if (v === undefined) return undefined as AttributeGetter<A, N>;
     const what = `${this.name}/@${name}`;
     const kind: AttributeSpec['kind'] = this.specs[name]?.kind ?? 'string';
-    return KIND_GETTERS[kind](v, what) as AttributeGetter<A, N>;
+    const get = KIND_GETTERS[kind](v, what);
+    // A boolean expression is a condition: a trace shows it as the branch it chose, not as a value.
+    return (kind === 'bool' ? get : watched(v, get, what, false)) as AttributeGetter<A, N>;
   }
 
   /** The attribute's raw value: an expression's result as it is (set-variable, cache-store-value keep it). */
   rawGetter<N extends AttributeName<A>>(name: N): RawGetter<A, N> {
     const v = this.attributes.get(name);
-    return (v === undefined ? undefined : valueGetter(v)) as RawGetter<A, N>;
+    if (v === undefined) return undefined as RawGetter<A, N>;
+    return watched(v, valueGetter(v), `${this.name}/@${name}`, false) as RawGetter<A, N>;
   }
 
   /** The element's text as a getter (an expression or literal text), or undefined when empty. */
   text(): TextGetter<C> {
-    return (this.content === undefined ? undefined : stringGetter(this.content)) as TextGetter<C>;
+    const v = this.content;
+    if (v === undefined) return undefined as TextGetter<C>;
+    const name = this.namedBy?.toLowerCase();
+    const credential =
+      name !== undefined && (credentialHeaderNames.has(name) || credentialQueryNames.has(name));
+    return watched(v, stringGetter(v), this.namedBy ?? this.name, credential) as TextGetter<C>;
   }
 
   child<N extends ChildName<C>>(name: N): ChildNode<C, N> | undefined {
@@ -158,6 +172,20 @@ export class PolicyNode<A extends AttributeSchema = AttributeSchema, C extends C
   childrenNamed<N extends ChildName<C>>(name: N): ChildNode<C, N>[] {
     return this.children.filter((c) => c.name === name) as unknown as ChildNode<C, N>[];
   }
+}
+
+/**
+ * An expression's getter that also tells a watched run (RunContext.watch: a trace) the value it computed. A literal
+ * is shown where it was written and is not repeated; an unwatched run pays one field read.
+ */
+function watched<T>(v: ValueSource, get: Getter<T>, label: string, credential: boolean): Getter<T> {
+  if (v.kind === 'literal') return get;
+  return (run) => {
+    const value = get(run);
+    const watch = run.watch;
+    if (watch !== undefined) watch.value(label, value, credential);
+    return value;
+  };
 }
 
 /** One getter maker per attribute kind: the declaration decides how a value is read, not the element. */

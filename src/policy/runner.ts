@@ -177,7 +177,12 @@ export class PipelineRun {
       now: clockOf(services),
     });
     this.run = new RunContext(context, services);
-    services.observer?.runStarted(this.run);
+    const observer = services.observer;
+    if (observer !== undefined) {
+      observer.runStarted(this.run);
+      if (observer.watch !== undefined && observer.observes(this.run))
+        this.run.watch = observer.watch(this.run, (text) => this.#redact(text));
+    }
   }
 
   get context(): PolicyContext {

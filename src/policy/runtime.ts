@@ -5,7 +5,7 @@
  */
 import type { PolicyContext, RequestModel, ResponseModel } from '../expr/index.js';
 import type { Section } from './schema.js';
-import type { CachingType, PolicyServices, StatementSite } from './services.js';
+import type { CachingType, PolicyServices, RunWatch, StatementSite } from './services.js';
 
 export type { StatementSite } from './services.js';
 
@@ -93,6 +93,8 @@ export class RunContext {
   pendingResponse: ResponseModel | undefined;
   /** The request send-request is building. */
   pendingRequest: RequestModel | undefined;
+  /** Set when an observer shows this run's values (a trace, a test); undefined on live traffic. */
+  watch: RunWatch | undefined;
 
   readonly #endTasks: EndTask[] = [];
   #ended: Promise<void> | undefined;

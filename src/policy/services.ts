@@ -211,6 +211,24 @@ export interface PolicyObserver {
   statementStarted(site: StatementSite, run: ObservedRun): void;
   statementEnded(site: StatementSite, run: ObservedRun, outcome: StatementOutcome, error?: unknown): void;
   branchTaken(choice: BranchChoice, run: ObservedRun): void;
+  /**
+   * Optional, for an observer that shows values (a trace): what hears the values a run it observes computes
+   * (RunWatch), or undefined for none. Asked once per run, when it starts, so a run nobody watches pays one field
+   * read per expression. `redactSecrets` removes the pipeline's secret named values from a text.
+   */
+  watch?(run: ObservedRun, redactSecrets: (text: string) => string): RunWatch | undefined;
+}
+
+/** What a watched run tells its observer besides statements and branches (RunContext.watch). */
+export interface RunWatch {
+  /**
+   * A statement evaluated a policy expression: `label` is where it was written (`element/@attribute`, the element
+   * whose text it is, or the name its parent gives the value, e.g. set-header's header); `credential` when that
+   * name is a credential's (an `Authorization` header, an `api-key` parameter), whose value must not be shown.
+   */
+  value(label: string, value: unknown, credential: boolean): void;
+  /** The gateway obtained a credential (a token of its identities, a connection's): never shown in what it reports. */
+  credential(text: string): void;
 }
 
 export interface PolicyServices {

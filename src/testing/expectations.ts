@@ -98,6 +98,14 @@ type Check = (expected: Expectations, outcome: CaseOutcome) => Mismatch[];
 
 /** Every expectation a case may state, in the order a failure lists them. */
 const checks: readonly Check[] = [
+  // Not an expectation but a hole in the case: a credential a policy asked for is never fetched for real.
+  function stubs(_expected, outcome) {
+    return outcome.missing.map(({ key, wanted }) => ({
+      what: key,
+      expected: wanted,
+      actual: 'no stub (a case must stub every credential its policies ask for; `{ fail }` tests a failure)',
+    }));
+  },
   function status(expected, outcome) {
     if (expected.status === undefined || expected.status === outcome.response.status) return [];
     return [{ what: 'status', expected: String(expected.status), actual: String(outcome.response.status) }];

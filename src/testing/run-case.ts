@@ -18,6 +18,7 @@ import {
 import type { ObservedRun, TraceEntry } from '../policy/index.js';
 import { type DoubleResponse, playEnvoy, type ReceivedRequest } from './envoy-double.js';
 import type { GatewayUnderTest } from './gateway-under-test.js';
+import type { MissingStub } from './stubbed-identities.js';
 import { caseServices, plainValue, type RecordedCall, runtimeValue } from './stubbed-services.js';
 import { mergeStubs, type Stubs, type TestCase } from './test-file.js';
 import type { TestKeys } from './test-keys.js';
@@ -37,6 +38,8 @@ export interface CaseOutcome {
   /** `file:line:col` of the statement that decided the outcome (the last that answered, refused or failed). */
   readonly decidedAt: string | undefined;
   readonly logs: readonly string[];
+  /** Credentials the policies asked for that the case did not stub (each fails the case). */
+  readonly missing: readonly MissingStub[];
 }
 
 export interface CaseInput {
@@ -54,7 +57,9 @@ export async function runCase(input: CaseInput): Promise<CaseOutcome> {
   const compiled = gateway.compiled(testCase.context.namedValues);
   const recorder = new StepRecorder((run) => seedContext(run, testCase));
   const services = await caseServices({
+    caseName: testCase.name,
     stubs,
+    identities: compiled.gateway.config.identities,
     backends: compiled.gateway.backends,
     observer: recorder,
     extra: (request) => input.keys.answer(request),
@@ -85,6 +90,7 @@ export async function runCase(input: CaseInput): Promise<CaseOutcome> {
       trace: [...formatSteps(recorder.steps).map(shownPlaces), ...services.traces.map(traceLine)],
       decidedAt: shownPlaces(decidedAt(recorder.steps) ?? '') || undefined,
       logs: services.logs,
+      missing: services.missing,
     };
   } finally {
     await services.close();

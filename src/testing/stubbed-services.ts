@@ -1,13 +1,12 @@
 /**
  * The policy services of one test case: the engine's own (caches, limits, counters) in-process, with what reaches
  * outside replaced by the case's stubs — HTTP calls answered from the stubs (no network), the clock fixed at the
- * case's time (a wait moves it on), counters and cached values seeded, events and log lines kept.
- *
- * Stub kinds not handled yet: token sources (`authentication-managed-identity`, the credential manager) belong to
- * `identity/`, which the engine does not have yet; when it does, its token source takes a stub from `Stubs` here
- * (a `tokens` map by resource) like `http` below.
+ * case's time (a wait moves it on), counters and cached values seeded, the gateway's own tokens and credential
+ * manager connections from the `tokens` and `authorizations` stubs (stubbed-identities.ts), events and log lines
+ * kept. A new kind of stub is a key of `Stubs` (test-file.ts) and a service here built from it.
  */
 
+import type { GatewayConfig } from '../config/schema.js';
 import { createEngineServices, type EngineServices } from '../engine/services.js';
 import { JToken, parseJson, toDotNetString } from '../expr/index.js';
 import type { Logger } from '../log.js';
@@ -20,6 +19,7 @@ import type {
   TraceEntry,
 } from '../policy/index.js';
 import { MemoryLimitStore } from '../state/memory-limits.js';
+import { type MissingStub, stubbedIdentities } from './stubbed-identities.js';
 import type { ResponseStub, RoutedResponse, Stubs } from './test-file.js';
 
 /** A call a policy (or the engine, retrying) made, as the stub saw it. */
@@ -40,6 +40,8 @@ export interface CaseServices {
   readonly events: { loggerId: string; message: string }[];
   /** The value each counter key reached (the last count the element read). */
   readonly counters: Map<string, number>;
+  /** Credentials a policy asked for that no stub gives (the case fails for each). */
+  readonly missing: readonly MissingStub[];
   valueOf(key: string): Promise<unknown>;
   /** The backend's answer for the forwarded request to `url`, or undefined when no stub is for it. */
   backendAnswer(method: string, url: string): ResponseStub | undefined;
@@ -50,7 +52,11 @@ export interface CaseServices {
 export type ExtraAnswers = (request: HttpRequest) => HttpResponse | undefined;
 
 export async function caseServices(options: {
+  /** For the messages of a credential the case did not stub. */
+  readonly caseName: string;
   readonly stubs: Stubs;
+  /** The configuration's identities section: which source a policy's client-id selects. */
+  readonly identities?: GatewayConfig['identities'];
   readonly backends: ReadonlyMap<string, string>;
   readonly observer: PolicyObserver;
   readonly extra?: ExtraAnswers;
@@ -147,12 +153,20 @@ export async function caseServices(options: {
     release: (lease) => store.release(lease),
   };
 
+  const credentials = stubbedIdentities({
+    stubs,
+    config: options.identities,
+    caseName: options.caseName,
+    now: clock.now,
+  });
   const events: { loggerId: string; message: string }[] = [];
   const services: PolicyServices = {
     ...engine,
     fetch,
     clock,
     limits,
+    identities: credentials.identities,
+    authorizations: credentials.authorizations,
     eventLog: { append: async (loggerId, message) => void events.push({ loggerId, message }) },
     observer: options.observer,
   };
@@ -166,6 +180,7 @@ export async function caseServices(options: {
     logs,
     events,
     counters,
+    missing: credentials.missing,
     valueOf: async (key) => plainValue(await services.valueCache.get(key)),
     backendAnswer,
     close: () => engine.close(),

@@ -28,6 +28,28 @@ const routedResponseSchema = responseStubSchema.extend({
   method: z.string().min(1).optional(),
 });
 
+/** What a token source hands out for one resource: the token, or `{ fail }` with the source's error message. */
+const tokenStubSchema = z.union([z.string().min(1), z.strictObject({ fail: z.string().min(1) })]);
+export type TokenStub = z.output<typeof tokenStubSchema>;
+
+/**
+ * What a credential manager connection gives get-authorization-context: its access token (the claims are a JWT's
+ * own unless given), or `{ fail }` with why it is not available.
+ */
+const authorizationStubSchema = z.union([
+  z.string().min(1),
+  z.strictObject({
+    accessToken: z.string().min(1),
+    claims: z.record(z.string(), z.unknown()).optional(),
+  }),
+  z.strictObject({ fail: z.string().min(1) }),
+]);
+export type AuthorizationStub = z.output<typeof authorizationStubSchema>;
+
+/** Stubs by a name, then by a second name (`*`: any), e.g. identity → resource → token. */
+const byTwoNames = <T extends z.ZodType>(stub: T) =>
+  z.record(z.string().min(1), z.record(z.string().min(1), stub)).default({});
+
 export const stubsSchema = z.strictObject({
   /** The backend's answer to the forwarded request: one for any URL, or one per URL. */
   backend: z.union([responseStubSchema, z.array(routedResponseSchema)]).optional(),
@@ -39,6 +61,14 @@ export const stubsSchema = z.strictObject({
   counters: z.record(z.string(), z.number().int().min(0)).default({}),
   /** The time the request is made at (ISO 8601); retries' waits move it on instead of sleeping. */
   time: z.iso.datetime({ offset: true }).optional(),
+  /**
+   * The gateway's own tokens (authentication-managed-identity, send-request's child of that name), instead of the
+   * identities' token sources: by identity — the policy's client-id, the source it selects (identities.sources),
+   * or `default` — then by resource (`*`: any).
+   */
+  tokens: byTwoNames(tokenStubSchema),
+  /** get-authorization-context's connections, instead of the credential manager: by provider-id, then authorization-id. */
+  authorizations: byTwoNames(authorizationStubSchema),
 });
 
 const jwtSchema = z.strictObject({
@@ -207,5 +237,18 @@ export function mergeStubs(file: Stubs, own: Stubs): Stubs {
     cache: { ...file.cache, ...own.cache },
     counters: { ...file.counters, ...own.counters },
     ...((own.time ?? file.time) ? { time: own.time ?? file.time } : {}),
+    tokens: mergeByTwoNames(file.tokens, own.tokens),
+    authorizations: mergeByTwoNames(file.authorizations, own.authorizations),
   };
+}
+
+/** The case's entries over the file's, name by name (a case adds a resource without repeating the identity's others). */
+function mergeByTwoNames<T>(
+  file: Readonly<Record<string, Readonly<Record<string, T>>>>,
+  own: Readonly<Record<string, Readonly<Record<string, T>>>>,
+): Record<string, Record<string, T>> {
+  const merged: Record<string, Record<string, T>> = {};
+  for (const name of new Set([...Object.keys(file), ...Object.keys(own)]))
+    merged[name] = { ...file[name], ...own[name] };
+  return merged;
 }

@@ -28,7 +28,8 @@ export const command: CliCommand = {
     'portcullis run [--config gateway.yaml] [-H "Name: value"]… [-d BODY|@FILE] [--stubs STUBS.yaml] [--json] METHOD URL\n' +
     '  Sends one request through the compiled policies, in-process (no Envoy, no network: the backend and every call\n' +
     '  a policy makes are answered from --stubs, the `stubs` section of a test file), and prints the response and\n' +
-    '  the trace: every element with its outcome, time, the variables it changed and the branch a choose took.\n' +
+    '  the trace: every element with its outcome, time, the values its expressions computed, the variables it\n' +
+    '  changed and the branch a choose took.\n' +
     '  URL is a path (/courses/api/Course) or an absolute URL whose host picks the API.',
   async run(args) {
     const { values, positionals } = parseArgs({
@@ -83,6 +84,7 @@ export const command: CliCommand = {
             body: response.body.toString('utf8'),
             backend: outcome.backend ?? null,
             calls: outcome.calls,
+            missingStubs: outcome.missing,
             lastError: outcome.lastError,
             steps: outcome.steps,
             trace: outcome.trace,
@@ -105,6 +107,7 @@ export const command: CliCommand = {
       ...outcome.calls.map(
         (call) => `call: ${call.method} ${call.url}${call.answered ? '' : ' (no stub answered it)'}`,
       ),
+      ...outcome.missing.map(({ key, wanted }) => `no stub: ${key} (${wanted})`),
       ...(outcome.lastError && outcome.lastError.reason !== ''
         ? [`LastError: ${outcome.lastError.source} ${outcome.lastError.reason}: ${outcome.lastError.message}`]
         : []),

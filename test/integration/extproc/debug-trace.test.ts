@@ -29,6 +29,18 @@ apis:
             <inbound><base /><trace source="course-trace" severity="information"><message>@("looking up " + context.Request.Url.Path)</message></trace></inbound>
             <backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error>
           </policies>
+      - id: item
+        method: GET
+        urlTemplate: /api/Course/{id}
+        policy: |
+          <policies>
+            <inbound><base />
+              <set-header name="x-course" exists-action="override"><value>@("course-" + context.Request.MatchedParameters["id"])</value></set-header>
+              <set-header name="x-api-key" exists-action="override"><value>@("key-" + context.Request.MatchedParameters["id"])</value></set-header>
+              <rewrite-uri template="@("/api/v2/Course/" + context.Request.MatchedParameters["id"])" />
+            </inbound>
+            <backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error>
+          </policies>
 `,
     );
   });
@@ -80,6 +92,27 @@ apis:
       { element: 'forward-request', section: 'backend', outcome: 'next', at: '<default global>:3:12' },
     ]);
     expect(trace.steps[0].at).toMatch(/gateway.yaml \(apis\[0\].operations\[0\].policy\):\d+:\d+$/);
+  });
+
+  it("shows the values the policy expressions computed, a credential header's removed", async () => {
+    const spy = captureLog();
+    const response = await fetch(`${gateway.url}/courses/api/Course/42`, {
+      headers: { 'x-portcullis-trace': traceKey },
+    });
+    await until(() => traceLines().length > 0, 'the debug-trace line', 5000);
+    spy.mockRestore();
+    expect(response.status).toBe(200);
+    const received = backend.received.at(-1)!;
+    expect(received.url).toBe('/api/v2/Course/42');
+    expect(received.headers['x-course']).toBe('course-42');
+    const trace = JSON.parse(traceLines()[0]!);
+    expect(trace.steps).toMatchObject([
+      { element: 'set-header', values: { 'x-course': '"course-42"' } },
+      { element: 'set-header', values: { 'x-api-key': '***' } },
+      { element: 'rewrite-uri', values: { '@template': '"/api/v2/Course/42"' } },
+      { element: 'forward-request' },
+    ]);
+    expect(traceLines()[0]).not.toContain('key-42');
   });
 
   it('does not trace a request with a wrong key or none', async () => {

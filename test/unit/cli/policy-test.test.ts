@@ -73,6 +73,16 @@ describe('portcullis test and run', () => {
     expect(outcome.stdout).toMatch(/inbound choose {2}next {2}when\[1\] \(conditions: true\)/);
   });
 
+  it('shows in the trace the values the policy expressions computed', async () => {
+    const outcome = await runCli(['run', 'GET', '/courses/api/Course?courseID=12'], { cwd: example });
+    expect(outcome.status).toBe(0);
+    // rewrite-uri's template="@("/api/Course/" + …)": the path it made, not the expression.
+    expect(outcome.stdout).toMatch(
+      /inbound rewrite-uri {2}next {2}@template="\/api\/Course\/12" .* @ policies\/courses-api\.xml:12:17/,
+    );
+    expect(outcome.stdout).toMatch(/inbound set-variable {2}next {2}courseID="12" {2}@value="12" /);
+  });
+
   it('--init writes a starter test per API that runs as written', async () => {
     const folder = mkdtempSync(path.join(scratch, 'init-'));
     writeFileSync(
