@@ -1,10 +1,15 @@
 /**
  * `portcullis test --init`: a starter test file for each API of a configuration, one case per operation — the
  * request the operation takes, the backend stubbed with a 200, and the status expected — to edit into real tests.
+ * The gateway's own credentials its policies ask for are stubbed too, so a starter passes before it is edited.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { namedValueTable } from '../config/gateway.js';
 import type { LoadedConfig } from '../config/load.js';
+import type { ApiConfig } from '../config/schema.js';
+import { isExpression, readPolicyDocument } from '../policy/index.js';
 
 export interface StarterFile {
   readonly file: string;
@@ -34,6 +39,67 @@ export function starterTests(loaded: LoadedConfig): StarterFile[] {
       '# ("Testing policies") for the request, context, stubs and expectations a case may give.',
     ].join('\n');
     const config = path.relative(loaded.directory, loaded.file) || path.basename(loaded.file);
-    return { file, text: `${header}\n${stringify({ config, cases }, { lineWidth: 120 })}` };
+    const stubs = credentialStubs(loaded, api);
+    return {
+      file,
+      text: `${header}\n${stringify({ config, ...(stubs === undefined ? {} : { stubs }), cases }, { lineWidth: 120 })}`,
+    };
   });
+}
+
+/** What a starter stubs for each credential a policy asks for: a placeholder the edited test may check for. */
+const STARTER_TOKEN = 'starter-token';
+
+/**
+ * The `tokens` and `authorizations` stubs for the credentials the API's policies (the global one, fragments, the
+ * API's and its operations') ask for: any resource of each identity a `client-id` names literally (`default` for
+ * none, or one an expression computes, which falls back to it), any connection of each literal `provider-id`.
+ */
+function credentialStubs(
+  loaded: LoadedConfig,
+  api: ApiConfig,
+):
+  | {
+      tokens?: Record<string, Record<string, string>>;
+      authorizations?: Record<string, Record<string, string>>;
+    }
+  | undefined {
+  const { config } = loaded;
+  // The names are all a starter needs: an unset environment value is the loader's to report.
+  const namedValues = namedValueTable(config, () => {});
+  const sources = [
+    config.policy,
+    ...Object.values(config.fragments),
+    api.policy,
+    ...api.operations.map((operation) => operation.policy),
+  ];
+  const tokens: Record<string, Record<string, string>> = {};
+  const authorizations: Record<string, Record<string, string>> = {};
+  for (const source of sources) {
+    if (source === undefined) continue;
+    const inline = source.trimStart().startsWith('<');
+    const file = inline ? loaded.file : path.resolve(loaded.directory, source);
+    const text = inline ? source : existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+    if (text === undefined) continue;
+    type Element = ReturnType<typeof readPolicyDocument>['root'];
+    const walk = (element: Element): void => {
+      const literal = (name: string) => {
+        const value = element.attributes.find((attribute) => attribute.name === name)?.value;
+        return value === undefined || isExpression(value) ? undefined : value;
+      };
+      if (element.name === 'authentication-managed-identity')
+        tokens[literal('client-id') ?? 'default'] = { '*': STARTER_TOKEN };
+      if (element.name === 'get-authorization-context') {
+        const provider = literal('provider-id');
+        if (provider !== undefined) authorizations[provider] = { '*': STARTER_TOKEN };
+      }
+      for (const child of element.children) if (child.kind === 'element') walk(child);
+    };
+    walk(readPolicyDocument(text, { file, ...(namedValues ? { namedValues } : {}) }).root);
+  }
+  const stubs = {
+    ...(Object.keys(tokens).length > 0 ? { tokens } : {}),
+    ...(Object.keys(authorizations).length > 0 ? { authorizations } : {}),
+  };
+  return Object.keys(stubs).length > 0 ? stubs : undefined;
 }

@@ -97,4 +97,52 @@ describe('portcullis test and run', () => {
     expect(run.stdout).toContain('2 passed, 0 failed');
     expect(run.status).toBe(0);
   });
+
+  it("--init stubs the gateway's own credentials the policies ask for, so the starter passes", async () => {
+    const folder = mkdtempSync(path.join(scratch, 'init-credentials-'));
+    writeFileSync(
+      path.join(folder, 'gateway.yaml'),
+      `identities:
+  default: vm
+  sources:
+    vm: { type: azure-imds, endpoint: "http://127.0.0.1:9/never-called" }
+    partner: { type: client-credentials, tokenUrl: "http://127.0.0.1:9/token", clientId: partner-app, clientSecret: x }
+  credentialProviders:
+    github:
+      source: { type: client-credentials, tokenUrl: "http://127.0.0.1:9/gh", clientId: gh, clientSecret: x }
+      connections: { repo: { resource: "https://api.github.example" } }
+apis:
+  - id: storage
+    urlSuffix: storage
+    serviceUrl: http://127.0.0.1:9
+    policy: storage.xml
+    operations: [{ id: read, method: GET, urlTemplate: "/blobs/{name}" }]
+`,
+    );
+    writeFileSync(
+      path.join(folder, 'storage.xml'),
+      `<policies>
+  <inbound>
+    <base />
+    <authentication-managed-identity resource="https://storage.azure.com/" />
+    <authentication-managed-identity resource="https://partner.example" client-id="partner-app" output-token-variable-name="partner" />
+    <get-authorization-context provider-id="github" authorization-id="repo" context-variable-name="gh" />
+  </inbound>
+  <backend><base /></backend>
+  <outbound><base /></outbound>
+</policies>
+`,
+    );
+    expect((await runCli(['test', '--init'], { cwd: folder })).status).toBe(0);
+    const starter = parse(readFileSync(path.join(folder, 'storage.policy-test.yaml'), 'utf8')) as {
+      stubs: unknown;
+    };
+    expect(starter.stubs).toEqual({
+      tokens: { default: { '*': 'starter-token' }, 'partner-app': { '*': 'starter-token' } },
+      authorizations: { github: { '*': 'starter-token' } },
+    });
+    const run = await runCli(['test'], { cwd: folder });
+    expect(run.stdout).toContain('PASS storage.policy-test.yaml › read reaches the backend');
+    expect(run.status).toBe(0);
+  });
 });
