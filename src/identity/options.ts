@@ -29,6 +29,7 @@ import { z } from 'zod';
  *       source: { type: client-credentials, tokenUrl: https://id.example/token, clientId: portcullis, clientSecret: { env: IDP_SECRET } }
  *       connections:
  *         me: { delegated: true }      # get-authorization-context identity-type="jwt": the user's own token
+ *         orders: { delegated: true, scopes: [api://orders/Orders.Read] }   # the user's token for one API
  * ```
  */
 
@@ -41,6 +42,13 @@ export const secretValue = z.union([
   z.object({ file: z.string().min(1) }).strict(),
 ]);
 export type SecretValue = z.infer<typeof secretValue>;
+
+/** An RFC 6749 scope token: printable ASCII but space, `"` and `\`. */
+const scopeToken = z
+  .string()
+  .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, {
+    message: 'must be one scope token (printable, no space, " or \\)',
+  });
 
 const httpUrl = z
   .string()
@@ -180,6 +188,12 @@ const credentialProviderSchema = z
              * auth.identityProvider, refreshed at the source's tokenUrl with its client (the identity provider's).
              */
             delegated: z.literal(true),
+            /**
+             * What this connection's token may do at the provider: asked for when the user signs in (with
+             * auth.identityProvider.scopes, one consent for every connection), then each of its tokens is the
+             * user's refresh token narrowed to them (RFC 6749 §6). Empty: the sign-in's own token.
+             */
+            scopes: z.array(scopeToken).default([]),
           })
           .strict(),
       ]),

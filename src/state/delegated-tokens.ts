@@ -15,6 +15,11 @@ export interface DelegatedTokenRecord {
   readonly expiresAt: number;
   /** When the access token was obtained (ms since the epoch): a short lifetime is refreshed at a quarter of it. */
   readonly obtainedAt: number;
+  /**
+   * The scope granted at sign-in (space-separated): a refresh of this token asks for it again, so it keeps what the
+   * user consented to (Entra ID, among others, wants the scope on every refresh).
+   */
+  readonly scope?: string;
 }
 
 /** Where sealed records are kept: raw bytes by an opaque key. */
