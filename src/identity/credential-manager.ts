@@ -88,6 +88,7 @@ export class CredentialManager {
           }`,
         );
       // One entry per provider, user and scopes: delegated connections without scopes carry the sign-in's token.
+      await delegated.assertKept(user);
       const scopes = connection.scopes;
       const { token } = await this.#cache.get(
         `${request.providerId}\n\u0000delegated\n${user}\n${scopes.join(' ')}`,

@@ -48,6 +48,14 @@ export class DelegatedConnection {
     );
   }
 
+  /**
+   * Fails as token() would when the user's tokens are gone (they signed out: their grant was revoked): checked on
+   * every call, so a token cached in this process is not used for a user who is no longer signed in.
+   */
+  async assertKept(user: string): Promise<void> {
+    await this.#kept(user);
+  }
+
   async #kept(user: string): Promise<DelegatedTokenRecord> {
     const kept = await this.tokens.read(user);
     if (kept === undefined)

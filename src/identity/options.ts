@@ -44,11 +44,9 @@ export const secretValue = z.union([
 export type SecretValue = z.infer<typeof secretValue>;
 
 /** An RFC 6749 scope token: printable ASCII but space, `"` and `\`. */
-const scopeToken = z
-  .string()
-  .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, {
-    message: 'must be one scope token (printable, no space, " or \\)',
-  });
+const scopeToken = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, {
+  message: 'must be one scope token (printable, no space, " or \\)',
+});
 
 const httpUrl = z
   .string()

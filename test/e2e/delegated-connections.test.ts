@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
+import * as oauth from 'oauth4webapi';
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerPublicClient, signInWithPkce } from '../helpers/oauth-client.js';
+import { insecure, registerPublicClient, signInWithPkce } from '../helpers/oauth-client.js';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
 import { PageDriver } from '../helpers/stack-browser.js';
 import { until } from '../helpers/wait.js';
@@ -133,8 +134,13 @@ afterAll(async () => {
   await new Promise((resolve) => upstreamHttp?.close(resolve));
 });
 
-/** An access token of this stack's authorization server for a user (signed in upstream or with a password). */
-async function userToken(user: Parameters<typeof signInWithPkce>[2]): Promise<string> {
+/**
+ * A user signed in at this stack's authorization server (upstream or with a password): their access token, and how
+ * their client revokes the refresh token (RFC 7009, which ends the grant).
+ */
+async function signIn(
+  user: Parameters<typeof signInWithPkce>[2],
+): Promise<{ accessToken: string; revoke(): Promise<void> }> {
   const registered = await registerPublicClient(
     stack.issuer,
     'delegated test',
@@ -144,7 +150,24 @@ async function userToken(user: Parameters<typeof signInWithPkce>[2]): Promise<st
     scope: 'read:courses-work',
     resource: stack.mcpUrl,
   });
-  return tokens.access_token;
+  return {
+    accessToken: tokens.access_token,
+    async revoke() {
+      expect(tokens.refresh_token).toBeDefined();
+      const response = await oauth.revocationRequest(
+        registered.as,
+        registered.client,
+        oauth.None(),
+        tokens.refresh_token!,
+        { ...insecure, additionalParameters: { token_type_hint: 'refresh_token' } },
+      );
+      await oauth.processRevocationResponse(response);
+    },
+  };
+}
+
+async function userToken(user: Parameters<typeof signInWithPkce>[2]): Promise<string> {
+  return (await signIn(user)).accessToken;
 }
 
 /** A call through the gateway presenting the user's token; what the echo backend received as the upstream token. */
@@ -247,5 +270,20 @@ describe('user-delegated connections through portcullis up', () => {
       (UPSTREAM_TOKEN_TTL + 5) * 1000,
     );
     expect(await scopesOf(renewed.upstream)).toEqual(['offline_access', 'openid', 'orders.read', 'profile']);
+  });
+
+  it('forgets the user’s upstream tokens when their grant is revoked (RFC 7009): the connections fail then', async () => {
+    const dave = await signIn({ upstream: { origin: upstreamUrl, account: 'dave' } });
+    expect((await echoCall(dave.accessToken)).status).toBe(200);
+    expect((await echoCall(dave.accessToken, false, 'orders')).status).toBe(200);
+    await dave.revoke();
+    // The policy still reads the user from the token it is given; the kept tokens are gone, even
+    // those the engine had cached.
+    expect(await echoCall(dave.accessToken)).toEqual({ status: 500, reason: 'AuthorizationNotAvailable' });
+    expect(await echoCall(dave.accessToken, false, 'orders')).toEqual({
+      status: 500,
+      reason: 'AuthorizationNotAvailable',
+    });
+    expect(await echoCall(dave.accessToken, true)).toMatchObject({ status: 200, upstream: 'none' });
   });
 });
