@@ -100,7 +100,17 @@ const clientCredentialsSource = z
     privateKeyAlgorithm: z.enum(['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA']).default('RS256'),
     /** private_key_jwt: the `kid` of the client assertion's header (Entra wants `x5t` instead: see `x5t`). */
     keyId: z.string().min(1).optional(),
-    /** private_key_jwt: the certificate thumbprint header Entra ID matches the key by (base64url SHA-1). */
+    /**
+     * private_key_jwt: the X.509 certificate (PEM) of privateKey, when privateKey's PEM does not hold it already:
+     * its thumbprints go in the assertion's header, as Entra ID matches certificate credentials by them.
+     */
+    certificate: secretValue.optional(),
+    /** private_key_jwt with a certificate: the thumbprint headers (base64url SHA-1 `x5t`, SHA-256 `x5t#S256`). */
+    certificateThumbprints: z
+      .array(z.enum(['x5t', 'x5t#S256']))
+      .min(1)
+      .default(['x5t']),
+    /** private_key_jwt: an `x5t` header written out (a certificate's thumbprint, computed, takes second place). */
     x5t: z.string().min(1).optional(),
   })
   .strict()

@@ -83,6 +83,7 @@ function managerOver(tokens: DelegatedTokens, now: () => number): CredentialMana
           scopes: [],
           parameters: {},
           privateKeyAlgorithm: 'RS256',
+          certificateThumbprints: ['x5t'],
         },
         connections: {
           me: { delegated: true, scopes: [] },
