@@ -79,6 +79,11 @@ export async function issueTokens(
 
 /** Revokes a grant and denylists every access token issued from it. */
 export async function revokeGrant(server: ServerContext, grantId: string): Promise<void> {
+  const grant =
+    server.options.delegatedTokens === undefined ? undefined : await server.stores.grants.get(grantId);
   const live = await server.stores.grants.revoke(grantId);
   await Promise.all(live.map(({ jti, expiresAt }) => server.stores.denylist.add(jti, expiresAt)));
+  // The upstream tokens kept at the user's sign-in act for them only while they hold a grant of ours: once it ends
+  // (revoked, or a replayed code or refresh token), get-authorization-context may no longer use them.
+  if (grant !== undefined) await server.options.delegatedTokens!.remove(grant.sub);
 }

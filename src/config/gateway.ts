@@ -75,6 +75,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     return { file, text: readFileSync(file, 'utf8') };
   };
 
+  const certificateIds = new Set(Object.keys(config.tls?.certificates ?? {}));
   const fragments = new Map<string, PolicyDocument>();
   for (const [id, value] of Object.entries(config.fragments)) {
     const input = source(['fragments', id], value);
@@ -92,7 +93,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     const document = input && read(input, namedValues, problems);
     if (!document) return undefined;
     try {
-      return compilePolicyDocument(document, { scope, fragments: (id) => fragments.get(id) });
+      return compilePolicyDocument(document, { scope, fragments: (id) => fragments.get(id), certificateIds });
     } catch (error) {
       if (error instanceof PolicyLoadError) problems.push(...error.diagnostics);
       else throw error;

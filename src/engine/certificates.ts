@@ -1,8 +1,9 @@
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import path from 'node:path';
 import { type FileContents, readNamedFile } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
+import type { CertificateKeys } from '../policy/index.js';
 import { type TrustStore, trustStore } from './client-certificate.js';
 
 /**
@@ -48,4 +49,20 @@ export async function backendCertificateTable(
   return {
     presented: (target) => presented.get(target.backendId ?? target.apiId ?? ''),
   };
+}
+
+/**
+ * The private keys of the certificate store (tls.certificates) by id, for `<decryption-keys><key certificate-id>`
+ * (RSA-OAEP). Read once at start, from `files` when it holds them, else from the disk.
+ */
+export async function certificatePrivateKeys(
+  config: GatewayConfig,
+  directory: string,
+  files?: FileContents,
+): Promise<CertificateKeys> {
+  const keys = new Map<string, KeyObject>();
+  for (const [id, entry] of Object.entries(config.tls?.certificates ?? {})) {
+    keys.set(id, createPrivateKey(await readNamedFile(path.resolve(directory, entry.key), files)));
+  }
+  return { privateKey: (id) => keys.get(id) };
 }

@@ -7,11 +7,11 @@ import type { ExchangeFactory } from '../extproc/exchange.js';
 import { CredentialManager, Identities, readSecret } from '../identity/index.js';
 import { jsonLogger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
-import type { AuthorizationContexts, IdentityTokens } from '../policy/index.js';
+import type { AuthorizationContexts, CertificateKeys, IdentityTokens } from '../policy/index.js';
 import { DelegatedTokens, sharedSealedRecords } from '../state/delegated-tokens.js';
 import { BackendRoutes } from './backend-routes.js';
 import { assertEnvoyRoutesServe, type BackendRouting } from './backend-routing.js';
-import { backendCertificateTable, clientTrustStore } from './certificates.js';
+import { backendCertificateTable, certificatePrivateKeys, clientTrustStore } from './certificates.js';
 import type { TrustStore } from './client-certificate.js';
 import type { ElementCounters } from './element-counters.js';
 import { EngineState, type EngineStateKeeper, type HeldEngineState } from './engine-state.js';
@@ -47,6 +47,8 @@ export interface EngineOptions {
   readonly trust?: TrustStore;
   /** Client certificates presented to backends (`backendCertificateTable`). */
   readonly backendCertificates?: BackendCertificates;
+  /** The private keys of the certificate store (`certificatePrivateKeys`), for token decryption. */
+  readonly certificateKeys?: CertificateKeys;
   /** The folder of the configuration file: `state.dataDir` is relative to it. */
   readonly directory?: string;
   /**
@@ -92,6 +94,7 @@ export async function buildEngine(loaded: LoadedConfig, options: EngineOptions =
   return createEngine(gateway, {
     trust: await clientTrustStore(loaded.config, loaded.directory, loaded.files),
     backendCertificates: await backendCertificateTable(loaded.config, loaded.directory, loaded.files),
+    certificateKeys: await certificatePrivateKeys(loaded.config, loaded.directory, loaded.files),
     directory: loaded.directory,
     identities: identitiesOf(loaded),
     authorizationsOver: await credentialManagerOver(loaded),
@@ -149,6 +152,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     trace: options.tracer ? traceWithSpanEvents(traces) : traces,
     ...(observer ? { observer } : {}),
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
+    ...(options.certificateKeys ? { certificateKeys: options.certificateKeys } : {}),
     ...(options.identities ? { identities: options.identities } : {}),
     ...(authorizations ? { authorizations } : {}),
     ...(gateway.config.identities?.entraAuthority

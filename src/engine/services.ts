@@ -4,6 +4,7 @@ import type { BackendCertificates } from '../policy/elements/authentication-cert
 import type {
   AuthorizationContexts,
   BackendLookup,
+  CertificateKeys,
   IdentityTokens,
   MetricSink,
   PolicyObserver,
@@ -52,6 +53,8 @@ export interface EngineServicesOptions {
   readonly observer?: PolicyObserver;
   /** Client certificates the gateway presents to backends (authentication-certificate). */
   readonly backendCertificates?: BackendCertificates;
+  /** The private keys of tls.certificates, for decryption keys named by certificate-id. */
+  readonly certificateKeys?: CertificateKeys;
   /** The gateway's token sources (the `identities` section), for authentication-managed-identity. */
   readonly identities?: IdentityTokens;
   /** identities.entraAuthority, for validate-azure-ad-token. */
@@ -191,6 +194,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     },
     concurrencyLeaseSeconds: state.concurrencyLeaseSeconds,
     ...(options.backendCertificates ? { backendCertificates: options.backendCertificates } : {}),
+    ...(options.certificateKeys ? { certificateKeys: options.certificateKeys } : {}),
     ...(options.identities ? { identities: options.identities } : {}),
     ...(options.entraAuthority ? { entraAuthority: options.entraAuthority } : {}),
     ...(options.authorizations ? { authorizations: options.authorizations } : {}),

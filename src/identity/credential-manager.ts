@@ -87,9 +87,12 @@ export class CredentialManager {
               : "its source refreshes no user tokens (use a client-credentials source: the identity provider's client)"
           }`,
         );
-      // One entry per provider and user: every delegated connection of the provider carries the same token.
-      const { token } = await this.#cache.get(`${request.providerId}\n\u0000delegated\n${user}`, () =>
-        delegated.token(user),
+      // One entry per provider, user and scopes: delegated connections without scopes carry the sign-in's token.
+      await delegated.assertKept(user);
+      const scopes = connection.scopes;
+      const { token } = await this.#cache.get(
+        `${request.providerId}\n\u0000delegated\n${user}\n${scopes.join(' ')}`,
+        () => delegated.token(user, scopes),
       );
       return { accessToken: token, claims: claimsOf(token) };
     }

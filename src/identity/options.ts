@@ -29,6 +29,7 @@ import { z } from 'zod';
  *       source: { type: client-credentials, tokenUrl: https://id.example/token, clientId: portcullis, clientSecret: { env: IDP_SECRET } }
  *       connections:
  *         me: { delegated: true }      # get-authorization-context identity-type="jwt": the user's own token
+ *         orders: { delegated: true, scopes: [api://orders/Orders.Read] }   # the user's token for one API
  * ```
  */
 
@@ -41,6 +42,11 @@ export const secretValue = z.union([
   z.object({ file: z.string().min(1) }).strict(),
 ]);
 export type SecretValue = z.infer<typeof secretValue>;
+
+/** An RFC 6749 scope token: printable ASCII but space, `"` and `\`. */
+const scopeToken = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, {
+  message: 'must be one scope token (printable, no space, " or \\)',
+});
 
 const httpUrl = z
   .string()
@@ -94,7 +100,17 @@ const clientCredentialsSource = z
     privateKeyAlgorithm: z.enum(['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA']).default('RS256'),
     /** private_key_jwt: the `kid` of the client assertion's header (Entra wants `x5t` instead: see `x5t`). */
     keyId: z.string().min(1).optional(),
-    /** private_key_jwt: the certificate thumbprint header Entra ID matches the key by (base64url SHA-1). */
+    /**
+     * private_key_jwt: the X.509 certificate (PEM) of privateKey, when privateKey's PEM does not hold it already:
+     * its thumbprints go in the assertion's header, as Entra ID matches certificate credentials by them.
+     */
+    certificate: secretValue.optional(),
+    /** private_key_jwt with a certificate: the thumbprint headers (base64url SHA-1 `x5t`, SHA-256 `x5t#S256`). */
+    certificateThumbprints: z
+      .array(z.enum(['x5t', 'x5t#S256']))
+      .min(1)
+      .default(['x5t']),
+    /** private_key_jwt: an `x5t` header written out (a certificate's thumbprint, computed, takes second place). */
     x5t: z.string().min(1).optional(),
   })
   .strict()
@@ -180,6 +196,12 @@ const credentialProviderSchema = z
              * auth.identityProvider, refreshed at the source's tokenUrl with its client (the identity provider's).
              */
             delegated: z.literal(true),
+            /**
+             * What this connection's token may do at the provider: asked for when the user signs in (with
+             * auth.identityProvider.scopes, one consent for every connection), then each of its tokens is the
+             * user's refresh token narrowed to them (RFC 6749 §6). Empty: the sign-in's own token.
+             */
+            scopes: z.array(scopeToken).default([]),
           })
           .strict(),
       ]),

@@ -81,6 +81,12 @@ export type FragmentResolver = (fragmentId: string) => PolicyDocument | undefine
 export interface CompileOptions {
   readonly scope: Scope;
   readonly fragments?: FragmentResolver;
+  /**
+   * The ids of the gateway's certificate store (tls.certificates), when the document is compiled for a
+   * configuration: a certificate-id naming none of them is a load error. Absent (a policy file checked alone):
+   * not checked here, the engine refuses it at run time.
+   */
+  readonly certificateIds?: ReadonlySet<string>;
 }
 
 /** Reads a document; throws PolicyLoadError for XML problems and named values nobody defined. */
@@ -403,6 +409,7 @@ class DocumentCompiler {
         });
       },
       includeFragment: (fragmentId, at) => this.includeFragment(fragmentId, at, section, target),
+      ...(this.options.certificateIds ? { certificateIds: this.options.certificateIds } : {}),
     };
   }
 

@@ -20,6 +20,8 @@ export interface CompileContext {
   error(node: NodeSite, code: PolicyDiagnostic['code'], message: string): void;
   /** The compiled statements of a fragment, checked for this section and scope; undefined after an error. */
   includeFragment(fragmentId: string, at: NodeSite): Statement | undefined;
+  /** The gateway's certificate store ids when compiled for a configuration (CompileOptions.certificateIds). */
+  readonly certificateIds?: ReadonlySet<string>;
 }
 
 /**

@@ -4,6 +4,7 @@
  * trace sink and counters. The engine wires real implementations (src/state, src/catalog); tests use fakes.
  */
 
+import type { KeyObject } from 'node:crypto';
 import type { PolicyContext } from '../expr/index.js';
 import type { LimitCounters } from '../limit-counters.js';
 import type { Logger } from '../log.js';
@@ -158,6 +159,14 @@ export interface IdentityTokens {
   }>;
 }
 
+/**
+ * The private keys of the gateway's certificate store (tls.certificates) by certificate id, read once at start:
+ * validate-jwt's and validate-azure-ad-token's `<decryption-keys><key certificate-id="…"/>`.
+ */
+export interface CertificateKeys {
+  privateKey(certificateId: string): KeyObject | undefined;
+}
+
 /** get-authorization-context's credential manager: a connection's token and its claims. */
 export interface AuthorizationContexts {
   authorization(request: {
@@ -252,6 +261,8 @@ export interface PolicyServices {
    * authentication-endpoint (identities.entraAuthority); absent: https://login.microsoftonline.com.
    */
   readonly entraAuthority?: string;
+  /** Optional: without it, a decryption key naming a certificate-id fails (500) as an unknown certificate. */
+  readonly certificateKeys?: CertificateKeys;
   /** Optional: without it, get-authorization-context fails (no connection is configured). */
   readonly authorizations?: AuthorizationContexts;
   /** Told about every statement and branch of every run (tests, traced requests); absent on live traffic. */

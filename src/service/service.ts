@@ -231,7 +231,7 @@ async function startAuthorizationServer(
       ...(auth.limits ? { limits: auth.limits } : {}),
       ...(auth.dataDir ? { dataDir: path.resolve(loaded.directory, auth.dataDir) } : {}),
       ...(auth.identityProvider
-        ? { identityProvider: await identityProvider(loaded, auth.identityProvider) }
+        ? { identityProvider: await identityProvider(loaded, auth.identityProvider, delegatedScopes(config)) }
         : {}),
       ...(auth.identityProvider && config.identities?.delegatedTokenKey
         ? { delegatedTokens: await delegatedTokens(loaded, redis, embedded) }
@@ -421,10 +421,21 @@ async function clientMetadataDocuments(
   }
 }
 
+/** The scopes get-authorization-context's user-delegated connections need (identities.credentialProviders). */
+function delegatedScopes(config: LoadedConfig['config']): string[] {
+  return Object.values(config.identities?.credentialProviders ?? {}).flatMap((provider) =>
+    Object.values(provider.connections).flatMap((connection) =>
+      'delegated' in connection ? connection.scopes : [],
+    ),
+  );
+}
+
 /** The upstream OpenID Connect provider's options, with its client secret read from the environment if named there. */
 async function identityProvider(
   loaded: LoadedConfig,
   config: NonNullable<AuthConfig['identityProvider']>,
+  /** Asked for besides the provider's own scopes: the user consents once for every delegated connection. */
+  extraScopes: readonly string[],
 ): Promise<UpstreamProviderOptions> {
   let clientSecret = config.clientSecret;
   if (typeof clientSecret !== 'string') {
@@ -445,7 +456,7 @@ async function identityProvider(
     issuer: config.issuer,
     clientId: config.clientId,
     clientSecret,
-    scopes: config.scopes,
+    scopes: [...new Set([...config.scopes, ...extraScopes])],
     ...(config.name ? { name: config.name } : {}),
   };
 }

@@ -15,12 +15,18 @@ export interface DelegatedTokenRecord {
   readonly expiresAt: number;
   /** When the access token was obtained (ms since the epoch): a short lifetime is refreshed at a quarter of it. */
   readonly obtainedAt: number;
+  /**
+   * The scope granted at sign-in (space-separated): a refresh of this token asks for it again, so it keeps what the
+   * user consented to (Entra ID, among others, wants the scope on every refresh).
+   */
+  readonly scope?: string;
 }
 
 /** Where sealed records are kept: raw bytes by an opaque key. */
 export interface SealedRecords {
   get(key: string): Promise<Buffer | undefined>;
   set(key: string, value: Buffer): Promise<void>;
+  delete(key: string): Promise<void>;
 }
 
 /** How long a record outlives its last write in Redis (a refresh token unused this long is given up). */
@@ -71,6 +77,11 @@ export class DelegatedTokens {
     const body = Buffer.concat([cipher.update(JSON.stringify(record), 'utf8'), cipher.final()]);
     await this.records.set(keyOf(user), Buffer.concat([iv, body, cipher.getAuthTag()]));
   }
+
+  /** Forgets the user's tokens (their grant ended): the engine's connections fail for them until they sign in again. */
+  async remove(user: string): Promise<void> {
+    await this.records.delete(keyOf(user));
+  }
 }
 
 function keyOf(user: string): string {
@@ -84,6 +95,9 @@ export function memorySealedRecords(): SealedRecords {
     get: async (key) => records.get(key),
     set: async (key, value) => {
       records.set(key, value);
+    },
+    delete: async (key) => {
+      records.delete(key);
     },
   };
 }
@@ -99,6 +113,9 @@ export function embeddedSealedRecords(embedded: EmbeddedState): SealedRecords {
     set: async (key, value) => {
       await embedded.durable(database.put(key, value));
     },
+    delete: async (key) => {
+      await embedded.durable(database.remove(key));
+    },
   };
 }
 
@@ -111,6 +128,9 @@ export function redisSealedRecords(redis: RedisConnection): SealedRecords {
       await redis.run('delegated token set', (client) =>
         client.set(`deleg:${key}`, value, 'PX', REDIS_RECORD_TTL_MS),
       );
+    },
+    delete: async (key) => {
+      await redis.run('delegated token delete', (client) => client.del(`deleg:${key}`));
     },
   };
 }

@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
+import * as oauth from 'oauth4webapi';
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerPublicClient, signInWithPkce } from '../helpers/oauth-client.js';
+import { insecure, registerPublicClient, signInWithPkce } from '../helpers/oauth-client.js';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
 import { PageDriver } from '../helpers/stack-browser.js';
 import { until } from '../helpers/wait.js';
@@ -25,10 +26,10 @@ const POLICY = `<policies>
   <inbound>
     <choose>
       <when condition="@(context.Request.Headers.GetValueOrDefault(&quot;X-Ignore&quot;, &quot;&quot;) == &quot;yes&quot;)">
-        <get-authorization-context provider-id="corp" authorization-id="me" context-variable-name="auth" identity-type="jwt" identity="@(context.Request.Headers.GetValueOrDefault(&quot;X-User-Token&quot;, &quot;&quot;))" ignore-error="true" />
+        <get-authorization-context provider-id="corp" authorization-id="@(context.Request.Headers.GetValueOrDefault(&quot;X-Connection&quot;, &quot;me&quot;))" context-variable-name="auth" identity-type="jwt" identity="@(context.Request.Headers.GetValueOrDefault(&quot;X-User-Token&quot;, &quot;&quot;))" ignore-error="true" />
       </when>
       <otherwise>
-        <get-authorization-context provider-id="corp" authorization-id="me" context-variable-name="auth" identity-type="jwt" identity="@(context.Request.Headers.GetValueOrDefault(&quot;X-User-Token&quot;, &quot;&quot;))" />
+        <get-authorization-context provider-id="corp" authorization-id="@(context.Request.Headers.GetValueOrDefault(&quot;X-Connection&quot;, &quot;me&quot;))" context-variable-name="auth" identity-type="jwt" identity="@(context.Request.Headers.GetValueOrDefault(&quot;X-User-Token&quot;, &quot;&quot;))" />
       </otherwise>
     </choose>
     <set-header name="X-Upstream-Token" exists-action="override">
@@ -74,7 +75,8 @@ beforeAll(async () => {
     corp:
       source: { type: client-credentials, tokenUrl: "${upstreamUrl}/token", clientId: ${UPSTREAM_CLIENT.client_id}, clientSecret: ${UPSTREAM_CLIENT.client_secret} }
       connections:
-        me: { delegated: true }`,
+        me: { delegated: true }
+        orders: { delegated: true, scopes: [orders.read] }`,
     policyXml: POLICY,
   });
 
@@ -92,7 +94,8 @@ beforeAll(async () => {
       return { accountId: id, claims: async () => ({ sub: id, name: `Upstream ${id}` }) };
     },
     claims: { openid: ['sub'], profile: ['name'] },
-    scopes: ['openid', 'offline_access', 'profile'],
+    scopes: ['openid', 'offline_access', 'profile', 'orders.read', 'orders.write'],
+    features: { introspection: { enabled: true } },
     cookies: { keys: ['a-test-cookie-key-that-is-long-enough'] },
     jwks: {
       keys: [
@@ -131,8 +134,13 @@ afterAll(async () => {
   await new Promise((resolve) => upstreamHttp?.close(resolve));
 });
 
-/** An access token of this stack's authorization server for a user (signed in upstream or with a password). */
-async function userToken(user: Parameters<typeof signInWithPkce>[2]): Promise<string> {
+/**
+ * A user signed in at this stack's authorization server (upstream or with a password): their access token, and how
+ * their client revokes the refresh token (RFC 7009, which ends the grant).
+ */
+async function signIn(
+  user: Parameters<typeof signInWithPkce>[2],
+): Promise<{ accessToken: string; revoke(): Promise<void> }> {
   const registered = await registerPublicClient(
     stack.issuer,
     'delegated test',
@@ -142,20 +150,53 @@ async function userToken(user: Parameters<typeof signInWithPkce>[2]): Promise<st
     scope: 'read:courses-work',
     resource: stack.mcpUrl,
   });
-  return tokens.access_token;
+  return {
+    accessToken: tokens.access_token,
+    async revoke() {
+      expect(tokens.refresh_token).toBeDefined();
+      const response = await oauth.revocationRequest(
+        registered.as,
+        registered.client,
+        oauth.None(),
+        tokens.refresh_token!,
+        { ...insecure, additionalParameters: { token_type_hint: 'refresh_token' } },
+      );
+      await oauth.processRevocationResponse(response);
+    },
+  };
+}
+
+async function userToken(user: Parameters<typeof signInWithPkce>[2]): Promise<string> {
+  return (await signIn(user)).accessToken;
 }
 
 /** A call through the gateway presenting the user's token; what the echo backend received as the upstream token. */
 async function echoCall(
   token: string,
   ignore = false,
+  connection = 'me',
 ): Promise<{ status: number; upstream?: string; reason?: string | null }> {
   const response = await fetch(`${stack.gatewayUrl}/echo/things/x`, {
-    headers: { 'x-user-token': token, ...(ignore ? { 'x-ignore': 'yes' } : {}) },
+    headers: { 'x-user-token': token, 'x-connection': connection, ...(ignore ? { 'x-ignore': 'yes' } : {}) },
   });
   await response.arrayBuffer();
   if (response.status !== 200) return { status: response.status, reason: response.headers.get('x-reason') };
   return { status: 200, upstream: String(stack.echo.received.at(-1)!.headers['x-upstream-token']) };
+}
+
+/** The scopes of an upstream access token, as the provider's introspection endpoint (RFC 7662) tells them. */
+async function scopesOf(accessToken: string | undefined): Promise<string[]> {
+  const response = await fetch(`${upstreamUrl}/token/introspection`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${UPSTREAM_CLIENT.client_id}:${UPSTREAM_CLIENT.client_secret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ token: accessToken ?? '' }),
+  });
+  const body = (await response.json()) as { active: boolean; scope?: string };
+  expect(body.active).toBe(true);
+  return (body.scope ?? '').split(' ').sort();
 }
 
 describe('user-delegated connections through portcullis up', () => {
@@ -198,5 +239,51 @@ describe('user-delegated connections through portcullis up', () => {
     const aliceToken = await userToken(USERS.alice);
     expect(await echoCall(aliceToken)).toEqual({ status: 500, reason: 'AuthorizationNotAvailable' });
     expect(await echoCall(aliceToken, true)).toMatchObject({ status: 200, upstream: 'none' });
+  });
+
+  it('asks at sign-in for a connection’s scopes, narrows its token to them, and keeps them on refresh', async () => {
+    const carolToken = await userToken({ upstream: { origin: upstreamUrl, account: 'carol' } });
+    const signedIn = await echoCall(carolToken);
+    // The sign-in asked for the provider's scopes and the connection's: one consent covers both.
+    expect(await scopesOf(signedIn.upstream)).toEqual(['offline_access', 'openid', 'orders.read', 'profile']);
+    const orders = await echoCall(carolToken, false, 'orders');
+    expect(orders.status).toBe(200);
+    expect(await scopesOf(orders.upstream)).toEqual(['orders.read']);
+
+    let renewedOrders = orders;
+    await until(
+      async () => {
+        renewedOrders = await echoCall(carolToken, false, 'orders');
+        return renewedOrders.upstream !== orders.upstream;
+      },
+      'the narrowed token to be refreshed',
+      (UPSTREAM_TOKEN_TTL + 5) * 1000,
+    );
+    expect(await scopesOf(renewedOrders.upstream)).toEqual(['orders.read']);
+    let renewed = signedIn;
+    await until(
+      async () => {
+        renewed = await echoCall(carolToken);
+        return renewed.upstream !== signedIn.upstream;
+      },
+      'the sign-in token to be refreshed',
+      (UPSTREAM_TOKEN_TTL + 5) * 1000,
+    );
+    expect(await scopesOf(renewed.upstream)).toEqual(['offline_access', 'openid', 'orders.read', 'profile']);
+  });
+
+  it('forgets the user’s upstream tokens when their grant is revoked (RFC 7009): the connections fail then', async () => {
+    const dave = await signIn({ upstream: { origin: upstreamUrl, account: 'dave' } });
+    expect((await echoCall(dave.accessToken)).status).toBe(200);
+    expect((await echoCall(dave.accessToken, false, 'orders')).status).toBe(200);
+    await dave.revoke();
+    // The policy still reads the user from the token it is given; the kept tokens are gone, even
+    // those the engine had cached.
+    expect(await echoCall(dave.accessToken)).toEqual({ status: 500, reason: 'AuthorizationNotAvailable' });
+    expect(await echoCall(dave.accessToken, false, 'orders')).toEqual({
+      status: 500,
+      reason: 'AuthorizationNotAvailable',
+    });
+    expect(await echoCall(dave.accessToken, true)).toMatchObject({ status: 200, upstream: 'none' });
   });
 });

@@ -26,6 +26,8 @@ export interface LeafOptions {
   readonly ips?: readonly string[];
   readonly serial?: string;
   readonly usage: 'client' | 'server';
+  /** The leaf's key: EC P-256 (default, quick) or RSA 2048 (RSA-OAEP decryption, RS256 signatures). */
+  readonly key?: 'ec' | 'rsa';
 }
 
 export interface CertificateWorkshop {
@@ -36,7 +38,7 @@ export interface CertificateWorkshop {
   remove(): Promise<void>;
 }
 
-/** Makes certificates for a test with the system's openssl (EC P-256 keys: quick to generate). */
+/** Makes certificates for a test with the system's openssl (EC P-256 keys unless asked: quick to generate). */
 export async function certificateWorkshop(): Promise<CertificateWorkshop> {
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-certs-'));
   const file = (name: string) => path.join(directory, name);
@@ -58,10 +60,9 @@ export async function certificateWorkshop(): Promise<CertificateWorkshop> {
     await run('openssl', [
       'req',
       '-new',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
+      ...(options.key === 'rsa'
+        ? ['-newkey', 'rsa:2048']
+        : ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256']),
       '-nodes',
       '-keyout',
       file(`${options.name}.key`),

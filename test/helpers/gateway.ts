@@ -4,7 +4,11 @@ import path from 'node:path';
 import { compileGateway } from '../../src/config/gateway.js';
 import { type LoadedConfig, loadConfigFile } from '../../src/config/load.js';
 import { bootstrapApis, freePort, tracingPlan } from '../../src/config/plan.js';
-import { backendCertificateTable, clientTrustStore } from '../../src/engine/certificates.js';
+import {
+  backendCertificateTable,
+  certificatePrivateKeys,
+  clientTrustStore,
+} from '../../src/engine/certificates.js';
 import {
   createEngine,
   credentialManagerOver,
@@ -71,6 +75,7 @@ export async function startEngineForFile(
         accessLog: false,
         trust: await clientTrustStore(loaded.config, loaded.directory),
         backendCertificates: await backendCertificateTable(loaded.config, loaded.directory),
+        certificateKeys: await certificatePrivateKeys(loaded.config, loaded.directory),
         directory: loaded.directory,
         identities: identitiesOf(loaded),
         authorizationsOver: await credentialManagerOver(loaded),

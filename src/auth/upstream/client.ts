@@ -16,6 +16,8 @@ export interface UpstreamTokens {
   refreshToken?: string;
   /** Seconds, as the provider said. */
   expiresIn?: number;
+  /** What the provider granted: its answer's `scope`, else what was asked for (RFC 6749 §5.1). */
+  scope: string;
 }
 
 /** A failure of the upstream sign-in; `message` is safe to show, `detail` goes to the log only. */
@@ -166,7 +168,11 @@ export class UpstreamClient {
     }
     if (identity.name === undefined && metadata.userinfo_endpoint)
       await this.#addName(metadata, result, identity);
-    const tokens: UpstreamTokens = { accessToken: result.access_token };
+    const tokens: UpstreamTokens = {
+      accessToken: result.access_token,
+      scope:
+        typeof result.scope === 'string' && result.scope !== '' ? result.scope : this.config.scopes.join(' '),
+    };
     if (result.refresh_token) tokens.refreshToken = result.refresh_token;
     if (typeof result.expires_in === 'number') tokens.expiresIn = result.expires_in;
     return { identity, tokens };

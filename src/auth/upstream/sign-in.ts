@@ -119,6 +119,7 @@ export const finishUpstreamSignIn: Step = {
           ...(tokens.refreshToken === undefined ? {} : { refreshToken: tokens.refreshToken }),
           expiresAt: now + (tokens.expiresIn ?? 300) * 1000,
           obtainedAt: now,
+          scope: tokens.scope,
         });
       } catch (err) {
         options.logger.error('upstream tokens not kept for delegated connections', {

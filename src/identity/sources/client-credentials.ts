@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, createPrivateKey, type KeyObject, randomBytes, X509Certificate } from 'node:crypto';
 import { importJWK, importPKCS8, type JWK, SignJWT } from 'jose';
 import { IdentityError } from '../errors.js';
 import type { IdentitySourceConfig } from '../options.js';
@@ -71,27 +71,52 @@ export async function authenticateClient(
 
 const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
 
-/** A short-lived JWT signed with the client's key: iss = sub = client id, aud = the token endpoint. */
+const PRIVATE_KEY_BLOCK = /-----BEGIN PRIVATE KEY-----[\s\S]+?-----END PRIVATE KEY-----/;
+const CERTIFICATE_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
+
+/**
+ * A short-lived JWT signed with the client's key: iss = sub = client id, aud = the token endpoint. When the key
+ * comes with its X.509 certificate (in the same PEM, or `certificate`), the header carries the certificate's
+ * thumbprints: Entra ID finds a certificate credential by `x5t` (or `x5t#S256`), not by `kid`.
+ */
 async function clientAssertion(config: Config, context: SourceContext, what: string): Promise<string> {
   const text = await readSecret(config.privateKey!, context.directory, `${what} privateKey`);
   const alg = config.privateKeyAlgorithm;
+  const isJwk = text.startsWith('{');
+  const pem = isJwk ? undefined : (PRIVATE_KEY_BLOCK.exec(text)?.[0] ?? text);
   let key: Awaited<ReturnType<typeof importPKCS8>>;
   try {
-    key = text.startsWith('{')
+    key = isJwk
       ? ((await importJWK(JSON.parse(text) as JWK, alg)) as typeof key)
-      : await importPKCS8(text, alg);
+      : await importPKCS8(pem!, alg);
   } catch (error) {
     throw new IdentityError(
       'unavailable',
       `${what}: privateKey is not a PKCS#8 PEM or JWK ${alg} private key (${(error as Error).message})`,
     );
   }
+  const certificatePem =
+    config.certificate !== undefined
+      ? await readSecret(config.certificate, context.directory, `${what} certificate`)
+      : isJwk
+        ? undefined
+        : CERTIFICATE_BLOCK.exec(text)?.[0];
+  const thumbprints =
+    certificatePem === undefined
+      ? {}
+      : certificateThumbprints(
+          certificatePem,
+          isJwk ? createPrivateKey({ key: JSON.parse(text) as JWK, format: 'jwk' }) : createPrivateKey(pem!),
+          config.certificateThumbprints,
+          what,
+        );
   const iat = Math.floor(context.now() / 1000);
   return new SignJWT({ jti: randomBytes(16).toString('base64url') })
     .setProtectedHeader({
       alg,
       typ: 'JWT',
       ...(config.keyId ? { kid: config.keyId } : {}),
+      ...thumbprints,
       ...(config.x5t ? { x5t: config.x5t } : {}),
     })
     .setIssuer(config.clientId)
@@ -101,4 +126,33 @@ async function clientAssertion(config: Config, context: SourceContext, what: str
     .setNotBefore(iat)
     .setExpirationTime(iat + 120)
     .sign(key);
+}
+
+/**
+ * The certificate's thumbprint headers (RFC 7515 §4.1.7-8: base64url of the SHA-1 / SHA-256 digest of its DER),
+ * once it is known to be the private key's: a thumbprint of another certificate would only make the provider
+ * look for the wrong credential.
+ */
+function certificateThumbprints(
+  pem: string,
+  privateKey: KeyObject,
+  wanted: Config['certificateThumbprints'],
+  what: string,
+): Record<string, string> {
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(pem);
+  } catch (error) {
+    throw new IdentityError(
+      'unavailable',
+      `${what}: the certificate is not an X.509 PEM certificate (${(error as Error).message})`,
+    );
+  }
+  if (!certificate.checkPrivateKey(privateKey))
+    throw new IdentityError(
+      'unavailable',
+      `${what}: the certificate (subject ${certificate.subject.replace(/\n/g, ', ')}) is not privateKey's: its public key is another`,
+    );
+  const digest = (algorithm: string) => createHash(algorithm).update(certificate.raw).digest('base64url');
+  return Object.fromEntries(wanted.map((header) => [header, digest(header === 'x5t' ? 'sha1' : 'sha256')]));
 }

@@ -10,6 +10,8 @@ import {
   checkLifetime,
   checkRequiredClaims,
   DECRYPTION_KEYS,
+  decryptionKeys,
+  decryptToken,
   extractToken,
   OpenIdConfigs,
   parseClaimsSet,
@@ -87,13 +89,7 @@ export const validateAzureAdToken = defineElement({
         `validate-azure-ad-token takes at most one of header-name, query-parameter-name and token-value, got ${named.length}`,
       );
     }
-    if (node.child('decryption-keys') !== undefined) {
-      c.error(
-        node,
-        'not-supported',
-        'validate-azure-ad-token/decryption-keys is not supported yet: encrypted tokens are "not implemented yet"',
-      );
-    }
+    const decryption = decryptionKeys(node.child('decryption-keys'), c, 'validate-azure-ad-token');
     const source: TokenSource = {
       // API Management reads the Authorization header when the policy names no place.
       headerName: node.getter('header-name') ?? (named.length === 0 ? () => 'Authorization' : undefined),
@@ -176,8 +172,9 @@ export const validateAzureAdToken = defineElement({
       try {
         const token = extractToken(run, source);
         if (token === undefined) throw new Refusal('TokenNotPresent', 'JWT not present.');
-        await verify(run, token);
-        if (typeof outputVariable === 'string') run.context.variables.set(outputVariable, parseJwt(token));
+        const signed = await decryptToken(run, token, decryption);
+        await verify(run, signed);
+        if (typeof outputVariable === 'string') run.context.variables.set(outputVariable, parseJwt(signed));
         run.services.counters.count('validate-azure-ad-token', 'allowed');
         return 'next';
       } catch (err) {

@@ -11,6 +11,8 @@ import {
   checkLifetime,
   checkRequiredClaims,
   DECRYPTION_KEYS,
+  decryptionKeys,
+  decryptToken,
   extractToken,
   OpenIdConfigs,
   parseClaimsSet,
@@ -116,13 +118,7 @@ export const validateJwt = defineElement({
         `validate-jwt needs exactly one of header-name, query-parameter-name and token-value, got ${sources.length}`,
       );
     }
-    if (node.child('decryption-keys') !== undefined) {
-      c.error(
-        node,
-        'not-supported',
-        'validate-jwt/decryption-keys is not supported yet: encrypted tokens are "not implemented yet"',
-      );
-    }
+    const decryption = decryptionKeys(node.child('decryption-keys'), c, 'validate-jwt');
     const source: TokenSource = {
       headerName: node.getter('header-name'),
       queryName: node.getter('query-parameter-name'),
@@ -175,8 +171,9 @@ export const validateJwt = defineElement({
       try {
         const token = extractToken(run, source);
         if (token === undefined) throw new Refusal('TokenNotPresent', 'JWT not present.');
-        await verify(run, token);
-        if (typeof outputVariable === 'string') run.context.variables.set(outputVariable, parseJwt(token));
+        const signed = await decryptToken(run, token, decryption);
+        await verify(run, signed);
+        if (typeof outputVariable === 'string') run.context.variables.set(outputVariable, parseJwt(signed));
         return 'next';
       } catch (err) {
         if (!(err instanceof Refusal)) throw err;

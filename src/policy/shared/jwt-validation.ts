@@ -3,14 +3,17 @@
  * (fetched through the injected fetcher, cached), signature checks with jose, and the claim checks, each refusal with
  * API Management's reason and message.
  */
+import type { KeyObject } from 'node:crypto';
 import {
   type CompactVerifyGetKey,
+  compactDecrypt,
   compactVerify,
   createLocalJWKSet,
   decodeProtectedHeader,
   type JSONWebKeySet,
 } from 'jose';
-import type { Getter } from '../node.js';
+import type { CompileContext } from '../element.js';
+import type { Getter, NodeOf } from '../node.js';
 import type { RunContext } from '../runtime.js';
 import { elements, oneOf, str, text } from '../schema.js';
 
@@ -29,16 +32,162 @@ export const REQUIRED_CLAIMS = {
   }),
 } as const;
 
-/** `<decryption-keys>`: declared so a document that has them is refused by name (encrypted tokens are not supported). */
+/**
+ * `<decryption-keys>`: the keys an encrypted token (JWE) is opened with, tried in order — a base64 symmetric key
+ * (the text, literal or an expression) or the private key of a certificate of the gateway's store (`certificate-id`,
+ * RSA-OAEP); `id` matches the JWE's `kid`.
+ */
 export const DECRYPTION_KEYS = {
   name: 'decryption-keys',
   max: 1,
   content: elements({
     name: 'key',
-    attributes: { 'certificate-id': str({ expression: false }) },
-    content: text(false),
+    attributes: { id: str({ expression: false }), 'certificate-id': str({ expression: false }) },
+    content: text(true),
   }),
 } as const;
+
+/** One compiled `<decryption-keys>/<key>`. */
+export interface DecryptionKey {
+  readonly kid: string | undefined;
+  /** Throws (a 500, not a refusal) when the key cannot be had: an unknown certificate, an expression that fails. */
+  readonly key: (run: RunContext) => Uint8Array | KeyObject;
+}
+
+const BASE64 = /^[A-Za-z0-9+/=_-]+$/;
+
+/** Compiles `<decryption-keys>` once: literal keys are decoded here, expressions and certificates per request. */
+export function decryptionKeys(
+  node: NodeOf<typeof DECRYPTION_KEYS> | undefined,
+  c: CompileContext,
+  element: string,
+): DecryptionKey[] {
+  const keys: DecryptionKey[] = [];
+  for (const key of node?.childrenNamed('key') ?? []) {
+    const kid = key.literal('id');
+    const base = { kid: typeof kid === 'string' ? kid : undefined };
+    const certificateId = key.literal('certificate-id');
+    if (typeof certificateId === 'string') {
+      if (key.content !== undefined) {
+        c.error(
+          key,
+          'children',
+          `${element}/decryption-keys/key takes either certificate-id or a base64 key as its text, got both`,
+        );
+        continue;
+      }
+      if (c.certificateIds !== undefined && !c.certificateIds.has(certificateId)) {
+        c.error(
+          key,
+          'attribute',
+          `${element}/decryption-keys/key/@certificate-id must name a certificate of tls.certificates, got "${certificateId}" (known: ${[...c.certificateIds].join(', ') || 'none'})`,
+        );
+        continue;
+      }
+      keys.push({
+        ...base,
+        key: (run) => {
+          const privateKey = run.services.certificateKeys?.privateKey(certificateId);
+          if (privateKey === undefined)
+            throw new Error(`decryption key certificate "${certificateId}" is not in tls.certificates`);
+          return privateKey;
+        },
+      });
+      continue;
+    }
+    const content = key.content;
+    if (content === undefined) {
+      c.error(
+        key,
+        'children',
+        `${element}/decryption-keys/key needs a base64 key as its text or a certificate-id`,
+      );
+      continue;
+    }
+    if (content.kind === 'literal') {
+      const secret = String(content.value).trim();
+      if (!BASE64.test(secret)) {
+        c.error(
+          key,
+          'children',
+          `${element}/decryption-keys/key must hold a base64 key, got "${secret.slice(0, 20)}"`,
+        );
+        continue;
+      }
+      const bytes = Buffer.from(secret, 'base64');
+      keys.push({ ...base, key: () => bytes });
+      continue;
+    }
+    const value = key.text()!;
+    keys.push({ ...base, key: (run) => Buffer.from(value(run).trim(), 'base64') });
+  }
+  return keys;
+}
+
+/**
+ * What an encrypted token may use: AES key wrap, direct symmetric keys and RSA-OAEP (Entra ID's choice). No
+ * password-based (PBES2: a work factor the sender picks) and no RSA1_5 (padding oracle).
+ */
+const JWE_ALGORITHMS = {
+  keyManagementAlgorithms: [
+    'dir',
+    'A128KW',
+    'A192KW',
+    'A256KW',
+    'A128GCMKW',
+    'A192GCMKW',
+    'A256GCMKW',
+    'RSA-OAEP',
+    'RSA-OAEP-256',
+    'RSA-OAEP-384',
+    'RSA-OAEP-512',
+  ],
+  contentEncryptionAlgorithms: [
+    'A128CBC-HS256',
+    'A192CBC-HS384',
+    'A256CBC-HS512',
+    'A128GCM',
+    'A192GCM',
+    'A256GCM',
+  ],
+};
+
+/**
+ * The token whose signature is checked: an encrypted token (JWE compact serialization, five parts) is opened with
+ * the first decryption key that fits, and its plaintext is the signed JWT inside (a nested JWT). A plaintext that
+ * is a bare claims set is handed on as an unsigned token, so require-signed-tokens decides about it as about any
+ * unsigned token. A token that is not encrypted is returned as it is, decryption keys or not: as in API Management
+ * (Microsoft.IdentityModel decrypts only what is a JWE), the keys are for encrypted tokens, not a requirement.
+ */
+export async function decryptToken(
+  run: RunContext,
+  token: string,
+  keys: readonly DecryptionKey[],
+): Promise<string> {
+  if (token.split('.').length !== 5) return token;
+  let kid: string | undefined;
+  try {
+    kid = decodeProtectedHeader(token).kid;
+  } catch {
+    throw new Refusal('JwtInvalid', 'JWT is not well formed.');
+  }
+  if (keys.length === 0)
+    throw new Refusal('JwtInvalid', 'JWT is encrypted and the policy has no decryption keys.');
+  for (const candidate of keys) {
+    if (kid !== undefined && candidate.kid !== undefined && candidate.kid !== kid) continue;
+    const key = candidate.key(run);
+    let plaintext: Uint8Array;
+    try {
+      plaintext = (await compactDecrypt(token, key, JWE_ALGORITHMS)).plaintext;
+    } catch {
+      continue; // the next key, as API Management tries each until one succeeds
+    }
+    const inner = Buffer.from(plaintext).toString('utf8').trim();
+    if (inner.split('.').length === 3) return inner;
+    return `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(inner).toString('base64url')}.`;
+  }
+  throw new Refusal('JwtInvalid', 'JWT decryption failed: no decryption key opens the token.');
+}
 
 /** Algorithms API Management accepts; `none` is handled separately (require-signed-tokens). */
 export const ALGORITHMS = [

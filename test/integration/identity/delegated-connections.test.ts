@@ -8,14 +8,16 @@ import { DelegatedTokens, memorySealedRecords } from '../../../src/state/delegat
  * The credential manager's user-delegated connections against a real token endpoint (a loopback server that
  * rotates refresh tokens): served from what the authorization server kept, refreshed once for concurrent requests,
  * the rotated refresh token written back, a lost race with another engine process recovered, and the failures
- * (never signed in, no refresh token, no user) named.
+ * (never signed in, no refresh token, no user) named; a connection with its own scopes gets the refresh token
+ * narrowed to them, and every refresh of the kept token asks again for the scope granted at sign-in.
  */
 
 const SECRET = 'a-shared-secret-of-the-engine-and-service';
 let endpoint: Server;
 let tokenUrl: string;
-/** The refresh tokens the endpoint received, in order. */
+/** The refresh tokens the endpoint received, in order, and the scope each asked for (null: none). */
 const refreshes: string[] = [];
+const scopes: (string | null)[] = [];
 let issued = 0;
 /** The refresh tokens the endpoint still accepts (each is spent by its use). */
 const live = new Set<string>();
@@ -30,6 +32,7 @@ beforeAll(async () => {
       const form = new URLSearchParams(body);
       const presented = form.get('refresh_token') ?? '';
       refreshes.push(presented);
+      scopes.push(form.get('scope'));
       const basic = `Basic ${Buffer.from('portcullis:upstream-secret').toString('base64')}`;
       if (
         request.headers.authorization !== basic ||
@@ -61,6 +64,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   refreshes.length = 0;
+  scopes.length = 0;
   live.clear();
   live.add('rt-0');
 });
@@ -79,8 +83,13 @@ function managerOver(tokens: DelegatedTokens, now: () => number): CredentialMana
           scopes: [],
           parameters: {},
           privateKeyAlgorithm: 'RS256',
+          certificateThumbprints: ['x5t'],
         },
-        connections: { me: { delegated: true }, service: { resource: 'https://api.example' } },
+        connections: {
+          me: { delegated: true, scopes: [] },
+          orders: { delegated: true, scopes: ['orders.read', 'orders.write'] },
+          service: { resource: 'https://api.example' },
+        },
       },
     },
     directory: '.',
@@ -148,5 +157,44 @@ describe('user-delegated connections of the credential manager', () => {
     await expect(manager.authorization({ providerId: 'corp', authorizationId: 'me' })).rejects.toThrow(
       'connection "me" of credential provider "corp" is user-delegated: it needs identity-type="jwt"',
     );
+  });
+
+  it('narrows the refresh token to a connection’s scopes, keeping the sign-in token and the granted scope', async () => {
+    let now = 1_000_000;
+    const tokens = new DelegatedTokens(memorySealedRecords(), SECRET);
+    const granted = 'openid offline_access orders.read orders.write';
+    await tokens.write('corp|bob', {
+      accessToken: 'at-0',
+      refreshToken: 'rt-0',
+      expiresAt: now + 600_000,
+      obtainedAt: now,
+      scope: granted,
+    });
+    const manager = managerOver(tokens, () => now);
+    const orders = { ...request, authorizationId: 'orders' };
+    const narrowed = await manager.authorization(orders);
+    expect(narrowed.accessToken).toBe(`at-${issued}`);
+    expect([refreshes, scopes]).toEqual([['rt-0'], ['orders.read orders.write']]);
+    // The kept token stays the sign-in's; the rotated refresh token replaces the spent one.
+    expect(await tokens.read('corp|bob')).toMatchObject({
+      accessToken: 'at-0',
+      refreshToken: `rt-${issued}`,
+      scope: granted,
+    });
+    expect((await manager.authorization(request)).accessToken).toBe('at-0');
+    expect((await manager.authorization(orders)).accessToken).toBe(narrowed.accessToken);
+
+    // Both near expiry at once: one refresh after the other (each spends the refresh token the previous one got).
+    now += 590_000;
+    const rotated = issued;
+    const [me, again] = await Promise.all([manager.authorization(request), manager.authorization(orders)]);
+    expect(me.accessToken).not.toBe('at-0');
+    expect(again.accessToken).not.toBe(narrowed.accessToken);
+    expect(refreshes).toEqual(['rt-0', `rt-${rotated}`, `rt-${rotated + 1}`]);
+    expect(scopes.slice(1).sort()).toEqual([granted, 'orders.read orders.write'].sort());
+    expect(await tokens.read('corp|bob')).toMatchObject({
+      refreshToken: `rt-${rotated + 2}`,
+      scope: granted,
+    });
   });
 });

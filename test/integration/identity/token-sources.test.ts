@@ -1,3 +1,4 @@
+import { createHash, createPublicKey, X509Certificate } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +7,7 @@ import path from 'node:path';
 import {
   createRemoteJWKSet,
   decodeJwt,
+  decodeProtectedHeader,
   exportJWK,
   exportPKCS8,
   generateKeyPair,
@@ -17,6 +19,7 @@ import Provider from 'oidc-provider';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadSigningKeys } from '../../../src/auth/stores/file.js';
 import { Identities, IdentityError, identitiesConfigSchema } from '../../../src/identity/index.js';
+import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../../helpers/certificates.js';
 import { startServer, type TestServer } from '../auth/harness.js';
 
 /**
@@ -36,6 +39,11 @@ let issuer: string;
 let clientKey: Awaited<ReturnType<typeof generateKeyPair>>;
 let externalKey: Awaited<ReturnType<typeof generateKeyPair>>;
 let providerKeys: ReturnType<typeof createRemoteJWKSet>;
+let workshop: CertificateWorkshop;
+/** An RSA key with its self-signed certificate: the credential of the `certified` client. */
+let certified: Issued;
+/** The client assertions the provider accepted, in order. */
+const assertions: string[] = [];
 
 const listen = async (server: Server) => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -46,6 +54,13 @@ beforeAll(async () => {
   directory = await mkdtemp(path.join(tmpdir(), 'identity-'));
   clientKey = await generateKeyPair('RS256', { extractable: true });
   externalKey = await generateKeyPair('ES256', { extractable: true });
+  workshop = await certificateWorkshop();
+  certified = await workshop.selfSigned({
+    name: 'certified',
+    subject: '/CN=portcullis-gateway',
+    usage: 'client',
+    key: 'rsa',
+  });
   let handler: ((req: never, res: never) => void) | undefined;
   providerHttp = createServer((req, res) => handler!(req as never, res as never));
   issuer = await listen(providerHttp);
@@ -73,6 +88,14 @@ beforeAll(async () => {
         token_endpoint_auth_method: 'private_key_jwt',
       },
       { ...base, client_id: 'workload', grant_types: [JWT_BEARER], token_endpoint_auth_method: 'none' },
+      {
+        ...base,
+        client_id: 'certified',
+        jwks: {
+          keys: [{ ...(await exportJWK(createPublicKey(certified.key))), alg: 'RS256', use: 'sig' }],
+        },
+        token_endpoint_auth_method: 'private_key_jwt',
+      },
     ],
     features: {
       devInteractions: { enabled: false },
@@ -123,12 +146,20 @@ beforeAll(async () => {
     },
     ['assertion'],
   );
+  (provider as unknown as NodeJS.EventEmitter).on(
+    'grant.success',
+    (ctx: { oidc: { params?: { client_assertion?: unknown } } }) => {
+      const assertion = ctx.oidc.params?.client_assertion;
+      if (typeof assertion === 'string') assertions.push(assertion);
+    },
+  );
   handler = provider.callback() as never;
   providerKeys = createRemoteJWKSet(new URL(`${issuer}/jwks`));
 });
 
 afterAll(async () => {
   providerHttp?.close();
+  await workshop?.remove();
   await rm(directory, { recursive: true, force: true });
 });
 
@@ -181,6 +212,58 @@ describe('client-credentials against node-oidc-provider', () => {
     const { token } = await set.token({ resource: 'https://orders.example' });
     const { payload } = await jwtVerify(token, providerKeys, { issuer, audience: 'https://orders.example' });
     expect(payload.client_id).toBe('keyed');
+  });
+
+  const sha = (algorithm: string, pem: string) =>
+    createHash(algorithm).update(new X509Certificate(pem).raw).digest('base64url');
+  const certifiedSource = (extra: Record<string, unknown>) =>
+    identities({
+      idp: {
+        type: 'client-credentials',
+        tokenUrl: `${issuer}/token`,
+        clientId: 'certified',
+        clientAuth: 'private_key_jwt',
+        ...extra,
+      },
+    });
+
+  it('puts the x5t of the certificate that comes with the key (one PEM) in the assertion header', async () => {
+    await writeFile(path.join(directory, 'certified-both.pem'), `${certified.key}\n${certified.pem}`);
+    const set = certifiedSource({ privateKey: { file: 'certified-both.pem' } });
+    const { token } = await set.token({ resource: 'https://orders.example' });
+    expect(decodeJwt(token).client_id).toBe('certified');
+    const header = decodeProtectedHeader(assertions.at(-1)!);
+    expect(header).toEqual({ alg: 'RS256', typ: 'JWT', x5t: sha('sha1', certified.pem) });
+  });
+
+  it('adds x5t#S256 when asked, the certificate in a file of its own', async () => {
+    const set = certifiedSource({
+      privateKey: { file: certified.keyFile },
+      certificate: { file: certified.certificateFile },
+      certificateThumbprints: ['x5t', 'x5t#S256'],
+    });
+    await set.token({ resource: 'https://orders.example' });
+    const header = decodeProtectedHeader(assertions.at(-1)!);
+    expect(header.x5t).toBe(sha('sha1', certified.pem));
+    expect(header['x5t#S256']).toBe(sha('sha256', certified.pem));
+  });
+
+  it('refuses a certificate that is not the private key’s, before calling the provider', async () => {
+    const stranger = await workshop.selfSigned({
+      name: 'stranger',
+      subject: '/CN=someone-else',
+      usage: 'client',
+      key: 'rsa',
+    });
+    const before = assertions.length;
+    const set = certifiedSource({
+      privateKey: { file: certified.keyFile },
+      certificate: { file: stranger.certificateFile },
+    });
+    await expect(set.token({ resource: 'https://orders.example' })).rejects.toThrow(
+      /the certificate \(subject CN=someone-else\) is not privateKey's: its public key is another/,
+    );
+    expect(assertions.length).toBe(before);
   });
 
   it('maps the resource to scope when told to', async () => {

@@ -42,4 +42,14 @@ describe('delegated tokens in Redis', () => {
     expect(redis.cli('--raw', 'GET', keys[0]!)).not.toContain('at-1');
     expect(Number(redis.cli('PTTL', keys[0]!))).toBeGreaterThan(80 * 24 * 3600 * 1000);
   });
+
+  it('are removed for every connection, and removing a missing record is no error', async () => {
+    const secret = 'a-shared-secret-of-the-engine-and-service';
+    const record = { accessToken: 'at-2', refreshToken: 'rt-2', expiresAt: 2_000, obtainedAt: 1_000 };
+    const service = new DelegatedTokens(redisSealedRecords(connect()), secret);
+    await service.write('corp|bob', record);
+    await service.remove('corp|bob');
+    expect(await new DelegatedTokens(redisSealedRecords(connect()), secret).read('corp|bob')).toBeUndefined();
+    await service.remove('corp|nobody');
+  });
 });

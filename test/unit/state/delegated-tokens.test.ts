@@ -19,6 +19,7 @@ describe('DelegatedTokens', () => {
     let stored: Buffer | undefined;
     const spy = {
       get: records.get,
+      delete: records.delete,
       set: async (key: string, value: Buffer) => {
         stored = value;
         expect(key).not.toContain('corp|alice');
@@ -41,6 +42,7 @@ describe('DelegatedTokens', () => {
         // Every key answers alice's record: bob's read must not open it.
         get: async () => records.get(createHash('sha256').update('corp|alice').digest('base64url')),
         set: records.set,
+        delete: records.delete,
       },
       SECRET,
     );
@@ -60,6 +62,11 @@ describe('DelegatedTokens', () => {
       expect(await new DelegatedTokens(embeddedSealedRecords(reader), SECRET).read('corp|alice')).toEqual(
         RECORD,
       );
+      // Removed by the service (the user's grant ended): gone for the engine too.
+      await new DelegatedTokens(embeddedSealedRecords(writer), SECRET).remove('corp|alice');
+      expect(
+        await new DelegatedTokens(embeddedSealedRecords(reader), SECRET).read('corp|alice'),
+      ).toBeUndefined();
     } finally {
       await writer.close();
       await reader.close();
