@@ -3,8 +3,9 @@ import type { AddressInfo } from 'node:net';
 import protobuf from 'protobufjs';
 
 /**
- * An OpenTelemetry collector's OTLP/HTTP traces receiver, as far as a test needs one: it accepts `POST /v1/traces`
- * in protobuf (what Envoy sends) or JSON (what the JS exporter sends) and keeps every span.
+ * An OpenTelemetry collector's OTLP/HTTP receiver, as far as a test needs one: it accepts `POST /v1/traces` in
+ * protobuf (what Envoy sends) or JSON (what the JS exporter sends) and keeps every span, and `POST /v1/metrics` in
+ * JSON (the JS exporter) and keeps every data point.
  */
 
 export interface ReceivedSpan {
@@ -17,10 +18,28 @@ export interface ReceivedSpan {
   readonly parentSpanId: string;
 }
 
+/** One data point of one export, flattened: a histogram's point has `count`, `sum`, `bounds` and `bucketCounts`. */
+export interface ReceivedPoint {
+  readonly service: string;
+  /** `service.instance.id` of the resource: which process of that service. */
+  readonly instance: string;
+  readonly name: string;
+  readonly unit: string;
+  readonly kind: 'sum' | 'gauge' | 'histogram';
+  readonly attributes: Readonly<Record<string, string>>;
+  readonly value?: number;
+  readonly count?: number;
+  readonly sum?: number;
+  readonly bounds?: readonly number[];
+  readonly bucketCounts?: readonly number[];
+}
+
 export interface OtlpReceiver {
   /** The base URL to configure as `telemetry.otlp.endpoint`. */
   readonly endpoint: string;
   readonly spans: ReceivedSpan[];
+  /** Every metric data point received, in arrival order (each export repeats the cumulative series). */
+  readonly points: ReceivedPoint[];
   close(): Promise<void>;
 }
 
@@ -38,23 +57,104 @@ message Span { bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; by
 `;
 const exportRequest = protobuf.parse(otlpTraceProto).root.lookupType('otlp.ExportTraceServiceRequest');
 
+type OtlpAttributes = { key: string; value?: { stringValue?: string } }[];
+
 interface OtlpExport {
   resourceSpans?: {
-    resource?: { attributes?: { key: string; value?: { stringValue?: string } }[] };
+    resource?: { attributes?: OtlpAttributes };
     scopeSpans?: {
       spans?: { traceId?: string; spanId?: string; parentSpanId?: string; name?: string }[];
     }[];
   }[];
 }
 
+interface OtlpNumberPoint {
+  attributes?: OtlpAttributes;
+  asDouble?: number | string;
+  asInt?: number | string;
+}
+
+interface OtlpHistogramPoint {
+  attributes?: OtlpAttributes;
+  count?: number | string;
+  sum?: number;
+  explicitBounds?: number[];
+  bucketCounts?: (number | string)[];
+}
+
+interface OtlpMetricsExport {
+  resourceMetrics?: {
+    resource?: { attributes?: OtlpAttributes };
+    scopeMetrics?: {
+      metrics?: {
+        name: string;
+        unit?: string;
+        sum?: { dataPoints?: OtlpNumberPoint[] };
+        gauge?: { dataPoints?: OtlpNumberPoint[] };
+        histogram?: { dataPoints?: OtlpHistogramPoint[] };
+      }[];
+    }[];
+  }[];
+}
+
+function attribute(attributes: OtlpAttributes | undefined, key: string): string {
+  return attributes?.find((entry) => entry.key === key)?.value?.stringValue ?? '';
+}
+
+function attributeRecord(attributes: OtlpAttributes | undefined): Record<string, string> {
+  return Object.fromEntries((attributes ?? []).map((entry) => [entry.key, entry.value?.stringValue ?? '']));
+}
+
+/** The points of one JSON metrics export, flattened. */
+function metricPoints(decoded: OtlpMetricsExport): ReceivedPoint[] {
+  const points: ReceivedPoint[] = [];
+  for (const resource of decoded.resourceMetrics ?? []) {
+    const service = attribute(resource.resource?.attributes, 'service.name');
+    const instance = attribute(resource.resource?.attributes, 'service.instance.id');
+    for (const scope of resource.scopeMetrics ?? [])
+      for (const metric of scope.metrics ?? []) {
+        const common = { service, instance, name: metric.name, unit: metric.unit ?? '' };
+        for (const kind of ['sum', 'gauge'] as const)
+          for (const point of metric[kind]?.dataPoints ?? [])
+            points.push({
+              ...common,
+              kind,
+              attributes: attributeRecord(point.attributes),
+              value: Number(point.asDouble ?? point.asInt),
+            });
+        for (const point of metric.histogram?.dataPoints ?? [])
+          points.push({
+            ...common,
+            kind: 'histogram',
+            attributes: attributeRecord(point.attributes),
+            count: Number(point.count),
+            sum: Number(point.sum),
+            bounds: point.explicitBounds ?? [],
+            bucketCounts: (point.bucketCounts ?? []).map(Number),
+          });
+      }
+  }
+  return points;
+}
+
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const points: ReceivedPoint[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks);
       const json = String(request.headers['content-type']).startsWith('application/json');
+      if (request.url === '/v1/metrics') {
+        if (!json) {
+          response.writeHead(415, { 'content-type': 'text/plain' }).end('this receiver reads JSON metrics\n');
+          return;
+        }
+        points.push(...metricPoints(JSON.parse(body.toString('utf8')) as OtlpMetricsExport));
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
       const decoded = (
         json
           ? JSON.parse(body.toString('utf8'))
@@ -64,9 +164,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const hex = (id: string | undefined) =>
         json ? (id ?? '') : Buffer.from(id ?? '', 'base64').toString('hex');
       for (const resource of decoded.resourceSpans ?? []) {
-        const service =
-          resource.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value
-            ?.stringValue ?? '';
+        const service = attribute(resource.resource?.attributes, 'service.name');
         for (const scope of resource.scopeSpans ?? [])
           for (const span of scope.spans ?? [])
             spans.push({
@@ -86,6 +184,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     spans,
+    points,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
