@@ -211,7 +211,22 @@ export interface PolicyObserver {
   statementStarted(site: StatementSite, run: ObservedRun): void;
   statementEnded(site: StatementSite, run: ObservedRun, outcome: StatementOutcome, error?: unknown): void;
   branchTaken(choice: BranchChoice, run: ObservedRun): void;
+  /**
+   * Optional: runs one section (`run.section` says which) of a run this observer watches, so that everything the
+   * section runs happens inside what the observer keeps for it (a tracer: the section's span, the parent of its
+   * statements' spans). It resolves or rejects as the section does. Without it the section runs as unwatched.
+   */
+  inSection?(run: ObservedRun, section: () => SectionResult): Promise<SectionFlow>;
+  /**
+   * Optional: runs a statement between its statementStarted and statementEnded, so that what it starts (a call out)
+   * is inside it (a tracer: its span is the parent of the call's). Synchronous when the statement is.
+   */
+  inStatement?<T>(site: StatementSite, run: ObservedRun, statement: () => T): T;
 }
+
+/** How a section that did not fail ended: went on to the next one, or answered the request. */
+export type SectionFlow = 'next' | 'respond';
+export type SectionResult = SectionFlow | Promise<SectionFlow>;
 
 export interface PolicyServices {
   readonly responseCache: ResponseCache;

@@ -16,6 +16,10 @@ export interface ReceivedSpan {
   readonly traceId: string;
   readonly spanId: string;
   readonly parentSpanId: string;
+  /** Nanoseconds since the epoch, in decimal (a bigint would not go through JSON.stringify). */
+  readonly startTime: string;
+  /** OTLP's status code: 0 unset, 1 ok, 2 error. */
+  readonly statusCode: number;
 }
 
 /** One data point of one export, flattened: a histogram's point has `count`, `sum`, `bounds` and `bucketCounts`. */
@@ -53,7 +57,11 @@ message Resource { repeated KeyValue attributes = 1; }
 message KeyValue { string key = 1; AnyValue value = 2; }
 message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; } }
 message ScopeSpans { repeated Span spans = 2; }
-message Span { bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4; string name = 5; }
+message Span {
+  bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4; string name = 5;
+  fixed64 start_time_unix_nano = 7; Status status = 15;
+}
+message Status { string message = 2; int32 code = 3; }
 `;
 const exportRequest = protobuf.parse(otlpTraceProto).root.lookupType('otlp.ExportTraceServiceRequest');
 
@@ -63,7 +71,14 @@ interface OtlpExport {
   resourceSpans?: {
     resource?: { attributes?: OtlpAttributes };
     scopeSpans?: {
-      spans?: { traceId?: string; spanId?: string; parentSpanId?: string; name?: string }[];
+      spans?: {
+        traceId?: string;
+        spanId?: string;
+        parentSpanId?: string;
+        name?: string;
+        startTimeUnixNano?: string | number;
+        status?: { code?: number };
+      }[];
     }[];
   }[];
 }
@@ -158,7 +173,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const decoded = (
         json
           ? JSON.parse(body.toString('utf8'))
-          : exportRequest.toObject(exportRequest.decode(body), { bytes: String, defaults: true })
+          : exportRequest.toObject(exportRequest.decode(body), {
+              bytes: String,
+              longs: String,
+              defaults: true,
+            })
       ) as OtlpExport;
       // protobufjs's toObject writes bytes as base64, the JSON encoding writes them as hex.
       const hex = (id: string | undefined) =>
@@ -173,6 +192,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               traceId: hex(span.traceId),
               spanId: hex(span.spanId),
               parentSpanId: hex(span.parentSpanId),
+              startTime: String(span.startTimeUnixNano ?? 0),
+              statusCode: span.status?.code ?? 0,
             });
       }
       response.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
