@@ -16,6 +16,7 @@ import {
   type ScopeDocuments,
 } from '../policy/index.js';
 import { redactionMarker, redactText } from '../redact.js';
+import { isInlinePem } from '../state/options.js';
 import { apiVersionSelector } from './api-versions.js';
 import { ConfigError } from './config-error.js';
 import { fileText, formatPath, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
@@ -60,6 +61,23 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
           `environment variable ${variable} is not set (the SASL password of logger "${id}")`,
         ),
       );
+    // Its TLS files likewise: a CA that is not there is a load error naming the key, not a sink that never connects.
+    const tls = logger.kafka?.tls;
+    if (typeof tls === 'object')
+      for (const key of ['ca', 'cert', 'key'] as const) {
+        const source = tls[key];
+        if (source === undefined || isInlinePem(source)) continue;
+        const file = path.resolve(loaded.directory, source);
+        if (!existsSync(file))
+          problems.push(
+            problemInText(
+              configText(),
+              loaded.file,
+              ['state', 'loggers', id, 'kafka', 'tls', key],
+              `PEM file "${source}" not found (looked at ${file}); a PEM written in place starts with "-----BEGIN"`,
+            ),
+          );
+      }
   }
   const source = (keys: (string | number)[], value: string): { file: string; text: string } | undefined => {
     if (value.trimStart().startsWith('<'))
