@@ -217,6 +217,11 @@ export const stateConfigSchema = z
      * of the two). `{ kafka: { brokers, topic, … } }`: a Kafka topic (Azure Event Hubs' Kafka endpoint too).
      */
     loggers: z.record(z.string().min(1), loggerSchema).default({}),
+    /**
+     * The logger (an id of `loggers`) that also receives every custom metric — emit-metric, llm-emit-token-metric —
+     * as one JSON event each, besides Prometheus and OTLP: what API Management sends to Application Insights.
+     */
+    metricsLogger: z.string().min(1).optional(),
     /** Events waiting to be written; beyond this, new events are dropped and counted. */
     eventBuffer: z.number().int().min(1).default(10_000),
     /** Bytes of messages waiting to be written (each sink); beyond this, new events are dropped and counted. */
@@ -228,6 +233,12 @@ export const stateConfigSchema = z
   })
   .strict()
   .superRefine((state, ctx) => {
+    if (state.metricsLogger !== undefined && !Object.hasOwn(state.loggers, state.metricsLogger))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['metricsLogger'],
+        message: `names no logger of state.loggers (configured: ${Object.keys(state.loggers).join(', ') || 'none'}), got "${state.metricsLogger}"`,
+      });
     const loggers = [...streamLoggers(state.loggers).keys()];
     if (loggers.length === 0 || state.redis !== undefined) return;
     if (state.dataDir === undefined) {
@@ -248,3 +259,22 @@ export const stateConfigSchema = z
   });
 
 export type StateConfig = z.infer<typeof stateConfigSchema>;
+
+/** The logger id that received custom metrics by its name alone, before `state.metricsLogger`. */
+const legacyMetricsLogger = 'metrics';
+
+/**
+ * Which logger receives the custom metrics: `metricsLogger`, or — for files written before it existed — a logger
+ * named `metrics`, with the notice to give its owner (the name alone will stop meaning anything).
+ */
+export function metricsLoggerOf(state: Pick<StateConfig, 'loggers' | 'metricsLogger'>): {
+  readonly loggerId: string | undefined;
+  readonly deprecation?: string;
+} {
+  if (state.metricsLogger !== undefined) return { loggerId: state.metricsLogger };
+  if (!Object.hasOwn(state.loggers, legacyMetricsLogger)) return { loggerId: undefined };
+  return {
+    loggerId: legacyMetricsLogger,
+    deprecation: `state.loggers.${legacyMetricsLogger} receives the custom metrics because of its name, which is deprecated: add "metricsLogger: ${legacyMetricsLogger}" to the state section (a later version will no longer go by the name)`,
+  };
+}
