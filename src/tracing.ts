@@ -5,6 +5,7 @@
  * tracer and take no span, so an untraced request pays nothing.
  */
 
+import { randomUUID } from 'node:crypto';
 import { context, propagation, type Span, type Tracer, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -14,6 +15,12 @@ import {
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-node';
+
+/**
+ * This process's identity among others of the same `service.name` (several engines under one `up`, replicas), on
+ * its spans and its metrics: a collector keeps their cumulative series apart by it.
+ */
+export const serviceInstanceId = randomUUID();
 
 export interface TraceExport {
   /** The collector's OTLP/HTTP traces URL (`…/v1/traces`). */
@@ -37,7 +44,10 @@ export interface ProcessTracing {
  */
 export function startTracing(settings: TraceExport): ProcessTracing {
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
+    resource: resourceFromAttributes({
+      'service.name': settings.serviceName,
+      'service.instance.id': serviceInstanceId,
+    }),
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) }),
     spanProcessors: [
       new BatchSpanProcessor(

@@ -16,6 +16,7 @@ import {
   type ScopeDocuments,
 } from '../policy/index.js';
 import { redactionMarker, redactText } from '../redact.js';
+import { isInlinePem } from '../state/options.js';
 import { apiVersionSelector } from './api-versions.js';
 import { ConfigError } from './config-error.js';
 import { fileText, formatPath, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
@@ -35,6 +36,36 @@ export class GatewayLoadError extends DiagnosticsError {
 }
 
 /**
+ * What a Kafka logger needs from outside the file, checked at load rather than by a sink that fails at its first
+ * event or never connects: its SASL password's environment variable (as for an environment named value) and its
+ * TLS files (a PEM written in place needs none). Each problem is the key it is about and the message.
+ */
+function kafkaLoggerProblems(loaded: LoadedConfig): [(string | number)[], string][] {
+  const problems: [(string | number)[], string][] = [];
+  for (const [id, logger] of Object.entries(loaded.config.state.loggers)) {
+    const variable = logger.kafka?.sasl?.passwordEnv;
+    if (variable !== undefined && process.env[variable] === undefined)
+      problems.push([
+        ['state', 'loggers', id, 'kafka', 'sasl', 'passwordEnv'],
+        `environment variable ${variable} is not set (the SASL password of logger "${id}")`,
+      ]);
+    const tls = logger.kafka?.tls;
+    if (typeof tls !== 'object') continue;
+    for (const key of ['ca', 'cert', 'key'] as const) {
+      const source = tls[key];
+      if (source === undefined || isInlinePem(source)) continue;
+      const file = path.resolve(loaded.directory, source);
+      if (!existsSync(file))
+        problems.push([
+          ['state', 'loggers', id, 'kafka', 'tls', key],
+          `PEM file "${source}" not found (looked at ${file}); a PEM written in place starts with "-----BEGIN"`,
+        ]);
+    }
+  }
+  return problems;
+}
+
+/**
  * Reads every policy document the configuration names, compiles each for its scope, stitches one pipeline per
  * operation and builds the catalog. Collects every problem before failing, so one run shows them all.
  */
@@ -47,20 +78,8 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const namedValues = namedValueTable(config, (keys, message) =>
     problems.push(problemInText(configText(), loaded.file, keys, message)),
   );
-  // A Kafka logger's SASL password from the environment: unset is a load error, as for an environment named value,
-  // rather than a sink that fails at its first event.
-  for (const [id, logger] of Object.entries(config.state.loggers)) {
-    const variable = logger.kafka?.sasl?.passwordEnv;
-    if (variable !== undefined && process.env[variable] === undefined)
-      problems.push(
-        problemInText(
-          configText(),
-          loaded.file,
-          ['state', 'loggers', id, 'kafka', 'sasl', 'passwordEnv'],
-          `environment variable ${variable} is not set (the SASL password of logger "${id}")`,
-        ),
-      );
-  }
+  for (const [keys, message] of kafkaLoggerProblems(loaded))
+    problems.push(problemInText(configText(), loaded.file, keys, message));
   const source = (keys: (string | number)[], value: string): { file: string; text: string } | undefined => {
     if (value.trimStart().startsWith('<'))
       return { file: `${loaded.file} (${formatPath(keys)})`, text: value };

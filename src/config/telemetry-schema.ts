@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import type { MetricsExport } from '../metrics-export.js';
 import type { TraceExport } from '../tracing.js';
 
 /**
- * The `telemetry` section: where Envoy, the engine and the service send their OpenTelemetry traces.
+ * The `telemetry` section: where Envoy, the engine and the service send their OpenTelemetry traces, and the engine
+ * and the service their metrics.
  *
  * ```yaml
  * telemetry:
@@ -11,9 +13,10 @@ import type { TraceExport } from '../tracing.js';
  *     headers: { x-api-key: { env: COLLECTOR_KEY } }
  *     serviceNamePrefix: portcullis       # services portcullis-envoy, portcullis-engine, portcullis-service
  *     samplingRatio: 0.1                  # Envoy decides for a new trace; the engine and service follow its choice
+ *     metricsIntervalSeconds: 60          # the engine's and the service's metrics go to <endpoint>/v1/metrics
  * ```
  *
- * Absent: no tracer is configured anywhere and a request pays nothing for tracing.
+ * Absent: no tracer is configured anywhere and a request pays nothing for tracing; metrics are only on `/metrics`.
  */
 
 /** A header value, or the environment variable that holds it (a collector's API key is a credential). */
@@ -49,6 +52,11 @@ export const otlpConfigSchema = z
       .default('portcullis'),
     /** The share of new traces recorded, from 0 to 1; a request arriving with a sampled `traceparent` is recorded. */
     samplingRatio: z.number().min(0).max(1).default(1),
+    /**
+     * How often the engine and the service push their metrics to `<endpoint>/v1/metrics` (the same series their
+     * Prometheus `/metrics` serves). The OpenTelemetry SDK's own default is a minute.
+     */
+    metricsIntervalSeconds: z.number().min(1).max(3600).default(60),
   })
   .strict();
 
@@ -94,5 +102,24 @@ export function traceExport(otlp: OtlpConfig, process: TracedProcess): TraceExpo
     headers: otlpHeaders(otlp),
     serviceName: tracedServiceName(otlp, process),
     samplingRatio: otlp.samplingRatio,
+  };
+}
+
+/** Where OTLP/HTTP metrics go. */
+export function otlpMetricsUrl(otlp: OtlpConfig): string {
+  return `${otlp.endpoint.replace(/\/$/, '')}/v1/metrics`;
+}
+
+/** What a process's metrics export needs (src/metrics-export.ts) from `telemetry.otlp`. */
+export function metricsExport(
+  otlp: OtlpConfig,
+  process: Exclude<TracedProcess, 'envoy'>,
+  environment: NodeJS.ProcessEnv = globalThis.process.env,
+): MetricsExport {
+  return {
+    metricsUrl: otlpMetricsUrl(otlp),
+    headers: otlpHeaders(otlp, environment),
+    serviceName: tracedServiceName(otlp, process),
+    intervalMs: otlp.metricsIntervalSeconds * 1000,
   };
 }

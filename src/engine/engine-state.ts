@@ -9,7 +9,13 @@ import { type EventStream, RedisEventStream } from '../state/event-stream.js';
 import { type KafkaEventStream, openKafkaStreams } from '../state/kafka-event-stream.js';
 import type { LimitStore } from '../state/limits.js';
 import { MemoryLimitStore } from '../state/memory-limits.js';
-import { kafkaLoggers, type StateConfig, stateConfigSchema, streamLoggers } from '../state/options.js';
+import {
+  isInlinePem,
+  kafkaLoggers,
+  type StateConfig,
+  stateConfigSchema,
+  streamLoggers,
+} from '../state/options.js';
 import { RedisByteCache } from '../state/redis-cache.js';
 import { RedisConnection, redisTarget } from '../state/redis-connection.js';
 import { RedisLimitStore } from '../state/redis-limits.js';
@@ -146,11 +152,15 @@ export class EngineState {
       bufferBytes: state.eventBufferBytes,
       onError: (message: string) => failures.report('log-to-eventhub', new Error(message)),
     };
-    this.kafkaStreams = openKafkaStreams(kafkaLoggers(state.loggers), {
-      bufferSize: state.eventBuffer,
-      bufferBytes: state.eventBufferBytes,
-      onError: (message: string) => failures.report('log-to-eventhub to Kafka', new Error(message)),
-    });
+    this.kafkaStreams = openKafkaStreams(
+      kafkaLoggers(state.loggers),
+      {
+        bufferSize: state.eventBuffer,
+        bufferBytes: state.eventBufferBytes,
+        onError: (message: string) => failures.report('log-to-eventhub to Kafka', new Error(message)),
+      },
+      options.directory,
+    );
     this.eventStream =
       this.redis !== undefined
         ? new RedisEventStream(this.redis, streamOptions)
@@ -170,12 +180,34 @@ export class EngineState {
   }
 }
 
-/** The identity of a state section: dataDir as the absolute folder it names, everything else as written. */
+/**
+ * The identity of a state section: dataDir and Kafka loggers' TLS files as the absolute paths they name, everything
+ * else as written (a TLS file rewritten in place is read again when the engine starts, not on reload).
+ */
 export function stateSignature(state: Partial<StateConfig> | undefined, directory = '.'): string {
   const parsed = stateConfigSchema.parse(state ?? {});
+  const file = (source: string | undefined) =>
+    source === undefined || isInlinePem(source) ? source : path.resolve(directory, source);
+  const loggers = Object.fromEntries(
+    Object.entries(parsed.loggers).map(([id, logger]) => {
+      const tls = logger.kafka?.tls;
+      if (logger.kafka === undefined || typeof tls !== 'object') return [id, logger];
+      return [
+        id,
+        {
+          ...logger,
+          kafka: {
+            ...logger.kafka,
+            tls: { ...tls, ca: file(tls.ca), cert: file(tls.cert), key: file(tls.key) },
+          },
+        },
+      ];
+    }),
+  );
   return JSON.stringify({
     ...parsed,
     dataDir: parsed.dataDir === undefined ? undefined : path.resolve(directory, parsed.dataDir),
+    loggers,
   });
 }
 

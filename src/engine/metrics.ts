@@ -153,7 +153,7 @@ function dynamicCounter(
 
 /** Node's process metrics (CPU, memory, event-loop delay, handles), once per process whatever the engine state. */
 let processRegistry: Registry | undefined;
-function processMetrics(): Registry {
+export function processMetrics(): Registry {
   if (processRegistry === undefined) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });

@@ -1,18 +1,23 @@
 /**
- * Spans for the policy statements that cost time (a call out, a cache or counter round trip, a token), children of
- * the request's span (exchange-spans.ts); APIM's `trace` element as events on the request's span. Installed only when
- * the engine traces: without a tracer no observer runs and statements pay nothing.
+ * A span per policy section that runs (inbound, backend, outbound, on-error), child of the request's span
+ * (exchange-spans.ts), and under it a span for each statement that costs time (a call out, a cache or counter round
+ * trip, a token), active while the statement runs so what it calls continues it. APIM's `trace` element lands as an
+ * event on the span active where it runs. Installed only when the engine traces: without a tracer no observer runs,
+ * and sections and statements pay nothing.
  */
 
 import { context, type Span, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
-import type {
-  BranchChoice,
-  ObservedRun,
-  PolicyObserver,
-  StatementOutcome,
-  StatementSite,
-  TraceEntry,
-  TraceSink,
+import {
+  type BranchChoice,
+  type ObservedRun,
+  type PolicyObserver,
+  type SectionFlow,
+  type SectionResult,
+  StatementFailure,
+  type StatementOutcome,
+  type StatementSite,
+  type TraceEntry,
+  type TraceSink,
 } from '../policy/index.js';
 
 /** The elements worth a span: each waits on something outside the engine's CPU. */
@@ -83,21 +88,65 @@ export class PolicySpans implements PolicyObserver {
     if (!span) return;
     spans!.delete(site);
     span.setAttribute('portcullis.policy.outcome', outcome);
-    if (outcome === 'failed') {
+    if (outcome === 'failed')
       span.setStatus({
         code: SpanStatusCode.ERROR,
         message: error instanceof Error ? error.message : String(error),
       });
-    }
     span.end();
   }
 
   branchTaken(_choice: BranchChoice): void {}
+
+  /** The section's span, current while its statements run (they start theirs under it). */
+  inSection(run: ObservedRun, section: () => SectionResult): Promise<SectionFlow> {
+    const span = this.tracer.startSpan(run.section, {
+      attributes: { 'portcullis.policy.section': run.section },
+    });
+    return context.with(trace.setSpan(context.active(), span), async () => {
+      try {
+        const flow = await section();
+        span.setAttribute('portcullis.policy.outcome', flow);
+        return flow;
+      } catch (error) {
+        // The section stops here and on-error runs (its own span, a sibling); the failing statement's span has
+        // the message, the section's says where.
+        span.setAttribute('portcullis.policy.outcome', 'error');
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message:
+            error instanceof StatementFailure
+              ? `${error.site.element} failed (${error.site.path})`
+              : 'the section failed',
+        });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  /** A timed statement's span, current while it runs: send-request's call carries it in `traceparent`. */
+  inStatement<T>(site: StatementSite, run: ObservedRun, statement: () => T): T {
+    const span = this.open.get(run.context)?.get(site);
+    return span ? context.with(trace.setSpan(context.active(), span), statement) : statement();
+  }
 }
 
 /** Both observers see every statement (the operator's debug trace and the spans). */
 export function bothObservers(first: PolicyObserver, second: PolicyObserver): PolicyObserver {
+  // Each observer that keeps a scope for a section or a statement gets it, the first one's outside the second's.
+  const inSection = (run: ObservedRun, section: () => SectionResult): Promise<SectionFlow> => {
+    const inner = second.inSection && second.observes(run) ? () => second.inSection!(run, section) : section;
+    return first.inSection && first.observes(run) ? first.inSection(run, inner) : Promise.resolve(inner());
+  };
+  const inStatement = <T>(site: StatementSite, run: ObservedRun, statement: () => T): T => {
+    const inner = second.inStatement ? () => second.inStatement!(site, run, statement) : statement;
+    return first.inStatement ? first.inStatement(site, run, inner) : inner();
+  };
   return {
+    ...(first.inSection || second.inSection ? { inSection } : {}),
+    ...(first.inStatement || second.inStatement ? { inStatement } : {}),
     observes: (run) => first.observes(run) || second.observes(run),
     runStarted: (run) => {
       if (first.observes(run)) first.runStarted(run);

@@ -12,7 +12,7 @@ import type {
   TraceSink,
 } from '../policy/index.js';
 import type { EventStream, SendOutcome } from '../state/event-stream.js';
-import type { StateConfig } from '../state/options.js';
+import { metricsLoggerOf, type StateConfig } from '../state/options.js';
 import type { RedisConnection } from '../state/redis-connection.js';
 import type { CachingType } from '../state/tiered-cache.js';
 import type { ElementCounters } from './element-counters.js';
@@ -26,13 +26,6 @@ import { responseCodec } from './value-codecs.js';
 export interface EngineEventSink {
   send(loggerId: string, message: string, partition?: { id?: string; key?: string }): SendOutcome;
 }
-
-/**
- * The logger whose event stream also receives every custom metric (emit-metric, llm-emit-token-metric), one JSON
- * event each — API Management sends them to Application Insights; here they go to Prometheus and, when a logger of
- * this id is configured in `state.loggers`, to its stream.
- */
-export const METRICS_LOGGER_ID = 'metrics';
 
 const ownCopy = (value: unknown): unknown => (value instanceof JToken ? value.clone() : value);
 
@@ -131,11 +124,13 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
       return url === undefined ? undefined : { id, url };
     },
   };
-  const metricsToStream = Object.hasOwn(state.loggers, METRICS_LOGGER_ID);
+  // Every custom metric goes to Prometheus (and OTLP), and as one JSON event each to state.metricsLogger when set.
+  const { loggerId: metricsLoggerId, deprecation } = metricsLoggerOf(state);
+  if (deprecation !== undefined) logger.warn(deprecation);
   const metrics: MetricSink = {
     emit(metric) {
       engineState.metrics.emit(metric);
-      if (!metricsToStream) return;
+      if (metricsLoggerId === undefined) return;
       const event = {
         time: new Date().toISOString(),
         namespace: metric.namespace,
@@ -143,7 +138,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
         value: metric.value,
         dimensions: Object.fromEntries(metric.dimensions),
       };
-      events.send(METRICS_LOGGER_ID, JSON.stringify(event));
+      events.send(metricsLoggerId, JSON.stringify(event));
     },
   };
   const services: EngineServices = {

@@ -849,7 +849,7 @@ function observed(
   observer.statementStarted(site, run);
   let flow: Flow | Promise<Flow>;
   try {
-    flow = inner(run);
+    flow = observer.inStatement ? observer.inStatement(site, run, () => inner(run)) : inner(run);
   } catch (err) {
     return failed(err);
   }

@@ -28,6 +28,7 @@ import { reasonPhrase } from './message.js';
 import type { Pipeline } from './pipeline.js';
 import {
   type BackendSelection,
+  type Flow,
   type ForwardSettings,
   PolicyError,
   type RetrySettings,
@@ -359,11 +360,20 @@ export class PipelineRun {
   async #section(section: Section): Promise<'next' | 'respond' | 'error'> {
     this.run.section = section;
     try {
-      return await this.pipeline.sections[section](this.run);
+      return await this.#runSection(section);
     } catch (err) {
       this.#recordFailure(err, section);
       return 'error';
     }
+  }
+
+  /** The section's statements, inside what an observer keeps for the section (a span) when one watches this run. */
+  #runSection(section: Section): Flow | Promise<Flow> {
+    const statements = this.pipeline.sections[section];
+    const observer = this.services.observer;
+    if (observer?.inSection && observer.observes(this.run))
+      return observer.inSection(this.run, () => statements(this.run));
+    return statements(this.run);
   }
 
   #recordFailure(err: unknown, section: Section): void {
@@ -438,7 +448,7 @@ export class PipelineRun {
     this.run.responseBodyChanged = true;
     this.run.section = 'on-error';
     try {
-      await this.pipeline.sections['on-error'](this.run);
+      await this.#runSection('on-error');
     } catch (err) {
       // A failing on-error section does not run again; the client gets a plain 500 and the log the details.
       this.services.logger.error('on-error section failed', {

@@ -226,6 +226,17 @@ export interface PolicyObserver {
    * read per expression. `redactSecrets` removes the pipeline's secret named values from a text.
    */
   watch?(run: ObservedRun, redactSecrets: (text: string) => string): RunWatch | undefined;
+  /**
+   * Optional: runs one section (`run.section` says which) of a run this observer watches, so that everything the
+   * section runs happens inside what the observer keeps for it (a tracer: the section's span, the parent of its
+   * statements' spans). It resolves or rejects as the section does. Without it the section runs as unwatched.
+   */
+  inSection?(run: ObservedRun, section: () => SectionResult): Promise<SectionFlow>;
+  /**
+   * Optional: runs a statement between its statementStarted and statementEnded, so that what it starts (a call out)
+   * is inside it (a tracer: its span is the parent of the call's). Synchronous when the statement is.
+   */
+  inStatement?<T>(site: StatementSite, run: ObservedRun, statement: () => T): T;
 }
 
 /** What a watched run tells its observer besides statements and branches (RunContext.watch). */
@@ -239,6 +250,10 @@ export interface RunWatch {
   /** The gateway obtained a credential (a token of its identities, a connection's): never shown in what it reports. */
   credential(text: string): void;
 }
+
+/** How a section that did not fail ended: went on to the next one, or answered the request. */
+export type SectionFlow = 'next' | 'respond';
+export type SectionResult = SectionFlow | Promise<SectionFlow>;
 
 export interface PolicyServices {
   readonly responseCache: ResponseCache;

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ConnectionOptions } from 'node:tls';
 import { Kafka, logLevel, type Message, Partitioners, type Producer, type SASLOptions } from 'kafkajs';
 import {
   type BatchOutcome,
@@ -6,11 +9,43 @@ import {
   type RetainedEvent,
   type StreamEvent,
 } from './event-stream.js';
-import type { KafkaTarget } from './options.js';
+import { isInlinePem, type KafkaTarget } from './options.js';
+
+/** A logger's target with its TLS settings read (the PEM files' contents), as kafkajs takes them. */
+export type KafkaConnection = Omit<KafkaTarget, 'tls'> & { readonly tls: boolean | ConnectionOptions };
 
 /** A Kafka client's identity: loggers with the same brokers, credentials and TLS share one producer. */
-function connectionKey(target: KafkaTarget): string {
+function connectionKey(target: KafkaConnection): string {
   return JSON.stringify([target.brokers, target.clientId, target.tls, target.sasl, target.requestTimeoutMs]);
+}
+
+/**
+ * `tls` as Node's TLS options, its PEM files read now (relative to `directory`, the configuration file's folder),
+ * so a file that cannot be read stops the start, not the first event. `where` names the logger in that error.
+ */
+export function kafkaTlsOptions(
+  tls: KafkaTarget['tls'],
+  directory: string,
+  where: string,
+): boolean | ConnectionOptions {
+  if (typeof tls === 'boolean') return tls;
+  const pem = (key: 'ca' | 'cert' | 'key') => {
+    const source = tls[key];
+    if (source === undefined || isInlinePem(source)) return source;
+    const file = path.resolve(directory, source);
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new Error(`${where}.tls.${key}: cannot read ${file}: ${(error as Error).message}`);
+    }
+  };
+  const [ca, cert, key] = [pem('ca'), pem('cert'), pem('key')];
+  return {
+    ...(ca === undefined ? {} : { ca }),
+    ...(cert === undefined ? {} : { cert }),
+    ...(key === undefined ? {} : { key }),
+    ...(tls.servername === undefined ? {} : { servername: tls.servername }),
+  };
 }
 
 function saslOptions(sasl: NonNullable<KafkaTarget['sasl']>): SASLOptions {
@@ -27,13 +62,19 @@ function saslOptions(sasl: NonNullable<KafkaTarget['sasl']>): SASLOptions {
  */
 export function openKafkaStreams(
   targets: ReadonlyMap<string, KafkaTarget>,
-  options: Omit<EventStreamOptions<KafkaTarget>, 'targets'>,
+  options: Omit<EventStreamOptions<KafkaConnection>, 'targets'>,
+  /** The folder TLS files are relative to: the configuration file's. */
+  directory = '.',
 ): Map<string, KafkaEventStream> {
-  const byConnection = new Map<string, Map<string, KafkaTarget>>();
+  const byConnection = new Map<string, Map<string, KafkaConnection>>();
   for (const [loggerId, target] of targets) {
-    const key = connectionKey(target);
-    const loggers = byConnection.get(key) ?? new Map<string, KafkaTarget>();
-    loggers.set(loggerId, target);
+    const connection: KafkaConnection = {
+      ...target,
+      tls: kafkaTlsOptions(target.tls, directory, `state.loggers.${loggerId}.kafka`),
+    };
+    const key = connectionKey(connection);
+    const loggers = byConnection.get(key) ?? new Map<string, KafkaConnection>();
+    loggers.set(loggerId, connection);
     byConnection.set(key, loggers);
   }
   const streams = new Map<string, KafkaEventStream>();
@@ -52,7 +93,7 @@ export function openKafkaStreams(
  * (else its partition-id), so one key's events stay in one partition and in order; headers carry the logger id
  * and the partition-id.
  */
-export class KafkaEventStream extends EventStream<KafkaTarget> {
+export class KafkaEventStream extends EventStream<KafkaConnection> {
   #producer: Promise<Producer> | undefined;
 
   protected async writeBatch(batch: readonly StreamEvent[]): Promise<BatchOutcome> {
@@ -100,7 +141,7 @@ export class KafkaEventStream extends EventStream<KafkaTarget> {
 }
 
 /** A connected producer; retries are few and short, because the stream retries the whole batch itself. */
-async function connect(target: KafkaTarget): Promise<Producer> {
+async function connect(target: KafkaConnection): Promise<Producer> {
   const kafka = new Kafka({
     clientId: target.clientId,
     brokers: target.brokers,

@@ -24,12 +24,43 @@ export const maxEmbeddedStreams = 64;
  *     audit: { stream: apim-audit, maxLength: 10000 }
  *     hub: { kafka: { brokers: [ns.servicebus.windows.net:9093], topic: apim, tls: true,
  *                     sasl: { mechanism: plain, username: $ConnectionString, passwordEnv: EVENTHUB_CONNECTION } } }
+ *     own: { kafka: { brokers: [kafka-1.internal:9093], topic: apim, tls: { ca: certs/kafka-ca.pem },
+ *                     sasl: { mechanism: scram-sha-512, username: gateway, passwordEnv: KAFKA_PASSWORD } } }
  * ```
  */
+/** A PEM written in the file (it starts with "-----BEGIN"), or the path of a PEM file relative to the configuration file. */
+const pemSourceSchema = z.string().min(1);
+
+/** Whether a PEM source is the PEM itself rather than a file's path. */
+export function isInlinePem(source: string): boolean {
+  return source.trimStart().startsWith('-----BEGIN');
+}
+
+/**
+ * TLS to the brokers beyond the system's CAs: a private CA (a cluster of one's own), a client certificate (brokers
+ * with `ssl.client.auth=required`), the name the broker's certificate must carry when it differs from the host
+ * dialled. Verification stays on: there is no key to turn it off.
+ */
+const kafkaTlsSchema = z
+  .object({
+    /** The CAs that sign the brokers' certificates, instead of the system's. */
+    ca: pemSourceSchema.optional(),
+    /** A client certificate (its chain) and its key, for brokers that ask for one. */
+    cert: pemSourceSchema.optional(),
+    key: pemSourceSchema.optional(),
+    /** The name the broker's certificate is checked against (and sent as SNI), instead of the broker's host. */
+    servername: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((tls) => (tls.cert === undefined) === (tls.key === undefined), {
+    message: 'a client certificate needs both cert and key',
+  });
+
 /**
  * A logger whose events go to a Kafka topic. Azure Event Hubs' Kafka endpoint: brokers
  * [`<namespace>.servicebus.windows.net:9093`], tls: true, sasl { mechanism: plain, username: $ConnectionString,
- * passwordEnv: the variable holding the namespace's connection string }.
+ * passwordEnv: the variable holding the namespace's connection string }. A cluster of one's own with a private CA:
+ * tls { ca: kafka-ca.pem }, and sasl as its listener asks (plain, scram-sha-256, scram-sha-512).
  */
 export const kafkaTargetSchema = z
   .object({
@@ -37,8 +68,11 @@ export const kafkaTargetSchema = z
     brokers: z.array(z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'a broker is host:port')).min(1),
     topic: z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, 'a Kafka topic name is 1 to 249 of A-Z a-z 0-9 . _ -'),
     clientId: z.string().min(1).default('portcullis'),
-    /** TLS to the brokers (Event Hubs needs it); true: verified against the system's CAs. */
-    tls: z.boolean().default(false),
+    /**
+     * TLS to the brokers (Event Hubs needs it). true: verified against the system's CAs; an object: see
+     * kafkaTlsSchema (a private CA, a client certificate).
+     */
+    tls: z.union([z.boolean(), kafkaTlsSchema]).default(false),
     sasl: z
       .object({
         mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']),
@@ -183,6 +217,11 @@ export const stateConfigSchema = z
      * of the two). `{ kafka: { brokers, topic, … } }`: a Kafka topic (Azure Event Hubs' Kafka endpoint too).
      */
     loggers: z.record(z.string().min(1), loggerSchema).default({}),
+    /**
+     * The logger (an id of `loggers`) that also receives every custom metric — emit-metric, llm-emit-token-metric —
+     * as one JSON event each, besides Prometheus and OTLP: what API Management sends to Application Insights.
+     */
+    metricsLogger: z.string().min(1).optional(),
     /** Events waiting to be written; beyond this, new events are dropped and counted. */
     eventBuffer: z.number().int().min(1).default(10_000),
     /** Bytes of messages waiting to be written (each sink); beyond this, new events are dropped and counted. */
@@ -194,6 +233,12 @@ export const stateConfigSchema = z
   })
   .strict()
   .superRefine((state, ctx) => {
+    if (state.metricsLogger !== undefined && !Object.hasOwn(state.loggers, state.metricsLogger))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['metricsLogger'],
+        message: `names no logger of state.loggers (configured: ${Object.keys(state.loggers).join(', ') || 'none'}), got "${state.metricsLogger}"`,
+      });
     const loggers = [...streamLoggers(state.loggers).keys()];
     if (loggers.length === 0 || state.redis !== undefined) return;
     if (state.dataDir === undefined) {
@@ -214,3 +259,22 @@ export const stateConfigSchema = z
   });
 
 export type StateConfig = z.infer<typeof stateConfigSchema>;
+
+/** The logger id that received custom metrics by its name alone, before `state.metricsLogger`. */
+const legacyMetricsLogger = 'metrics';
+
+/**
+ * Which logger receives the custom metrics: `metricsLogger`, or — for files written before it existed — a logger
+ * named `metrics`, with the notice to give its owner (the name alone will stop meaning anything).
+ */
+export function metricsLoggerOf(state: Pick<StateConfig, 'loggers' | 'metricsLogger'>): {
+  readonly loggerId: string | undefined;
+  readonly deprecation?: string;
+} {
+  if (state.metricsLogger !== undefined) return { loggerId: state.metricsLogger };
+  if (!Object.hasOwn(state.loggers, legacyMetricsLogger)) return { loggerId: undefined };
+  return {
+    loggerId: legacyMetricsLogger,
+    deprecation: `state.loggers.${legacyMetricsLogger} receives the custom metrics because of its name, which is deprecated: add "metricsLogger: ${legacyMetricsLogger}" to the state section (a later version will no longer go by the name)`,
+  };
+}

@@ -22,6 +22,10 @@ export interface RunningKafka {
   readonly broker: string;
   /** `127.0.0.1:<port>`, a listener that takes SASL PLAIN logins of `saslUsers` (as Event Hubs' endpoint, without TLS). */
   readonly saslBroker: string;
+  /** With `tls`: `127.0.0.1:<port>`, a TLS listener (no authentication). */
+  readonly sslBroker?: string;
+  /** With `tls`: `127.0.0.1:<port>`, SASL PLAIN logins of `saslUsers` over TLS: Event Hubs' Kafka endpoint. */
+  readonly saslSslBroker?: string;
   /** Stops the broker (SIGTERM: a controlled shutdown); its data and ports stay for `start`. */
   stop(): Promise<void>;
   /** Starts it again on the same ports and data: the topics and their events are still there. */
@@ -72,7 +76,14 @@ async function serves(broker: string): Promise<boolean> {
  * request. Topics are created on first use with one partition.
  */
 export async function startKafka(
-  options: { saslUsers?: Readonly<Record<string, string>> } = {},
+  options: {
+    saslUsers?: Readonly<Record<string, string>>;
+    /**
+     * Adds a TLS listener and a SASL_SSL one with this server certificate (PEM, its chain) and its unencrypted
+     * PKCS#8 key (PEM): the broker reads them as a PEM keystore.
+     */
+    tls?: { readonly certificateChain: string; readonly key: string };
+  } = {},
 ): Promise<RunningKafka> {
   if (!existsSync(path.join(libs, `kafka_2.13-${kafkaVersion}.jar`)))
     throw new Error(
@@ -82,10 +93,21 @@ export async function startKafka(
   const [port, saslPort, controllerPort] = [await freePort(), await freePort(), await freePort()];
   const broker = `127.0.0.1:${port}`;
   const saslBroker = `127.0.0.1:${saslPort}`;
+  const [sslBroker, saslSslBroker] = options.tls
+    ? [`127.0.0.1:${await freePort()}`, `127.0.0.1:${await freePort()}`]
+    : [];
+  const keystore = path.join(directory, 'broker-keystore.pem');
+  if (options.tls)
+    await writeFile(keystore, `${options.tls.key.trim()}\n${options.tls.certificateChain.trim()}\n`);
   // The JAAS line of the PLAIN server: user_<name>="<password>" per user (quoted: a connection string holds ; and =).
   const plainUsers = Object.entries(options.saslUsers ?? {})
     .map(([name, password]) => `user_${name}="${password.replace(/["\\]/g, '')}"`)
     .join(' ');
+  const clientListeners = [
+    `PLAINTEXT://${broker}`,
+    `SASL_PLAINTEXT://${saslBroker}`,
+    ...(options.tls ? [`SSL://${sslBroker}`, `SASL_SSL://${saslSslBroker}`] : []),
+  ].join(',');
   const properties = path.join(directory, 'server.properties');
   await writeFile(
     properties,
@@ -93,12 +115,21 @@ export async function startKafka(
       'process.roles=broker,controller',
       'node.id=1',
       `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-      `listeners=PLAINTEXT://${broker},SASL_PLAINTEXT://${saslBroker},CONTROLLER://127.0.0.1:${controllerPort}`,
-      `advertised.listeners=PLAINTEXT://${broker},SASL_PLAINTEXT://${saslBroker}`,
+      `listeners=${clientListeners},CONTROLLER://127.0.0.1:${controllerPort}`,
+      `advertised.listeners=${clientListeners}`,
       'controller.listener.names=CONTROLLER',
-      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT',
       'sasl.enabled.mechanisms=PLAIN',
       `listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required ${plainUsers};`,
+      ...(options.tls
+        ? [
+            `listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required ${plainUsers};`,
+            // The key and its certificate chain in one PEM file; no client certificates asked for.
+            'ssl.keystore.type=PEM',
+            `ssl.keystore.location=${keystore}`,
+            'ssl.client.auth=none',
+          ]
+        : []),
       'inter.broker.listener.name=PLAINTEXT',
       `log.dirs=${path.join(directory, 'data')}`,
       'num.partitions=1',
@@ -144,6 +175,7 @@ export async function startKafka(
   return {
     broker,
     saslBroker,
+    ...(sslBroker && saslSslBroker ? { sslBroker, saslSslBroker } : {}),
     start,
     stop,
     async close() {

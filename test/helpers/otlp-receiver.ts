@@ -3,8 +3,9 @@ import type { AddressInfo } from 'node:net';
 import protobuf from 'protobufjs';
 
 /**
- * An OpenTelemetry collector's OTLP/HTTP traces receiver, as far as a test needs one: it accepts `POST /v1/traces`
- * in protobuf (what Envoy sends) or JSON (what the JS exporter sends) and keeps every span.
+ * An OpenTelemetry collector's OTLP/HTTP receiver, as far as a test needs one: it accepts `POST /v1/traces` in
+ * protobuf (what Envoy sends) or JSON (what the JS exporter sends) and keeps every span, and `POST /v1/metrics` in
+ * JSON (the JS exporter) and keeps every data point.
  */
 
 export interface ReceivedSpan {
@@ -15,12 +16,34 @@ export interface ReceivedSpan {
   readonly traceId: string;
   readonly spanId: string;
   readonly parentSpanId: string;
+  /** Nanoseconds since the epoch, in decimal (a bigint would not go through JSON.stringify). */
+  readonly startTime: string;
+  /** OTLP's status code: 0 unset, 1 ok, 2 error. */
+  readonly statusCode: number;
+}
+
+/** One data point of one export, flattened: a histogram's point has `count`, `sum`, `bounds` and `bucketCounts`. */
+export interface ReceivedPoint {
+  readonly service: string;
+  /** `service.instance.id` of the resource: which process of that service. */
+  readonly instance: string;
+  readonly name: string;
+  readonly unit: string;
+  readonly kind: 'sum' | 'gauge' | 'histogram';
+  readonly attributes: Readonly<Record<string, string>>;
+  readonly value?: number;
+  readonly count?: number;
+  readonly sum?: number;
+  readonly bounds?: readonly number[];
+  readonly bucketCounts?: readonly number[];
 }
 
 export interface OtlpReceiver {
   /** The base URL to configure as `telemetry.otlp.endpoint`. */
   readonly endpoint: string;
   readonly spans: ReceivedSpan[];
+  /** Every metric data point received, in arrival order (each export repeats the cumulative series). */
+  readonly points: ReceivedPoint[];
   close(): Promise<void>;
 }
 
@@ -34,39 +57,133 @@ message Resource { repeated KeyValue attributes = 1; }
 message KeyValue { string key = 1; AnyValue value = 2; }
 message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; } }
 message ScopeSpans { repeated Span spans = 2; }
-message Span { bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4; string name = 5; }
+message Span {
+  bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4; string name = 5;
+  fixed64 start_time_unix_nano = 7; Status status = 15;
+}
+message Status { string message = 2; int32 code = 3; }
 `;
 const exportRequest = protobuf.parse(otlpTraceProto).root.lookupType('otlp.ExportTraceServiceRequest');
 
+type OtlpAttributes = { key: string; value?: { stringValue?: string } }[];
+
 interface OtlpExport {
   resourceSpans?: {
-    resource?: { attributes?: { key: string; value?: { stringValue?: string } }[] };
+    resource?: { attributes?: OtlpAttributes };
     scopeSpans?: {
-      spans?: { traceId?: string; spanId?: string; parentSpanId?: string; name?: string }[];
+      spans?: {
+        traceId?: string;
+        spanId?: string;
+        parentSpanId?: string;
+        name?: string;
+        startTimeUnixNano?: string | number;
+        status?: { code?: number };
+      }[];
     }[];
   }[];
 }
 
+interface OtlpNumberPoint {
+  attributes?: OtlpAttributes;
+  asDouble?: number | string;
+  asInt?: number | string;
+}
+
+interface OtlpHistogramPoint {
+  attributes?: OtlpAttributes;
+  count?: number | string;
+  sum?: number;
+  explicitBounds?: number[];
+  bucketCounts?: (number | string)[];
+}
+
+interface OtlpMetricsExport {
+  resourceMetrics?: {
+    resource?: { attributes?: OtlpAttributes };
+    scopeMetrics?: {
+      metrics?: {
+        name: string;
+        unit?: string;
+        sum?: { dataPoints?: OtlpNumberPoint[] };
+        gauge?: { dataPoints?: OtlpNumberPoint[] };
+        histogram?: { dataPoints?: OtlpHistogramPoint[] };
+      }[];
+    }[];
+  }[];
+}
+
+function attribute(attributes: OtlpAttributes | undefined, key: string): string {
+  return attributes?.find((entry) => entry.key === key)?.value?.stringValue ?? '';
+}
+
+function attributeRecord(attributes: OtlpAttributes | undefined): Record<string, string> {
+  return Object.fromEntries((attributes ?? []).map((entry) => [entry.key, entry.value?.stringValue ?? '']));
+}
+
+/** The points of one JSON metrics export, flattened. */
+function metricPoints(decoded: OtlpMetricsExport): ReceivedPoint[] {
+  const points: ReceivedPoint[] = [];
+  for (const resource of decoded.resourceMetrics ?? []) {
+    const service = attribute(resource.resource?.attributes, 'service.name');
+    const instance = attribute(resource.resource?.attributes, 'service.instance.id');
+    for (const scope of resource.scopeMetrics ?? [])
+      for (const metric of scope.metrics ?? []) {
+        const common = { service, instance, name: metric.name, unit: metric.unit ?? '' };
+        for (const kind of ['sum', 'gauge'] as const)
+          for (const point of metric[kind]?.dataPoints ?? [])
+            points.push({
+              ...common,
+              kind,
+              attributes: attributeRecord(point.attributes),
+              value: Number(point.asDouble ?? point.asInt),
+            });
+        for (const point of metric.histogram?.dataPoints ?? [])
+          points.push({
+            ...common,
+            kind: 'histogram',
+            attributes: attributeRecord(point.attributes),
+            count: Number(point.count),
+            sum: Number(point.sum),
+            bounds: point.explicitBounds ?? [],
+            bucketCounts: (point.bucketCounts ?? []).map(Number),
+          });
+      }
+  }
+  return points;
+}
+
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const points: ReceivedPoint[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks);
       const json = String(request.headers['content-type']).startsWith('application/json');
+      if (request.url === '/v1/metrics') {
+        if (!json) {
+          response.writeHead(415, { 'content-type': 'text/plain' }).end('this receiver reads JSON metrics\n');
+          return;
+        }
+        points.push(...metricPoints(JSON.parse(body.toString('utf8')) as OtlpMetricsExport));
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
       const decoded = (
         json
           ? JSON.parse(body.toString('utf8'))
-          : exportRequest.toObject(exportRequest.decode(body), { bytes: String, defaults: true })
+          : exportRequest.toObject(exportRequest.decode(body), {
+              bytes: String,
+              longs: String,
+              defaults: true,
+            })
       ) as OtlpExport;
       // protobufjs's toObject writes bytes as base64, the JSON encoding writes them as hex.
       const hex = (id: string | undefined) =>
         json ? (id ?? '') : Buffer.from(id ?? '', 'base64').toString('hex');
       for (const resource of decoded.resourceSpans ?? []) {
-        const service =
-          resource.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value
-            ?.stringValue ?? '';
+        const service = attribute(resource.resource?.attributes, 'service.name');
         for (const scope of resource.scopeSpans ?? [])
           for (const span of scope.spans ?? [])
             spans.push({
@@ -75,6 +192,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               traceId: hex(span.traceId),
               spanId: hex(span.spanId),
               parentSpanId: hex(span.parentSpanId),
+              startTime: String(span.startTimeUnixNano ?? 0),
+              statusCode: span.status?.code ?? 0,
             });
       }
       response.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
@@ -86,6 +205,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     spans,
+    points,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -2,15 +2,16 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from '../../config/load.js';
 import { loadRunningSnapshot } from '../../config/snapshot.js';
-import { traceExport } from '../../config/telemetry-schema.js';
+import { metricsExport, traceExport } from '../../config/telemetry-schema.js';
 import { backendRoutings } from '../../engine/backend-routing.js';
 import { buildEngine, type EngineParts } from '../../engine/engine.js';
 import { EngineStateKeeper } from '../../engine/engine-state.js';
 import { ConfigReloader, SwappableExchanges } from '../../engine/generations.js';
-import { type MetricsSource, serveMetrics } from '../../engine/metrics.js';
+import { type MetricsSource, processMetrics, serveMetrics } from '../../engine/metrics.js';
 import { startExtAuthzServer } from '../../extauthz/server.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
 import { startExtProcServer } from '../../extproc/server.js';
+import { type ProcessMetricsExport, startMetricsExport } from '../../metrics-export.js';
 import { type ProcessTracing, startTracing } from '../../tracing.js';
 import { reportListening, reportReload } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
@@ -62,10 +63,17 @@ export const command: CliCommand = {
     const states = new EngineStateKeeper({ activeStreams: () => activeStreams() });
     // The first configuration's telemetry.otlp decides for the process's life (a tracer provider is global).
     let tracing: ProcessTracing | undefined;
+    let metricsPush: ProcessMetricsExport | undefined;
+    let engine: SwappableExchanges<EngineParts> | undefined;
     const build = async (file: string) => {
       const loaded = await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file));
       const otlp = loaded.config.telemetry?.otlp;
       if (otlp && !tracing) tracing = startTracing(traceExport(otlp, 'engine'));
+      // What /metrics serves: the serving configuration's registry (its engine state's) and the process's.
+      if (otlp && !metricsPush)
+        metricsPush = startMetricsExport(metricsExport(otlp, 'engine'), () =>
+          engine ? [engine.current.metrics.registry, processMetrics()] : [],
+        );
       return buildEngine(loaded, {
         states,
         transport: values.authz ? 'ext_authz' : 'ext_proc',
@@ -73,7 +81,7 @@ export const command: CliCommand = {
         ...(tracing ? { tracer: tracing.tracer } : {}),
       });
     };
-    const engine = source ? new SwappableExchanges(await build(source)) : undefined;
+    engine = source ? new SwappableExchanges(await build(source)) : undefined;
     const reloader =
       engine &&
       new ConfigReloader(
@@ -129,6 +137,8 @@ export const command: CliCommand = {
     process.off('SIGHUP', reloadOnHangup);
     reloader?.close();
     await server.shutdown(5000);
+    // A last export, with what the requests just drained counted.
+    await metricsPush?.shutdown();
     metricsServer?.close();
     await engine?.current.close();
     await states.close();

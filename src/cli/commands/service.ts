@@ -4,8 +4,9 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../../config/config-error.js';
 import { type LoadedConfig, loadConfigFile } from '../../config/load.js';
 import { loadRunningSnapshot } from '../../config/snapshot.js';
-import { traceExport } from '../../config/telemetry-schema.js';
-import { serveMetrics } from '../../engine/metrics.js';
+import { metricsExport, traceExport } from '../../config/telemetry-schema.js';
+import { processMetrics, serveMetrics } from '../../engine/metrics.js';
+import { startMetricsExport } from '../../metrics-export.js';
 import { ServiceMetrics } from '../../service/metrics.js';
 import { createService, type Service } from '../../service/service.js';
 import { startTracing } from '../../tracing.js';
@@ -47,7 +48,6 @@ export const command: CliCommand = {
       (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)
     )
       throw new UsageError(`--metrics-port must be a port number, got "${values['metrics-port']}"`);
-    const metrics = metricsPort === undefined ? undefined : new ServiceMetrics();
     const given = values['gateway-url'];
     if (given !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(given))
       throw new UsageError(`--gateway-url must be an http(s) origin, got "${given}"`);
@@ -56,6 +56,12 @@ export const command: CliCommand = {
     // telemetry.otlp at start decides for the process's life (a tracer provider is global).
     const otlp = loaded.config.telemetry?.otlp;
     const tracing = otlp ? startTracing(traceExport(otlp, 'service')) : undefined;
+    // Counted when someone reads them: Prometheus on --metrics-port, the collector over OTLP, or both.
+    const metrics = metricsPort === undefined && !otlp ? undefined : new ServiceMetrics();
+    const metricsPush =
+      otlp && metrics
+        ? startMetricsExport(metricsExport(otlp, 'service'), () => [metrics.registry, processMetrics()])
+        : undefined;
     // Bound before the service is built, so `up` learns the port (it may be 0: any free one) and can configure Envoy
     // with it while this process waits for the gateway's URL. Until the service is built it answers 503.
     let handle: RequestListener = (_request, response) => {
@@ -111,6 +117,8 @@ export const command: CliCommand = {
     const force = setTimeout(() => server.closeAllConnections(), 5000);
     await closed;
     clearTimeout(force);
+    // A last export, with what the requests just drained counted.
+    await metricsPush?.shutdown();
     metricsServer?.close();
     await service.close();
     await tracing?.shutdown();

@@ -35,8 +35,9 @@ describe('language-model tokens through Redis, two engine processes', () => {
       `
 state:
   redis: { url: "${redis.url}", keyPrefix: "llm:" }
+  metricsLogger: tokens
   loggers:
-    metrics: { stream: token-metrics, maxLength: 1000 }
+    tokens: { stream: token-metrics, maxLength: 1000 }
 apis:
 ${apiYaml('exact', `${backend.url}/exact`, [['chat', 'POST', '/chat/completions', 'exact.xml']])}
 ${apiYaml('usage', backend.url, [['chat', 'POST', '/chat/completions', 'usage.xml']])}
@@ -104,7 +105,7 @@ ${apiYaml('usage', backend.url, [['chat', 'POST', '/chat/completions', 'usage.xm
     expect(quotaLeft.slice(0, 4)).toEqual(['1000', '970', '940', '910']);
   });
 
-  it('emits prompt, completion and total tokens on each engine’s /metrics and to the metrics event stream', async () => {
+  it('emits prompt, completion and total tokens on each engine’s /metrics and to the metricsLogger’s event stream', async () => {
     for (let i = 0; i < 2; i++)
       await (await post('/usage/chat/completions', chat('hi'), `metered-${i}`)).text();
     const series = (text: string, name: string) =>
@@ -125,7 +126,7 @@ ${apiYaml('usage', backend.url, [['chat', 'POST', '/chat/completions', 'usage.xm
     const pages = await scrape();
     expect(pages.reduce((sum, page) => sum + series(page, 'Prompt Tokens'), 0)).toBe(20);
     expect(pages.reduce((sum, page) => sum + series(page, 'Completion Tokens'), 0)).toBe(40);
-    // The same metrics, one JSON event each, in the `metrics` logger's Redis stream.
+    // The same metrics, one JSON event each, in the Redis stream of the logger state.metricsLogger names.
     await until(
       () => redis.cli('XRANGE', 'llm:token-metrics', '-', '+').split('metered-').length - 1 >= 6,
       'six metric events in the stream',

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { parseConfig } from '../../../src/config/load.js';
-import { otlpHeaders, otlpTracesUrl, tracedServiceName } from '../../../src/config/telemetry-schema.js';
+import {
+  metricsExport,
+  otlpHeaders,
+  otlpTracesUrl,
+  tracedServiceName,
+} from '../../../src/config/telemetry-schema.js';
 import { formatDiagnostic } from '../../../src/diagnostic.js';
 
 function problems(text: string): string[] {
@@ -26,9 +31,16 @@ describe('telemetry.otlp', () => {
       headers: { 'x-api-key': { env: 'KEY' } },
       serviceNamePrefix: 'portcullis',
       samplingRatio: 1,
+      metricsIntervalSeconds: 60,
     });
     if (!otlp) throw new Error('unreachable');
     expect(otlpTracesUrl(otlp)).toBe('http://collector:4318/v1/traces');
+    expect(metricsExport(otlp, 'service', { KEY: 'k-1' })).toEqual({
+      metricsUrl: 'http://collector:4318/v1/metrics',
+      headers: { 'x-api-key': 'k-1' },
+      serviceName: 'portcullis-service',
+      intervalMs: 60_000,
+    });
     expect(tracedServiceName(otlp, 'engine')).toBe('portcullis-engine');
     expect(otlpHeaders(otlp, { KEY: 'k-1' })).toEqual({ 'x-api-key': 'k-1' });
     expect(() => otlpHeaders(otlp, {})).toThrow(

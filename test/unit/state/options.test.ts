@@ -85,6 +85,15 @@ describe('state.loggers: the Kafka form', () => {
         loggers: { hub: { kafka: { ...eventHubs, sasl: { mechanism: 'plain', username: 'u' } } } },
       }),
     ).toEqual(['loggers.hub.kafka.sasl: sasl needs exactly one of password or passwordEnv']);
+    expect(
+      problems({ loggers: { hub: { kafka: { ...eventHubs, tls: { ca: 'ca.pem', cert: 'client.pem' } } } } }),
+    ).toEqual(['loggers.hub.kafka.tls: a client certificate needs both cert and key']);
+    expect(
+      problems({ loggers: { hub: { kafka: { ...eventHubs, tls: { ca: 'ca.pem', verify: false } } } } }),
+    ).toEqual(['loggers.hub.kafka.tls: Unrecognized key: "verify"']);
+    expect(
+      problems({ loggers: { hub: { kafka: { ...eventHubs, tls: { ca: 'ca.pem', servername: 'kafka' } } } } }),
+    ).toEqual([]);
     expect(problems({ loggers: { hub: { kafka: eventHubs, maxLength: 5 } } })).toEqual([
       'loggers.hub.maxLength: maxLength trims a state-store stream; a Kafka topic keeps what its retention says',
     ]);
