@@ -1,23 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { type CaseResult, passed, reportLines, runSuite } from '../../../src/testing/suite.js';
+import { scratchFolder } from '../../helpers/scratch.js';
 
 /**
  * The gateway's own credentials in policy tests: the identities' tokens and the credential manager's connections come
  * from the case's `tokens` and `authorizations` stubs, never from a token endpoint (the configured ones do not exist).
  */
-let folder: string;
-const write = (name: string, text: string) => {
-  const file = path.join(folder, name);
-  writeFileSync(file, text);
-  return file;
-};
+const { write } = scratchFolder('credential-stubs');
 
 beforeAll(() => {
-  folder = mkdtempSync(path.join(tmpdir(), 'portcullis-credential-stubs-'));
   write(
     'gateway.yaml',
     `identities:
@@ -57,8 +49,6 @@ apis:
 `,
   );
 });
-
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 /** base64url of a JWT with these claims (unsigned: the credential manager only decodes it). */
 const jwt = (claims: object) =>

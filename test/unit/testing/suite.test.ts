@@ -1,23 +1,16 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { junitXml, passed, reportLines, runSuite } from '../../../src/testing/suite.js';
+import { scratchFolder } from '../../helpers/scratch.js';
 
 /**
  * Cases run through the engine's own exchange over a real configuration (policies in files), with stubs; what the
  * expectations, the report, the coverage and the test file's own checks make of them.
  */
-let folder: string;
-const write = (name: string, text: string) => {
-  const file = path.join(folder, name);
-  writeFileSync(file, text);
-  return file;
-};
+const { folder, write } = scratchFolder('policy-test');
 
 beforeAll(() => {
-  folder = mkdtempSync(path.join(tmpdir(), 'portcullis-policy-test-'));
   write(
     'gateway.yaml',
     `apis:
@@ -57,8 +50,6 @@ beforeAll(() => {
 `,
   );
 });
-
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 const common = `keys:
   test-key: { algorithm: HS256, secret: c2lnbmluZy1zZWNyZXQtZm9yLXRlc3RzLTAxMjM0NTY3 }

@@ -1,26 +1,18 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SHOWN_VALUE_CHARS, shownValue } from '../../../src/engine/trace-steps.js';
 import { passed, reportLines, runSuite } from '../../../src/testing/suite.js';
+import { scratchFolder } from '../../helpers/scratch.js';
 
 /**
  * The values of the policy expressions each statement evaluated, in the trace `portcullis test` and `run` print
  * (the live debug trace's steps are the same records): cut to a safe length, credentials removed.
  */
-let folder: string;
-const write = (name: string, text: string) => {
-  const file = path.join(folder, name);
-  writeFileSync(file, text);
-  return file;
-};
+const { write } = scratchFolder('trace-values');
 
 const partnerKey = 'partner-key-0123456789abcdef';
 const identityToken = 'opaque-identity-token-5f0c2b7e';
 
 beforeAll(() => {
-  folder = mkdtempSync(path.join(tmpdir(), 'portcullis-trace-values-'));
   write(
     'gateway.yaml',
     `identities:
@@ -66,8 +58,6 @@ apis:
 `,
   );
 });
-
-afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe('expression values in the trace', () => {
   it('shows what each expression computed, where it was written, without credentials, cut to a safe length', async () => {
