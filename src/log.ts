@@ -1,3 +1,17 @@
+/**
+ * The one logger of every Portcullis process (the engine, the service, `up` and the management API inside it):
+ * pino, one JSON line per entry, in one shape —
+ * `{"level":"info","time":"2026-11-25T12:00:01.234Z","requestId":"…","traceId":"…",…fields,"message":"request"}` —
+ * with credentials redacted by the logger itself (redact.ts on every field and on the message), written without
+ * blocking (pino's sonic-boom on stderr, flushed on exit). Modules take the `Logger` interface, never pino.
+ *
+ * A line written while a request is handled carries that request's ids: the engine's exchange and the service's Koa
+ * request run inside `withRequestLogFields`, and every line logged within — by any module, however deep — gets the
+ * request id (Envoy's `x-request-id`) and the trace id (the active span's, else the request's `traceparent`'s).
+ */
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { type DestinationStream, type LoggerOptions, type Logger as PinoLogger, pino } from 'pino';
 import { redactFields, redactText } from './redact.js';
 
 /** The one logger shape every module takes: a message and structured fields. */
@@ -8,62 +22,120 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
+export const logLevels = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof logLevels)[number];
+
 /** The fields that describe a failure in a log line: its stack (or message), credentials redacted by the logger. */
 export function errorFields(error: unknown): { error: string } {
   return { error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
 }
 
-/** Structured log lines on stderr, one JSON object each, with credentials redacted (see redact.ts). */
-export const jsonLogger: Logger = {
-  debug: () => {},
-  info: (message, fields) => log('info', message, fields),
-  warn: (message, fields) => log('warn', message, fields),
-  error: (message, fields) => log('error', message, fields),
-};
+/**
+ * The ids of the request being handled, on every line logged while it is: filled in as they become known (the
+ * engine decides the request id in its first phase), hence mutable.
+ */
+export interface RequestLogFields {
+  requestId?: string;
+  traceId?: string;
+}
+
+const requestFields = new AsyncLocalStorage<RequestLogFields>();
+
+/** Runs `work` with `fields` on every line logged within it, and within whatever it awaits or schedules. */
+export function withRequestLogFields<T>(fields: RequestLogFields, work: () => T): T {
+  return requestFields.run(fields, work);
+}
+
+const traceparentPattern = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/** The trace id of a W3C `traceparent` header (lower-case hex), when it is well-formed and not all zeros. */
+export function traceparentTraceId(traceparent: string | undefined): string | undefined {
+  if (traceparent === undefined) return undefined;
+  const traceId = traceparentPattern.exec(traceparent.trim())?.[1];
+  return traceId === undefined || /^0+$/.test(traceId) ? undefined : traceId;
+}
+
+const noRequest: RequestLogFields = Object.freeze({});
 
 /**
- * Log lines written since the last flush. A write to stderr is a system call (synchronous for files and pipes), one
- * per request for the access log: lines are gathered and written together once the current burst of work is done
- * (setImmediate), or when 64 KiB wait, and before the process exits.
+ * pino's options for the shape above. `formatters.log` redacts the fields (a clean line costs no copy), the
+ * `logMethod` hook the message; the mixin adds the request's ids.
  */
-let pendingLog = '';
-let flushScheduled = false;
-const flushAtBytes = 64 * 1024;
-
-function log(level: string, message: string, fields?: Record<string, unknown>): void {
-  pendingLog += `${logLine(new Date().toISOString(), level, redactText(message), redactFields(fields))}\n`;
-  if (pendingLog.length >= flushAtBytes) flushLog();
-  else if (!flushScheduled) {
-    flushScheduled = true;
-    setImmediate(flushLog);
-  }
+function loggerOptions(level: LogLevel): LoggerOptions {
+  return {
+    level,
+    // No pid or hostname: `up` names each process's lines, a container platform names its containers.
+    base: null,
+    messageKey: 'message',
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: {
+      level: (label) => ({ level: label }),
+      log: (object) => redactFields(object),
+    },
+    hooks: {
+      logMethod(args, method) {
+        for (let index = 0; index < args.length; index++) {
+          const value: unknown = args[index];
+          if (typeof value === 'string') (args as unknown[])[index] = redactText(value);
+        }
+        method.apply(this, args);
+      },
+    },
+    mixin: () => requestFields.getStore() ?? noRequest,
+    // pino's default merge assigns into the mixin's object, which here is the request's own: merged into a copy,
+    // the request's ids first; outside a request the line's fields are taken as they are.
+    mixinMergeStrategy: (fields, ids) => (ids === noRequest ? fields : { ...ids, ...fields }),
+  };
 }
+
+/** A Logger over a pino instance. */
+function loggerOver(instance: () => PinoLogger): Logger {
+  const at =
+    (level: LogLevel) =>
+    (message: string, fields?: Record<string, unknown>): void => {
+      if (fields === undefined) instance()[level](message);
+      else instance()[level](fields, message);
+    };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** A logger of this shape writing to `destination` (anything with `write(line)`); tests and `up`'s view use it. */
+export function createLogger(destination: DestinationStream, level: LogLevel = 'info'): Logger {
+  const instance = pino(loggerOptions(level), destination);
+  return loggerOver(() => instance);
+}
+
+/** `PORTCULLIS_LOG_LEVEL` (debug, info, warn, error); info when unset. */
+function configuredLevel(): LogLevel {
+  const wanted = process.env.PORTCULLIS_LOG_LEVEL;
+  return logLevels.find((level) => level === wanted) ?? 'info';
+}
+
+let processInstance: PinoLogger | undefined;
 
 /**
- * `JSON.stringify({ time, level, message, ...fields })` without copying `fields` into a new object (once per
- * request for the access log). Fields that would come out differently from the copy — a key named like one of the
- * three, an array-index key (ordered first), a toJSON method — take the general path.
+ * The process's own log: stderr, asynchronously (a burst of lines becomes one write; pino flushes what waits when
+ * the process exits). Opened on the first line, unless `logProcessTo` chose another destination before.
  */
-function logLine(time: string, level: string, message: string, fields?: Record<string, unknown>): string {
-  if (fields === undefined || fields === null) return JSON.stringify({ time, level, message });
-  if (typeof fields.toJSON === 'function') return JSON.stringify({ time, level, message, ...fields });
-  for (const key of Object.keys(fields)) {
-    const first = key.charCodeAt(0);
-    if (key === 'time' || key === 'level' || key === 'message' || (first >= 48 && first <= 57))
-      return JSON.stringify({ time, level, message, ...fields });
-  }
-  const rest = JSON.stringify(fields);
-  const head = `{"time":${JSON.stringify(time)},"level":${JSON.stringify(level)},"message":${JSON.stringify(message)}`;
-  return rest === '{}' ? `${head}}` : `${head},${rest.slice(1)}`;
+function processPino(): PinoLogger {
+  processInstance ??= pino(loggerOptions(configuredLevel()), pino.destination({ fd: 2, sync: false }));
+  return processInstance;
 }
 
-/** Writes the gathered log lines now. */
-export function flushLog(): void {
-  flushScheduled = false;
-  if (pendingLog === '') return;
-  const lines = pendingLog;
-  pendingLog = '';
-  process.stderr.write(lines);
-}
+/** The logger of this process (see `processPino`). */
+export const processLogger: Logger = loggerOver(processPino);
 
-process.on('exit', flushLog);
+/**
+ * From now on the process's lines go to `destination`: `up` shows its own lines, and the management API's, the way
+ * it shows its children's (src/cli/log-view.ts); a test reads what the code it runs in-process logged. Returns what
+ * puts the previous destination back.
+ */
+export function logProcessTo(destination: DestinationStream): () => void {
+  const previous = processInstance;
+  previous?.flush();
+  const instance = pino(loggerOptions(configuredLevel()), destination);
+  processInstance = instance;
+  return () => {
+    if (processInstance === instance) processInstance = previous;
+  };
+}

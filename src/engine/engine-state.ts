@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { jsonLogger, type Logger } from '../log.js';
+import { type Logger, processLogger } from '../log.js';
 import type { CachedResponse } from '../policy/index.js';
 import { type EmbeddedState, openEmbeddedState } from '../state/embedded.js';
 import { EmbeddedEventStream } from '../state/embedded-event-stream.js';
@@ -65,7 +65,7 @@ export class EngineState {
     const state = stateConfigSchema.parse(options.state ?? {});
     this.config = state;
     this.signature = stateSignature(options.state, options.directory);
-    const logger = options.logger ?? jsonLogger;
+    const logger = options.logger ?? processLogger;
     this.logger = logger;
     this.metrics = new EngineMetrics(this.counters, options.activeStreams);
     const failures = new FailureLog(logger);

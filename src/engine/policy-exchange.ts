@@ -16,13 +16,7 @@ import {
   traceRequestHeader,
   upstreamTimeoutHeader,
 } from '../envoy/contract.js';
-import type {
-  Exchange,
-  ExchangeFactory,
-  MessageHead,
-  PhaseRequests,
-  PhaseResult,
-} from '../extproc/exchange.js';
+import type { ExchangeFactory, MessageHead, PhaseRequests, PhaseResult } from '../extproc/exchange.js';
 import {
   clientAddress,
   diffHeaders,
@@ -33,6 +27,7 @@ import {
   unforwardable,
 } from '../extproc/header-changes.js';
 import { firstHeader, type HeaderChange, type HeaderFields } from '../extproc/headers.js';
+import type { RequestLogFields } from '../log.js';
 import {
   type BackendResponse,
   type FinalResponse,
@@ -49,6 +44,7 @@ import { redactUrl } from '../redact.js';
 import type { BackendRoute, BackendRoutes } from './backend-routes.js';
 import { type BackendRouting, routedByEnvoy } from './backend-routing.js';
 import { clientCertificate, type TrustStore } from './client-certificate.js';
+import { type LoggingExchange, requestTraceId, withLogFields } from './exchange-log-fields.js';
 import { type TraceRouter, traceKeyMatches } from './trace.js';
 import type { TraceStep } from './trace-steps.js';
 
@@ -106,10 +102,12 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
  * `forwarded` → (`awaiting response body`) → `done`.
  */
 export function policyExchanges(engine: PolicyEngine): ExchangeFactory {
-  return () => new PolicyExchange(engine);
+  return () => withLogFields(new PolicyExchange(engine));
 }
 
-class PolicyExchange implements Exchange {
+class PolicyExchange implements LoggingExchange {
+  /** The request's ids on every log line written while it runs (exchange-log-fields.ts). */
+  readonly logFields: RequestLogFields = {};
   private run: PipelineRun | undefined;
   private pipeline: Pipeline | undefined;
   private description: Mutable<RequestDescription> | undefined;
@@ -156,6 +154,8 @@ class PolicyExchange implements Exchange {
     const requestId =
       clientRequestId && uuidPattern.test(clientRequestId) ? clientRequestId.toLowerCase() : randomUUID();
     this.summary = { requestId, method, path: rawPath, outcome: 'abandoned' };
+    this.logFields.requestId = requestId;
+    this.logFields.traceId = requestTraceId(head);
     const debugTrace = this.engine.debugTrace;
     if (debugTrace && traceKeyMatches(firstHeader(headers, debugTraceHeader), debugTrace.key)) {
       this.traceCollector = debugTrace.router.collect(requestId);
