@@ -1,40 +1,24 @@
 /**
- * Every log line written while the engine handles a request carries its request id and trace id (src/log.ts): each
- * phase of the exchange runs inside the request's log fields, which the exchange fills in once it knows them (the
- * request id is decided in the request-headers phase).
+ * Every log line written while the engine handles a request carries its request id and trace id (src/log.ts): the
+ * request's pipelines get policy services whose logger and trace sink add them. Explicitly, not through
+ * AsyncLocalStorage, which on Node 20 costs every promise of the process (withRequestLogFields says how much).
  */
 
 import { isSpanContextValid, trace } from '@opentelemetry/api';
-import type { Exchange, MessageHead } from '../extproc/exchange.js';
+import type { MessageHead } from '../extproc/exchange.js';
 import { firstHeader } from '../extproc/headers.js';
-import { type RequestLogFields, traceparentTraceId, withRequestLogFields } from '../log.js';
+import { type RequestLogFields, requestLogger, traceparentTraceId, withRequestLogFieldsNow } from '../log.js';
+import type { PolicyServices } from '../policy/index.js';
 
-/** An exchange that fills in its request's log fields. */
-export interface LoggingExchange extends Exchange {
-  readonly logFields: RequestLogFields;
-}
-
-/** `inner`'s phases, each run with its log fields. */
-export function withLogFields(inner: LoggingExchange): Exchange {
-  const fields = inner.logFields;
-  const exchange: Exchange = {
-    requestHeaders: (head) => withRequestLogFields(fields, () => inner.requestHeaders(head)),
+/** `services` as one request's pipelines see them: what they log carries the request's ids. */
+export function requestServices(services: PolicyServices, fields: RequestLogFields): PolicyServices {
+  const sink = services.trace;
+  return {
+    ...services,
+    logger: requestLogger(services.logger, fields),
+    // The trace sink logs through a logger of its own, synchronously.
+    trace: { write: (entry) => withRequestLogFieldsNow(fields, () => sink.write(entry)) },
   };
-  // Only the phases the inner exchange has: a phase Envoy is not asked for must stay absent.
-  if (inner.requestBody)
-    exchange.requestBody = (body, end) => withRequestLogFields(fields, () => inner.requestBody!(body, end));
-  if (inner.requestTrailers)
-    exchange.requestTrailers = (trailers) =>
-      withRequestLogFields(fields, () => inner.requestTrailers!(trailers));
-  if (inner.responseHeaders)
-    exchange.responseHeaders = (head) => withRequestLogFields(fields, () => inner.responseHeaders!(head));
-  if (inner.responseBody)
-    exchange.responseBody = (body, end) => withRequestLogFields(fields, () => inner.responseBody!(body, end));
-  if (inner.responseTrailers)
-    exchange.responseTrailers = (trailers) =>
-      withRequestLogFields(fields, () => inner.responseTrailers!(trailers));
-  if (inner.end) exchange.end = () => withRequestLogFields(fields, () => inner.end!());
-  return exchange;
 }
 
 /**

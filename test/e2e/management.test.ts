@@ -192,7 +192,7 @@ processes:
     const ready = await call(`${management}/ready`, { auth: false });
     expect(ready.status).toBe(200);
     expect(ready.text).toContain('LIVE');
-    expect(run.output()).toMatch(/"message":"management: sign-in refused","administrator":"admin"/);
+    expect(run.output()).toMatch(/^\[up\] \S+ WARN +management: sign-in refused administrator=admin/m);
     expect(run.output()).not.toContain('wrong');
   });
 

@@ -128,8 +128,11 @@ describe.concurrent('portcullis up', { timeout: 60_000 }, () => {
 
     const children = descendantsOf(run.child.pid!);
     expect(children.length).toBeGreaterThanOrEqual(4);
-    for (const name of ['courses ', 'engine ', 'service ', 'envoy '])
-      expect(run.output()).toContain(`${name}`);
+    // Every process's lines under its name: the companion's as it wrote them, the others' log lines (Envoy's too)
+    // as time, level and message.
+    expect(run.output()).toMatch(/^\[courses\] course backend listening/m);
+    for (const name of ['engine', 'service', 'envoy', 'up'])
+      expect(run.output()).toMatch(new RegExp(`^\\[${name}\\] \\d\\d:\\d\\d:\\d\\d [A-Z]+ `, 'm'));
 
     run.child.kill('SIGINT');
     expect(await run.exited).toBe(0);
@@ -223,9 +226,9 @@ describe.concurrent('portcullis up', { timeout: 60_000 }, () => {
       [5, 1600],
     ])
       expect(output).toContain(
-        `up: fragile exited (exit code 3); restarting in ${delay} ms (restart ${restart})`,
+        `fragile exited (exit code 3); restarting in ${delay} ms (restart ${restart})`,
       );
-    expect(output).toMatch(/up: fragile keeps dying \(6 times within 60 s, last: exited \(exit code 3\)\)/);
+    expect(output).toMatch(/fragile keeps dying \(6 times within 60 s, last: exited \(exit code 3\)\)/);
   });
 
   it('explains how to install Envoy when it cannot be found', async (context) => {
