@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { hashPassword } from '../../src/auth/index.js';
 import { freePort } from '../../src/config/plan.js';
 import { sendFrom } from '../helpers/source-address.js';
-import { startUp, type UpRun } from '../helpers/up.js';
+import { saidBy, startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
 
 /**
@@ -367,7 +367,7 @@ processes:
   it('refuses changes while the files on disk hold a change that does not run', async () => {
     const good = readFileSync(configFile, 'utf8');
     await writeFile(configFile, `${good}\nnot: [valid`);
-    await until(() => run.output().includes('up: configuration refused'), 'the refusal of the edit');
+    await until(() => saidBy(run.output(), 'up', 'configuration refused'), 'the refusal of the edit');
     const conflict = await manage('PUT', '/backends/another', { url: 'http://127.0.0.1:2' });
     expect(conflict.status).toBe(409);
     expect(conflict.json.error.code).toBe('Conflict');

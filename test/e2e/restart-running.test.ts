@@ -96,7 +96,7 @@ describe.concurrent('portcullis up restarts a child on the running configuration
         .output()
         .slice(before)
         .split('\n')
-        .some((line) => line.startsWith(`${engine} |`) && line.includes('"api":"echo"'));
+        .some((line) => line.startsWith(`[${engine}] `) && line.includes(' api=echo'));
     // Envoy's health check puts the restarted engine back within its one-second interval.
     const stream = load(`${gateway}/echo/things/x`, { clients: 2, maxMs: 20_000 });
     await until(() => servedByIt() && stream.results.length >= 20, `requests through ${engine}`, 20_000);
