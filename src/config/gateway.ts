@@ -47,8 +47,8 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const namedValues = namedValueTable(config, (keys, message) =>
     problems.push(problemInText(configText(), loaded.file, keys, message)),
   );
-  // A Kafka logger's SASL password from the environment: unset is a load error, as for an environment named value,
-  // rather than a sink that fails at its first event.
+  // A Kafka logger's SASL password, an OTLP logger's headers from the environment: unset is a load error, as for an
+  // environment named value, rather than a sink that fails at its first event.
   for (const [id, logger] of Object.entries(config.state.loggers)) {
     const variable = logger.kafka?.sasl?.passwordEnv;
     if (variable !== undefined && process.env[variable] === undefined)
@@ -60,6 +60,16 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
           `environment variable ${variable} is not set (the SASL password of logger "${id}")`,
         ),
       );
+    for (const [header, value] of Object.entries(logger.otlp?.headers ?? {}))
+      if (typeof value !== 'string' && process.env[value.env] === undefined)
+        problems.push(
+          problemInText(
+            configText(),
+            loaded.file,
+            ['state', 'loggers', id, 'otlp', 'headers', header, 'env'],
+            `environment variable ${value.env} is not set (header ${header} of logger "${id}")`,
+          ),
+        );
   }
   const source = (keys: (string | number)[], value: string): { file: string; text: string } | undefined => {
     if (value.trimStart().startsWith('<'))

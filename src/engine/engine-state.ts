@@ -9,7 +9,14 @@ import { type EventStream, RedisEventStream } from '../state/event-stream.js';
 import { type KafkaEventStream, openKafkaStreams } from '../state/kafka-event-stream.js';
 import type { LimitStore } from '../state/limits.js';
 import { MemoryLimitStore } from '../state/memory-limits.js';
-import { kafkaLoggers, type StateConfig, stateConfigSchema, streamLoggers } from '../state/options.js';
+import {
+  kafkaLoggers,
+  otlpLoggers,
+  type StateConfig,
+  stateConfigSchema,
+  streamLoggers,
+} from '../state/options.js';
+import { type OtlpEventStream, openOtlpStreams } from '../state/otlp-event-stream.js';
 import { RedisByteCache } from '../state/redis-cache.js';
 import { RedisConnection, redisTarget } from '../state/redis-connection.js';
 import { RedisLimitStore } from '../state/redis-limits.js';
@@ -60,6 +67,8 @@ export class EngineState {
    * buffer, so a cluster that is down never fills another's buffer or the state store's.
    */
   readonly kafkaStreams: ReadonlyMap<string, KafkaEventStream>;
+  /** The event streams of the loggers sent to OpenTelemetry collectors as OTLP log records, by logger id. */
+  readonly otlpStreams: ReadonlyMap<string, OtlpEventStream>;
 
   constructor(options: EngineStateOptions = {}) {
     const state = stateConfigSchema.parse(options.state ?? {});
@@ -151,6 +160,11 @@ export class EngineState {
       bufferBytes: state.eventBufferBytes,
       onError: (message: string) => failures.report('log-to-eventhub to Kafka', new Error(message)),
     });
+    this.otlpStreams = openOtlpStreams(otlpLoggers(state.loggers), {
+      bufferSize: state.eventBuffer,
+      bufferBytes: state.eventBufferBytes,
+      onError: (message: string) => failures.report('log-to-eventhub to OTLP', new Error(message)),
+    });
     this.eventStream =
       this.redis !== undefined
         ? new RedisEventStream(this.redis, streamOptions)
@@ -164,6 +178,7 @@ export class EngineState {
     await Promise.all([
       this.eventStream?.close(),
       ...[...new Set(this.kafkaStreams.values())].map((stream) => stream.close()),
+      ...[...this.otlpStreams.values()].map((stream) => stream.close()),
     ]);
     await this.redis?.close();
     await this.embedded?.close();

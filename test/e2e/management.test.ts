@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { hashPassword } from '../../src/auth/index.js';
 import { freePort } from '../../src/config/plan.js';
 import { sendFrom } from '../helpers/source-address.js';
-import { saidBy, startUp, type UpRun } from '../helpers/up.js';
+import { countSaidBy, saidBy, startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
 
 /**
@@ -419,7 +419,7 @@ processes:
   }, 90_000);
 
   it('reloads on SIGHUP even when no file changed (files beyond the policies are read again)', async () => {
-    const reloads = () => run.output().split('engine: configuration reloaded').length;
+    const reloads = () => countSaidBy(run.output(), 'engine', 'configuration reloaded');
     const before = reloads();
     run.child.kill('SIGHUP');
     await until(() => reloads() > before, 'the engine to reload on SIGHUP');

@@ -3,8 +3,9 @@ import type { AddressInfo } from 'node:net';
 import protobuf from 'protobufjs';
 
 /**
- * An OpenTelemetry collector's OTLP/HTTP traces receiver, as far as a test needs one: it accepts `POST /v1/traces`
- * in protobuf (what Envoy sends) or JSON (what the JS exporter sends) and keeps every span.
+ * An OpenTelemetry collector's OTLP/HTTP receiver, as far as a test needs one: it accepts `POST /v1/traces` in
+ * protobuf (what Envoy sends) or JSON (what the JS exporter sends) and keeps every span, and `POST /v1/logs` in JSON
+ * (what the JS logs exporter sends) and keeps every log record.
  */
 
 export interface ReceivedSpan {
@@ -17,10 +18,23 @@ export interface ReceivedSpan {
   readonly parentSpanId: string;
 }
 
+export interface ReceivedLogRecord {
+  /** `service.name` of the resource that sent it. */
+  readonly service: string;
+  readonly body: string;
+  readonly severityText: string;
+  /** String attributes, by key. */
+  readonly attributes: Readonly<Record<string, string>>;
+  /** Lower-case hex; '' when the record belongs to no trace. */
+  readonly traceId: string;
+  readonly timeUnixNano: string;
+}
+
 export interface OtlpReceiver {
   /** The base URL to configure as `telemetry.otlp.endpoint`. */
   readonly endpoint: string;
   readonly spans: ReceivedSpan[];
+  readonly logs: ReceivedLogRecord[];
   close(): Promise<void>;
 }
 
@@ -47,14 +61,59 @@ interface OtlpExport {
   }[];
 }
 
+interface OtlpLogsExport {
+  resourceLogs?: {
+    resource?: { attributes?: OtlpAttribute[] };
+    scopeLogs?: {
+      logRecords?: {
+        body?: { stringValue?: string };
+        severityText?: string;
+        attributes?: OtlpAttribute[];
+        traceId?: string;
+        timeUnixNano?: string | number;
+      }[];
+    }[];
+  }[];
+}
+
+interface OtlpAttribute {
+  key: string;
+  value?: { stringValue?: string };
+}
+
+/** The records of a JSON logs export. */
+function logRecordsOf(decoded: OtlpLogsExport): ReceivedLogRecord[] {
+  const strings = (attributes: OtlpAttribute[] = []) =>
+    Object.fromEntries(attributes.map((attribute) => [attribute.key, attribute.value?.stringValue ?? '']));
+  return (decoded.resourceLogs ?? []).flatMap((resource) => {
+    const service = strings(resource.resource?.attributes)['service.name'] ?? '';
+    return (resource.scopeLogs ?? []).flatMap((scope) =>
+      (scope.logRecords ?? []).map((record) => ({
+        service,
+        body: record.body?.stringValue ?? '',
+        severityText: record.severityText ?? '',
+        attributes: strings(record.attributes),
+        traceId: record.traceId ?? '',
+        timeUnixNano: String(record.timeUnixNano ?? ''),
+      })),
+    );
+  });
+}
+
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const logs: ReceivedLogRecord[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks);
       const json = String(request.headers['content-type']).startsWith('application/json');
+      if (request.url === '/v1/logs' && json) {
+        logs.push(...logRecordsOf(JSON.parse(body.toString('utf8')) as OtlpLogsExport));
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
       const decoded = (
         json
           ? JSON.parse(body.toString('utf8'))
@@ -86,6 +145,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     spans,
+    logs,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
