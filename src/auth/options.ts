@@ -1,17 +1,17 @@
 import type { JWK } from 'jose';
 import type { Context } from 'koa';
-import { jsonLogger, type Logger } from '../log.js';
+import { type Logger, processLogger } from '../log.js';
 import type { DelegatedTokens } from '../state/delegated-tokens.js';
 import { AddressPolicy } from './client-documents/address.js';
 import type { ClientDocumentOptions } from './client-documents/directory.js';
 import { parsePasswordHash } from './crypto.js';
 import { isLoopbackHost } from './loopback.js';
 import {
+  processSecurityLog,
   type SecurityEventFields,
   type SecurityEventType,
   type SecurityLog,
   securityEvent,
-  stderrSecurityLog,
 } from './security-events.js';
 import type { AuthStores } from './stores/types.js';
 import { type ResolvedUpstream, resolveUpstream, type UpstreamProviderOptions } from './upstream/options.js';
@@ -385,9 +385,9 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
     limits,
     clock: options.clock ?? (() => Math.floor(Date.now() / 1000)),
     // Embedded without a logger (tests, a library user): failures only.
-    logger: options.logger ?? { debug: noop, info: noop, warn: noop, error: jsonLogger.error },
+    logger: options.logger ?? { debug: noop, info: noop, warn: noop, error: processLogger.error },
     clientAddress: options.clientAddress ?? peerAddress,
-    securityEvent: (type, fields) => (options.securityLog ?? stderrSecurityLog)(securityEvent(type, fields)),
+    securityEvent: (type, fields) => (options.securityLog ?? processSecurityLog)(securityEvent(type, fields)),
     serviceClientId: options.serviceClientId ?? 'portcullis-mcp',
     upstream,
     delegatedTokens: options.delegatedTokens,

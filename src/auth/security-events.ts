@@ -1,10 +1,12 @@
 /**
- * Security events of the authorization server: one JSON line each, one shape for all —
- * `{"event":"security","type":"login.failed","time":"…","address":"…","client_id":"…",…}` — so an operator can
+ * Security events of the authorization server: one log line each, one shape for all —
+ * `{…,"event":"security","type":"login.failed","address":"…","client_id":"…",…}` — so an operator can
  * alert on them and count them. A line never carries a secret: no password, token, code, client secret or
  * registration access token (not even a prefix); a user name only when it names a known account (a wrong one may
  * be a password typed into the wrong field); every text a client chose is cut to a short length.
  */
+
+import { processLogger } from '../log.js';
 
 /** Every event type, with what it means; the README's list comes from here. */
 export const SECURITY_EVENTS = {
@@ -48,9 +50,14 @@ export interface SecurityEventFields {
 /** Where event lines go: a function given the whole event object. */
 export type SecurityLog = (event: Readonly<Record<string, unknown>>) => void;
 
-/** The default sink: one JSON line on stderr, beside the service's other log lines. */
-export const stderrSecurityLog: SecurityLog = (event) => {
-  process.stderr.write(`${JSON.stringify(event)}\n`);
+/**
+ * The default sink: a line of the process's log, beside the service's other lines (so it carries the request's
+ * ids too): `{"level":"info","time":"…","requestId":"…","event":"security","type":"login.failed",…,"message":"security
+ * login.failed"}`. The logger writes the time.
+ */
+export const processSecurityLog: SecurityLog = (event) => {
+  const { time: _written, ...fields } = event;
+  processLogger.info(`security ${String(event.type)}`, fields);
 };
 
 const MAX_TEXT = 128;

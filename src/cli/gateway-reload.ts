@@ -17,6 +17,7 @@ import {
   writeRunningSnapshot,
 } from '../config/snapshot.js';
 import { FileSetWatcher, referencedFiles } from '../config/watch.js';
+import { type Logger, processLogger } from '../log.js';
 import type {
   ChangeOutcome,
   ChangeProgress,
@@ -65,6 +66,8 @@ export interface GatewayReloadOptions {
    * goes on without it.
    */
   readonly childReloadTimeoutMs?: number;
+  /** Where up says what each reload did (the process's log unless given). */
+  readonly logger?: Logger;
 }
 
 interface Running {
@@ -110,8 +113,10 @@ export class GatewayReload implements ManagedConfiguration {
   private readonly engines: readonly string[];
   private readonly snapshotFile: string;
   private readonly childReloadTimeoutMs: number;
+  private readonly log: Logger;
 
   constructor(options: GatewayReloadOptions) {
+    this.log = options.logger ?? processLogger;
     const { plan, texts, snapshot } = options;
     this.configFile = options.configFile;
     this.directory = options.stateDirectory;
@@ -195,7 +200,7 @@ export class GatewayReload implements ManagedConfiguration {
       this.forceQueued = false;
       const texts = await readConfigFiles(this.configFile).catch(() => undefined);
       if (!texts) {
-        console.error(`up: cannot read ${this.configFile}; the running configuration stays`);
+        this.log.error(`cannot read ${this.configFile}; the running configuration stays`);
         return refused(400, `cannot read ${this.configFile}`, []);
       }
       // An editor saving the same text, or the files a management change just wrote.
@@ -237,7 +242,7 @@ export class GatewayReload implements ManagedConfiguration {
         return await task();
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        console.error(`up: reload failed: ${message}`);
+        this.log.error(`reload failed: ${message}`);
         return refused(503, 'the change could not be applied; the running configuration stays', []);
       } finally {
         if (!this.closed) this.watcher.watch(await referencedFiles(this.configFile));
@@ -266,7 +271,7 @@ export class GatewayReload implements ManagedConfiguration {
       compileGateway(loaded);
     } catch (error) {
       if (!(error instanceof ConfigError || error instanceof GatewayLoadError)) throw error;
-      console.error(`up: configuration refused, nothing changed:\n${error.message}`);
+      this.log.error(`configuration refused, nothing changed:\n${error.message}`);
       return refused(400, 'the configuration is invalid; nothing changed', error.message.split('\n'));
     }
     const { config, directory: configDirectory } = loaded;
@@ -277,7 +282,7 @@ export class GatewayReload implements ManagedConfiguration {
     );
     if (!sameManagementAddresses(config, this.current.config)) fixed.push('management (addresses)');
     if (fixed.length > 0)
-      console.error(`up: changes to ${fixed.join(', ')} take effect when up starts again; applying the rest`);
+      this.log.warn(`changes to ${fixed.join(', ')} take effect when up starts again; applying the rest`);
     let plan = await withRunningTlsFiles(
       await planRuntime(keepRunningPorts(config, this.current.config, this.current.plan), {
         directory: configDirectory,
@@ -293,7 +298,7 @@ export class GatewayReload implements ManagedConfiguration {
     if (nextFile) {
       const invalid = await this.envoys.validate(nextFile);
       if (invalid) {
-        console.error(`up: configuration refused, nothing changed: Envoy rejects the bootstrap:\n${invalid}`);
+        this.log.error(`configuration refused, nothing changed: Envoy rejects the bootstrap:\n${invalid}`);
         return refused(400, 'Envoy rejects the bootstrap of this configuration; nothing changed', [invalid]);
       }
     }
@@ -336,7 +341,7 @@ export class GatewayReload implements ManagedConfiguration {
       }
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      console.error(`up: the new Envoy did not start, the previous one keeps serving: ${message}`);
+      this.log.error(`the new Envoy did not start, the previous one keeps serving: ${message}`);
       if (previous) await restoreFiles(previous);
       await writeRunningSnapshot(this.snapshotFile, this.current.snapshot);
       // Put the engines back on the configuration that runs.
@@ -350,10 +355,10 @@ export class GatewayReload implements ManagedConfiguration {
     // What runs now, read back so the snapshot also covers files the change made the configuration reference.
     const running = write ? await readConfigFiles(this.configFile).catch(() => texts) : texts;
     this.current = { texts: running, snapshot: snapshot.text, config, plan, bootstrap, text, generation };
-    console.log(
+    this.log.info(
       nextFile
-        ? `up: configuration reloaded (Envoy hot-restarted, epoch ${this.envoys.currentEpoch()})`
-        : 'up: configuration reloaded (policies; Envoy unchanged)',
+        ? `configuration reloaded (Envoy hot-restarted, epoch ${this.envoys.currentEpoch()})`
+        : 'configuration reloaded (policies; Envoy unchanged)',
     );
     return { ok: true, generation };
   }
@@ -392,7 +397,7 @@ export class GatewayReload implements ManagedConfiguration {
     ]);
     clearTimeout(timer);
     stopListening();
-    if (waiting.size > 0) console.error(`up: ${[...waiting].join(', ')} did not report a reload in time`);
+    if (waiting.size > 0) this.log.warn(`${[...waiting].join(', ')} did not report a reload in time`);
   }
 }
 

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { type Logger, processLogger } from '../log.js';
 import { redactText } from '../redact.js';
 import { isListeningReport, isReloadReport, type ReloadReport } from './child-report.js';
 import { defaultRestartPolicy, RestartHistory, type RestartPolicy } from './restart-policy.js';
@@ -53,7 +54,8 @@ export interface GaveUp {
   readonly windowMs: number;
 }
 
-type LineSink = (line: string) => void;
+/** Shows a line a child wrote, under the child's name (src/cli/log-view.ts). */
+export type ChildOutput = (name: string, line: string) => void;
 
 /**
  * Starts named child processes, prefixes their output, waits for readiness, restarts one that dies while it
@@ -73,9 +75,10 @@ export class Supervisor {
   private readonly pendingRestarts = new Set<NodeJS.Timeout>();
 
   constructor(
-    private readonly out: LineSink = (line) => process.stdout.write(`${line}\n`),
+    private readonly out: ChildOutput = (name, line) => process.stdout.write(`[${name}] ${line}\n`),
     private readonly policy: RestartPolicy = defaultRestartPolicy,
-    private readonly log: LineSink = (line) => process.stderr.write(`${line}\n`),
+    /** Where the supervisor says what it does (a restart, a child back). */
+    private readonly log: Logger = processLogger,
   ) {}
 
   /** Called when a child without a `restart` exits while the supervisor is not stopping. */
@@ -151,18 +154,17 @@ export class Supervisor {
       if (!isReloadReport(message)) return;
       for (const listener of [...this.reloadListeners]) listener(spec.name, message);
     });
-    const pad = spec.name.padEnd(8);
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
       createInterface({ input: stream }).on('line', (line) => {
         // Envoy and companions (a sample backend) log what they like: credentials are removed from what is shown.
-        this.out(`${pad} | ${redactText(line)}`);
+        this.out(spec.name, redactText(line));
       });
     }
     const exited = new Promise<ChildExit>((resolve) => {
       child.once('exit', (code, signal) => resolve({ name: spec.name, code, signal }));
       child.once('error', (error) => {
-        this.out(`${pad} | cannot start ${spec.command}: ${error.message}`);
+        this.log.error(`${spec.name} cannot start ${spec.command}: ${error.message}`);
         resolve({ name: spec.name, code: 127, signal: null });
       });
     });
@@ -227,14 +229,14 @@ export class Supervisor {
         listener({ family, last: how, deaths: decision.deaths, windowMs: decision.windowMs });
       return;
     }
-    this.log(`up: ${family} ${how}; restarting in ${decision.delayMs} ms (restart ${decision.restart})`);
+    this.log.warn(`${family} ${how}; restarting in ${decision.delayMs} ms (restart ${decision.restart})`);
     const timer = setTimeout(async () => {
       this.pendingRestarts.delete(timer);
       if (this.stopping) return;
       const attempt = Date.now();
       try {
         await restart();
-        this.log(`up: ${family} is back (restart ${decision.restart})`);
+        this.log.info(`${family} is back (restart ${decision.restart})`);
       } catch (error) {
         if (this.stopping) return;
         const message = error instanceof Error ? error.message : String(error);

@@ -42,6 +42,13 @@ const defaultDrainSeconds = 2;
 const defaultParentShutdownSeconds = 5;
 
 /**
+ * Envoy's own log lines in the shape of every Portcullis process's (src/log.ts): `up` shows them like the others, a
+ * log pipeline parses them like the others. `%j` is the message escaped for a JSON string; levels are Envoy's
+ * (trace, debug, info, warning, error, critical).
+ */
+const envoyLogFormat = '{"level":"%l","time":"%Y-%m-%dT%T.%e%z","logger":"%n","message":"%j"}';
+
+/**
  * Command-line arguments for one Envoy. Without `hotRestart`, hot restart is off: each Envoy owns its base id,
  * so several (tests in parallel) can run on one machine without sharing memory segments. With it, the first
  * epoch lets Envoy choose a base id nobody on the machine uses (several `up` run at once in the tests), and each
@@ -75,7 +82,7 @@ export function envoyArgs(
     ...restart,
     ...(adminAddressFile === undefined ? [] : ['--admin-address-path', adminAddressFile]),
     '--log-format',
-    '[%Y-%m-%d %T.%e][%l] %v',
+    envoyLogFormat,
   ];
 }
 

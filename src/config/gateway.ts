@@ -36,11 +36,12 @@ export class GatewayLoadError extends DiagnosticsError {
 }
 
 /**
- * What a Kafka logger needs from outside the file, checked at load rather than by a sink that fails at its first
- * event or never connects: its SASL password's environment variable (as for an environment named value) and its
- * TLS files (a PEM written in place needs none). Each problem is the key it is about and the message.
+ * What a logger needs from outside the file, checked at load rather than by a sink that fails at its first event or
+ * never connects: a Kafka logger's SASL password's environment variable (as for an environment named value) and its
+ * TLS files (a PEM written in place needs none), an OTLP logger's headers from the environment. Each problem is the
+ * key it is about and the message.
  */
-function kafkaLoggerProblems(loaded: LoadedConfig): [(string | number)[], string][] {
+function loggerProblems(loaded: LoadedConfig): [(string | number)[], string][] {
   const problems: [(string | number)[], string][] = [];
   for (const [id, logger] of Object.entries(loaded.config.state.loggers)) {
     const variable = logger.kafka?.sasl?.passwordEnv;
@@ -49,6 +50,12 @@ function kafkaLoggerProblems(loaded: LoadedConfig): [(string | number)[], string
         ['state', 'loggers', id, 'kafka', 'sasl', 'passwordEnv'],
         `environment variable ${variable} is not set (the SASL password of logger "${id}")`,
       ]);
+    for (const [header, value] of Object.entries(logger.otlp?.headers ?? {}))
+      if (typeof value !== 'string' && process.env[value.env] === undefined)
+        problems.push([
+          ['state', 'loggers', id, 'otlp', 'headers', header, 'env'],
+          `environment variable ${value.env} is not set (header ${header} of logger "${id}")`,
+        ]);
     const tls = logger.kafka?.tls;
     if (typeof tls !== 'object') continue;
     for (const key of ['ca', 'cert', 'key'] as const) {
@@ -78,7 +85,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const namedValues = namedValueTable(config, (keys, message) =>
     problems.push(problemInText(configText(), loaded.file, keys, message)),
   );
-  for (const [keys, message] of kafkaLoggerProblems(loaded))
+  for (const [keys, message] of loggerProblems(loaded))
     problems.push(problemInText(configText(), loaded.file, keys, message));
   const source = (keys: (string | number)[], value: string): { file: string; text: string } | undefined => {
     if (value.trimStart().startsWith('<'))

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { jsonLogger, type Logger } from '../log.js';
+import { type Logger, processLogger } from '../log.js';
 import type { CachedResponse } from '../policy/index.js';
 import { type EmbeddedState, openEmbeddedState } from '../state/embedded.js';
 import { EmbeddedEventStream } from '../state/embedded-event-stream.js';
@@ -12,10 +12,12 @@ import { MemoryLimitStore } from '../state/memory-limits.js';
 import {
   isInlinePem,
   kafkaLoggers,
+  otlpLoggers,
   type StateConfig,
   stateConfigSchema,
   streamLoggers,
 } from '../state/options.js';
+import { type OtlpEventStream, openOtlpStreams } from '../state/otlp-event-stream.js';
 import { RedisByteCache } from '../state/redis-cache.js';
 import { RedisConnection, redisTarget } from '../state/redis-connection.js';
 import { RedisLimitStore } from '../state/redis-limits.js';
@@ -66,12 +68,14 @@ export class EngineState {
    * buffer, so a cluster that is down never fills another's buffer or the state store's.
    */
   readonly kafkaStreams: ReadonlyMap<string, KafkaEventStream>;
+  /** The event streams of the loggers sent to OpenTelemetry collectors as OTLP log records, by logger id. */
+  readonly otlpStreams: ReadonlyMap<string, OtlpEventStream>;
 
   constructor(options: EngineStateOptions = {}) {
     const state = stateConfigSchema.parse(options.state ?? {});
     this.config = state;
     this.signature = stateSignature(options.state, options.directory);
-    const logger = options.logger ?? jsonLogger;
+    const logger = options.logger ?? processLogger;
     this.logger = logger;
     this.metrics = new EngineMetrics(this.counters, options.activeStreams);
     const failures = new FailureLog(logger);
@@ -161,6 +165,11 @@ export class EngineState {
       },
       options.directory,
     );
+    this.otlpStreams = openOtlpStreams(otlpLoggers(state.loggers), {
+      bufferSize: state.eventBuffer,
+      bufferBytes: state.eventBufferBytes,
+      onError: (message: string) => failures.report('log-to-eventhub to OTLP', new Error(message)),
+    });
     this.eventStream =
       this.redis !== undefined
         ? new RedisEventStream(this.redis, streamOptions)
@@ -174,6 +183,7 @@ export class EngineState {
     await Promise.all([
       this.eventStream?.close(),
       ...[...new Set(this.kafkaStreams.values())].map((stream) => stream.close()),
+      ...[...this.otlpStreams.values()].map((stream) => stream.close()),
     ]);
     await this.redis?.close();
     await this.embedded?.close();

@@ -5,7 +5,7 @@ import type { LoadedConfig } from '../config/load.js';
 import { authorizationServerKeys } from '../config/signing-keys.js';
 import type { ExchangeFactory } from '../extproc/exchange.js';
 import { CredentialManager, Identities, readSecret } from '../identity/index.js';
-import { jsonLogger } from '../log.js';
+import { processLogger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
 import type { AuthorizationContexts, CertificateKeys, IdentityTokens } from '../policy/index.js';
 import { DelegatedTokens, sharedSealedRecords } from '../state/delegated-tokens.js';
@@ -139,7 +139,7 @@ export function identitiesOf(loaded: LoadedConfig): Identities {
 
 /** The policy engine for a compiled gateway: the exchange factory the ext_proc server runs, and its counters. */
 export function createEngine(gateway: CompiledGateway, options: EngineOptions = {}): EngineParts {
-  const traces = new TraceRouter(jsonLogger);
+  const traces = new TraceRouter(processLogger);
   const traceKey = options.traceKey ?? gateway.config.engine.traceKey;
   const held = options.states?.hold(gateway.config.state, options.directory) ?? ownState(gateway, options);
   const authorizations = options.authorizations ?? options.authorizationsOver?.(held.state);
@@ -164,7 +164,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
   const metrics = held.state.metrics;
   const onExchangeEnd = (summary: ExchangeSummary) => {
     metrics.recordExchange(summary);
-    if (accessLog) jsonLogger.info('request', { ...summary });
+    if (accessLog) processLogger.info('request', { ...summary });
   };
   const exchanges = policyExchanges({
     catalog: gateway.catalog,
@@ -172,7 +172,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     ...(options.backendRouting ? { backendRouting: options.backendRouting } : {}),
     services,
     onExchangeEnd,
-    ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: jsonLogger } } : {}),
+    ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: processLogger } } : {}),
     subscriptions: new SubscriptionDirectory(gateway.config),
     maxRequestBodyBytes: gateway.config.gateway.limits.maxRequestBodyBytes,
     ...(options.trust ? { trust: options.trust } : {}),

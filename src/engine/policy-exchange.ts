@@ -33,6 +33,7 @@ import {
   unforwardable,
 } from '../extproc/header-changes.js';
 import { firstHeader, type HeaderChange, type HeaderFields } from '../extproc/headers.js';
+import type { RequestLogFields } from '../log.js';
 import {
   type BackendResponse,
   type FinalResponse,
@@ -49,6 +50,7 @@ import { redactUrl } from '../redact.js';
 import type { BackendRoute, BackendRoutes } from './backend-routes.js';
 import { type BackendRouting, routedByEnvoy } from './backend-routing.js';
 import { clientCertificate, type TrustStore } from './client-certificate.js';
+import { requestServices, requestTraceId } from './exchange-log-fields.js';
 import { type TraceRouter, traceKeyMatches } from './trace.js';
 import type { TraceStep } from './trace-steps.js';
 
@@ -83,6 +85,8 @@ export const debugTraceIdHeader = 'x-portcullis-trace-id';
 
 export interface ExchangeSummary {
   readonly requestId: string;
+  /** The trace the request belongs to (exchange-log-fields.ts), when it belongs to one. */
+  readonly traceId?: string;
   readonly method: string;
   readonly path: string;
   readonly api?: string;
@@ -110,6 +114,10 @@ export function policyExchanges(engine: PolicyEngine): ExchangeFactory {
 }
 
 class PolicyExchange implements Exchange {
+  /** The request's ids, on every line its pipelines log (exchange-log-fields.ts). */
+  private readonly logFields: RequestLogFields = {};
+  /** The policy services as this request's pipelines see them (made with its first pipeline run). */
+  private requestServices: PolicyServices | undefined;
   private run: PipelineRun | undefined;
   private pipeline: Pipeline | undefined;
   private description: Mutable<RequestDescription> | undefined;
@@ -144,6 +152,11 @@ class PolicyExchange implements Exchange {
 
   constructor(private readonly engine: PolicyEngine) {}
 
+  private get services(): PolicyServices {
+    this.requestServices ??= requestServices(this.engine.services, this.logFields);
+    return this.requestServices;
+  }
+
   async requestHeaders(head: MessageHead): Promise<PhaseResult> {
     const headers = head.headers;
     const method = firstHeader(headers, ':method') ?? 'GET';
@@ -155,7 +168,13 @@ class PolicyExchange implements Exchange {
     const clientRequestId = firstHeader(headers, 'x-request-id');
     const requestId =
       clientRequestId && uuidPattern.test(clientRequestId) ? clientRequestId.toLowerCase() : randomUUID();
-    this.summary = { requestId, method, path: rawPath, outcome: 'abandoned' };
+    const traceId = requestTraceId(head);
+    this.summary =
+      traceId === undefined
+        ? { requestId, method, path: rawPath, outcome: 'abandoned' }
+        : { requestId, traceId, method, path: rawPath, outcome: 'abandoned' };
+    this.logFields.requestId = requestId;
+    this.logFields.traceId = traceId;
     const debugTrace = this.engine.debugTrace;
     if (debugTrace && traceKeyMatches(firstHeader(headers, debugTraceHeader), debugTrace.key)) {
       this.traceCollector = debugTrace.router.collect(requestId);
@@ -243,7 +262,7 @@ class PolicyExchange implements Exchange {
       const run = new PipelineRun(
         this.forProduct(match.api.apiPipeline, match.api.productApiPipelines),
         description,
-        this.engine.services,
+        this.services,
       );
       this.run = run;
       return this.respond(await run.onAccessRefused(access.reason, subscriptionMessages[access.reason]));
@@ -324,7 +343,7 @@ class PolicyExchange implements Exchange {
   ): Promise<PhaseResult> {
     const preflight = await this.preflight(match, this.description!, headers);
     if (preflight) return preflight;
-    const run = new PipelineRun(match.api.apiPipeline, this.description!, this.engine.services);
+    const run = new PipelineRun(match.api.apiPipeline, this.description!, this.services);
     this.run = run;
     return this.respond(await run.onOperationNotFound());
   }
@@ -373,7 +392,7 @@ class PolicyExchange implements Exchange {
           urlTemplate: target.operation.template.text,
         },
       },
-      this.engine.services,
+      this.services,
     );
     const outcome = await run.onRequest();
     if (outcome.kind !== 'respond' || run.context.lastError) return undefined;
@@ -511,7 +530,7 @@ class PolicyExchange implements Exchange {
   }
 
   private async runInbound(description: RequestDescription): Promise<PhaseResult> {
-    const run = new PipelineRun(this.pipeline!, description, this.engine.services);
+    const run = new PipelineRun(this.pipeline!, description, this.services);
     this.run = run;
     const outcome: RequestOutcome = await run.onRequest();
     if (outcome.kind === 'respond') return this.respond(outcome.response);

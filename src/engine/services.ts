@@ -92,8 +92,18 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
         })
       : undefined;
   const engineState = options.shared ?? own!;
-  const { counters, eventStream, kafkaStreams, responses, values, vectors, limits, logger, failures } =
-    engineState;
+  const {
+    counters,
+    eventStream,
+    kafkaStreams,
+    otlpStreams,
+    responses,
+    values,
+    vectors,
+    limits,
+    logger,
+    failures,
+  } = engineState;
   const state = engineState.config;
   const events: EngineEventSink = {
     send(loggerId, message, partition) {
@@ -103,7 +113,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
         ...(partition?.id === undefined ? {} : { partitionId: partition.id }),
         ...(partition?.key === undefined ? {} : { partitionKey: partition.key }),
       };
-      const stream = kafkaStreams.get(loggerId) ?? eventStream;
+      const stream = kafkaStreams.get(loggerId) ?? otlpStreams.get(loggerId) ?? eventStream;
       const outcome: SendOutcome = stream?.send(event) ?? 'unknown-logger';
       if (outcome === 'dropped') {
         counters.count('log-to-eventhub', 'failed', 'EventDropped');

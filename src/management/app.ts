@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
-import { errorFields, jsonLogger } from '../log.js';
-import { redactText } from '../redact.js';
+import { errorFields, processLogger } from '../log.js';
 import { authenticateAdministrators } from './authenticate.js';
 import { ConfigDocument } from './config-document.js';
 import { ManagementError } from './errors.js';
@@ -14,7 +13,7 @@ import { refuseForgedWrites } from './write-guard.js';
 
 export interface ManagementAppOptions {
   readonly store: ManagedConfiguration;
-  /** One line per change made (who, what, the outcome): the audit trail. Default: standard output. */
+  /** One line per change made (who, what, the outcome): the audit trail. Default: the process's log. */
   readonly audit?: (line: string) => void;
   /** How often each process of the gateway was restarted since it started (`up`), shown at `/`. */
   readonly restarts?: () => Readonly<Record<string, number>>;
@@ -27,7 +26,7 @@ export interface ManagementAppOptions {
  */
 export function createManagementApp(options: ManagementAppOptions): Koa {
   const { store } = options;
-  const audit = options.audit ?? ((line: string) => console.log(redactText(line)));
+  const audit = options.audit ?? ((line: string) => processLogger.info(line));
   const app = new Koa();
   app.silent = true;
 
@@ -132,7 +131,7 @@ export function createManagementApp(options: ManagementAppOptions): Koa {
               'the management API failed; the details are in the log',
             );
       if (!(error instanceof ManagementError)) {
-        jsonLogger.error('management: request failed', {
+        processLogger.error('management: request failed', {
           method: ctx.method,
           path: ctx.path,
           ...errorFields(error),

@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from '../auth/crypto.js';
 import { peerAddress } from '../auth/index.js';
 import { clientAddressFrom, clientAddressHeader } from '../envoy/contract.js';
-import { jsonLogger } from '../log.js';
+import { processLogger } from '../log.js';
 import { ManagementError } from './errors.js';
 
 export interface Administrator {
@@ -50,7 +50,7 @@ export function authenticateAdministrators(administrators: () => readonly Admini
     if (!ok) {
       if (credential) {
         failures.set(client, (failures.get(client) ?? 0) + 1, { noUpdateTTL: failures.has(client) });
-        jsonLogger.warn('management: sign-in refused', { administrator: credential.name, client });
+        processLogger.warn('management: sign-in refused', { administrator: credential.name, client });
       }
       throw new ManagementError(
         401,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type Koa from 'koa';
-import { jsonLogger, type Logger } from '../log.js';
+import { type Logger, processLogger } from '../log.js';
 import { locateResource } from './auth/resource-metadata.js';
 import { mcpKoaMiddleware } from './koa.js';
 import { methodTable } from './methods/index.js';
@@ -108,7 +108,7 @@ function checkOptions(o: McpEndpointOptions): void {
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   checkOptions(options);
   const location = locateResource(options.resourceUrl);
-  const logger = options.logger ?? jsonLogger;
+  const logger = options.logger ?? processLogger;
   const tools = new ToolRegistry(options.catalog, { warn: (m) => logger.warn(m) });
   const sessions = options.sessionStore ?? new InProcessSessionStore(options.sessions);
   const dispatcher = new Dispatcher(methodTable);

@@ -1,6 +1,13 @@
-import { context, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import {
+  context,
+  isSpanContextValid,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 import Koa from 'koa';
-import { errorFields, jsonLogger } from '../log.js';
+import { errorFields, processLogger, traceparentTraceId, withRequestLogFields } from '../log.js';
 import { incomingTraceContext } from '../tracing.js';
 
 export interface ServiceAppOptions {
@@ -19,10 +26,13 @@ export function createServiceApp(options: ServiceAppOptions = {}): Koa {
   // writes): the client's address comes from service/client-address.ts.
   const app = new Koa({ proxy: false });
   app.silent = true;
-  app.on('error', (error: unknown) => {
-    jsonLogger.error('service: request failed', errorFields(error));
+  app.on('error', (error: unknown, ctx?: Koa.Context) => {
+    // Koa reports it after the request's middleware returned, outside its log fields.
+    const requestId = ctx?.get('x-request-id') || undefined;
+    processLogger.error('request failed', { ...(requestId ? { requestId } : {}), ...errorFields(error) });
   });
   if (options.tracer) app.use(requestSpans(options.tracer));
+  app.use(requestLogFields);
   app.use(async (ctx, next) => {
     if (ctx.path === '/healthz' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
       ctx.body = { status: 'ok' };
@@ -65,3 +75,21 @@ function requestSpans(tracer: Tracer): Koa.Middleware {
     }
   };
 }
+
+/**
+ * Every line logged while a request runs carries Envoy's `x-request-id` and the trace id: the request span's when
+ * the service traces (it runs after `requestSpans`), else the one the request's `traceparent` names.
+ */
+const requestLogFields: Koa.Middleware = (ctx, next) => {
+  const span = trace.getActiveSpan()?.spanContext();
+  return withRequestLogFields(
+    {
+      requestId: ctx.get('x-request-id') || undefined,
+      traceId:
+        span !== undefined && isSpanContextValid(span)
+          ? span.traceId
+          : traceparentTraceId(ctx.get('traceparent') || undefined),
+    },
+    next,
+  );
+};

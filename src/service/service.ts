@@ -16,9 +16,8 @@ import { type LoadedConfig, problemAt, readNamedFile } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { type AuthConfig, mcpConfigSchema } from '../config/service-schema.js';
 import type { Diagnostic } from '../diagnostic.js';
-import { jsonLogger } from '../log.js';
+import { processLogger } from '../log.js';
 import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
-import { redactText } from '../redact.js';
 import { DelegatedTokens, memorySealedRecords, sharedSealedRecords } from '../state/delegated-tokens.js';
 import { type EmbeddedState, openEmbeddedState } from '../state/embedded.js';
 import { describeTarget, RedisConnection, redisTarget } from '../state/redis-connection.js';
@@ -106,8 +105,8 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   if (redis && !auth.signingKeys?.file && !auth.dataDir) {
     // Codes and refresh tokens are shared through Redis, the private keys never are: a token one process signed
     // would not verify in another, and a refresh redeemed there would fail.
-    console.warn(
-      'service: state.redis shares OAuth state between service processes, but each one generates its own signing keys; ' +
+    processLogger.warn(
+      'state.redis shares OAuth state between service processes, but each one generates its own signing keys; ' +
         'set auth.signingKeys.file (or a shared auth.dataDir) when more than one service process runs',
     );
   }
@@ -148,7 +147,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     // sessions stay in this process, also with state.dataDir: they are cheap to re-initialize, and one service
     // process per machine serves them all.
     ...(redis ? { sessionStore: new RedisSessionStore(redis) } : {}),
-    logger: jsonLogger,
+    logger: processLogger,
   });
 
   // The AS reads raw bodies itself and the MCP adapter reads its own: no body parser in front of either.
@@ -227,7 +226,7 @@ async function startAuthorizationServer(
       cookieSecure: auth.cookieSecure,
       clientAddress,
       signingKeys,
-      logger: jsonLogger,
+      logger: processLogger,
       ...(auth.limits ? { limits: auth.limits } : {}),
       ...(auth.dataDir ? { dataDir: path.resolve(loaded.directory, auth.dataDir) } : {}),
       ...(auth.identityProvider
@@ -356,13 +355,9 @@ function openRedis(config: LoadedConfig['config']['state']['redis']): RedisConne
     commandTimeoutMs: config.commandTimeoutMs,
     connectTimeoutMs: config.connectTimeoutMs,
     onStatus: (status, detail) =>
-      console.error(
-        redactText(
-          status === 'ready'
-            ? `redis reconnected (${detail})`
-            : `redis connection lost (${describeTarget(target)}): ${detail}`,
-        ),
-      ),
+      status === 'ready'
+        ? processLogger.info('redis reconnected', { url: detail })
+        : processLogger.warn('redis connection lost', { url: describeTarget(target), detail }),
   });
 }
 

@@ -26,6 +26,7 @@ export const maxEmbeddedStreams = 64;
  *                     sasl: { mechanism: plain, username: $ConnectionString, passwordEnv: EVENTHUB_CONNECTION } } }
  *     own: { kafka: { brokers: [kafka-1.internal:9093], topic: apim, tls: { ca: certs/kafka-ca.pem },
  *                     sasl: { mechanism: scram-sha-512, username: gateway, passwordEnv: KAFKA_PASSWORD } } }
+ *     otel: { otlp: { endpoint: http://collector:4318, headers: { x-api-key: { env: COLLECTOR_KEY } } } }
  * ```
  */
 /** A PEM written in the file (it starts with "-----BEGIN"), or the path of a PEM file relative to the configuration file. */
@@ -97,10 +98,43 @@ export const kafkaTargetSchema = z
 
 export type KafkaTarget = z.infer<typeof kafkaTargetSchema>;
 
+/** A header value, or the environment variable that holds it (a collector's API key is a credential). */
+const headerValueSchema = z.union([
+  z.string(),
+  z.object({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name') }).strict(),
+]);
+
 /**
- * A logger: `{ stream, maxLength }` — a stream of the state store (Redis Streams, or the embedded store) — or
- * `{ kafka: { … } }`. One object with both forms' keys rather than a union, so a mistake inside `kafka` is
- * reported at its own key.
+ * A logger whose events go to an OpenTelemetry collector as OTLP log records (OTLP/HTTP, JSON): each event's
+ * message is a record's body, its logger id and partition its attributes, the request's span (when the engine
+ * traces) its trace context.
+ */
+export const otlpLogsTargetSchema = z
+  .object({
+    /** The collector's OTLP/HTTP base (as telemetry.otlp.endpoint): records go to `<endpoint>/v1/logs`. */
+    endpoint: z
+      .string()
+      .url()
+      .refine((value) => /^https?:\/\/[^/]+\/?$/.test(value), {
+        message:
+          'must be an http:// or https:// URL without a path (the collector\'s OTLP/HTTP base, e.g. "http://collector:4318"); records go to <endpoint>/v1/logs',
+      }),
+    headers: z
+      .record(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'an HTTP header name'), headerValueSchema)
+      .default({}),
+    /** `service.name` of the records' resource. */
+    serviceName: z.string().min(1).default('portcullis-engine'),
+    /** An export without an answer after this long fails and is retried (the events stay buffered). */
+    timeoutMs: z.number().int().min(100).max(120_000).default(10_000),
+  })
+  .strict();
+
+export type OtlpLogsTarget = z.infer<typeof otlpLogsTargetSchema>;
+
+/**
+ * A logger: `{ stream, maxLength }` — a stream of the state store (Redis Streams, or the embedded store) —,
+ * `{ kafka: { … } }` or `{ otlp: { … } }`. One object with every form's keys rather than a union, so a mistake inside
+ * `kafka` or `otlp` is reported at its own key.
  */
 const loggerSchema = z
   .object({
@@ -108,19 +142,21 @@ const loggerSchema = z
     /** Trimmed to about this many entries (XADD MAXLEN ~; embedded: at most about a tenth more). */
     maxLength: z.number().int().min(1).optional(),
     kafka: kafkaTargetSchema.optional(),
+    otlp: otlpLogsTargetSchema.optional(),
   })
   .strict()
   .superRefine((logger, ctx) => {
-    if ((logger.stream === undefined) === (logger.kafka === undefined))
+    const forms = (['stream', 'kafka', 'otlp'] as const).filter((form) => logger[form] !== undefined);
+    if (forms.length !== 1)
       ctx.addIssue({
         code: 'custom',
-        message: `a logger is { stream, maxLength } (a stream of the state store) or { kafka: { brokers, topic } }, found ${logger.stream === undefined ? 'neither' : 'both'}`,
+        message: `a logger is { stream, maxLength } (a stream of the state store), { kafka: { brokers, topic } } or { otlp: { endpoint } }, found ${forms.length === 0 ? 'none of them' : forms.join(' and ')}`,
       });
-    else if (logger.kafka !== undefined && logger.maxLength !== undefined)
+    else if (logger.stream === undefined && logger.maxLength !== undefined)
       ctx.addIssue({
         code: 'custom',
         path: ['maxLength'],
-        message: 'maxLength trims a state-store stream; a Kafka topic keeps what its retention says',
+        message: `maxLength trims a state-store stream; ${logger.kafka ? 'a Kafka topic keeps what its retention says' : 'a collector keeps what its pipeline says'}`,
       });
   });
 
@@ -147,6 +183,15 @@ export function kafkaLoggers(loggers: Readonly<Record<string, LoggerConfig>>): M
   return new Map(
     Object.entries(loggers).flatMap(([id, logger]) =>
       logger.kafka === undefined ? [] : [[id, logger.kafka] as const],
+    ),
+  );
+}
+
+/** The loggers whose events go to an OpenTelemetry collector. */
+export function otlpLoggers(loggers: Readonly<Record<string, LoggerConfig>>): Map<string, OtlpLogsTarget> {
+  return new Map(
+    Object.entries(loggers).flatMap(([id, logger]) =>
+      logger.otlp === undefined ? [] : [[id, logger.otlp] as const],
     ),
   );
 }
@@ -215,6 +260,7 @@ export const stateConfigSchema = z
      * log-to-eventhub loggers: logger-id → where its events go. `{ stream, maxLength }`: a Redis Stream with
      * `redis`, else a stream of the embedded store in `dataDir` (read it back with `portcullis events`; needs one
      * of the two). `{ kafka: { brokers, topic, … } }`: a Kafka topic (Azure Event Hubs' Kafka endpoint too).
+     * `{ otlp: { endpoint, headers } }`: OTLP log records to an OpenTelemetry collector.
      */
     loggers: z.record(z.string().min(1), loggerSchema).default({}),
     /**

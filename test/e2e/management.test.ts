@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { hashPassword } from '../../src/auth/index.js';
 import { freePort } from '../../src/config/plan.js';
 import { sendFrom } from '../helpers/source-address.js';
-import { startUp, type UpRun } from '../helpers/up.js';
+import { countSaidBy, saidBy, startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
 
 /**
@@ -192,7 +192,7 @@ processes:
     const ready = await call(`${management}/ready`, { auth: false });
     expect(ready.status).toBe(200);
     expect(ready.text).toContain('LIVE');
-    expect(run.output()).toMatch(/"message":"management: sign-in refused","administrator":"admin"/);
+    expect(run.output()).toMatch(/^\[up\] \S+ WARN +management: sign-in refused administrator=admin/m);
     expect(run.output()).not.toContain('wrong');
   });
 
@@ -367,7 +367,7 @@ processes:
   it('refuses changes while the files on disk hold a change that does not run', async () => {
     const good = readFileSync(configFile, 'utf8');
     await writeFile(configFile, `${good}\nnot: [valid`);
-    await until(() => run.output().includes('up: configuration refused'), 'the refusal of the edit');
+    await until(() => saidBy(run.output(), 'up', 'configuration refused'), 'the refusal of the edit');
     const conflict = await manage('PUT', '/backends/another', { url: 'http://127.0.0.1:2' });
     expect(conflict.status).toBe(409);
     expect(conflict.json.error.code).toBe('Conflict');
@@ -419,7 +419,7 @@ processes:
   }, 90_000);
 
   it('reloads on SIGHUP even when no file changed (files beyond the policies are read again)', async () => {
-    const reloads = () => run.output().split('engine: configuration reloaded').length;
+    const reloads = () => countSaidBy(run.output(), 'engine', 'configuration reloaded');
     const before = reloads();
     run.child.kill('SIGHUP');
     await until(() => reloads() > before, 'the engine to reload on SIGHUP');

@@ -347,10 +347,10 @@ async function changeToolsAt(name: 'A' | 'B'): Promise<void> {
   const current = await readFile(configFile, 'utf8');
   await writeFile(`${configFile}.grades`, current);
   await writeFile(configFile, next);
-  const before = services[name].output().split('service: configuration reloaded').length;
+  const before = services[name].output().split('configuration reloaded (').length;
   services[name].child.kill('SIGHUP');
   await until(
-    () => services[name].output().split('service: configuration reloaded').length > before,
+    () => services[name].output().split('configuration reloaded (').length > before,
     `service ${name} to reload`,
   );
 }

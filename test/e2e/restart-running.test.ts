@@ -11,7 +11,7 @@ import { type EchoBackend, startEchoBackend } from '../helpers/backend.js';
 import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../helpers/certificates.js';
 import { load, markingPolicy } from '../helpers/load.js';
 import { portlessGateway } from '../helpers/portless-gateway.js';
-import { isCli, isEnvoy, printedUrl, processesOf, startUp, type UpRun } from '../helpers/up.js';
+import { isCli, isEnvoy, printedUrl, processesOf, saidBy, startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
 
 /** The portless gateway (two engines, the service with an authorization server), its API run through echo.xml. */
@@ -53,7 +53,7 @@ describe.concurrent('portcullis up restarts a child on the running configuration
     const before = run.output().length;
     await writeFile(path.join(directory, file), text);
     await until(
-      () => run.output().includes('up: configuration refused', before),
+      () => saidBy(run.output(), 'up', 'configuration refused', before),
       `up refusing the broken ${file}:\n${run
         .output()
         .slice(before)
@@ -69,19 +69,19 @@ describe.concurrent('portcullis up restarts a child on the running configuration
     const before = run.output().length;
     process.kill(pid, 'SIGKILL');
     await until(
-      () => /up: (\S+) exited \(killed by SIGKILL\)/.test(run.output().slice(before)),
+      () => /\[up\] \S+ WARN +(\S+) exited \(killed by SIGKILL\)/.test(run.output().slice(before)),
       'the restart announced',
       10_000,
     );
-    const name = /up: (\S+) exited \(killed by SIGKILL\)/.exec(run.output().slice(before))![1]!;
+    const name = /\[up\] \S+ WARN +(\S+) exited \(killed by SIGKILL\)/.exec(run.output().slice(before))![1]!;
     await until(
       () =>
-        run.output().includes(`up: ${name} is back`, before) || run.output().includes('keeps dying', before),
+        saidBy(run.output(), 'up', `${name} is back`, before) || run.output().includes('keeps dying', before),
       `${name} back`,
       30_000,
     );
     expect(run.output().slice(before)).not.toContain('keeps dying');
-    expect(run.output().slice(before)).toContain(`up: ${name} is back (restart`);
+    expect(run.output().slice(before)).toContain(`${name} is back (restart`);
     return name;
   }
 
@@ -96,7 +96,7 @@ describe.concurrent('portcullis up restarts a child on the running configuration
         .output()
         .slice(before)
         .split('\n')
-        .some((line) => line.startsWith(`${engine} |`) && line.includes('"api":"echo"'));
+        .some((line) => line.startsWith(`[${engine}] `) && line.includes(' api=echo'));
     // Envoy's health check puts the restarted engine back within its one-second interval.
     const stream = load(`${gateway}/echo/things/x`, { clients: 2, maxMs: 20_000 });
     await until(() => servedByIt() && stream.results.length >= 20, `requests through ${engine}`, 20_000);
@@ -131,7 +131,7 @@ describe.concurrent('portcullis up restarts a child on the running configuration
     await writeFile(path.join(directory, 'echo.xml'), markingPolicy('two'));
     await writeFile(path.join(directory, 'gateway.yaml'), gatewayConfig(echo));
     await until(
-      () => run.output().includes('up: configuration reloaded', before),
+      () => saidBy(run.output(), 'up', 'configuration reloaded', before),
       'the fixed files reloaded',
       30_000,
     );
@@ -211,7 +211,7 @@ describe.concurrent('portcullis up restarts Envoy on the certificates that run',
     // SIGHUP reads the files a configuration names again: Envoy rejects these, so nothing changes.
     run.child.kill('SIGHUP');
     await until(
-      () => run.output().includes('up: configuration refused', before),
+      () => saidBy(run.output(), 'up', 'configuration refused', before),
       'up refusing the broken certificate',
       20_000,
     );
@@ -221,7 +221,7 @@ describe.concurrent('portcullis up restarts Envoy on the certificates that run',
     process.kill(envoy!, 'SIGKILL');
     await until(
       () =>
-        run.output().includes('up: envoy is back', before) || run.output().includes('keeps dying', before),
+        saidBy(run.output(), 'up', 'envoy is back', before) || run.output().includes('keeps dying', before),
       'envoy back',
       30_000,
     );

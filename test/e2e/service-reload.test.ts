@@ -112,13 +112,13 @@ products:
     );
     // `up` validates, hot-restarts Envoy for the new route, reloads the engines, then the service.
     await until(
-      () => /service: configuration reloaded \(\d+ tools\)/.test(stack.output()),
+      () => /"process":"service".*"message":"configuration reloaded \(\d+ tools\)"/.test(stack.output()),
       'the service reload',
       { timeoutMs: 45_000, everyMs: 100, detail: () => stack.output() },
     );
     // The stack's five operations and the new one (the count is of every tool, not of one token's view).
-    expect(stack.output()).toContain('service: configuration reloaded (6 tools)');
-    expect(stack.output()).not.toContain('service: configuration refused');
+    expect(stack.output()).toMatch(/"process":"service".*"message":"configuration reloaded \(6 tools\)"/);
+    expect(stack.output()).not.toMatch(/"process":"service".*"message":"configuration refused/);
 
     expect(await scopesSupported()).toEqual(expect.arrayContaining(['read:labs-work', 'write:labs-work']));
     const after = await accessToken('read:courses-work read:labs-work');

@@ -138,7 +138,7 @@ describe('the sidecar example: a hand-written Envoy, the engine on a Unix domain
     expect(await response.json()).toEqual(await (await fetch(`${backendUrl}/api/Course/2`)).json());
     // The access log is written once the engine's current burst of work is done, so it may follow the answer.
     await until(
-      () => /"message":"request".*"api":"courses"/.test(engine.output()),
+      () => /"api":"courses".*"message":"request"/.test(engine.output()),
       "the engine's access log line for the courses API",
     );
   });

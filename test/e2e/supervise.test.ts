@@ -9,7 +9,7 @@ import { type EchoBackend, startEchoBackend } from '../helpers/backend.js';
 import { type LoadStream, load, markingPolicy } from '../helpers/load.js';
 import { portlessGateway } from '../helpers/portless-gateway.js';
 import { listeningPortsOf } from '../helpers/processes.js';
-import { isCli, isEnvoy, printedUrl, processesOf, startUp, type UpRun } from '../helpers/up.js';
+import { isCli, isEnvoy, printedUrl, processesOf, saidBy, startUp, type UpRun } from '../helpers/up.js';
 import { until } from '../helpers/wait.js';
 
 const ADMIN = { name: 'admin', password: 'management password for the supervision test' };
@@ -97,14 +97,14 @@ describe('portcullis up supervises its children', () => {
       run
         .output()
         .split('\n')
-        .filter((line) => line.startsWith(`${name} |`) && line.includes('"api":"echo"'));
+        .filter((line) => line.startsWith(`[${name}] `) && line.includes(' api=echo'));
     expect(engineLines('engine-1').length).toBeGreaterThan(0);
     expect(engineLines('engine-2').length).toBeGreaterThan(0);
     // The service, through Envoy's routes, and it knows the gateway URL Envoy's listener got.
     const metadata = await fetch(`${gateway}/.well-known/oauth-authorization-server`);
     expect(metadata.status).toBe(200);
     expect(((await metadata.json()) as { issuer: string }).issuer).toBe('http://localhost');
-    expect(run.output()).toContain(`service  | service: tool calls go through ${gateway}`);
+    expect(saidBy(run.output(), 'service', `tool calls go through ${gateway}`)).toBe(true);
     // The management API behind its listener, and Envoy's readiness through the admin cluster.
     const management = printedUrl(run.output(), 'management');
     const basic = `Basic ${Buffer.from(`${ADMIN.name}:${ADMIN.password}`).toString('base64')}`;
@@ -132,12 +132,12 @@ describe('portcullis up supervises its children', () => {
       () =>
         run
           .output()
-          .includes(`up: ${family} exited (killed by SIGKILL); restarting in 100 ms (restart 1)`, before),
+          .includes(`${family} exited (killed by SIGKILL); restarting in 100 ms (restart 1)`, before),
       `the restart of ${family} announced`,
       10_000,
     );
     await until(
-      () => run.output().includes(`up: ${family} is back (restart 1)`, before),
+      () => saidBy(run.output(), 'up', `${family} is back (restart 1)`, before),
       `${family} back`,
       20_000,
     );
@@ -241,7 +241,7 @@ describe('portcullis up supervises its children', () => {
     );
     try {
       await until(
-        () => run.output().includes(`up: ${name} did not start on port ${port} again`, before),
+        () => saidBy(run.output(), 'up', `${name} did not start on port ${port} again`, before),
         'the refused restart',
         20_000,
       );
@@ -250,7 +250,7 @@ describe('portcullis up supervises its children', () => {
         'the move',
         30_000,
       );
-      const moved = Number(/up: engine-\d moved to port (\d+)/.exec(run.output().slice(before))![1]);
+      const moved = Number(/engine-\d moved to port (\d+)/.exec(run.output().slice(before))![1]);
       expect(moved).not.toBe(port);
       // The moved engine serves again: Envoy's new epoch sends it its share.
       const servedBy = (engine: string) =>
@@ -258,7 +258,7 @@ describe('portcullis up supervises its children', () => {
           .output()
           .slice(before)
           .split('\n')
-          .some((line) => line.startsWith(`${engine} |`) && line.includes('"api":"echo"'));
+          .some((line) => line.startsWith(`[${engine}] `) && line.includes(' api=echo'));
       await until(
         async () => {
           await (await fetch(`${gateway}/echo/things/moved`)).arrayBuffer();
@@ -275,7 +275,9 @@ describe('portcullis up supervises its children', () => {
   /** The name `up` gave an engine process: the one whose line reports the port the process listens on. */
   function engineName(pid: number): string {
     const ports = listeningPortsOf(pid);
-    for (const match of run.output().matchAll(/^(engine-\d) +\| engine listening on [\d.]+:(\d+)$/gm))
+    for (const match of run
+      .output()
+      .matchAll(/^\[(engine-\d)\] \S+ INFO +engine listening on [\d.]+:(\d+)$/gm))
       if (ports.includes(Number(match[2]))) return match[1]!;
     throw new Error(`no engine of up listens on ${ports.join(', ')}`);
   }

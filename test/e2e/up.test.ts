@@ -17,8 +17,13 @@ const exampleDir = path.join(root, 'examples', 'courses');
  * `up` for the test `context` runs: a run the test left behind (it failed half-way) is stopped as a user would when
  * the test ends, then anything left is killed.
  */
-function up(context: TestContext, configFile: string, env: NodeJS.ProcessEnv = process.env): UpRun {
-  const run = startUp(configFile, env);
+function up(
+  context: TestContext,
+  configFile: string,
+  env: NodeJS.ProcessEnv = process.env,
+  logFormat: 'pretty' | 'json' = 'pretty',
+): UpRun {
+  const run = startUp(configFile, env, [], logFormat);
   context.onTestFinished(async () => {
     await run.stop(15_000);
   });
@@ -128,11 +133,15 @@ describe.concurrent('portcullis up', { timeout: 60_000 }, () => {
 
     const children = descendantsOf(run.child.pid!);
     expect(children.length).toBeGreaterThanOrEqual(4);
-    for (const name of ['courses ', 'engine ', 'service ', 'envoy '])
-      expect(run.output()).toContain(`${name}`);
+    // Every process's lines under its name: the companion's as it wrote them, the others' log lines as time, level
+    // and message (Envoy, at its configured level `warning`, has said nothing).
+    expect(run.output()).toMatch(/^\[courses\] course backend listening/m);
+    for (const name of ['engine', 'service'])
+      expect(run.output()).toMatch(new RegExp(`^\\[${name}\\] \\d\\d:\\d\\d:\\d\\d [A-Z]+ `, 'm'));
 
     run.child.kill('SIGINT');
     expect(await run.exited).toBe(0);
+    expect(run.output()).toMatch(/^\[up\] \d\d:\d\d:\d\d INFO +stopped\.$/m);
     // Helpers of the children (esbuild's service process under tsx) go with their process groups; give the kernel a
     // moment to finish them.
     await until(() => !children.some(isAlive), 'every child to be gone', {
@@ -223,9 +232,45 @@ describe.concurrent('portcullis up', { timeout: 60_000 }, () => {
       [5, 1600],
     ])
       expect(output).toContain(
-        `up: fragile exited (exit code 3); restarting in ${delay} ms (restart ${restart})`,
+        `fragile exited (exit code 3); restarting in ${delay} ms (restart ${restart})`,
       );
-    expect(output).toMatch(/up: fragile keeps dying \(6 times within 60 s, last: exited \(exit code 3\)\)/);
+    expect(output).toMatch(/fragile keeps dying \(6 times within 60 s, last: exited \(exit code 3\)\)/);
+  });
+
+  it("passes the processes' JSON log lines through with --log-format json, each naming its process", async (context) => {
+    const { expect } = context;
+    const { file, gatewayPort } = await exampleConfig();
+    const run = up(context, file, process.env, 'json');
+    await run.waitFor('Press Ctrl-C to stop.');
+    const requestId = '0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5';
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const response = await fetch(`http://127.0.0.1:${gatewayPort}/courses/api/Course`, {
+      headers: { 'x-request-id': requestId, traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    });
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+    const logLines = () =>
+      run
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    await until(
+      () => logLines().some((line) => line.message === 'request' && line.requestId === requestId),
+      'the access line',
+      { timeoutMs: 10_000, detail: () => run.output() },
+    );
+    const access = logLines().find((line) => line.message === 'request' && line.requestId === requestId)!;
+    expect(access).toMatchObject({ process: 'engine', level: 'info', traceId, api: 'courses', status: 200 });
+    expect(Object.keys(access).slice(0, 3)).toEqual(['process', 'level', 'time']);
+    // The companion's plain text, wrapped in the same shape.
+    expect(logLines()).toContainEqual(
+      expect.objectContaining({
+        process: 'courses',
+        level: 'info',
+        message: expect.stringContaining('listening'),
+      }),
+    );
   });
 
   it('explains how to install Envoy when it cannot be found', async (context) => {

@@ -5,7 +5,8 @@ import protobuf from 'protobufjs';
 /**
  * An OpenTelemetry collector's OTLP/HTTP receiver, as far as a test needs one: it accepts `POST /v1/traces` in
  * protobuf (what Envoy sends) or JSON (what the JS exporter sends) and keeps every span, and `POST /v1/metrics` in
- * JSON (the JS exporter) and keeps every data point.
+ * JSON (the JS exporter) and keeps every data point, and `POST /v1/logs` in JSON (the JS logs exporter) and keeps
+ * every log record.
  */
 
 export interface ReceivedSpan {
@@ -38,12 +39,25 @@ export interface ReceivedPoint {
   readonly bucketCounts?: readonly number[];
 }
 
+export interface ReceivedLogRecord {
+  /** `service.name` of the resource that sent it. */
+  readonly service: string;
+  readonly body: string;
+  readonly severityText: string;
+  /** String attributes, by key. */
+  readonly attributes: Readonly<Record<string, string>>;
+  /** Lower-case hex; '' when the record belongs to no trace. */
+  readonly traceId: string;
+  readonly timeUnixNano: string;
+}
+
 export interface OtlpReceiver {
   /** The base URL to configure as `telemetry.otlp.endpoint`. */
   readonly endpoint: string;
   readonly spans: ReceivedSpan[];
   /** Every metric data point received, in arrival order (each export repeats the cumulative series). */
   readonly points: ReceivedPoint[];
+  readonly logs: ReceivedLogRecord[];
   close(): Promise<void>;
 }
 
@@ -152,15 +166,53 @@ function metricPoints(decoded: OtlpMetricsExport): ReceivedPoint[] {
   return points;
 }
 
+interface OtlpLogsExport {
+  resourceLogs?: {
+    resource?: { attributes?: OtlpAttributes };
+    scopeLogs?: {
+      logRecords?: {
+        body?: { stringValue?: string };
+        severityText?: string;
+        attributes?: OtlpAttributes;
+        traceId?: string;
+        timeUnixNano?: string | number;
+      }[];
+    }[];
+  }[];
+}
+
+/** The records of a JSON logs export. */
+function logRecordsOf(decoded: OtlpLogsExport): ReceivedLogRecord[] {
+  return (decoded.resourceLogs ?? []).flatMap((resource) => {
+    const service = attribute(resource.resource?.attributes, 'service.name');
+    return (resource.scopeLogs ?? []).flatMap((scope) =>
+      (scope.logRecords ?? []).map((record) => ({
+        service,
+        body: record.body?.stringValue ?? '',
+        severityText: record.severityText ?? '',
+        attributes: attributeRecord(record.attributes),
+        traceId: record.traceId ?? '',
+        timeUnixNano: String(record.timeUnixNano ?? ''),
+      })),
+    );
+  });
+}
+
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const points: ReceivedPoint[] = [];
+  const logs: ReceivedLogRecord[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks);
       const json = String(request.headers['content-type']).startsWith('application/json');
+      if (request.url === '/v1/logs' && json) {
+        logs.push(...logRecordsOf(JSON.parse(body.toString('utf8')) as OtlpLogsExport));
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
       if (request.url === '/v1/metrics') {
         if (!json) {
           response.writeHead(415, { 'content-type': 'text/plain' }).end('this receiver reads JSON metrics\n');
@@ -206,6 +258,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     endpoint: `http://127.0.0.1:${port}`,
     spans,
     points,
+    logs,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

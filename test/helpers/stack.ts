@@ -157,7 +157,7 @@ processes:
   );
 
   // One process helper for every test that runs `up`: stop() ends the whole process family, not only `up`.
-  const start = () => startUp(file, process.env, options.onHost?.commandPrefix);
+  const start = () => startUp(file, process.env, options.onHost?.commandPrefix, 'json');
   let run: UpRun = start();
   await run.waitFor('Press Ctrl-C to stop.');
   // What earlier runs printed, so output() keeps the whole story across restarts.

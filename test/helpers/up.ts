@@ -19,14 +19,28 @@ export interface UpRun {
   stop(timeoutMs?: number): Promise<number | null | 'timeout'>;
 }
 
-/** Starts `portcullis up`; `commandPrefix` (e.g. `ip netns exec <namespace>`) runs it on another host. */
+/**
+ * Starts `portcullis up`; `commandPrefix` (e.g. `ip netns exec <namespace>`) runs it on another host. `logFormat`:
+ * how up shows the processes' log lines — `pretty` (`[engine] 12:00:01 INFO  message key=value`, what a person at a
+ * terminal sees, and what `saidBy` reads) unless a test reads them as JSON.
+ */
 export function startUp(
   configFile: string,
   env: NodeJS.ProcessEnv = process.env,
   commandPrefix: readonly string[] = [],
+  logFormat: 'pretty' | 'json' = 'pretty',
 ): UpRun {
   // `ip netns exec` executes the command in its own process, so `child` is still `up` itself.
-  const [command, ...args] = [...commandPrefix, process.execPath, cli, 'up', '--config', configFile];
+  const [command, ...args] = [
+    ...commandPrefix,
+    process.execPath,
+    cli,
+    'up',
+    '--config',
+    configFile,
+    '--log-format',
+    logFormat,
+  ];
   const child = spawn(command!, args, {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -90,6 +104,27 @@ export const isEnvoy = (argv: string[]) => argv[0]!.endsWith('/envoy') && argv.i
 /** `portcullis <command>`, e.g. an engine or the service `up` started. */
 export const isCli = (command: string) => (argv: string[]) =>
   argv[1]?.endsWith('bin/portcullis.js') === true && argv[2] === command;
+
+/**
+ * Whether a log line of `process` (`up`, `engine`, `service`, …) shown in the pretty view after offset `from` of
+ * `output` contains `text` (a message of several lines continues on the lines after it).
+ */
+export function saidBy(output: string, process: string, text: string, from = 0): boolean {
+  return linesBy(output, process, from).some((line) => line.includes(text));
+}
+
+/** How many log lines of `process` contain `text`. */
+export function countSaidBy(output: string, process: string, text: string): number {
+  return linesBy(output, process).filter((line) => line.includes(text)).length;
+}
+
+/** The log lines of `process` in the pretty view, each with its continuation lines. */
+function linesBy(output: string, process: string, from = 0): string[] {
+  return output
+    .slice(from)
+    .split(/\n(?! {4})/)
+    .filter((line) => line.startsWith(`[${process}] `));
+}
 
 /** The URL `up` printed for a role (`gateway`, `https`, `management`, `envoy admin`). */
 export function printedUrl(output: string, role: string): string {

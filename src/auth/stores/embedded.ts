@@ -1,4 +1,5 @@
 import type { Database } from 'lmdb';
+import { errorFields, processLogger } from '../../log.js';
 import type { EmbeddedState } from '../../state/embedded.js';
 import { digest } from '../crypto.js';
 import { deepFreeze, type SealedKind, seal, unseal } from './records.js';
@@ -345,7 +346,7 @@ export function createEmbeddedStores(
   const sweeper = setInterval(() => {
     sweeping = sweeping
       .then(() => sweep(base))
-      .catch((error: unknown) => console.error(`auth store sweep failed: ${(error as Error).message}`));
+      .catch((error: unknown) => processLogger.error('auth store sweep failed', errorFields(error)));
   }, options.sweepIntervalMs ?? 60_000);
   sweeper.unref();
   return {

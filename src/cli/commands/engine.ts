@@ -11,6 +11,7 @@ import { type MetricsSource, processMetrics, serveMetrics } from '../../engine/m
 import { startExtAuthzServer } from '../../extauthz/server.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
 import { startExtProcServer } from '../../extproc/server.js';
+import { errorFields, processLogger } from '../../log.js';
 import { type ProcessMetricsExport, startMetricsExport } from '../../metrics-export.js';
 import { type ProcessTracing, startTracing } from '../../tracing.js';
 import { reportListening, reportReload } from '../child-report.js';
@@ -89,11 +90,9 @@ export const command: CliCommand = {
         engine,
         build,
         (outcome) => {
-          if (outcome.ok) console.log(`engine: configuration reloaded (generation ${outcome.generation})`);
+          if (outcome.ok) processLogger.info(`configuration reloaded (generation ${outcome.generation})`);
           else
-            console.error(
-              `engine: configuration refused, still serving the previous one:\n${outcome.errors}`,
-            );
+            processLogger.error(`configuration refused, still serving the previous one:\n${outcome.errors}`);
           // Under `up`, which waits for it before the next step of the reload.
           reportReload(outcome);
         },
@@ -108,10 +107,8 @@ export const command: CliCommand = {
       exchanges,
       observer: {
         onHandlerError: (error: unknown, phase: string) =>
-          console.error(
-            `engine: ${phase} handler failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-          ),
-        onProtocolError: (message: string) => console.error(`engine: protocol error: ${message}`),
+          processLogger.error(`${phase} handler failed`, errorFields(error)),
+        onProtocolError: (message: string) => processLogger.error(`protocol error: ${message}`),
       },
     };
     const address = socketPath !== undefined ? { socketPath } : { host: values.host!, port };
@@ -119,7 +116,7 @@ export const command: CliCommand = {
       ? await startExtAuthzServer(handlers, address)
       : await startExtProcServer(handlers, address);
     activeStreams = () => server.activeStreams();
-    console.log(
+    processLogger.info(
       `engine listening on ${socketPath !== undefined ? `unix:${socketPath}` : `${values.host}:${server.port}`}`,
     );
     // Under `up`: the port it got when asked for any (0), so Envoy is configured with it.
@@ -129,11 +126,11 @@ export const command: CliCommand = {
         ? await serveMetrics(new CurrentMetrics(engine), values.host!, Number(values['metrics-port']))
         : undefined;
     if (metricsServer)
-      console.log(
+      processLogger.info(
         `engine metrics on http://${values.host}:${(metricsServer.address() as AddressInfo).port}/metrics`,
       );
     await waitForStopSignal({ exitWithParent: values.supervised === true });
-    console.log(`engine draining ${server.activeStreams()} open stream(s)`);
+    processLogger.info(`engine draining ${server.activeStreams()} open stream(s)`);
     process.off('SIGHUP', reloadOnHangup);
     reloader?.close();
     await server.shutdown(5000);

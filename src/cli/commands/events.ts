@@ -66,6 +66,11 @@ export const command: CliCommand = {
       throw new UsageError(
         `${values.config}: logger "${values.logger}" writes to the Kafka topic ${kafka.topic}: read it with a Kafka consumer (portcullis events reads the state store's streams)`,
       );
+    const otlp = config.state.loggers[values.logger]?.otlp;
+    if (otlp !== undefined)
+      throw new UsageError(
+        `${values.config}: logger "${values.logger}" sends OTLP log records to ${otlp.endpoint}: read them where the collector keeps them (portcullis events reads the state store's streams)`,
+      );
 
     const state = new EngineState({ state: config.state, directory });
     try {

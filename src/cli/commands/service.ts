@@ -6,6 +6,7 @@ import { type LoadedConfig, loadConfigFile } from '../../config/load.js';
 import { loadRunningSnapshot } from '../../config/snapshot.js';
 import { metricsExport, traceExport } from '../../config/telemetry-schema.js';
 import { processMetrics, serveMetrics } from '../../engine/metrics.js';
+import { processLogger } from '../../log.js';
 import { startMetricsExport } from '../../metrics-export.js';
 import { ServiceMetrics } from '../../service/metrics.js';
 import { createService, type Service } from '../../service/service.js';
@@ -72,12 +73,12 @@ export const command: CliCommand = {
       server.once('listening', resolve).once('error', reject).listen(port, values.host),
     );
     const bound = (server.address() as AddressInfo).port;
-    console.log(`service listening on ${values.host}:${bound}`);
+    processLogger.info(`service listening on ${values.host}:${bound}`);
     reportListening(bound);
     const service = await (async () => {
       // `up` sends it once Envoy has bound the gateway listener when that port is left to the system.
       const gatewayUrl = values['await-gateway-url'] ? await gatewayUrlFromParent() : given;
-      if (gatewayUrl) console.log(`service: tool calls go through ${gatewayUrl}`);
+      if (gatewayUrl) processLogger.info(`tool calls go through ${gatewayUrl}`);
       return createService(loaded, {
         ...(gatewayUrl ? { gatewayUrl } : {}),
         ...(metrics ? { metrics } : {}),
@@ -96,11 +97,11 @@ export const command: CliCommand = {
         ? await serveMetrics(metrics, values.host, metricsPort)
         : undefined;
     if (metricsServer)
-      console.log(
+      processLogger.info(
         `service metrics on http://${values.host}:${(metricsServer.address() as AddressInfo).port}/metrics`,
       );
     if (service.mcpUrl)
-      console.log(`service: MCP endpoint ${service.mcpUrl}, issuer ${loaded.config.auth!.issuer}`);
+      processLogger.info(`MCP endpoint ${service.mcpUrl}, issuer ${loaded.config.auth!.issuer}`);
     // SIGHUP (from `up`, once the engines run a changed configuration): read it again and follow its catalog.
     // One reload at a time, in order, so the last signal leaves the last configuration.
     let reloading = Promise.resolve();
@@ -134,11 +135,11 @@ async function reloadService(service: Service, load: () => Promise<LoadedConfig>
   try {
     const outcome = await service.reload(await load());
     if (outcome.atNextStart.length > 0) {
-      console.error(
-        `service: changes to ${outcome.atNextStart.join(', ')} take effect when the service starts again`,
+      processLogger.warn(
+        `changes to ${outcome.atNextStart.join(', ')} take effect when the service starts again`,
       );
     }
-    console.log(`service: configuration reloaded (${outcome.tools} tools)`);
+    processLogger.info(`configuration reloaded (${outcome.tools} tools)`);
     reportReload({ ok: true });
   } catch (error) {
     const message =
@@ -147,7 +148,7 @@ async function reloadService(service: Service, load: () => Promise<LoadedConfig>
         : error instanceof Error
           ? (error.stack ?? error.message)
           : String(error);
-    console.error(`service: configuration refused, nothing changed:\n${message}`);
+    processLogger.error(`configuration refused, nothing changed:\n${message}`);
     reportReload({ ok: false, errors: message });
   }
 }

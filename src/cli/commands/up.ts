@@ -18,11 +18,13 @@ import {
 import { findEnvoy } from '../../envoy/binary.js';
 import { listenersOf } from '../../envoy/bootstrap.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
+import { logProcessTo, processLogger } from '../../log.js';
 import { createManagementApp, type ManagementServer, serveManagement } from '../../management/index.js';
 import type { GatewayUrlMessage } from '../child-report.js';
 import { type CliCommand, InputError, UsageError } from '../command.js';
 import { GatewayReload, SERVICE } from '../gateway-reload.js';
 import { EnvoyFamily } from '../hot-restart.js';
+import { chosenLogFormat, type LogView, logFormats, logView } from '../log-view.js';
 import { waitForStopSignal } from '../signals.js';
 import {
   type ChildSpec,
@@ -43,10 +45,22 @@ function connectableHost(host: string): string {
 const cliEntry = fileURLToPath(new URL('../../../bin/portcullis.js', import.meta.url));
 
 export const command: CliCommand = {
-  usage: 'portcullis up --config FILE',
+  usage:
+    'portcullis up --config FILE [--log-format pretty|json]   (the processes\' log lines: pretty, "[engine] 12:00:01 INFO  message key=value", at a terminal; json, each process\'s JSON lines with "process" added, elsewhere)',
   async run(args) {
-    const { values } = parseArgs({ args: [...args], options: { config: { type: 'string' } } });
+    const { values } = parseArgs({
+      args: [...args],
+      options: { config: { type: 'string' }, 'log-format': { type: 'string' } },
+    });
     if (!values.config) throw new UsageError('--config is required');
+    const logFormat = chosenLogFormat(values['log-format'], process.stdout.isTTY === true);
+    if (logFormat === undefined)
+      throw new UsageError(
+        `--log-format must be one of ${logFormats.join(', ')}, got "${values['log-format']}"`,
+      );
+    // Up's own lines (and the management API's, which runs here) are shown like its children's.
+    const view = logView(logFormat, (text) => process.stdout.write(text));
+    logProcessTo({ write: (line: string) => view('up', line.trimEnd()) });
     const configFile = path.resolve(values.config);
     // What runs is what was validated: the texts read now are the running configuration's.
     const texts = await readConfigFiles(configFile).catch((error: NodeJS.ErrnoException) => {
@@ -57,7 +71,7 @@ export const command: CliCommand = {
     compileGateway(loaded);
     const envoyBinary = findEnvoy();
     const prepared = await prepareRunningState(loaded);
-    const up = await UpSession.create(configFile, texts, loaded, envoyBinary, prepared);
+    const up = await UpSession.create(configFile, texts, loaded, envoyBinary, prepared, view);
     if (!(await up.start())) return 1;
     // Before saying so: an edit saved as soon as up says it is up is seen.
     await up.gateway.watch();
@@ -65,10 +79,10 @@ export const command: CliCommand = {
     const outcome = await up.superviseUntilStopped();
     await up.stopEverything();
     if (outcome) {
-      console.error(`up: ${keepsDying(outcome)}; stopped everything else.`);
+      processLogger.error(`${keepsDying(outcome)}; stopped everything else.`);
       return 1;
     }
-    console.log('up: stopped.');
+    processLogger.info('stopped.');
     return 0;
   },
 };
@@ -142,8 +156,9 @@ class UpSession {
     loaded: LoadedConfig,
     envoyBinary: string,
     { stateDirectory, snapshotFile, snapshot, plan }: RunningState,
+    view: LogView,
   ): Promise<UpSession> {
-    const supervisor = new Supervisor();
+    const supervisor = new Supervisor(view);
     const envoys = await EnvoyFamily.create(supervisor, envoyBinary, loaded.config.envoy);
     const engineNames = plan.engine.endpoints.map((_, index) =>
       plan.engine.endpoints.length > 1 ? `engine-${index + 1}` : 'engine',
@@ -197,7 +212,7 @@ class UpSession {
       await this.#startEnvoy();
       return true;
     } catch (error) {
-      console.error(`up: ${error instanceof Error ? error.message : String(error)}`);
+      processLogger.error(error instanceof Error ? error.message : String(error));
       await this.stopEverything();
       return false;
     }
@@ -287,19 +302,21 @@ class UpSession {
       return;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      console.error(`up: ${name} did not start on port ${port} again (${message}); trying any free port`);
+      processLogger.warn(`${name} did not start on port ${port} again (${message}); trying any free port`);
     }
     const started = await start(0);
     if (started.port === port) return;
     try {
       await this.gateway.startEnvoy(moved(started.port!));
-      console.error(
-        `up: ${name} moved to port ${started.port}; Envoy follows (epoch ${this.envoys.currentEpoch()})`,
+      processLogger.info(
+        `${name} moved to port ${started.port}; Envoy follows (epoch ${this.envoys.currentEpoch()})`,
       );
     } catch (error) {
       // The child runs; the next reload or Envoy restart takes its port from the plan, which has it.
       const message = error instanceof Error ? error.message : String(error);
-      console.error(`up: ${name} moved to port ${started.port}, but Envoy could not follow yet: ${message}`);
+      processLogger.error(
+        `${name} moved to port ${started.port}, but Envoy could not follow yet: ${message}`,
+      );
     }
   }
 

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 import { until } from '../../helpers/wait.js';
+import { captureProcessLog } from '../../support/logger.js';
 
 const traceKey = 'operator-trace-key-0123456789';
 
@@ -9,7 +10,7 @@ const traceKey = 'operator-trace-key-0123456789';
 describe('per-request debug trace through Envoy', () => {
   let backend: EchoBackend;
   let gateway: GatewayStack;
-  let logged: string[];
+  let logged: ReturnType<typeof captureProcessLog>;
 
   beforeAll(async () => {
     backend = await startEchoBackend();
@@ -52,14 +53,15 @@ apis:
 
   /** The engine logs a trace when the exchange's stream ends, which may be after the client has its answer. */
   const traceLines = () =>
-    logged.flatMap((chunk) => chunk.split('\n')).filter((line) => line.includes('"debug-trace"'));
+    logged
+      .text()
+      .split('\n')
+      .filter((line) => line.includes('"debug-trace"'));
 
   function captureLog() {
-    logged = [];
-    return vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      logged.push(String(chunk));
-      return true;
-    });
+    const log = captureProcessLog();
+    logged = log;
+    return { mockRestore: log.stop };
   }
 
   it('traces a request that carries the key: one debug-trace log line, the request id in the answer', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 import { until } from '../../helpers/wait.js';
+import { captureProcessLog } from '../../support/logger.js';
 
 const SECRET = 'S3CRET-subscription-0123456789';
 const TOKEN = 'S3CRET-bearer-token-abcdef';
@@ -16,8 +17,7 @@ const traceKey = 'operator-trace-key-0123456789';
 describe('credentials never reach a log line, through Envoy and the engine', () => {
   let backend: EchoBackend;
   let gateway: GatewayStack;
-  let written: string[];
-  let restore: () => void;
+  let log: ReturnType<typeof captureProcessLog>;
 
   beforeAll(async () => {
     backend = await startEchoBackend();
@@ -66,29 +66,16 @@ subscriptions:
       {},
       { accessLog: true },
     );
-    written = [];
-    const original = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
-      written.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString());
-      return original(chunk, ...rest);
-    }) as typeof process.stderr.write;
-    restore = () => {
-      process.stderr.write = original;
-    };
+    log = captureProcessLog();
   });
 
   afterAll(async () => {
-    restore?.();
+    log?.stop();
     await gateway?.stop();
     await backend?.close();
   });
 
-  const logLines = () =>
-    written
-      .join('')
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const logLines = () => log.lines();
   const accessLine = (requestId: string) =>
     logLines().find((line) => line.message === 'request' && line.requestId === requestId);
 
@@ -118,7 +105,7 @@ subscriptions:
     const debug = logLines().find((line) => line.message === 'debug-trace' && line.requestId === traced)!;
     expect(JSON.stringify(debug.entries)).toContain('auth Bearer ***');
 
-    const everything = written.join('') + gateway.envoy.log();
+    const everything = log.text() + gateway.envoy.log();
     expect(everything).not.toContain(SECRET);
     expect(everything).not.toContain(TOKEN);
   });
@@ -147,7 +134,7 @@ subscriptions:
     });
     expect(accessLine(custom)!.path).toBe('/custom/api/Course?ck=***');
 
-    const everything = written.join('') + gateway.envoy.log();
+    const everything = log.text() + gateway.envoy.log();
     for (const secret of [SECRET, TOKEN, OTHER]) expect(everything).not.toContain(secret);
   });
 });

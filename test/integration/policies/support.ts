@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { captureProcessLog } from '../../support/logger.js';
 
 /** Small builders shared by the policy integration tests (one gateway per file, see test/helpers/gateway.ts). */
 
@@ -114,22 +115,13 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-/** The engine's structured log lines on stderr (one JSON object each), as written while `run` ran. */
+/** The engine's structured log lines (one JSON object each), as written while `run` ran. */
 export async function logLines(run: () => Promise<void>): Promise<Record<string, unknown>[]> {
-  const written: string[] = [];
-  const original = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
-    written.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString());
-    return original(chunk, ...rest);
-  }) as typeof process.stderr.write;
+  const log = captureProcessLog();
   try {
     await run();
   } finally {
-    process.stderr.write = original;
+    log.stop();
   }
-  return written
-    .join('')
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return log.lines();
 }

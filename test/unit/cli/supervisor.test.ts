@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isListeningReport, isReloadReport, type ReloadReport } from '../../../src/cli/child-report.js';
-import { type ChildSpec, type GaveUp, Supervisor } from '../../../src/cli/supervisor.js';
+import { type ChildOutput, type ChildSpec, type GaveUp, Supervisor } from '../../../src/cli/supervisor.js';
+import type { Logger } from '../../../src/log.js';
 import { elapse, until } from '../../helpers/wait.js';
 
 const supervisors: Supervisor[] = [];
@@ -9,11 +10,18 @@ afterEach(async () => {
   for (const supervisor of supervisors.splice(0)) await supervisor.stopAll(2000);
 });
 
+/** The children's lines as `name | line`, the supervisor's own messages as `up: message`. */
+function into(lines: string[]): [ChildOutput, Logger] {
+  const say = (message: string) => void lines.push(`up: ${message}`);
+  return [(name, line) => lines.push(`${name} | ${line}`), { debug: say, info: say, warn: say, error: say }];
+}
+
 function supervisor(lines: string[] = []) {
+  const [out, log] = into(lines);
   const made = new Supervisor(
-    (line) => lines.push(line),
+    out,
     { initialDelayMs: 20, maxDelayMs: 80, stableAfterMs: 60_000, maxRestarts: 3, windowMs: 60_000 },
-    (line) => lines.push(line),
+    log,
   );
   supervisors.push(made);
   return made;
@@ -168,10 +176,11 @@ describe('Supervisor', () => {
 
   it('cancels a restart that waits for its delay when it stops everything (Ctrl-C during a backoff)', async () => {
     const lines: string[] = [];
+    const [out, log] = into(lines);
     const supervising = new Supervisor(
-      (line) => lines.push(line),
+      out,
       { initialDelayMs: 300, maxDelayMs: 300, stableAfterMs: 60_000, maxRestarts: 3, windowMs: 60_000 },
-      (line) => lines.push(line),
+      log,
     );
     supervisors.push(supervising);
     let restarts = 0;

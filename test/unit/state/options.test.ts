@@ -75,7 +75,7 @@ describe('state.loggers: the Kafka form', () => {
 
   it('says what is wrong, at the key', () => {
     expect(problems({ loggers: { hub: {} } })).toEqual([
-      'loggers.hub: a logger is { stream, maxLength } (a stream of the state store) or { kafka: { brokers, topic } }, found neither',
+      'loggers.hub: a logger is { stream, maxLength } (a stream of the state store), { kafka: { brokers, topic } } or { otlp: { endpoint } }, found none of them',
     ]);
     expect(problems({ loggers: { hub: { kafka: { ...eventHubs, brokers: ['no-port'] } } } })).toEqual([
       'loggers.hub.kafka.brokers.0: a broker is host:port',

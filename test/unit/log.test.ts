@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createLogger,
+  errorFields,
+  type RequestLogFields,
+  traceparentTraceId,
+  withRequestLogFields,
+} from '../../src/log.js';
+
+/** A logger of the process shape writing into an array, each line parsed. */
+function collected(level?: 'debug' | 'info') {
+  const raw: string[] = [];
+  const logger = createLogger({ write: (line: string) => raw.push(line) }, level);
+  return { logger, raw, lines: () => raw.map((line) => JSON.parse(line) as Record<string, unknown>) };
+}
+
+describe('the process logger', () => {
+  it('writes one JSON line per entry: level and time first, the fields, the message last', () => {
+    const { logger, raw, lines } = collected();
+    logger.info('request', { api: 'courses', status: 200 });
+    expect(raw).toHaveLength(1);
+    expect(raw[0]!.endsWith('\n')).toBe(true);
+    const [line] = lines();
+    expect(Object.keys(line!)).toEqual(['level', 'time', 'api', 'status', 'message']);
+    expect(line).toMatchObject({ level: 'info', api: 'courses', status: 200, message: 'request' });
+    expect(new Date(line!.time as string).toISOString()).toBe(line!.time);
+  });
+
+  it('names levels by word and leaves debug out unless asked', () => {
+    const quiet = collected();
+    quiet.logger.debug('hidden');
+    quiet.logger.warn('w');
+    quiet.logger.error('e');
+    expect(quiet.lines().map((line) => line.level)).toEqual(['warn', 'error']);
+    const verbose = collected('debug');
+    verbose.logger.debug('shown');
+    expect(verbose.lines()[0]).toMatchObject({ level: 'debug', message: 'shown' });
+  });
+
+  it('redacts credentials itself: in fields, nested fields and the message', () => {
+    const { logger, raw, lines } = collected();
+    logger.warn('backend said Authorization: Bearer abc.def.ghi', {
+      url: 'https://api.example/items?subscription-key=s3cret&page=2',
+      headers: { authorization: 'Basic dXNlcjpwYXNz', accept: 'application/json' },
+      detail: 'redis://:hunter2@cache:6379',
+    });
+    expect(raw.join('')).not.toMatch(/abc\.def|s3cret|dXNlcjpwYXNz|hunter2/);
+    expect(lines()[0]).toMatchObject({
+      url: 'https://api.example/items?subscription-key=***&page=2',
+      headers: { authorization: '***', accept: 'application/json' },
+      detail: 'redis://:***@cache:6379',
+    });
+  });
+
+  it("puts the request's ids on every line logged while it is handled, across awaits, and nowhere else", async () => {
+    const { logger, lines } = collected();
+    const fields: RequestLogFields = {};
+    logger.info('before');
+    await withRequestLogFields(fields, async () => {
+      // Known after the request started (the engine decides the request id in its first phase).
+      fields.requestId = 'a7a1d5b2-0000-4000-8000-000000000001';
+      fields.traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      logger.warn('inside', { element: 'cache-lookup' });
+    });
+    logger.info('after');
+    const [before, inside, after] = lines();
+    expect(before).not.toHaveProperty('requestId');
+    expect(inside).toEqual({
+      level: 'warn',
+      time: inside!.time,
+      requestId: 'a7a1d5b2-0000-4000-8000-000000000001',
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      element: 'cache-lookup',
+      message: 'inside',
+    });
+    expect(after).not.toHaveProperty('requestId');
+    // The line's fields are not merged into the request's own.
+    expect(fields).toEqual({
+      requestId: 'a7a1d5b2-0000-4000-8000-000000000001',
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+    });
+  });
+
+  it('writes a failure as its stack', () => {
+    const { logger, lines } = collected();
+    logger.error('handler failed', errorFields(new Error('boom')));
+    expect(lines()[0]!.error).toMatch(/^Error: boom\n\s+at /);
+  });
+});
+
+describe('traceparentTraceId', () => {
+  it('takes the trace id of a well-formed traceparent only', () => {
+    expect(traceparentTraceId('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBe(
+      '4bf92f3577b34da6a3ce929d0e0e4736',
+    );
+    for (const bad of [
+      undefined,
+      '',
+      '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+      '00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01',
+      'garbage',
+    ])
+      expect(traceparentTraceId(bad)).toBeUndefined();
+  });
+});
