@@ -14,13 +14,13 @@ import type { RedisClient, RedisConnection } from '../state/redis-connection.js'
  * session. Layout, under the connection's keyPrefix + `mcp:`:
  *
  *   session:{<tag>}:<rest>     hash v=revision s=sub c=client_id i=1 once initialized; idle TTL, renewed on use
- *   owner:{<tag>}:<owner>      sorted set of the owner's session ids by creation time (the per-owner bound)
+ *   owner:{<tag>}:<owner>      sorted set of the owner's session ids by creation time, Redis's clock in µs (the per-owner bound)
  *   slots:{<tag>}:<rest>       requests of the session running now; a lease TTL frees what a dead process held
  *   notify                     stream of notifications for every GET stream (field m=method, k=dedupe key)
  *
  * A session id is <tag><rest>: `tag` is 8 characters derived from the owner and `rest` 192 random bits. The tag in
- * braces puts a session and its owner's set in one cluster slot, so creating one (and ending the owner's oldest) is
- * one MULTI. Lua scripts touch exactly the keys they are given (ioredis prefixes KEYS, not names built in Lua).
+ * braces puts a session and its owner's set in one cluster slot, so creating one is one script and ending the
+ * owner's oldest one DEL. Lua scripts touch exactly the keys they are given (ioredis prefixes KEYS, not names built in Lua).
  */
 
 const TAG_LENGTH = 8;
@@ -45,6 +45,24 @@ if redis.call('DECR', KEYS[1]) <= 0 then redis.call('DEL', KEYS[1]) end
 return 1
 `;
 
+/**
+ * KEYS[1] session hash, KEYS[2] its owner's set. ARGV revision, subject, client id, idle ms, session id. Stores the
+ * session and adds it to the owner's set scored by Redis's own clock in microseconds — one clock for every process,
+ * fine enough that sessions made in the same millisecond keep their order, and never below the newest score, so
+ * "oldest" is the order they were made in. The owner's session count after.
+ */
+const CREATE = `
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 's', ARGV[2], 'c', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+local now = redis.call('TIME')
+local score = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local newest = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+if newest[2] and tonumber(newest[2]) >= score then score = tonumber(newest[2]) + 1 end
+redis.call('ZADD', KEYS[2], score, ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return redis.call('ZCARD', KEYS[2])
+`;
+
 /** KEYS[1] session hash. Marks it initialized only while it exists (a DELETE may have won). */
 const MARK_INITIALIZED = `
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'i', '1') end
@@ -64,6 +82,15 @@ return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'm', ARGV[1], 'k
 `;
 
 type ScriptedRedis = RedisClient & {
+  portcullisMcpCreate(
+    session: string,
+    owner: string,
+    revision: string,
+    sub: string,
+    clientId: string,
+    idleMs: number,
+    id: string,
+  ): Promise<number>;
   portcullisMcpAcquire(key: string, limit: number, leaseMs: number): Promise<number>;
   portcullisMcpRelease(key: string): Promise<number>;
   portcullisMcpMarkInitialized(key: string): Promise<number>;
@@ -73,6 +100,7 @@ type ScriptedRedis = RedisClient & {
 function scripted(client: RedisClient): ScriptedRedis {
   const redis = client as ScriptedRedis;
   if (typeof redis.portcullisMcpAcquire !== 'function') {
+    client.defineCommand('portcullisMcpCreate', { numberOfKeys: 2, lua: CREATE });
     client.defineCommand('portcullisMcpAcquire', { numberOfKeys: 1, lua: ACQUIRE });
     client.defineCommand('portcullisMcpRelease', { numberOfKeys: 1, lua: RELEASE });
     client.defineCommand('portcullisMcpMarkInitialized', { numberOfKeys: 1, lua: MARK_INITIALIZED });
@@ -140,15 +168,15 @@ export class RedisSessionStore implements SessionStore {
     const keys = this.#keys(id)!;
     const ownerKey = `mcp:owner:{${keys.tag}}:${ownerId}`;
     await this.#run('create', async (r) => {
-      const replies = await r
-        .multi()
-        .hset(keys.session, { v: revision, s: owner.sub, c: owner.clientId })
-        .pexpire(keys.session, this.#idleMs)
-        .zadd(ownerKey, Date.now(), id)
-        .pexpire(ownerKey, this.#idleMs)
-        .zcard(ownerKey)
-        .exec();
-      const count = Number(replies?.[4]?.[1] ?? 0);
+      const count = await r.portcullisMcpCreate(
+        keys.session,
+        ownerKey,
+        revision,
+        owner.sub,
+        owner.clientId,
+        this.#idleMs,
+        id,
+      );
       if (count <= this.#perOwner) return;
       // The owner's oldest sessions beyond the bound end (ids that already idled out count until popped).
       const popped = (await r.zpopmin(ownerKey, count - this.#perOwner)).filter((_, i) => i % 2 === 0);

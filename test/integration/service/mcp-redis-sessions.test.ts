@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SessionStoreUnavailableError } from '../../../src/mcp/index.js';
 import { RedisSessionStore } from '../../../src/service/mcp-redis-sessions.js';
 import { RedisConnection } from '../../../src/state/redis-connection.js';
@@ -77,6 +77,21 @@ describe.each([
     mine.push(await b.create('2025-06-18', bob));
     const alive = await Promise.all([...mine, other].map(async (s) => (await a.find(s.id)) !== undefined));
     expect(alive).toEqual([false, true, true, true]);
+  });
+
+  it('ends the oldest even among sessions made within the same millisecond', async () => {
+    const dave = { sub: 'dave', clientId: 'c1' };
+    // Made back to back from both processes, all within one millisecond of this process's clock (held still: on a
+    // quiet machine they would share one only now and then), and the order must still hold.
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(Date.now());
+    const made = [];
+    try {
+      for (let i = 0; i < 12; i++) made.push(await (i % 2 === 0 ? a : b).create('2025-06-18', dave));
+    } finally {
+      clock.mockRestore();
+    }
+    const alive = await Promise.all(made.map(async (s) => (await b.find(s.id)) !== undefined));
+    expect(alive).toEqual([...Array<boolean>(10).fill(false), true, true]);
   });
 
   it('shares request slots between processes; a released slot is free for either', async () => {
