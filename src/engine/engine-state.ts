@@ -154,21 +154,24 @@ export class EngineState {
       targets: streamLoggers(state.loggers),
       bufferSize: state.eventBuffer,
       bufferBytes: state.eventBufferBytes,
-      onError: (message: string) => failures.report('log-to-eventhub', new Error(message)),
+      onError: (message: string) =>
+        failures.report('shared state unavailable: log-to-eventhub', new Error(message)),
     };
     this.kafkaStreams = openKafkaStreams(
       kafkaLoggers(state.loggers),
       {
         bufferSize: state.eventBuffer,
         bufferBytes: state.eventBufferBytes,
-        onError: (message: string) => failures.report('log-to-eventhub to Kafka', new Error(message)),
+        onError: (message: string) =>
+          failures.report('log-to-eventhub: Kafka does not take the events', new Error(message)),
       },
       options.directory,
     );
     this.otlpStreams = openOtlpStreams(otlpLoggers(state.loggers), {
       bufferSize: state.eventBuffer,
       bufferBytes: state.eventBufferBytes,
-      onError: (message: string) => failures.report('log-to-eventhub to OTLP', new Error(message)),
+      onError: (message: string) =>
+        failures.report('log-to-eventhub: the OTLP collector does not take the events', new Error(message)),
     });
     this.eventStream =
       this.redis !== undefined
