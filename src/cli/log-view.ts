@@ -30,14 +30,14 @@ const headFields = new Set(['level', 'time', 'message']);
 /** `[process] HH:MM:SS LEVEL message key=value …` (local time) for a log line, `[process] line` for anything else. */
 export function prettyLine(process: string, line: string): string {
   const entry = logEntry(line);
-  if (entry === undefined) return `[${process}] ${line}`;
+  if (entry === undefined) return `[${process}] ${printable(line)}`;
   const pairs: string[] = [];
   for (const [key, value] of Object.entries(entry)) {
     if (headFields.has(key) || value === undefined) continue;
     pairs.push(`${key}=${shownValue(value)}`);
   }
-  const head = `[${process}] ${clockTime(entry.time)} ${entry.level.toUpperCase().padEnd(5)}`;
-  const message = entry.message.replaceAll('\n', '\n    ');
+  const head = `[${process}] ${printable(clockTime(entry.time))} ${printable(entry.level.toUpperCase().padEnd(5))}`;
+  const message = printable(entry.message).replaceAll('\n', '\n    ');
   return [head, message, ...pairs].join(' ');
 }
 
@@ -76,6 +76,20 @@ function logEntry(line: string): LogEntry | undefined {
     : undefined;
 }
 
+/**
+ * Control characters other than tab and newline, written as `\u001b`: a log line carries text a client chose (a
+ * path, a header), and at a terminal an escape sequence in it would be obeyed — recolour, move the cursor, rewrite
+ * what was shown before.
+ */
+const controlCharacters = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+function printable(text: string): string {
+  return text.replace(
+    controlCharacters,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 /** HH:MM:SS in local time, or the text as written when it is no time. */
 function clockTime(time: string): string {
   const date = new Date(time);
@@ -90,8 +104,9 @@ function clockTime(time: string): string {
  */
 function shownValue(value: unknown): string {
   if (typeof value === 'string') {
-    if (value.includes('\n')) return `\n    ${value.replaceAll('\n', '\n    ')}`;
-    return /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
+    if (value.includes('\n')) return `\n    ${printable(value).replaceAll('\n', '\n    ')}`;
+    // JSON.stringify writes control characters escaped.
+    return /^[^\s"=\u0000-\u001f\u007f-\u009f]+$/.test(value) ? value : JSON.stringify(value);
   }
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
   return JSON.stringify(value);

@@ -50,6 +50,20 @@ describe("up's log view", () => {
     expect(prettyLine('courses', '{not json')).toBe('[courses] {not json');
   });
 
+  it('writes the control characters of text a client chose escaped, so a terminal does not obey them', () => {
+    const line = JSON.stringify({
+      level: 'info',
+      time: '2026-11-25T12:00:01.000Z',
+      path: '/x\u001b[2J\u001b[31m',
+      message: 'request \u001b]0;title\u0007',
+    });
+    const shown = prettyLine('engine', line);
+    expect(shown).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(shown).toContain('request \\u001b]0;title\\u0007');
+    expect(shown).toContain('path="/x\\u001b[2J\\u001b[31m"');
+    expect(prettyLine('backend', 'GET /\u001b[2J')).toBe('[backend] GET /\\u001b[2J');
+  });
+
   it('passes JSON lines through with the process named, and wraps any other line in the same shape', () => {
     expect(jsonLine('engine-2', `{"level":"info","time":"${time}","message":"request"}`)).toBe(
       `{"process":"engine-2","level":"info","time":"${time}","message":"request"}`,
