@@ -32,14 +32,7 @@ export async function startChild(
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async (graceMs = 7000) => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    await exited;
-    clearTimeout(timer);
-  };
+  const stop = (graceMs = 7000) => stopProcess(child, graceMs);
   try {
     await until(
       async () => {
@@ -55,4 +48,17 @@ export async function startChild(
     throw error;
   }
   return { child, output: () => output, stop };
+}
+
+/**
+ * SIGTERM, then SIGKILL if `child` has not exited within `graceMs`; resolves once it has exited. The grace is a
+ * deadline, not a wait: a process that stops at once is done at once.
+ */
+export async function stopProcess(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const deadline = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(deadline);
 }

@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import { envoyArgs } from '../../src/config/envoy.js';
 import { findEnvoy } from '../../src/envoy/binary.js';
 import { type BootstrapPlan, buildBootstrap, type Endpoint } from '../../src/envoy/bootstrap.js';
+import { stopProcess } from './child.js';
 import { until } from './wait.js';
 
 export interface RunningEnvoy {
@@ -51,7 +52,6 @@ export async function startEnvoyWith(
   child.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const adminUrl = `http://${addresses.admin.host}:${addresses.admin.port}`;
 
   try {
@@ -87,12 +87,7 @@ export async function startEnvoyWith(
     log: () => output,
     running: () => child.exitCode === null && child.signalCode === null,
     async stop() {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await stopProcess(child, 5000);
       await rm(directory, { recursive: true, force: true });
     },
   };

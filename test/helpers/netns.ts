@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { stopProcess } from './child.js';
 import { isAlive } from './processes.js';
 
 const run = promisify(execFile);
@@ -77,15 +78,7 @@ async function createNamespaces<Name extends string>(
   const children: ChildProcess[] = [];
 
   async function remove(): Promise<void> {
-    for (const child of children) {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-        await exited;
-        clearTimeout(timer);
-      }
-    }
+    for (const child of children) await stopProcess(child, 3000);
     for (const name of names) await deleteNamespace(namespace(name));
   }
 
