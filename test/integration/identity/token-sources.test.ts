@@ -166,16 +166,13 @@ afterAll(async () => {
 const identities = (sources: unknown, extra: Record<string, unknown> = {}) =>
   new Identities({ directory, config: identitiesConfigSchema.parse({ sources, ...extra }) });
 
+/** One client-credentials source, `idp`, at node-oidc-provider's token endpoint. */
+const providerClient = (client: Record<string, unknown>) =>
+  identities({ idp: { type: 'client-credentials', tokenUrl: `${issuer}/token`, ...client } });
+
 describe('client-credentials against node-oidc-provider', () => {
   it('authenticates with client_secret_basic and asks for the resource (RFC 8707)', async () => {
-    const set = identities({
-      idp: {
-        type: 'client-credentials',
-        tokenUrl: `${issuer}/token`,
-        clientId: 'basic',
-        clientSecret: SECRET,
-      },
-    });
+    const set = providerClient({ clientId: 'basic', clientSecret: SECRET });
     const { token, expiresAt } = await set.token({ resource: 'https://orders.example' });
     const { payload } = await jwtVerify(token, providerKeys, { issuer, audience: 'https://orders.example' });
     expect(payload.client_id).toBe('basic');
@@ -184,14 +181,10 @@ describe('client-credentials against node-oidc-provider', () => {
 
   it('authenticates with client_secret_post, the secret read from the environment', async () => {
     process.env.TEST_IDENTITY_SECRET = SECRET;
-    const set = identities({
-      idp: {
-        type: 'client-credentials',
-        tokenUrl: `${issuer}/token`,
-        clientId: 'post',
-        clientAuth: 'client_secret_post',
-        clientSecret: { env: 'TEST_IDENTITY_SECRET' },
-      },
+    const set = providerClient({
+      clientId: 'post',
+      clientAuth: 'client_secret_post',
+      clientSecret: { env: 'TEST_IDENTITY_SECRET' },
     });
     const { token } = await set.token({ resource: 'https://orders.example' });
     expect(decodeJwt(token).client_id).toBe('post');
@@ -199,15 +192,11 @@ describe('client-credentials against node-oidc-provider', () => {
 
   it('authenticates with private_key_jwt, the key read from a PEM file', async () => {
     await writeFile(path.join(directory, 'client.pem'), await exportPKCS8(clientKey.privateKey));
-    const set = identities({
-      idp: {
-        type: 'client-credentials',
-        tokenUrl: `${issuer}/token`,
-        clientId: 'keyed',
-        clientAuth: 'private_key_jwt',
-        privateKey: { file: 'client.pem' },
-        keyId: 'client-key',
-      },
+    const set = providerClient({
+      clientId: 'keyed',
+      clientAuth: 'private_key_jwt',
+      privateKey: { file: 'client.pem' },
+      keyId: 'client-key',
     });
     const { token } = await set.token({ resource: 'https://orders.example' });
     const { payload } = await jwtVerify(token, providerKeys, { issuer, audience: 'https://orders.example' });
@@ -217,15 +206,7 @@ describe('client-credentials against node-oidc-provider', () => {
   const sha = (algorithm: string, pem: string) =>
     createHash(algorithm).update(new X509Certificate(pem).raw).digest('base64url');
   const certifiedSource = (extra: Record<string, unknown>) =>
-    identities({
-      idp: {
-        type: 'client-credentials',
-        tokenUrl: `${issuer}/token`,
-        clientId: 'certified',
-        clientAuth: 'private_key_jwt',
-        ...extra,
-      },
-    });
+    providerClient({ clientId: 'certified', clientAuth: 'private_key_jwt', ...extra });
 
   it('puts the x5t of the certificate that comes with the key (one PEM) in the assertion header', async () => {
     await writeFile(path.join(directory, 'certified-both.pem'), `${certified.key}\n${certified.pem}`);
@@ -267,15 +248,7 @@ describe('client-credentials against node-oidc-provider', () => {
   });
 
   it('maps the resource to scope when told to', async () => {
-    const set = identities({
-      idp: {
-        type: 'client-credentials',
-        tokenUrl: `${issuer}/token`,
-        clientId: 'basic',
-        clientSecret: SECRET,
-        resourceAs: 'scope',
-      },
-    });
+    const set = providerClient({ clientId: 'basic', clientSecret: SECRET, resourceAs: 'scope' });
     // The provider grants the scope for its default resource: the scope went as `scope`, the resource not at all.
     const { token } = await set.token({ resource: 'orders.read' });
     const payload = decodeJwt(token);
@@ -284,14 +257,7 @@ describe('client-credentials against node-oidc-provider', () => {
   });
 
   it('fails with the endpoint, its status and OAuth error, never the secret', async () => {
-    const set = identities({
-      idp: {
-        type: 'client-credentials',
-        tokenUrl: `${issuer}/token`,
-        clientId: 'basic',
-        clientSecret: 'wrong-secret',
-      },
-    });
+    const set = providerClient({ clientId: 'basic', clientSecret: 'wrong-secret' });
     const error = await set.token({ resource: 'https://orders.example' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IdentityError);
     expect((error as IdentityError).code).toBe('endpoint-refused');
@@ -488,14 +454,7 @@ describe('azure-imds against a local server speaking the managed identity protoc
   });
 
   it('refuses a client-id no source has when the default cannot act for others', async () => {
-    const set = identities({
-      idp: {
-        type: 'client-credentials',
-        tokenUrl: `${issuer}/token`,
-        clientId: 'basic',
-        clientSecret: SECRET,
-      },
-    });
+    const set = providerClient({ clientId: 'basic', clientSecret: SECRET });
     await expect(set.token({ resource: 'https://x.example', clientId: 'someone-else' })).rejects.toThrow(
       'no identity source is named or has clientId "someone-else" (sources: idp)',
     );
