@@ -5,7 +5,7 @@ import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DocumentHost, startDocumentHost } from '../helpers/document-host.js';
 import { HeadlessProvider } from '../helpers/mcp-oauth-provider.js';
-import { insecure, type PublicClient, signInWithPkce } from '../helpers/oauth-client.js';
+import { insecure, type PublicClient, refreshTokens, signInWithPkce } from '../helpers/oauth-client.js';
 import { type Stack, startStack, USERS } from '../helpers/stack.js';
 import { PageDriver } from '../helpers/stack-browser.js';
 import { until } from '../helpers/wait.js';
@@ -120,17 +120,7 @@ describe('client metadata documents through Envoy', () => {
     });
     expect(initialize.status).toBe(200);
 
-    const refreshed = await oauth.processRefreshTokenResponse(
-      as,
-      registered.client,
-      await oauth.refreshTokenGrantRequest(
-        as,
-        registered.client,
-        oauth.None(),
-        tokens.refresh_token!,
-        insecure,
-      ),
-    );
+    const refreshed = await refreshTokens(as, registered.client, oauth.None(), tokens.refresh_token!);
     expect(refreshed.access_token).not.toBe(tokens.access_token);
     // One fetch for the whole flow: the document is kept per its max-age.
     expect(host.hits('/oauth/strict.json')).toBe(1);

@@ -4,6 +4,22 @@ import type { PageDriver, SignInAs } from './stack-browser.js';
 /** The strict client talks plain HTTP to the gateway on loopback. */
 export const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
+/** A refresh_token grant by the strict client, its response checked and parsed (throws on an error response). */
+export async function refreshTokens(
+  as: oauth.AuthorizationServer,
+  client: oauth.Client,
+  auth: oauth.ClientAuth,
+  refreshToken: string,
+  additionalParameters?: Record<string, string>,
+): Promise<oauth.TokenEndpointResponse> {
+  const options = additionalParameters === undefined ? insecure : { ...insecure, additionalParameters };
+  return oauth.processRefreshTokenResponse(
+    as,
+    client,
+    await oauth.refreshTokenGrantRequest(as, client, auth, refreshToken, options),
+  );
+}
+
 /** A public client (PKCE, no secret) registered through RFC 7591, with the server's metadata it was registered at. */
 export interface PublicClient {
   readonly as: oauth.AuthorizationServer;

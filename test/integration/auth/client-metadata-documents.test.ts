@@ -1,6 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DocumentHost, startDocumentHost } from '../../helpers/document-host.js';
+import { refreshTokens } from '../../helpers/oauth-client.js';
 import {
   authorize,
   Browser,
@@ -102,17 +103,7 @@ describe('client metadata documents', () => {
     const claims = await server.as.verifyAccessToken(tokens.access_token, { audience: server.resource });
     expect(claims.client_id).toBe(url);
 
-    const refreshed = await oauth.processRefreshTokenResponse(
-      as,
-      registered.client,
-      await oauth.refreshTokenGrantRequest(
-        as,
-        registered.client,
-        oauth.None(),
-        tokens.refresh_token!,
-        insecure,
-      ),
-    );
+    const refreshed = await refreshTokens(as, registered.client, oauth.None(), tokens.refresh_token!);
     expect(refreshed.access_token).not.toBe(tokens.access_token);
     // Cached per its max-age: one fetch served the whole flow and the refresh.
     expect(host.hits('/clients/full.json')).toBe(1);

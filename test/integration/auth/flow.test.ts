@@ -1,6 +1,7 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refreshTokens } from '../../helpers/oauth-client.js';
 import { discover, insecure, obtainTokens, register, startServer, type TestServer, USER } from './harness.js';
 
 describe('OAuth flow driven by oauth4webapi', () => {
@@ -79,17 +80,7 @@ describe('OAuth flow driven by oauth4webapi', () => {
       });
 
       // Refresh (rotation): a new refresh token and access token.
-      const refreshed = await oauth.processRefreshTokenResponse(
-        as,
-        registered.client,
-        await oauth.refreshTokenGrantRequest(
-          as,
-          registered.client,
-          registered.auth,
-          tokens.refresh_token!,
-          insecure,
-        ),
-      );
+      const refreshed = await refreshTokens(as, registered.client, registered.auth, tokens.refresh_token!);
       expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
       expect(refreshed.access_token).not.toBe(tokens.access_token);
 
@@ -134,17 +125,7 @@ describe('OAuth flow driven by oauth4webapi', () => {
       code: 'invalid_token',
       status: 401,
     });
-    const refreshed = await oauth.processRefreshTokenResponse(
-      as,
-      registered.client,
-      await oauth.refreshTokenGrantRequest(
-        as,
-        registered.client,
-        registered.auth,
-        tokens.refresh_token!,
-        insecure,
-      ),
-    );
+    const refreshed = await refreshTokens(as, registered.client, registered.auth, tokens.refresh_token!);
     await expect(
       server.as.verifyAccessToken(refreshed.access_token, { audience: server.resource }),
     ).resolves.toBeTruthy();

@@ -7,11 +7,12 @@ import {
   createAuthorizationServer,
   hashPassword,
 } from '../../../src/auth/index.js';
+import { insecure } from '../../helpers/oauth-client.js';
 
 export const USER = { username: 'alice', password: 'correct horse battery staple', name: 'Alice Example' };
 const passwordHash = hashPassword(USER.password);
 
-export const insecure = { [oauth.allowInsecureRequests]: true } as const;
+export { insecure };
 
 export interface TestServer {
   url: string;

@@ -1,5 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refreshTokens } from '../../helpers/oauth-client.js';
 import {
   authorize,
   discover,
@@ -70,11 +71,7 @@ describe('metadata tells the truth', () => {
     for (const [method, client] of clients) {
       const { tokens } = await obtainTokens(server, as, client);
       expect(tokens.access_token, method).toBeTruthy();
-      const refreshed = await oauth.processRefreshTokenResponse(
-        as,
-        client.client,
-        await oauth.refreshTokenGrantRequest(as, client.client, client.auth, tokens.refresh_token!, insecure),
-      );
+      const refreshed = await refreshTokens(as, client.client, client.auth, tokens.refresh_token!);
       expect(refreshed.access_token, method).toBeTruthy();
     }
   });
