@@ -52,23 +52,6 @@ export function withRequestLogFields<T>(fields: RequestLogFields, work: () => T)
   return requestFields.run(fields, work);
 }
 
-/** Set while a synchronous call logs for a known request (`withRequestLogFieldsNow`). */
-let synchronousFields: RequestLogFields | undefined;
-
-/**
- * Runs a synchronous `work` with `fields` on the lines it logs, without AsyncLocalStorage: for a sink that logs
- * through a logger of its own (the engine's policy trace), called by code that knows its request.
- */
-export function withRequestLogFieldsNow<T>(fields: RequestLogFields, work: () => T): T {
-  const previous = synchronousFields;
-  synchronousFields = fields;
-  try {
-    return work();
-  } finally {
-    synchronousFields = previous;
-  }
-}
-
 /** `logger` with the request's ids (read when a line is written: they may be known later) on every line. */
 export function requestLogger(logger: Logger, fields: RequestLogFields): Logger {
   const at =
@@ -113,7 +96,7 @@ function loggerOptions(level: LogLevel): LoggerOptions {
         method.apply(this, args);
       },
     },
-    mixin: () => synchronousFields ?? requestFields.getStore() ?? noRequest,
+    mixin: () => requestFields.getStore() ?? noRequest,
     // pino's default merge assigns into the mixin's object, which here is the request's own: merged into a copy,
     // the request's ids first; outside a request the line's fields are taken as they are.
     mixinMergeStrategy: (fields, ids) => (ids === noRequest ? fields : { ...ids, ...fields }),

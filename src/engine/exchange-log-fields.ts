@@ -7,18 +7,15 @@
 import { isSpanContextValid, trace } from '@opentelemetry/api';
 import type { MessageHead } from '../extproc/exchange.js';
 import { firstHeader } from '../extproc/headers.js';
-import { type RequestLogFields, requestLogger, traceparentTraceId, withRequestLogFieldsNow } from '../log.js';
+import { type RequestLogFields, requestLogger, traceparentTraceId } from '../log.js';
 import type { PolicyServices } from '../policy/index.js';
 
 /** `services` as one request's pipelines see them: what they log carries the request's ids. */
 export function requestServices(services: PolicyServices, fields: RequestLogFields): PolicyServices {
   const sink = services.trace;
-  return {
-    ...services,
-    logger: requestLogger(services.logger, fields),
-    // The trace sink logs through a logger of its own, synchronously.
-    trace: { write: (entry) => withRequestLogFieldsNow(fields, () => sink.write(entry)) },
-  };
+  const logger = requestLogger(services.logger, fields);
+  // A trace entry the sink logs goes to the request's logger, with the request's ids.
+  return { ...services, logger, trace: { write: (entry) => sink.write(entry, logger) } };
 }
 
 /**

@@ -9,6 +9,7 @@
 import { context, type Span, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import {
   type BranchChoice,
+  type Logger,
   type ObservedRun,
   type PolicyObserver,
   type SectionFlow,
@@ -174,7 +175,7 @@ export function bothObservers(first: PolicyObserver, second: PolicyObserver): Po
 /** APIM's `trace` element (and `context.Trace`) as an event on the request's span, then wherever `sink` puts it. */
 export function traceWithSpanEvents(sink: TraceSink): TraceSink {
   return {
-    write(entry: TraceEntry) {
+    write(entry: TraceEntry, logger?: Logger) {
       trace.getSpan(context.active())?.addEvent('trace', {
         'portcullis.trace.source': entry.source,
         'portcullis.trace.severity': entry.severity,
@@ -183,7 +184,7 @@ export function traceWithSpanEvents(sink: TraceSink): TraceSink {
           entry.metadata.map(([name, value]) => [`portcullis.trace.metadata.${name}`, value]),
         ),
       });
-      sink.write(entry);
+      sink.write(entry, logger);
     },
   };
 }

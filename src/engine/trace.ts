@@ -24,7 +24,7 @@ export class TraceRouter implements TraceSink, PolicyObserver {
 
   constructor(private readonly logger: Logger) {}
 
-  write(traced: TraceEntry): void {
+  write(traced: TraceEntry, logger: Logger = this.logger): void {
     // A policy may trace what it read (a header, the URL): credentials in it never reach a log or a debug trace.
     const entry: TraceEntry = {
       ...traced,
@@ -34,7 +34,7 @@ export class TraceRouter implements TraceSink, PolicyObserver {
     const collector = this.collectors.get(entry.requestId);
     if (collector) collector.push(entry);
     else {
-      this.logger.info('trace', {
+      logger.info('trace', {
         requestId: entry.requestId,
         source: entry.source,
         severity: entry.severity,

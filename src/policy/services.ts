@@ -104,7 +104,11 @@ export interface TraceEntry {
 }
 
 export interface TraceSink {
-  write(entry: TraceEntry): void;
+  /**
+   * `logger`, when given, is the one of the request the entry belongs to (its lines carry the request's ids): a sink
+   * that logs the entry logs it there.
+   */
+  write(entry: TraceEntry, logger?: Logger): void;
 }
 
 // The counters' contract is shared with state/ (which implements it) and the engine.
