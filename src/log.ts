@@ -54,11 +54,32 @@ export function withRequestLogFields<T>(fields: RequestLogFields, work: () => T)
 
 /** `logger` with the request's ids (read when a line is written: they may be known later) on every line. */
 export function requestLogger(logger: Logger, fields: RequestLogFields): Logger {
-  const at =
-    (level: LogLevel) =>
-    (message: string, lineFields?: Record<string, unknown>): void =>
-      logger[level](message, lineFields === undefined ? { ...fields } : { ...fields, ...lineFields });
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  return new RequestLogger(logger, fields);
+}
+
+/** One object per request (made for every request the engine handles, most of which log nothing themselves). */
+class RequestLogger implements Logger {
+  constructor(
+    private readonly logger: Logger,
+    private readonly fields: RequestLogFields,
+  ) {}
+
+  debug(message: string, fields?: Record<string, unknown>): void {
+    this.logger.debug(message, this.withIds(fields));
+  }
+  info(message: string, fields?: Record<string, unknown>): void {
+    this.logger.info(message, this.withIds(fields));
+  }
+  warn(message: string, fields?: Record<string, unknown>): void {
+    this.logger.warn(message, this.withIds(fields));
+  }
+  error(message: string, fields?: Record<string, unknown>): void {
+    this.logger.error(message, this.withIds(fields));
+  }
+
+  private withIds(fields: Record<string, unknown> | undefined): Record<string, unknown> {
+    return fields === undefined ? { ...this.fields } : { ...this.fields, ...fields };
+  }
 }
 
 const traceparentPattern = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
