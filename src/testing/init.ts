@@ -8,7 +8,6 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { namedValueTable } from '../config/gateway.js';
 import type { LoadedConfig } from '../config/load.js';
-import type { ApiConfig } from '../config/schema.js';
 import { isExpression, readPolicyDocument } from '../policy/index.js';
 
 export interface StarterFile {
@@ -16,8 +15,20 @@ export interface StarterFile {
   readonly text: string;
 }
 
+/** What a starter stubs for each credential a policy asks for: a placeholder the edited test may check for. */
+const STARTER_TOKEN = 'starter-token';
+
+/** The credentials policies ask for: identities (by literal `client-id`, else `default`) and providers. */
+interface CredentialsAskedFor {
+  readonly identities: Set<string>;
+  readonly providers: Set<string>;
+}
+
 export function starterTests(loaded: LoadedConfig): StarterFile[] {
-  return loaded.config.apis.map((api) => {
+  const { config } = loaded;
+  // The global policy and the fragments apply to every API: read once.
+  const everyApi = credentialsAskedFor(loaded, [config.policy, ...Object.values(config.fragments)]);
+  return config.apis.map((api) => {
     const file = path.join(loaded.directory, `${api.id}.policy-test.yaml`);
     const cases = api.operations.map((operation) => {
       const id = operation.id ?? `${operation.method} ${operation.urlTemplate}`;
@@ -38,68 +49,73 @@ export function starterTests(loaded: LoadedConfig): StarterFile[] {
       '# Each case sends one request through the compiled policies with the backend stubbed; see the README',
       '# ("Testing policies") for the request, context, stubs and expectations a case may give.',
     ].join('\n');
-    const config = path.relative(loaded.directory, loaded.file) || path.basename(loaded.file);
-    const stubs = credentialStubs(loaded, api);
+    const configFile = path.relative(loaded.directory, loaded.file) || path.basename(loaded.file);
+    const own = credentialsAskedFor(loaded, [
+      api.policy,
+      ...api.operations.map((operation) => operation.policy),
+    ]);
+    const stubs = credentialStubs(everyApi, own);
     return {
       file,
-      text: `${header}\n${stringify({ config, ...(stubs === undefined ? {} : { stubs }), cases }, { lineWidth: 120 })}`,
+      text: `${header}\n${stringify({ config: configFile, ...(stubs === undefined ? {} : { stubs }), cases }, { lineWidth: 120 })}`,
     };
   });
 }
 
-/** What a starter stubs for each credential a policy asks for: a placeholder the edited test may check for. */
-const STARTER_TOKEN = 'starter-token';
-
 /**
- * The `tokens` and `authorizations` stubs for the credentials the API's policies (the global one, fragments, the
- * API's and its operations') ask for: any resource of each identity a `client-id` names literally (`default` for
- * none, or one an expression computes, which falls back to it), any connection of each literal `provider-id`.
+ * The `tokens` and `authorizations` stubs for the credentials asked for: any resource of each identity, any
+ * connection of each provider.
  */
 function credentialStubs(
-  loaded: LoadedConfig,
-  api: ApiConfig,
+  ...asked: CredentialsAskedFor[]
 ):
   | {
       tokens?: Record<string, Record<string, string>>;
       authorizations?: Record<string, Record<string, string>>;
     }
   | undefined {
-  const { config } = loaded;
-  // The names are all a starter needs: an unset environment value is the loader's to report.
-  const namedValues = namedValueTable(config, () => {});
-  const sources = [
-    config.policy,
-    ...Object.values(config.fragments),
-    api.policy,
-    ...api.operations.map((operation) => operation.policy),
-  ];
-  const tokens: Record<string, Record<string, string>> = {};
-  const authorizations: Record<string, Record<string, string>> = {};
-  for (const source of sources) {
-    if (source === undefined) continue;
-    const inline = source.trimStart().startsWith('<');
-    const file = inline ? loaded.file : path.resolve(loaded.directory, source);
-    const text = inline ? source : existsSync(file) ? readFileSync(file, 'utf8') : undefined;
-    if (text === undefined) continue;
-    type Element = ReturnType<typeof readPolicyDocument>['root'];
-    const walk = (element: Element): void => {
-      const literal = (name: string) => {
-        const value = element.attributes.find((attribute) => attribute.name === name)?.value;
-        return value === undefined || isExpression(value) ? undefined : value;
-      };
-      if (element.name === 'authentication-managed-identity')
-        tokens[literal('client-id') ?? 'default'] = { '*': STARTER_TOKEN };
-      if (element.name === 'get-authorization-context') {
-        const provider = literal('provider-id');
-        if (provider !== undefined) authorizations[provider] = { '*': STARTER_TOKEN };
-      }
-      for (const child of element.children) if (child.kind === 'element') walk(child);
-    };
-    walk(readPolicyDocument(text, { file, ...(namedValues ? { namedValues } : {}) }).root);
-  }
+  const anyOf = (names: Iterable<string>) =>
+    Object.fromEntries([...names].map((name) => [name, { '*': STARTER_TOKEN }]));
+  const tokens = anyOf(asked.flatMap((credentials) => [...credentials.identities]));
+  const authorizations = anyOf(asked.flatMap((credentials) => [...credentials.providers]));
   const stubs = {
     ...(Object.keys(tokens).length > 0 ? { tokens } : {}),
     ...(Object.keys(authorizations).length > 0 ? { authorizations } : {}),
   };
   return Object.keys(stubs).length > 0 ? stubs : undefined;
+}
+
+/**
+ * The credentials the policy documents `sources` (file names or inline XML) ask for: each identity a
+ * `authentication-managed-identity` `client-id` names literally (`default` for none, or one an expression computes,
+ * which falls back to it), each literal `provider-id` of `get-authorization-context`.
+ */
+function credentialsAskedFor(
+  loaded: LoadedConfig,
+  sources: readonly (string | undefined)[],
+): CredentialsAskedFor {
+  // The names are all a starter needs: an unset environment value is the loader's to report.
+  const namedValues = namedValueTable(loaded.config, () => {});
+  const asked: CredentialsAskedFor = { identities: new Set(), providers: new Set() };
+  type Element = ReturnType<typeof readPolicyDocument>['root'];
+  const walk = (element: Element): void => {
+    const literal = (name: string) => {
+      const value = element.attributes.find((attribute) => attribute.name === name)?.value;
+      return value === undefined || isExpression(value) ? undefined : value;
+    };
+    if (element.name === 'authentication-managed-identity')
+      asked.identities.add(literal('client-id') ?? 'default');
+    const provider = element.name === 'get-authorization-context' ? literal('provider-id') : undefined;
+    if (provider !== undefined) asked.providers.add(provider);
+    for (const child of element.children) if (child.kind === 'element') walk(child);
+  };
+  for (const source of sources) {
+    if (source === undefined) continue;
+    const inline = source.trimStart().startsWith('<');
+    const file = inline ? loaded.file : path.resolve(loaded.directory, source);
+    const text = inline ? source : existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+    if (text !== undefined)
+      walk(readPolicyDocument(text, { file, ...(namedValues ? { namedValues } : {}) }).root);
+  }
+  return asked;
 }
