@@ -19,7 +19,8 @@ import { redactionMarker, redactText } from '../redact.js';
 import { isInlinePem } from '../state/options.js';
 import { apiVersionSelector } from './api-versions.js';
 import { ConfigError } from './config-error.js';
-import { fileText, formatPath, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
+import { fileText, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
+import { policySource } from './policy-source.js';
 import type { GatewayConfig } from './schema.js';
 
 /** Everything the engine serves, compiled once from the configuration and its policy documents. */
@@ -88,17 +89,13 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   for (const [keys, message] of loggerProblems(loaded))
     problems.push(problemInText(configText(), loaded.file, keys, message));
   const source = (keys: (string | number)[], value: string): { file: string; text: string } | undefined => {
-    if (value.trimStart().startsWith('<'))
-      return { file: `${loaded.file} (${formatPath(keys)})`, text: value };
-    const file = path.resolve(loaded.directory, value);
-    const pending = fileText(loaded.files, file);
-    if (pending !== undefined) return { file, text: pending };
-    if (!existsSync(file)) {
+    const { file, text } = policySource(loaded, keys, value);
+    if (text === undefined) {
       const message = `policy file "${value}" not found (looked at ${file})`;
       problems.push(problemInText(configText(), loaded.file, keys, message));
       return undefined;
     }
-    return { file, text: readFileSync(file, 'utf8') };
+    return { file, text };
   };
 
   const certificateIds = new Set(Object.keys(config.tls?.certificates ?? {}));

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
 import { ConfigError } from './config-error.js';
 import { parseConfig } from './load.js';
+import { isInlinePolicy } from './policy-source.js';
 
 /**
  * Every file a configuration depends on: the file itself, its policy documents (global, products, APIs,
@@ -24,7 +25,7 @@ export async function referencedFiles(configFile: string, text?: string): Promis
     throw error;
   }
   const policy = (value: string | undefined) => {
-    if (value !== undefined && !value.trimStart().startsWith('<')) files.add(path.resolve(directory, value));
+    if (value !== undefined && !isInlinePolicy(value)) files.add(path.resolve(directory, value));
   };
   policy(config.policy);
   for (const value of Object.values(config.fragments)) policy(value);

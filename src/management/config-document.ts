@@ -13,6 +13,7 @@ import {
   type YAMLSeq,
 } from 'yaml';
 import { formatPath } from '../config/load.js';
+import { isInlinePolicy } from '../config/policy-source.js';
 import type { FileTexts } from '../config/snapshot.js';
 import { ManagementError } from './errors.js';
 
@@ -99,7 +100,7 @@ export class ConfigDocument {
   policy(at: ConfigPath): string | undefined {
     const value = this.get(at);
     if (typeof value !== 'string') return undefined;
-    if (isInlineXml(value)) return value;
+    if (isInlinePolicy(value)) return value;
     const file = this.resolve(value);
     return this.policyFiles.get(file) ?? this.texts.get(file);
   }
@@ -107,7 +108,7 @@ export class ConfigDocument {
   /** Sets a policy: into its own file when the scope names one, otherwise inline in the configuration. */
   setPolicy(at: ConfigPath, xml: string): void {
     const value = this.get(at);
-    if (typeof value === 'string' && !isInlineXml(value)) {
+    if (typeof value === 'string' && !isInlinePolicy(value)) {
       this.policyFiles.set(this.resolve(value), xml);
       return;
     }
@@ -157,7 +158,7 @@ export class ConfigDocument {
   policyFileReferences(): { readonly at: ConfigPath; readonly file: string }[] {
     return this.policyPlaces().flatMap((at) => {
       const value = this.get(at);
-      return typeof value === 'string' && !isInlineXml(value) ? [{ at, file: this.resolve(value) }] : [];
+      return typeof value === 'string' && !isInlinePolicy(value) ? [{ at, file: this.resolve(value) }] : [];
     });
   }
 
@@ -290,10 +291,6 @@ function blockPolicies(map: YAMLMap): void {
     } else if (isMap(pair.value)) blockPolicies(pair.value);
     else if (isSeq(pair.value)) for (const item of pair.value.items) if (isMap(item)) blockPolicies(item);
   }
-}
-
-export function isInlineXml(value: string): boolean {
-  return value.trimStart().startsWith('<');
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

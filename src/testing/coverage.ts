@@ -3,11 +3,9 @@
  * which outcomes), every branch of every choose (each `when`, the `otherwise` or the fall-through when there is
  * none), and each on-error section. Reported as text and as lcov (`DA` per element line, `BRDA` per branch).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { namedValueTable } from '../config/gateway.js';
 import type { LoadedConfig } from '../config/load.js';
-import { formatPath } from '../config/load.js';
+import { policySource } from '../config/policy-source.js';
 import type { TraceStep } from '../engine/trace-steps.js';
 import { ELEMENTS, readPolicyDocument } from '../policy/index.js';
 import { shownPlaces } from './run-case.js';
@@ -153,12 +151,10 @@ function policyDocuments(loaded: LoadedConfig): DocumentItems[] {
   const documents: DocumentItems[] = [];
   for (const { keys, value } of sources) {
     if (value === undefined) continue;
-    const inline = value.trimStart().startsWith('<');
-    // Named as the gateway names them when it compiles them (config/gateway.ts), so the steps' places match.
-    const file = inline ? `${loaded.file} (${formatPath(keys)})` : path.resolve(loaded.directory, value);
+    // Named as the gateway names them when it compiles them, so the steps' places match.
+    const { file, inline, text } = policySource(loaded, keys, value);
     if (seen.has(file)) continue;
     seen.add(file);
-    const text = inline ? value : existsSync(file) ? readFileSync(file, 'utf8') : undefined;
     if (text === undefined) continue;
     documents.push(itemsOf(file, inline, text, namedValues));
   }

@@ -3,11 +3,11 @@
  * request the operation takes, the backend stubbed with a 200, and the status expected — to edit into real tests.
  * The gateway's own credentials its policies ask for are stubbed too, so a starter passes before it is edited.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { namedValueTable } from '../config/gateway.js';
 import type { LoadedConfig } from '../config/load.js';
+import { policySource } from '../config/policy-source.js';
 import { isExpression, readPolicyDocument } from '../policy/index.js';
 
 export interface StarterFile {
@@ -27,8 +27,11 @@ interface CredentialsAskedFor {
 export function starterTests(loaded: LoadedConfig): StarterFile[] {
   const { config } = loaded;
   // The global policy and the fragments apply to every API: read once.
-  const everyApi = credentialsAskedFor(loaded, [config.policy, ...Object.values(config.fragments)]);
-  return config.apis.map((api) => {
+  const everyApi = credentialsAskedFor(loaded, [
+    { keys: ['policy'], value: config.policy },
+    ...Object.entries(config.fragments).map(([id, value]) => ({ keys: ['fragments', id], value })),
+  ]);
+  return config.apis.map((api, apiIndex) => {
     const file = path.join(loaded.directory, `${api.id}.policy-test.yaml`);
     const cases = api.operations.map((operation) => {
       const id = operation.id ?? `${operation.method} ${operation.urlTemplate}`;
@@ -51,8 +54,11 @@ export function starterTests(loaded: LoadedConfig): StarterFile[] {
     ].join('\n');
     const configFile = path.relative(loaded.directory, loaded.file) || path.basename(loaded.file);
     const own = credentialsAskedFor(loaded, [
-      api.policy,
-      ...api.operations.map((operation) => operation.policy),
+      { keys: ['apis', apiIndex, 'policy'], value: api.policy },
+      ...api.operations.map((operation, index) => ({
+        keys: ['apis', apiIndex, 'operations', index, 'policy'],
+        value: operation.policy,
+      })),
     ]);
     const stubs = credentialStubs(everyApi, own);
     return {
@@ -66,9 +72,7 @@ export function starterTests(loaded: LoadedConfig): StarterFile[] {
  * The `tokens` and `authorizations` stubs for the credentials asked for: any resource of each identity, any
  * connection of each provider.
  */
-function credentialStubs(
-  ...asked: CredentialsAskedFor[]
-):
+function credentialStubs(...asked: CredentialsAskedFor[]):
   | {
       tokens?: Record<string, Record<string, string>>;
       authorizations?: Record<string, Record<string, string>>;
@@ -86,13 +90,13 @@ function credentialStubs(
 }
 
 /**
- * The credentials the policy documents `sources` (file names or inline XML) ask for: each identity a
+ * The credentials the policy documents `sources` (configuration values: file names or inline XML) ask for: each identity a
  * `authentication-managed-identity` `client-id` names literally (`default` for none, or one an expression computes,
  * which falls back to it), each literal `provider-id` of `get-authorization-context`.
  */
 function credentialsAskedFor(
   loaded: LoadedConfig,
-  sources: readonly (string | undefined)[],
+  sources: readonly { keys: (string | number)[]; value: string | undefined }[],
 ): CredentialsAskedFor {
   // The names are all a starter needs: an unset environment value is the loader's to report.
   const namedValues = namedValueTable(loaded.config, () => {});
@@ -109,11 +113,9 @@ function credentialsAskedFor(
     if (provider !== undefined) asked.providers.add(provider);
     for (const child of element.children) if (child.kind === 'element') walk(child);
   };
-  for (const source of sources) {
-    if (source === undefined) continue;
-    const inline = source.trimStart().startsWith('<');
-    const file = inline ? loaded.file : path.resolve(loaded.directory, source);
-    const text = inline ? source : existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+  for (const { keys, value } of sources) {
+    if (value === undefined) continue;
+    const { file, text } = policySource(loaded, keys, value);
     if (text !== undefined)
       walk(readPolicyDocument(text, { file, ...(namedValues ? { namedValues } : {}) }).root);
   }

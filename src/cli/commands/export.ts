@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { exportApiops } from '../../catalog/apiops/index.js';
 import { parseConfig } from '../../config/load.js';
+import { isInlinePolicy } from '../../config/policy-source.js';
 import { writeFindings } from '../apiops-report.js';
 import { type CliCommand, InputError, UsageError } from '../command.js';
 
@@ -43,8 +44,7 @@ export const command: CliCommand = {
     const config = parseConfig(text, file);
     const beside = path.dirname(file);
     const exported = exportApiops(config, {
-      policyText: (source) =>
-        source.trimStart().startsWith('<') ? source : namedFile(beside, source, 'policy'),
+      policyText: (source) => (isInlinePolicy(source) ? source : namedFile(beside, source, 'policy')),
       fileText: (relative) => namedFile(beside, relative, 'definition'),
     });
 

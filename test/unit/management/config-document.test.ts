@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatPath } from '../../../src/config/load.js';
-import { ConfigDocument, entityTag, isInlineXml } from '../../../src/management/config-document.js';
+import { isInlinePolicy } from '../../../src/config/policy-source.js';
+import { ConfigDocument, entityTag } from '../../../src/management/config-document.js';
 
 const file = '/srv/gateway/gateway.yaml';
 const policyFile = '/srv/gateway/policies/api.xml';
@@ -165,8 +166,8 @@ describe('ConfigDocument', () => {
 
 describe('helpers', () => {
   it('tells inline XML from a file name', () => {
-    expect(isInlineXml('  <policies/>')).toBe(true);
-    expect(isInlineXml('policies/a.xml')).toBe(false);
+    expect(isInlinePolicy('  <policies/>')).toBe(true);
+    expect(isInlinePolicy('policies/a.xml')).toBe(false);
   });
 
   it('formats paths as the configuration errors do', () => {
