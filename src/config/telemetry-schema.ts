@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { MetricsExport } from '../metrics-export.js';
+import { otlpEndpointSchema, otlpHeadersSchema } from '../state/options.js';
 import type { TraceExport } from '../tracing.js';
 
 /**
@@ -19,33 +20,10 @@ import type { TraceExport } from '../tracing.js';
  * Absent: no tracer is configured anywhere and a request pays nothing for tracing; metrics are only on `/metrics`.
  */
 
-/** A header value, or the environment variable that holds it (a collector's API key is a credential). */
-const headerValueSchema = z.union([
-  z.string(),
-  z
-    .object({
-      env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
-        message: 'must be an environment variable name (letters, digits, "_")',
-      }),
-    })
-    .strict(),
-]);
-
 export const otlpConfigSchema = z
   .object({
-    endpoint: z
-      .string()
-      .url()
-      .refine((value) => /^https?:\/\/[^/]+\/?$/.test(value), {
-        message:
-          'must be an http:// or https:// URL without a path (the collector\'s OTLP/HTTP base, e.g. "http://collector:4318")',
-      }),
-    headers: z
-      .record(
-        z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, { message: 'must be an HTTP header name' }),
-        headerValueSchema,
-      )
-      .default({}),
+    endpoint: otlpEndpointSchema(),
+    headers: otlpHeadersSchema,
     serviceNamePrefix: z
       .string()
       .regex(/^[A-Za-z0-9._-]+$/, { message: 'must be letters, digits, ".", "-" or "_"' })

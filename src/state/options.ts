@@ -101,8 +101,35 @@ export type KafkaTarget = z.infer<typeof kafkaTargetSchema>;
 /** A header value, or the environment variable that holds it (a collector's API key is a credential). */
 const headerValueSchema = z.union([
   z.string(),
-  z.object({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name') }).strict(),
+  z
+    .object({
+      env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+        message: 'must be an environment variable name (letters, digits, "_")',
+      }),
+    })
+    .strict(),
 ]);
+
+/**
+ * A collector's OTLP/HTTP base (`http://collector:4318`), the signal's path added by the sender: the one form of
+ * `telemetry.otlp.endpoint` and of an OTLP logger's. `signal` ends the message when it says where a signal goes.
+ */
+export function otlpEndpointSchema(signal = '') {
+  return z
+    .string()
+    .url()
+    .refine((value) => /^https?:\/\/[^/]+\/?$/.test(value), {
+      message: `must be an http:// or https:// URL without a path (the collector's OTLP/HTTP base, e.g. "http://collector:4318")${signal}`,
+    });
+}
+
+/** The headers sent to a collector, each a value or `{ env }`. */
+export const otlpHeadersSchema = z
+  .record(
+    z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, { message: 'must be an HTTP header name' }),
+    headerValueSchema,
+  )
+  .default({});
 
 /**
  * A logger whose events go to an OpenTelemetry collector as OTLP log records (OTLP/HTTP, JSON): each event's
@@ -112,16 +139,8 @@ const headerValueSchema = z.union([
 export const otlpLogsTargetSchema = z
   .object({
     /** The collector's OTLP/HTTP base (as telemetry.otlp.endpoint): records go to `<endpoint>/v1/logs`. */
-    endpoint: z
-      .string()
-      .url()
-      .refine((value) => /^https?:\/\/[^/]+\/?$/.test(value), {
-        message:
-          'must be an http:// or https:// URL without a path (the collector\'s OTLP/HTTP base, e.g. "http://collector:4318"); records go to <endpoint>/v1/logs',
-      }),
-    headers: z
-      .record(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'an HTTP header name'), headerValueSchema)
-      .default({}),
+    endpoint: otlpEndpointSchema('; records go to <endpoint>/v1/logs'),
+    headers: otlpHeadersSchema,
     /** `service.name` of the records' resource. */
     serviceName: z.string().min(1).default('portcullis-engine'),
     /** An export without an answer after this long fails and is retried (the events stay buffered). */
