@@ -7,6 +7,7 @@ import { command } from '../../../src/cli/commands/validate.js';
 import { crossChecks } from '../../../src/config/checks.js';
 
 const example = fileURLToPath(new URL('../../../examples/courses/gateway.yaml', import.meta.url));
+const llmExample = fileURLToPath(new URL('../../../examples/llm/gateway.yaml', import.meta.url));
 
 describe('portcullis validate on a gateway configuration', () => {
   let out: string[];
@@ -21,6 +22,11 @@ describe('portcullis validate on a gateway configuration', () => {
 
   it('accepts the bundled example with every policy it names', async () => {
     expect(await command.run([example])).toBe(0);
+    expect(out.join('')).toBe('');
+  });
+
+  it('accepts the AI gateway example (examples/llm) with its token-limit and token-metric policies', async () => {
+    expect(await command.run([llmExample])).toBe(0);
     expect(out.join('')).toBe('');
   });
 
