@@ -729,6 +729,13 @@ function serviceCluster(plan: BootstrapPlan): Cluster {
   return staticCluster(serviceClusterName, plan.service);
 }
 
+/**
+ * How long Envoy keeps an idle connection to a backend. Below the keep-alive of the servers backends commonly run on
+ * (Node's 5 s, nginx's 75 s, Apache's 5 s): otherwise a request sent on a connection just as the backend closes it
+ * for idleness is reset and the client gets a 502 (BackendConnectionFailure) for a request the backend never saw.
+ */
+const backendIdleTimeout = '4s';
+
 /** A cluster for one backend URL; its endpoint carries the host name so `auto_host_rewrite` sets Host to it. */
 function urlCluster(name: string, serviceUrl: string, clientCertificate?: UpstreamTlsPlan): Cluster {
   const url = new URL(serviceUrl);
@@ -745,6 +752,13 @@ function urlCluster(name: string, serviceUrl: string, clientCertificate?: Upstre
       endpoints: [
         { lb_endpoints: [{ endpoint: { address: socketAddress({ host, port }), hostname: url.host } }] },
       ],
+    },
+    typed_extension_protocol_options: {
+      'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+        '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+        common_http_protocol_options: { idle_timeout: backendIdleTimeout },
+        explicit_http_config: { http_protocol_options: {} },
+      },
     },
     ...(url.protocol === 'https:' ? { transport_socket: backendTls(url, host, clientCertificate) } : {}),
   };
@@ -813,15 +827,17 @@ function dynamicCluster(tls: boolean): Cluster {
               },
             },
           },
-          typed_extension_protocol_options: {
-            'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
-              '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
-              upstream_http_protocol_options: { auto_sni: true, auto_san_validation: true },
-              explicit_http_config: { http_protocol_options: {} },
-            },
-          },
         }
       : {}),
+    typed_extension_protocol_options: {
+      'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+        '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+        // Envoy requires both of a dynamic forward proxy cluster once it has protocol options (inert without TLS).
+        upstream_http_protocol_options: { auto_sni: true, auto_san_validation: true },
+        common_http_protocol_options: { idle_timeout: backendIdleTimeout },
+        explicit_http_config: { http_protocol_options: {} },
+      },
+    },
   };
 }
 

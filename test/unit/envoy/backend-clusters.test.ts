@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/load.js';
+import { planRuntime } from '../../../src/config/plan.js';
+import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
+
+/**
+ * Envoy closes an idle connection to a backend before the backend would: a request sent on a connection the backend
+ * is closing for idleness at that moment is reset, and the client would get a 502 for a request never served. Node's
+ * http server closes idle connections after 5 s (keepAliveTimeout), as do Apache's defaults.
+ */
+const nodeKeepAliveSeconds = 5;
+
+describe('connections to backends', () => {
+  it('are closed by Envoy when idle before a backend with a common keep-alive closes them', async () => {
+    const config = parseConfig(
+      `apis:
+  - { id: plain, urlSuffix: plain, serviceUrl: "http://127.0.0.1:8081" }
+  - { id: secure, urlSuffix: secure, serviceUrl: "https://backend.example" }
+backends:
+  - { id: other, url: "http://127.0.0.1:8082" }
+`,
+      'gateway.yaml',
+    );
+    const bootstrap = buildBootstrap(await planRuntime(config, { directory: '/etc/portcullis' }));
+    const backendClusters = bootstrap.static_resources.clusters.filter(
+      (cluster) =>
+        cluster.name.startsWith('api_') ||
+        cluster.name.startsWith('backend_') ||
+        cluster.name.includes('dynamic'),
+    );
+    expect(backendClusters.length).toBeGreaterThanOrEqual(3);
+    for (const cluster of backendClusters) {
+      const idle =
+        cluster.typed_extension_protocol_options?.['envoy.extensions.upstreams.http.v3.HttpProtocolOptions']
+          .common_http_protocol_options?.idle_timeout;
+      expect(idle, cluster.name).toMatch(/^\d+(\.\d+)?s$/);
+      expect(Number.parseFloat(idle!), cluster.name).toBeLessThan(nodeKeepAliveSeconds);
+    }
+  });
+});
