@@ -340,6 +340,14 @@ const gatewayLimitsSchema = z
       .min(1000)
       .max(3_600_000)
       .default(defaultGatewayLimits.streamIdleTimeoutMs),
+    /** The whole request must have arrived (or its response begun) within this; 0: no deadline. */
+    requestTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(3_600_000)
+      .refine((ms) => ms === 0 || ms >= 1000, 'must be 0 (no deadline) or at least 1000')
+      .default(defaultGatewayLimits.requestTimeoutMs),
   })
   .strict()
   .prefault({});

@@ -133,17 +133,25 @@ export interface GatewayLimits {
   readonly connectionBufferBytes: number;
   /** A request on which nothing moved for this long is ended (408 or reset): the HCM's `stream_idle_timeout`. */
   readonly streamIdleTimeoutMs: number;
+  /**
+   * The whole request must have arrived within this, unless its response has begun (408 otherwise): the HCM's
+   * `request_timeout`. 0: no deadline.
+   */
+  readonly requestTimeoutMs: number;
 }
 
 /**
  * 1 MiB is Envoy's own per-connection default, so a body that a policy could read before still can. The largest
  * values the schema allows keep one buffered body (plus one connection buffer of slack) well under the 16 MiB gRPC
- * message that carries it to the engine. 300 s is Envoy's default idle timeout.
+ * message that carries it to the engine. 300 s is Envoy's default idle timeout. Envoy sets no request deadline by
+ * default, so a client that trickles a byte now and then holds a request (and, for a body a policy reads, a buffer)
+ * for as long as it likes; 60 s is ample for a body of the largest size a policy may read on a slow link.
  */
 export const defaultGatewayLimits: GatewayLimits = Object.freeze({
   maxRequestBodyBytes: 1024 * 1024,
   connectionBufferBytes: 1024 * 1024,
   streamIdleTimeoutMs: 300_000,
+  requestTimeoutMs: 60_000,
 });
 
 export interface BootstrapPlan {
@@ -217,10 +225,13 @@ export function buildBootstrap(plan: BootstrapPlan): Bootstrap {
         {
           name: 'portcullis',
           static_layer: {
-            // Close each ext_proc stream with a half-close and let the engine finish it with OK, instead of a
-            // half-close followed by RST_STREAM: under load a flood of resets costs both sides and trips Node's
-            // HTTP/2 reset-flood protection, which drops the whole connection and fails every stream on it.
-            'envoy.reloadable_features.ext_proc_graceful_grpc_close': true,
+            // A filter destroyed while its ext_proc stream is open (the client left, a timeout tore the request
+            // down) resets the stream at once. Graceful close instead half-closes it and keeps it waiting for the
+            // engine's status, and in Envoy 1.40 that status (or a reset) reaching the stream of a destroyed filter
+            // can segfault the whole process (README, Security, "Request bodies"). The resets stay few: the engine
+            // ends every stream itself once it has answered the last phase (extproc/stream.ts), so only abandoned
+            // exchanges are reset.
+            'envoy.reloadable_features.ext_proc_graceful_grpc_close': false,
             // The routes that skip the engine match an API's operations with one regex per method (engine-bypass.ts);
             // Envoy's default bound on a regex's compiled size (100) refuses any but the smallest API.
             're2.max_program_size.error_level': 100_000,
@@ -321,6 +332,7 @@ function gatewayConnectionManager(plan: BootstrapPlan, listener: ListenerPlan): 
       stat_prefix: hcmStatPrefix,
       codec_type: 'AUTO',
       stream_idle_timeout: seconds(limitsOf(plan).streamIdleTimeoutMs),
+      request_timeout: seconds(limitsOf(plan).requestTimeoutMs),
       // The engine assigns request ids (kept when the client sent one), so every log line agrees.
       generate_request_id: false,
       // An edge gateway trusts the TCP peer, not a client-supplied X-Forwarded-For; behind trusted proxies, the

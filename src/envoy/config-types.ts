@@ -130,6 +130,7 @@ export type HttpConnectionManager = {
   readonly stat_prefix: string;
   readonly codec_type: 'AUTO';
   readonly stream_idle_timeout?: Duration;
+  readonly request_timeout?: Duration;
   readonly generate_request_id?: boolean;
   readonly use_remote_address: boolean;
   readonly normalize_path: boolean;

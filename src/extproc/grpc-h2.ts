@@ -87,6 +87,14 @@ export class GrpcServerCall<In, Out> extends EventEmitter {
     this.finish(code, message);
   }
 
+  /** Ends the call without a status: RST_STREAM (CANCEL), for a client that stopped listening. */
+  reset(): void {
+    if (this.finished || this.stream.destroyed || this.stream.closed) return;
+    this.finished = true;
+    this.stream.on('error', () => {});
+    this.stream.close(http2.constants.NGHTTP2_CANCEL);
+  }
+
   private finish(code: GrpcStatus, message: string): void {
     if (!this.writable) return;
     this.finished = true;

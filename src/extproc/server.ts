@@ -10,7 +10,7 @@ import {
 import type { GrpcAddress } from './grpc-listener.js';
 import type { ProcessingRequest, ProcessingResponse } from './messages.js';
 import { decodeProcessingRequest, encodeProcessingResponse, externalProcessorServiceName } from './proto.js';
-import { ExtProcStream, type StreamObserver } from './stream.js';
+import { ExtProcStream, halfClosedStreamGraceMs, type StreamObserver } from './stream.js';
 
 export interface ExtProcServerOptions {
   /** Makes the per-request handler; called once per gRPC stream (= one HTTP exchange). */
@@ -18,6 +18,8 @@ export interface ExtProcServerOptions {
   readonly observer?: Partial<StreamObserver>;
   /** Largest message accepted (a buffered body travels as one message). */
   readonly maxMessageBytes?: number;
+  /** How long a stream Envoy half-closed may stay open before the engine resets it (stream.ts). */
+  readonly halfClosedGraceMs?: number;
 }
 
 /** Where the server listens (TCP or a Unix domain socket). */
@@ -62,7 +64,13 @@ export async function startExtProcServer(
       encodeProcessingResponse,
       maxMessageBytes,
     );
-    new ExtProcStream(call, options.exchanges, observer, streamContext(headers));
+    new ExtProcStream(
+      call,
+      options.exchanges,
+      observer,
+      streamContext(headers),
+      options.halfClosedGraceMs ?? halfClosedStreamGraceMs,
+    );
   };
   const listener = await listenGrpcH2(
     address,

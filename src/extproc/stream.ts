@@ -71,7 +71,16 @@ export interface ExtProcCall {
   end(): void;
   /** Ends the call with an error status. */
   fail(code: GrpcStatus, message: string): void;
+  /** Ends the call without a status (RST_STREAM). */
+  reset(): void;
 }
+
+/**
+ * How long a stream Envoy half-closed may stay open before the engine resets it. Envoy resets it itself: at once
+ * (the bootstrap turns graceful close off), or when its remote-close timer fires (1 s by default, when an operator's
+ * Envoy has graceful close on). This only bounds what a peer that never resets would hold.
+ */
+export const halfClosedStreamGraceMs = 10_000;
 
 /**
  * Drives one Exchange over one gRPC stream. Messages are handled strictly one after another (a later message waits
@@ -85,7 +94,7 @@ export class ExtProcStream {
   private laterPhases: ProcessingMode | undefined;
   /**
    * Envoy half-closed the stream: its filter is gone (the HTTP exchange finished or was torn down), so an answer
-   * still being computed has no reader. Only the stream's final status may follow.
+   * still being computed has no reader — and neither has the stream's status (see `halfClosed`).
    */
   private envoyHalfClosed = false;
   /** The call was cancelled or failed: nothing at all may be written to it any more, not even a status. */
@@ -96,6 +105,7 @@ export class ExtProcStream {
     factory: ExchangeFactory,
     private readonly observer: StreamObserver,
     streamContext?: StreamContext,
+    private readonly halfClosedGraceMs = halfClosedStreamGraceMs,
   ) {
     this.exchange = factory(streamContext);
     call.on('data', (message: ProcessingRequest) => {
@@ -105,7 +115,7 @@ export class ExtProcStream {
     // torn down. The flags are set at once, not in the queue, so an answer computed meanwhile is never written.
     call.on('end', () => {
       this.envoyHalfClosed = true;
-      this.finish();
+      this.halfClosed();
     });
     call.on('cancelled', () => this.gone());
     call.on('error', () => this.gone());
@@ -138,13 +148,19 @@ export class ExtProcStream {
     if (this.writable()) this.call.end();
   }
 
-  /** Envoy half-closed. A phase still being computed finishes first (its answer is dropped), then OK ends the call. */
-  private finish(): void {
+  /**
+   * Envoy half-closed: its filter is destroyed, so nothing the engine writes has a reader. A phase still being
+   * computed finishes first (its answer is dropped); then the engine writes nothing, not even OK, and leaves the
+   * stream for Envoy to reset. Envoy 1.40 crashes on a status that reaches a stream it half-closed from a
+   * destroyed filter (graceful close's wait for the remote close: README, Security, "Request bodies"): the
+   * bootstrap turns graceful close off, and this keeps an Envoy configured elsewhere off that path too.
+   */
+  private halfClosed(): void {
     this.queue = this.queue.then(() => {
       if (this.state === 'closed') return;
       this.state = 'closed';
       this.exchange.end?.();
-      this.endCall();
+      if (this.writable()) setTimeout(() => this.call.reset(), this.halfClosedGraceMs).unref();
     });
   }
 
@@ -183,7 +199,7 @@ export class ExtProcStream {
         this.laterPhases = response.mode_override;
       if (!answer) return;
       this.send(response);
-      if (this.lastAnswer(kind)) {
+      if (this.lastAnswer(kind) || endsResponse(message)) {
         // Nothing more will cross this stream: end it with OK now, in the same write as the answer, rather than
         // wait for Envoy's half-close. Envoy then goes on without the engine for the rest of the request.
         this.state = 'closed';
@@ -261,6 +277,15 @@ export class ExtProcStream {
       }
     }
   }
+}
+
+/**
+ * Whether the message carries the end of the response: nothing follows it on the stream (trailers are never sent,
+ * and a response with trailers does not end in its body), so the engine ends the call with its answer instead of
+ * leaving Envoy to reset a stream its filter no longer needs.
+ */
+function endsResponse(message: ProcessingRequest): boolean {
+  return message.response_headers?.end_of_stream === true || message.response_body?.end_of_stream === true;
 }
 
 /** A decoded message reads an absent `bytes` field as an empty array, not a Buffer. */

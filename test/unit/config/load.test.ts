@@ -56,6 +56,7 @@ describe('gateway configuration', () => {
       maxRequestBodyBytes: 1048576,
       connectionBufferBytes: 1048576,
       streamIdleTimeoutMs: 300_000,
+      requestTimeoutMs: 60_000,
     });
     expect(config.apis).toEqual([]);
   });

@@ -1,3 +1,4 @@
+import { status } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Exchange, ExchangeFactory, PhaseResult } from '../../../src/extproc/exchange.js';
 import { GrpcServerCall } from '../../../src/extproc/grpc-h2.js';
@@ -9,10 +10,11 @@ import { elapse, until } from '../../helpers/wait.js';
 let server: ListeningExtProcServer | undefined;
 let envoy: FakeEnvoyStream | undefined;
 
-async function serve(exchanges: ExchangeFactory, errors: string[] = []) {
+async function serve(exchanges: ExchangeFactory, errors: string[] = [], halfClosedGraceMs?: number) {
   server = await startExtProcServer(
     {
       exchanges,
+      ...(halfClosedGraceMs === undefined ? {} : { halfClosedGraceMs }),
       observer: {
         onHandlerError: (error, phase) => errors.push(`${phase}: ${(error as Error).message}`),
         onProtocolError: (message) => errors.push(message),
@@ -129,7 +131,8 @@ describe('ext_proc stream state machine', () => {
     expect(Buffer.from(body.request_body!.response!.body_mutation!.body!).toString()).toBe('new');
     await stream.exchange({ request_trailers: { trailers: headerMap({ 'x-t': 'v' }) } });
     await stream.exchange({ response_headers: { headers: headerMap({ ':status': '200' }) } });
-    await stream.exchange({ response_body: { body: Buffer.from('resp'), end_of_stream: true } });
+    // A response with trailers does not end in its body.
+    await stream.exchange({ response_body: { body: Buffer.from('resp'), end_of_stream: false } });
     const trailers = await stream.exchange({ response_trailers: { trailers: headerMap({}) } });
     expect(trailers.response_trailers!.header_mutation!.set_headers![0]!.header.key).toBe('x-tr');
     stream.finish();
@@ -256,9 +259,11 @@ describe('ext_proc stream state machine', () => {
 
   const requestBody = (text: string) => ({ request_body: { body: Buffer.from(text), end_of_stream: true } });
 
-  it('drops an answer still being computed when Envoy half-closes (its filter is gone) and ends with OK', async () => {
+  it('writes nothing, not even OK, after Envoy half-closes (its filter is gone), and resets the stream at last', async () => {
+    // Envoy 1.40 can crash on a status that reaches a stream it half-closed from a destroyed filter (issue 29.1).
     const slow = slowBodyExchange();
-    const stream = await serve(slow.factory);
+    const grace = 600;
+    const stream = await serve(slow.factory, [], grace);
     await stream.exchange(requestHeaders({ ':path': '/' }, false));
     stream.send(requestBody('abc'));
     await slow.started;
@@ -267,9 +272,25 @@ describe('ext_proc stream state machine', () => {
     // end is queued behind the answer), so give it a moment: a late arrival only makes the test pass vacuously.
     await elapse(HALF_CLOSE_TRAVEL_MS);
     slow.release();
-    await expect(stream.next(500)).rejects.toThrow('stream ended');
+    await until(() => slow.ends() === 1, 'the exchange to hear that the stream is over', 2000);
+    const started = Date.now();
+    // Neither the dropped answer nor a status: the stream stays open until the engine gives up on Envoy's reset.
+    const ended = await stream.closed;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(grace - HALF_CLOSE_TRAVEL_MS - 100);
+    expect(ended?.code).toBe(status.CANCELLED);
+    await expect(stream.next(10)).rejects.toThrow();
+  });
+
+  it('ends the call with its answer to the end of the response, so Envoy need not reset it', async () => {
+    const stream = await serve(() => ({
+      requestHeaders: () => ({ action: 'continue', next: { responseHeaders: true, responseBody: true } }),
+      responseHeaders: () => ({ action: 'continue' }),
+      responseBody: () => ({ action: 'continue' }),
+    }));
+    await stream.exchange(requestHeaders({ ':path': '/' }));
+    await stream.exchange({ response_headers: { headers: headerMap({ ':status': '200' }) } });
+    await stream.exchange({ response_body: { body: Buffer.from('resp'), end_of_stream: true } });
     expect(await stream.closed).toBeUndefined();
-    expect(slow.ends()).toBe(1);
   });
 
   it('writes nothing at all to a stream Envoy cancelled mid-body, not even a status', async () => {
