@@ -225,12 +225,12 @@ export function buildBootstrap(plan: BootstrapPlan): Bootstrap {
         {
           name: 'portcullis',
           static_layer: {
-            // A filter destroyed while its ext_proc stream is open (the client left, a timeout tore the request
-            // down) resets the stream at once. Graceful close instead half-closes it and keeps it waiting for the
-            // engine's status, and in Envoy 1.40 that status (or a reset) reaching the stream of a destroyed filter
-            // can segfault the whole process (README, Security, "Request bodies"). The resets stay few: the engine
-            // ends every stream itself once it has answered the last phase (extproc/stream.ts), so only abandoned
-            // exchanges are reset.
+            // Close each ext_proc stream with a half-close and let the engine finish it with OK, instead of a
+            // half-close followed by RST_STREAM: a reset per request trips Node's HTTP/2 reset-rate limit (1000 at
+            // once, 33 a second), which drops the whole connection and fails every stream on it. The engine ends
+            // each stream itself once it has answered the last phase; a stream Envoy half-closes first belongs to
+            // a filter that is gone, and the engine writes nothing to it (a status reaching such a stream can crash
+            // Envoy 1.40: README, Security, "Request bodies"), so Envoy resets it after its remote-close timeout.
             'envoy.reloadable_features.ext_proc_graceful_grpc_close': false,
             // The routes that skip the engine match an API's operations with one regex per method (engine-bypass.ts);
             // Envoy's default bound on a regex's compiled size (100) refuses any but the smallest API.
@@ -679,6 +679,15 @@ function notFoundRoute(): Route {
   };
 }
 
+/**
+ * Envoy resets every ext_proc stream when it is done with it (graceful close is off: see `layered_runtime`), and
+ * Node's HTTP/2 server closes a connection on which its peer reset more than 1000 streams at once or 33 a second
+ * for long (nghttp2's defense against rapid reset; Node 20 cannot change it). A connection that carries at most
+ * this many streams never gets there: Envoy opens the next one (an engine connection costs one handshake per this
+ * many requests) and drains the old one.
+ */
+const engineStreamsPerConnection = 500;
+
 function engineCluster(plan: BootstrapPlan): Cluster {
   return {
     name: engineClusterName,
@@ -695,6 +704,7 @@ function engineCluster(plan: BootstrapPlan): Cluster {
         explicit_http_config: {
           http2_protocol_options: { connection_keepalive: { interval: '30s', timeout: '5s' } },
         },
+        common_http_protocol_options: { max_requests_per_connection: engineStreamsPerConnection },
       },
     },
     // Every in-flight HTTP request holds one ext_proc stream; the default limit of 1024 would turn load into 500s.

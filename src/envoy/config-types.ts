@@ -428,8 +428,14 @@ export type HttpProtocolOptions = {
     readonly auto_sni: boolean;
     readonly auto_san_validation: boolean;
   };
-  /** `idle_timeout`: an upstream connection unused this long is closed (Envoy's default: an hour). */
-  readonly common_http_protocol_options?: { readonly idle_timeout: Duration };
+  /**
+   * `idle_timeout`: an upstream connection unused this long is closed (Envoy's default: an hour);
+   * `max_requests_per_connection`: after this many streams, the next goes on a new connection.
+   */
+  readonly common_http_protocol_options?: {
+    readonly idle_timeout?: Duration;
+    readonly max_requests_per_connection?: number;
+  };
   readonly explicit_http_config: OneOf<{
     /** HTTP/1.1 with Envoy's defaults. */
     http_protocol_options: Readonly<Record<string, never>>;

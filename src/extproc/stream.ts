@@ -76,11 +76,12 @@ export interface ExtProcCall {
 }
 
 /**
- * How long a stream Envoy half-closed may stay open before the engine resets it. Envoy resets it itself: at once
- * (the bootstrap turns graceful close off), or when its remote-close timer fires (1 s by default, when an operator's
- * Envoy has graceful close on). This only bounds what a peer that never resets would hold.
+ * How long a stream Envoy half-closed may stay open before the engine resets it. Envoy resets it itself, at once
+ * (graceful close off) or when its remote-close timeout fires (`envoy.filters.http.ext_proc.
+ * remote_close_timeout_milliseconds`, 1 s by default); this only bounds what a peer that never resets would hold,
+ * long after any Envoy would have stopped listening.
  */
-export const halfClosedStreamGraceMs = 10_000;
+export const halfClosedStreamGraceMs = 30_000;
 
 /**
  * Drives one Exchange over one gRPC stream. Messages are handled strictly one after another (a later message waits
@@ -151,9 +152,9 @@ export class ExtProcStream {
   /**
    * Envoy half-closed: its filter is destroyed, so nothing the engine writes has a reader. A phase still being
    * computed finishes first (its answer is dropped); then the engine writes nothing, not even OK, and leaves the
-   * stream for Envoy to reset. Envoy 1.40 crashes on a status that reaches a stream it half-closed from a
-   * destroyed filter (graceful close's wait for the remote close: README, Security, "Request bodies"): the
-   * bootstrap turns graceful close off, and this keeps an Envoy configured elsewhere off that path too.
+   * stream for Envoy to reset when its remote-close timeout (1 s) fires. Envoy 1.40 can segfault when a status or
+   * a reset of the engine's reaches a stream it half-closed from a destroyed filter (graceful close), the longer
+   * the exchange lived the likelier (README, Security, "Request bodies").
    */
   private halfClosed(): void {
     this.queue = this.queue.then(() => {
@@ -199,7 +200,7 @@ export class ExtProcStream {
         this.laterPhases = response.mode_override;
       if (!answer) return;
       this.send(response);
-      if (this.lastAnswer(kind) || endsResponse(message)) {
+      if (this.lastAnswer(message)) {
         // Nothing more will cross this stream: end it with OK now, in the same write as the answer, rather than
         // wait for Envoy's half-close. Envoy then goes on without the engine for the rest of the request.
         this.state = 'closed';
@@ -226,17 +227,25 @@ export class ExtProcStream {
   }
 
   /**
-   * Whether the answer just written to `kind` is the last Envoy will ask for: the request headers' answer turned
-   * every later phase off (`mode_override`: no body, response headers SKIP), or the response headers' answer when
-   * that override asked for the response headers alone. Trailers are never sent (SKIP in the filter
-   * configuration, and the override leaves them unchanged); without an override nothing is assumed.
+   * Whether the answer just written to `message` is the last Envoy will ask for, so the engine ends the call with
+   * it: Envoy then never has to reset the stream of an exchange that went well (a reset per request would trip
+   * Node's HTTP/2 reset-rate limit under load, which drops the connection and every stream on it). Nothing follows
+   * the end of the response; before it, what the request headers' answer turned on (`mode_override`) decides.
+   * Trailers are never sent (SKIP in the filter configuration, and the override leaves them unchanged). Without an
+   * override nothing is assumed.
    */
-  private lastAnswer(kind: RequestKind): boolean {
+  private lastAnswer(message: ProcessingRequest): boolean {
+    if (message.response_headers?.end_of_stream || message.response_body?.end_of_stream) return true;
     const later = this.laterPhases;
-    if (later === undefined || later.request_body_mode !== 'NONE' || later.response_body_mode !== 'NONE')
-      return false;
-    if (kind === 'request_headers') return later.response_header_mode === 'SKIP';
-    return kind === 'response_headers' && later.response_header_mode === 'SEND';
+    if (later === undefined) return false;
+    const noResponsePhases = later.response_header_mode === 'SKIP' && later.response_body_mode === 'NONE';
+    if (message.request_headers)
+      return (
+        noResponsePhases &&
+        (later.request_body_mode === 'NONE' || message.request_headers.end_of_stream === true)
+      );
+    if (message.request_body) return noResponsePhases && message.request_body.end_of_stream === true;
+    return message.response_headers !== undefined && later.response_body_mode === 'NONE';
   }
 
   private fail(message: string): void {
@@ -277,15 +286,6 @@ export class ExtProcStream {
       }
     }
   }
-}
-
-/**
- * Whether the message carries the end of the response: nothing follows it on the stream (trailers are never sent,
- * and a response with trailers does not end in its body), so the engine ends the call with its answer instead of
- * leaving Envoy to reset a stream its filter no longer needs.
- */
-function endsResponse(message: ProcessingRequest): boolean {
-  return message.response_headers?.end_of_stream === true || message.response_body?.end_of_stream === true;
 }
 
 /** A decoded message reads an absent `bytes` field as an empty array, not a Buffer. */

@@ -1,3 +1,4 @@
+import autocannon from 'autocannon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
@@ -13,8 +14,9 @@ const streamIdleTimeoutMs = 3000;
 /**
  * Issue 29, item 1: a client that stalls an upload under the body limit and then leaves (or is timed out) made Envoy
  * 1.40 segfault. Envoy half-closed the ext_proc stream of the destroyed filter and waited for the engine's status
- * (graceful close); the status reaching that stream crashed it. Now Envoy resets such a stream at once, the engine
- * never writes to a stream Envoy half-closed, and no upload outlives the request deadline.
+ * (graceful close); the status reaching that stream crashed it, the likelier the longer the exchange had lived. Now
+ * Envoy resets the stream of a filter it destroys at once, never waiting for the engine; the engine writes nothing
+ * to a stream Envoy half-closed (an Envoy configured elsewhere); and no upload outlives the request deadline.
  */
 describe('abandoned and stalled uploads, through Envoy', () => {
   let backend: EchoBackend;
@@ -51,6 +53,11 @@ describe('abandoned and stalled uploads, through Envoy', () => {
       'cluster.portcullis_engine.upstream_rq_tx_reset',
     ) ?? 0;
 
+  const engineGoaways = async () =>
+    (await gateway.envoy.stats('portcullis_engine.upstream_cx_close_notify')).get(
+      'cluster.portcullis_engine.upstream_cx_close_notify',
+    ) ?? 0;
+
   async function expectNothingOpen(): Promise<void> {
     await until(
       async () =>
@@ -69,7 +76,7 @@ describe('abandoned and stalled uploads, through Envoy', () => {
     expect(backend.received.at(-1)!.body).toBe('STILL HERE');
   }
 
-  it('resets the ext_proc stream of an upload its client abandoned, rather than wait for the engine', async () => {
+  it('resets the ext_proc stream of an upload its client abandoned at once, never waiting for the engine', async () => {
     const before = await engineResets();
     const upload = stalledUpload(gateway.url, '/body/upper', {
       protocol: 'http1',
@@ -79,13 +86,31 @@ describe('abandoned and stalled uploads, through Envoy', () => {
     // The engine has the request headers and asked for the body: its stream is open while the upload stalls.
     await until(() => gateway.engine.activeStreams() === 1, 'the exchange to reach the engine', 2000);
     await elapse(200);
+    const abandoned = Date.now();
     upload.abandon();
-    await expectNothingOpen();
-    // Envoy ended the stream itself (graceful close off): no status of the engine's is ever on its way to the
-    // stream of a destroyed filter.
+    await until(() => gateway.engine.activeStreams() === 0, 'the engine to see its stream end', 2000);
+    // Well within Envoy's 1 s remote-close timeout: Envoy reset the stream itself rather than half-close it and
+    // wait. Had it waited, the engine (which answers a half-close with nothing) would have heard of it only then.
+    expect(Date.now() - abandoned).toBeLessThan(500);
     expect(await engineResets()).toBe(before + 1);
+    await expectNothingOpen();
     await expectEnvoyServing();
   });
+
+  it("keeps the engine's connection through more resets than Node's HTTP/2 server allows on one", async () => {
+    // Every ext_proc stream ends in Envoy's reset now; nghttp2 sends GOAWAY after 1000 resets at once (Node 20
+    // cannot raise that), failing every exchange still on the connection. Envoy moves to a new connection first.
+    const goawaysBefore = await engineGoaways();
+    const result = await autocannon({
+      url: `${gateway.url}/body/upper`,
+      method: 'POST',
+      body: 'x',
+      connections: 50,
+      amount: 4000,
+    });
+    expect(result.statusCodeStats).toEqual({ 200: { count: 4000 } });
+    expect(await engineGoaways()).toBe(goawaysBefore);
+  }, 60_000);
 
   it('answers 408 to an upload that has not finished by the request deadline', async () => {
     for (const protocol of ['http1', 'http2'] as const) {
