@@ -212,9 +212,10 @@ function snapshot(folder: string): Record<string, string> {
  * policy.xml linked to /etc/passwd was copied into `policies/`, a `$ref` was read wherever it pointed, an alias
  * bomb hung the import and an oversized specification exhausted the heap. Each is refused up front: one
  * `file: message` line, exit 1, and the target folder is left as it was. The CLI runs in a child process bounded
- * by runCli's timeout, so a hang fails the case instead of the suite.
+ * by runCli's timeout (from its start), so a hang fails the case instead of the suite; the cases' own timeout also
+ * covers their wait for one of runCli's slots.
  */
-describe.concurrent('portcullis import apiops on an untrusted artifact folder', { timeout: 60_000 }, () => {
+describe.concurrent('portcullis import apiops on an untrusted artifact folder', { timeout: 240_000 }, () => {
   for (const [name, { make, line }] of Object.entries(cases)) {
     it(`refuses ${name}, writing nothing`, async ({ expect }) => {
       const folder = mkdtempSync(path.join(scratch, 'case-'));
