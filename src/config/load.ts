@@ -3,6 +3,7 @@ import path from 'node:path';
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import type { Diagnostic } from '../diagnostic.js';
+import { YamlAliasError, yamlData } from '../yaml-data.js';
 import { ConfigError } from './config-error.js';
 import { expandDefinitions } from './definitions.js';
 import { type GatewayConfig, gatewayConfigSchema } from './schema.js';
@@ -76,9 +77,6 @@ export function parseConfig(text: string, file: string): GatewayConfig {
   return parseYamlWith(gatewayConfigSchema, text, file);
 }
 
-/** Nodes that aliases may expand to in one document (the YAML library's default, stated where it matters). */
-export const maxAliasCount = 100;
-
 /**
  * Parses YAML (or JSON, which is YAML) and validates it with a schema; every problem is located in the text
  * (`file` names it in the messages). Throws ConfigError listing them all.
@@ -102,16 +100,10 @@ export function parseYamlWith<T extends z.ZodType>(schema: T, text: string, file
   }
   let data: unknown;
   try {
-    // Aliases expand when the document becomes data: past this many, the text is an alias bomb ("billion laughs").
-    data = document.toJS({ maxAliasCount }) ?? {};
+    data = yamlData(document) ?? {};
   } catch (error) {
-    // The YAML library reports alias problems (too many, an alias before its anchor) as ReferenceError.
-    if (!(error instanceof ReferenceError)) throw error;
-    const reason = error.message.split('\n')[0]!;
-    const message = reason.startsWith('Excessive alias count')
-      ? `aliases would expand past ${maxAliasCount} nodes (a YAML alias bomb?)`
-      : reason;
-    throw new ConfigError([{ file, line: 1, column: 1, path: '', message }]);
+    if (!(error instanceof YamlAliasError)) throw error;
+    throw new ConfigError([{ file, line: 1, column: 1, path: '', message: error.message }]);
   }
   const result = schema.safeParse(data, { reportInput: true, error: issueWording });
   if (result.success) return result.data;

@@ -1,18 +1,10 @@
 import path from 'node:path';
 import { formatPath } from '../config/load.js';
+import { isInsideFolder } from '../inside-folder.js';
 import type { ConfigDocument } from './config-document.js';
 import { ManagementError } from './errors.js';
 
-/** Whether `file` is inside `folder` (both absolute): below it, not the folder itself, not reached through `..`. */
-export function isInsideFolder(folder: string, file: string): boolean {
-  const relative = path.relative(folder, file);
-  return (
-    relative !== '' &&
-    relative !== '..' &&
-    !relative.startsWith(`..${path.sep}`) &&
-    !path.isAbsolute(relative)
-  );
-}
+export { isInsideFolder };
 
 /**
  * The management API writes only inside the configuration's folder. A `policy` that names a file is where the next

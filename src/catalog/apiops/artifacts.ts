@@ -1,8 +1,24 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
 import path from 'node:path';
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 import { type Diagnostic, DiagnosticsError } from '../../diagnostic.js';
+import { YamlAliasError, yamlData } from '../../yaml-data.js';
 import type { Finding } from './model.js';
+
+/**
+ * The largest file an artifact folder (or an overrides file) may hold: four times the largest definition API
+ * Management takes inline (4 MB; larger ones come from a URL), so a real specification fits and a 300 MB one is
+ * refused before it is read, instead of exhausting the heap.
+ */
+export const maxArtifactBytes = 16 * 1024 * 1024;
 
 /** The artifacts cannot be read at all (a missing folder, malformed JSON or YAML): nothing is imported. */
 export class ApiopsError extends DiagnosticsError {
@@ -30,6 +46,8 @@ export const isRecord = (value: unknown): value is Properties =>
  */
 export class ArtifactFolder {
   readonly findings: Finding[] = [];
+  /** What the folder may not hold (a specification's reference out of it, an alias bomb): the import stops. */
+  readonly refused: Diagnostic[] = [];
   private readonly overrides: Map<string, Override[]>;
 
   constructor(
@@ -39,6 +57,8 @@ export class ArtifactFolder {
     if (!existsSync(root) || !statSync(root).isDirectory()) {
       throw new ApiopsError([{ file: root, message: 'not a folder of APIOps artifacts' }]);
     }
+    const problems = untrustedEntries(root);
+    if (problems.length > 0) throw new ApiopsError(problems);
     this.overrides = overridesFile
       ? readOverrides(overridesFile, (message) => this.skip(overridesFile, message))
       : new Map();
@@ -154,6 +174,46 @@ export class ArtifactFolder {
   }
 }
 
+/**
+ * An artifact folder comes from a pull request or an archive: before anything in it is read, every entry must be a
+ * folder or a regular file of at most maxArtifactBytes. A symbolic link is refused wherever it points — to
+ * /etc/passwd, to ../outside, even to a sibling — since the folder must be what it looks like; so are pipes
+ * (reading one waits forever), sockets and devices. Every such entry is named, in path order.
+ */
+function untrustedEntries(root: string): Diagnostic[] {
+  const problems: Diagnostic[] = [];
+  const pending = [root];
+  while (pending.length > 0) {
+    const folder = pending.pop()!;
+    for (const name of readdirSync(folder)) {
+      const file = path.join(folder, name);
+      const stats = lstatSync(file);
+      if (stats.isSymbolicLink()) {
+        problems.push({
+          file,
+          message: `a symbolic link (to ${readlinkSync(file)}): an artifact folder is read as it is, so links are refused wherever they point`,
+        });
+      } else if (stats.isDirectory()) {
+        pending.push(file);
+      } else if (!stats.isFile()) {
+        problems.push({ file, message: `${specialKind(stats)}, not a file or folder` });
+      } else if (stats.size > maxArtifactBytes) {
+        problems.push({ file, message: tooLarge(stats.size) });
+      }
+    }
+  }
+  return problems.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+}
+
+function specialKind(stats: Stats): string {
+  if (stats.isFIFO()) return 'a named pipe';
+  if (stats.isSocket()) return 'a socket';
+  return 'a device';
+}
+
+const tooLarge = (size: number) =>
+  `${size} bytes, more than the ${maxArtifactBytes} bytes an artifact file may have`;
+
 /** Objects merged key by key (the override wins); anything else is replaced. */
 function merge(base: Properties, over: Properties): Properties {
   const out: Properties = { ...base };
@@ -167,6 +227,9 @@ function merge(base: Properties, over: Properties): Properties {
 function readOverrides(file: string, unusable: (message: string) => void): Map<string, Override[]> {
   if (!existsSync(file))
     throw new ApiopsError([{ file, message: 'cannot read the overrides file (ENOENT)' }]);
+  // Bounded as the artifacts are: the overrides file usually sits in the same repository.
+  const size = statSync(file).size;
+  if (size > maxArtifactBytes) throw new ApiopsError([{ file, message: tooLarge(size) }]);
   const text = readFileSync(file, 'utf8');
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: false });
@@ -175,16 +238,24 @@ function readOverrides(file: string, unusable: (message: string) => void): Map<s
     return { file, line: position.line, column: position.col, message: error.message.split('\n')[0]! };
   });
   if (problems.length > 0) throw new ApiopsError(problems);
+  // Values come from the document's data, aliases expanded within the bound; the nodes only say where.
+  let data: unknown;
+  try {
+    data = yamlData(document);
+  } catch (error) {
+    if (!(error instanceof YamlAliasError)) throw error;
+    throw new ApiopsError([{ file, line: 1, column: 1, message: error.message }]);
+  }
   const sections = new Map<string, Override[]>();
-  if (!isMap(document.contents)) return sections;
+  if (!isMap(document.contents) || !isRecord(data)) return sections;
   const where = (node: { range?: [number, number, number] | null | undefined }) => {
     const position = lineCounter.linePos(node.range?.[0] ?? 0);
     return `${position.line}:${position.col}`;
   };
-  const entriesOf = (node: unknown, at: string): Override[] => {
-    if (!isSeq(node)) return [];
-    return node.items.flatMap((item) => {
-      const value = (item as { toJSON(): unknown }).toJSON?.();
+  const entriesOf = (node: unknown, values: unknown, at: string): Override[] => {
+    if (!isSeq(node) || !Array.isArray(values)) return [];
+    return node.items.flatMap((item, index) => {
+      const value: unknown = values[index];
       if (!isRecord(value) || typeof value.name !== 'string') {
         // The publisher's sample keeps placeholders (`name: [your name here]`) until an operator fills them.
         unusable(`${at} line ${where(item as never).split(':')[0]}: an override without a name is ignored`);
@@ -195,7 +266,7 @@ function readOverrides(file: string, unusable: (message: string) => void): Map<s
         for (const pair of item.items) {
           const key = String((pair.key as { value?: unknown }).value ?? pair.key);
           if (key !== 'name' && key !== 'properties')
-            children.set(key, entriesOf(pair.value, `${at}.${key}`));
+            children.set(key, entriesOf(pair.value, value[key], `${at}.${key}`));
         }
       }
       return [
@@ -212,7 +283,7 @@ function readOverrides(file: string, unusable: (message: string) => void): Map<s
   for (const pair of document.contents.items) {
     const key = String((pair.key as { value?: unknown }).value ?? pair.key);
     if (key === 'apimServiceName') continue;
-    sections.set(key, entriesOf(pair.value, key));
+    sections.set(key, entriesOf(pair.value, data[key], key));
   }
   return sections;
 }

@@ -2,7 +2,7 @@
  * APIOps artifacts ⇄ gateway configuration: `portcullis import apiops` and `export apiops`. Each kind of API
  * Management resource is one file of `resources/`, listed in `resources/index.ts`.
  */
-import { ArtifactFolder } from './artifacts.js';
+import { ApiopsError, ArtifactFolder } from './artifacts.js';
 import type { ExportContext, ImportContext } from './context.js';
 import { emptyDocument, type Finding, type GatewayDocument } from './model.js';
 import { resourceKinds } from './resources/index.js';
@@ -20,8 +20,8 @@ export interface ApiopsImport {
 
 /**
  * Reads an extracted instance (`directory`), with an environment's overrides (`configuration.<env>.yaml`) laid
- * over it. Throws ApiopsError when the folder or a file cannot be read at all; everything else that does not map is
- * a finding.
+ * over it. Throws ApiopsError when the folder or a file cannot be read at all, or holds what an artifact folder may
+ * not (links, oversized files, references out of it, alias bombs); everything else that does not map is a finding.
  */
 export async function importApiops(
   directory: string,
@@ -35,6 +35,7 @@ export async function importApiops(
     apiIds: new Map(),
   };
   for (const kind of resourceKinds) await kind.importInto(context);
+  if (artifacts.refused.length > 0) throw new ApiopsError(artifacts.refused);
   if (options.overrides !== undefined) artifacts.unusedOverrides(options.overrides);
   return { document: context.document, files: context.output, findings: artifacts.findings };
 }

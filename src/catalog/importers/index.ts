@@ -17,7 +17,7 @@ export type {
   SoapMatch,
   XmlName,
 } from './model.js';
-export { ImportError } from './model.js';
+export { ImportError, ImportRefusedError } from './model.js';
 export { firstBodyElement, matchSoapOperation, needsBody, requestAction } from './soap-match.js';
 
 export const importers: ReadonlyMap<string, Importer> = new Map(

@@ -90,12 +90,26 @@ export interface ImportOptions {
   apiId?: string;
   /** Replaces the backend URL the definition declares (required when it declares none). */
   serviceUrl?: string;
+  /**
+   * The folder the definition came in, when it comes from someone else (an APIOps artifact folder from a pull
+   * request or an archive): a reference to a file outside it, or to a URL, is refused (ImportRefusedError), never read.
+   */
+  root?: string;
 }
 
 /** The definition cannot be imported; nothing of it is returned. Each problem's path is a JSON pointer (OpenAPI) or
  * an element path (WADL/WSDL). */
 export class ImportError extends DiagnosticsError {
-  override readonly name = 'ImportError';
+  override readonly name: string = 'ImportError';
+}
+
+/**
+ * The definition reaches for what it may not read — a file outside `root`, a URL — or past a bound (a YAML alias
+ * bomb). Not a definition that is merely wrong: a caller importing many (`import apiops`) stops instead of leaving
+ * the one API out.
+ */
+export class ImportRefusedError extends ImportError {
+  override readonly name = 'ImportRefusedError';
 }
 
 /** An importer: reads one definition file (and what it references) into one API. */

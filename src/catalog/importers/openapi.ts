@@ -17,10 +17,12 @@ import {
   type ImportedResponse,
   type Importer,
   type ImportOptions,
+  ImportRefusedError,
   type JsonSchema,
   type ParameterType,
   slug,
 } from './model.js';
+import { checkReferences, confinedResolvers, RefusedReference } from './references.js';
 import { pointerTokens, SourceMap, toPointer } from './source-map.js';
 
 type Json = Record<string, unknown>;
@@ -59,10 +61,15 @@ export const importer: Importer = {
         ),
       ]);
     }
-    await validateDefinition(file, sources);
+    await checkReferences(file, sources, options.root);
+    const resolvers = (
+      options.root === undefined ? {} : confinedResolvers(options.root, sources)
+    ) as ParserOptions;
+    await validateDefinition(file, sources, resolvers);
     // Bundling first makes every remaining `$ref` internal, so circular schemas left as `$ref` by the
     // dereference can be copied into `$defs`.
-    const document = (await dereference(await bundle(file), {
+    const document = (await dereference(await bundle(file, resolvers), {
+      ...resolvers,
       dereference: { circular: 'ignore' },
     })) as unknown as Json;
     return toApi(document, raw, dialect, file, options, sources);
@@ -79,17 +86,23 @@ function dialectOf(raw: Json): Dialect | undefined {
 // ---------------------------------------------------------------------------------------------------------
 // Validation and error positions
 
-async function validateDefinition(file: string, sources: SourceMap): Promise<void> {
+/** The parser's options; the resolvers are given as objects, which its types do not spell. */
+type ParserOptions = NonNullable<Parameters<typeof validate>[1]>;
+
+async function validateDefinition(file: string, sources: SourceMap, resolvers: ParserOptions): Promise<void> {
   let result: Awaited<ReturnType<typeof validate>>;
   try {
-    result = await validate(file, { validate: { errors: { colorize: false } } });
+    result = await validate(file, { ...resolvers, validate: { errors: { colorize: false } } });
   } catch (error) {
+    if (error instanceof RefusedReference) {
+      throw new ImportRefusedError(error.problems.map((problem) => placeRefused(problem, sources)));
+    }
     // A referenced file that cannot be read or parsed, or a version the parser does not know.
     throw new ImportError([await placeResolverError((error as Error).message, file, sources)]);
   }
   if (result.valid) return;
   const codeFrames = needsLineMap(result.errors)
-    ? jsonLinePointers(await dereference(file, { dereference: { circular: 'ignore' } }))
+    ? jsonLinePointers(await dereference(file, { ...resolvers, dereference: { circular: 'ignore' } }))
     : [];
   const problems: Diagnostic[] = [];
   for (const error of result.errors)
@@ -116,6 +129,27 @@ async function placeResolverError(message: string, file: string, sources: Source
   return found
     ? { file: found.file, line: found.line, column: found.column, message: headline }
     : { file, message: headline };
+}
+
+/**
+ * A read the confined resolvers refused names the file or URL it was asked for: shown at the `$ref` that leads
+ * there when one does (the walk of `checkReferences` refuses the plain ones first; these came another way).
+ */
+function placeRefused(problem: Diagnostic, sources: SourceMap): Diagnostic {
+  const found = sources.findRef((value, from) => {
+    const target = value.split('#')[0]!;
+    return (
+      target === problem.file || (target !== '' && path.resolve(path.dirname(from), target) === problem.file)
+    );
+  });
+  return found
+    ? {
+        file: found.file,
+        line: found.line,
+        column: found.column,
+        message: `$ref to ${problem.file}: ${problem.message}`,
+      }
+    : problem;
 }
 
 const CODE_FRAME_LINE = /^>\s*(\d+) \|/m;

@@ -5,8 +5,19 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { isMap, isNode, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
-import { ImportError } from './model.js';
+import {
+  isMap,
+  isNode,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseDocument,
+  type Scalar,
+} from 'yaml';
+import { YamlAliasError, yamlData } from '../../yaml-data.js';
+import { ImportError, ImportRefusedError } from './model.js';
 
 interface SourceFile {
   /** Absolute path, the cache key and the base of relative `$ref`s. */
@@ -14,7 +25,17 @@ interface SourceFile {
   /** The path as the user would write it: the root as given, others relative to the root's folder. */
   readonly shown: string;
   readonly root: Node | null;
+  /** The document as data, aliases expanded within the bound every YAML reader keeps. */
+  readonly data: unknown;
   readonly lines: LineCounter;
+}
+
+/** A `$ref` as written: its value, and where (the file as shown, line and column of the value). */
+export interface WrittenRef {
+  readonly value: string;
+  readonly file: string;
+  readonly line: number;
+  readonly column: number;
 }
 
 export interface SourcePosition {
@@ -44,10 +65,42 @@ export function toPointer(tokens: readonly (string | number)[]): string {
 export class SourceMap {
   private readonly files = new Map<string, SourceFile>();
 
-  /** Reads and parses `file` (JSON is YAML); a syntax error is an ImportError at its line and column. */
+  /**
+   * Reads and parses `file` (JSON is YAML); a syntax error is an ImportError at its line and column, an alias bomb
+   * an ImportRefusedError.
+   */
   async load(file: string): Promise<unknown> {
     const source = await this.source(path.resolve(file), file);
-    return source.root?.toJSON() ?? null;
+    return source.data ?? null;
+  }
+
+  /**
+   * The `$ref`s written in `absolute` (read as `load` reads it; `shown` names it in problems), with where each is
+   * and the file it names, resolved against the file's folder (undefined for a URL or a reference inside the file).
+   */
+  async references(
+    absolute: string,
+    shown: string,
+  ): Promise<(WrittenRef & { target?: { absolute: string; shown: string } })[]> {
+    const source = await this.source(absolute, shown);
+    return scalarPairs(source.root, '$ref').map((node) => {
+      const value = String(node.value);
+      const written = { ...position(source, node, true), value };
+      const target = value.split('#')[0]!;
+      if (target === '' || /^[A-Za-z][A-Za-z0-9+.-]*:/.test(target)) return written;
+      // The parser reads a reference as a URL: `%2e%2e/` is `../` to it, so it is to this check.
+      let decoded = target;
+      try {
+        decoded = decodeURIComponent(target);
+      } catch {}
+      return {
+        ...written,
+        target: {
+          absolute: path.resolve(path.dirname(source.file), decoded),
+          shown: path.join(path.dirname(source.shown), decoded),
+        },
+      };
+    });
   }
 
   /** Where `pointer` (into the document rooted at `file`) was written; undefined when even the root is unknown. */
@@ -133,7 +186,14 @@ export class SourceMap {
         }),
       );
     }
-    const source = { file: absolute, shown, root: document.contents, lines };
+    let data: unknown;
+    try {
+      data = yamlData(document);
+    } catch (error) {
+      if (!(error instanceof YamlAliasError)) throw error;
+      throw new ImportRefusedError([{ file: shown, line: 1, column: 1, message: error.message }]);
+    }
+    const source = { file: absolute, shown, root: document.contents, data, lines };
     this.files.set(absolute, source);
     return source;
   }
@@ -204,6 +264,20 @@ function findScalarPair(node: unknown, key: string, test: (text: string) => bool
     }
   }
   return undefined;
+}
+
+/** Every scalar value of `key` in the tree, in document order. */
+function scalarPairs(node: unknown, key: string): Scalar[] {
+  if (isMap(node)) {
+    return node.items.flatMap((pair) => [
+      ...(isPair(pair) && isScalar(pair.key) && pair.key.value === key && isScalar(pair.value)
+        ? [pair.value]
+        : []),
+      ...scalarPairs(pair.value, key),
+    ]);
+  }
+  if (isSeq(node)) return node.items.flatMap((item) => scalarPairs(item, key));
+  return [];
 }
 
 function position(

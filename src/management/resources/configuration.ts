@@ -1,5 +1,5 @@
 import { parseDocument, stringify } from 'yaml';
-import { maxAliasCount } from '../../config/load.js';
+import { YamlAliasError, yamlData } from '../../yaml-data.js';
 import { type ConfigDocument, entityTag } from '../config-document.js';
 import { ManagementError } from '../errors.js';
 import { checkPreconditions, type ManagementResource } from '../resource.js';
@@ -56,11 +56,11 @@ export const configuration: ManagementResource = {
 /** The data of a document sent as JSON (which YAML parses, aliases included: an alias bomb is a 400). */
 function jsonData(parsed: ReturnType<typeof parseDocument>): unknown {
   try {
-    return parsed.toJS({ maxAliasCount });
+    return yamlData(parsed);
   } catch (error) {
-    if (!(error instanceof ReferenceError)) throw error;
+    if (!(error instanceof YamlAliasError)) throw error;
     throw new ManagementError(400, 'ValidationError', 'the configuration is not YAML or JSON', [
-      `request body: ${error.message.split('\n')[0]}`,
+      `request body: ${error.message}`,
     ]);
   }
 }

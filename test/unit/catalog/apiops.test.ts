@@ -193,6 +193,45 @@ subscriptions:
     expect(unmatched.length).toBeGreaterThan(5);
   });
 
+  // Issue 29: each override was turned into data on its own, so an alias lost its anchor (it became `{ source }`);
+  // the file is now read as every YAML file is, aliases bounded.
+  it('reads anchors and aliases of an overrides file, and refuses an alias bomb in one', async () => {
+    const root = artifacts({
+      'configuration.test.yaml': `
+shared: &local { url: "http://127.0.0.1:8081" }
+backends:
+  - name: backend1
+    properties: *local
+  - name: backend2
+    properties: *local
+`,
+      'configuration.bomb.yaml': `
+a: &a [x, x, x, x, x, x, x, x, x]
+b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+backends:
+  - name: backend1
+    properties: { url: "http://127.0.0.1:8081", tags: *c }
+`,
+    });
+    const { document } = await importApiops(root, { overrides: path.join(root, 'configuration.test.yaml') });
+    expect(document.backends).toEqual([
+      { id: 'backend1', url: 'http://127.0.0.1:8081' },
+      { id: 'backend2', url: 'http://127.0.0.1:8081' },
+    ]);
+    const bomb = path.join(root, 'configuration.bomb.yaml');
+    await expect(importApiops(root, { overrides: bomb })).rejects.toThrow(
+      new ApiopsError([
+        {
+          file: bomb,
+          line: 1,
+          column: 1,
+          message: 'aliases would expand past 100 nodes (a YAML alias bomb?)',
+        },
+      ]),
+    );
+  });
+
   it('lists backend features it cannot map, and leaves out pools and APIs of a set it cannot read', async () => {
     const root = artifacts({
       'backends/guarded/backendInformation.json': information({

@@ -1,5 +1,10 @@
 import path from 'node:path';
-import { ImportError, type ImportedOperation, importDefinition } from '../../importers/index.js';
+import {
+  ImportError,
+  type ImportedOperation,
+  ImportRefusedError,
+  importDefinition,
+} from '../../importers/index.js';
 import { type ArtifactFolder, configId, isRecord, reportUnused } from '../artifacts.js';
 import { type ImportContext, informationFile, type ResourceKind } from '../context.js';
 import type { ApiEntry, OperationEntry } from '../model.js';
@@ -240,12 +245,20 @@ async function importSpecification(
       urlSuffix: api.urlSuffix,
       apiId: api.id,
       serviceUrl: api.serviceUrl,
+      // The folder is someone else's: its specifications may refer only to files inside it.
+      root: artifacts.root,
     });
     const file = `definitions/${api.id}${extension === '.yml' ? '.yaml' : extension}`;
     output.set(file, artifacts.text(`apis/${folder}/${specification}`)!);
     api.definition = { format, file };
     return imported.operations;
   } catch (error) {
+    // A reference out of the folder or an alias bomb stops the import (once every API is read, so all are named):
+    // it is not a specification to leave out.
+    if (error instanceof ImportRefusedError) {
+      artifacts.refused.push(...error.problems);
+      return undefined;
+    }
     if (!(error instanceof ImportError)) throw error;
     artifacts.skip(
       `apis/${folder}/${specification}`,
