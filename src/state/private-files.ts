@@ -29,3 +29,36 @@ export function makeFilePrivate(file: string): void {
   if (process.getuid !== undefined && stat.uid !== process.getuid()) return;
   chmodSync(file, 0o600);
 }
+
+/**
+ * The error for a data directory this process may not write (EACCES, EPERM): the directory, its owner and mode, and
+ * this process's user — what it takes to fix a volume that came up root-owned in a container running as another
+ * user. Any other error is returned as it is.
+ */
+export function unwritableDirectory(setting: string, directory: string, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code !== 'EACCES' && code !== 'EPERM') return error;
+  const found = (() => {
+    // A directory not made yet: the nearest one that exists is the one that refused.
+    let existing = path.resolve(directory);
+    try {
+      for (;;) {
+        const stat = statSync(existing, { throwIfNoEntry: false });
+        if (stat !== undefined || existing === path.dirname(existing)) {
+          const what = existing === path.resolve(directory) ? 'it' : `it does not exist, and ${existing}`;
+          const mode = ((stat?.mode ?? 0) & 0o777).toString(8).padStart(4, '0');
+          return `${what} belongs to uid ${stat?.uid} (mode ${mode})`;
+        }
+        existing = path.dirname(existing);
+      }
+    } catch (cause) {
+      return `${existing} cannot be looked at either (${(cause as NodeJS.ErrnoException).code})`;
+    }
+  })();
+  const user = process.getuid?.();
+  return new Error(
+    `${setting} ${directory} is not writable by this process (${code}): ${found}` +
+      `${user === undefined ? '' : `, and the process runs as uid ${user}`}; make the directory writable by that ` +
+      'user (in a container image: create it and chown it to the user before USER, so a new volume copies that owner)',
+  );
+}

@@ -1,7 +1,7 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JWK } from 'jose';
-import { makeFilePrivate, makePrivateDirectory } from '../../state/private-files.js';
+import { makeFilePrivate, makePrivateDirectory, unwritableDirectory } from '../../state/private-files.js';
 import type { ClientRecord, ClientStore } from './types.js';
 
 /**
@@ -83,12 +83,17 @@ export async function importClientsFile(dataDir: string, clients: ClientStore): 
 
 export async function loadSigningKeys(dataDir: string): Promise<JWK[] | undefined> {
   const file = join(dataDir, 'signing-keys.json');
+  const keys = await readJson<JWK[]>(file);
   // A backup restored with a plain `cp` is 0644: the private keys are made private again before use.
-  makeFilePrivate(file);
-  return readJson<JWK[]>(file);
+  if (keys !== undefined) makeFilePrivate(file);
+  return keys;
 }
 
 export async function saveSigningKeys(dataDir: string, keys: JWK[]): Promise<void> {
-  makePrivateDirectory(dataDir);
-  await writeJsonAtomic(join(dataDir, 'signing-keys.json'), keys);
+  try {
+    makePrivateDirectory(dataDir);
+    await writeJsonAtomic(join(dataDir, 'signing-keys.json'), keys);
+  } catch (error) {
+    throw unwritableDirectory('auth.dataDir', dataDir, error);
+  }
 }

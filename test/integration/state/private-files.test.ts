@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { loadSigningKeys, saveSigningKeys } from '../../../src/auth/stores/file.js';
 import { ensureDevelopmentCertificate } from '../../../src/config/development-certificate.js';
 import { openEmbeddedState } from '../../../src/state/embedded.js';
+import { unwritableDirectory } from '../../../src/state/private-files.js';
 
 const modeOf = async (file: string) => (await stat(file)).mode & 0o777;
 
@@ -82,5 +83,21 @@ describe('private files on disk', () => {
     const again = await ensureDevelopmentCertificate(folder, ['localhost']);
     expect(again.keyFile).toBe(files.keyFile);
     expect(await modeOf(files.keyFile)).toBe(0o600);
+  });
+
+  it('says which directory refused a write, whose it is and who asked', async () => {
+    const denied = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+    const parent = path.join(root, 'parent');
+    await mkdir(parent, { mode: 0o755 });
+    await chmod(parent, 0o750);
+    const missing = path.join(parent, 'auth');
+    expect((unwritableDirectory('auth.dataDir', missing, denied) as Error).message).toBe(
+      `auth.dataDir ${missing} is not writable by this process (EACCES): it does not exist, and ${parent} belongs ` +
+        `to uid ${process.getuid!()} (mode 0750), and the process runs as uid ${process.getuid!()}; make the ` +
+        'directory writable by that user (in a container image: create it and chown it to the user before USER, so ' +
+        'a new volume copies that owner)',
+    );
+    const other = Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' });
+    expect(unwritableDirectory('auth.dataDir', missing, other)).toBe(other);
   });
 });
