@@ -85,7 +85,7 @@ export class AddressPolicy {
     const form = EMBEDDINGS.find(({ network: [network, bits] }) => v6.match(network, bits));
     if (form === undefined) return v6.range() === 'unicast';
     const carried = form.carried(v6.parts);
-    return carried !== undefined && carried.every((v4) => this.listed(v4) || v4.range() === 'unicast');
+    return carried?.every((v4) => this.listed(v4) || v4.range() === 'unicast') === true;
   }
 
   private listed(address: Address): boolean {
