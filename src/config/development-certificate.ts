@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { chmod, mkdir, readFile, rename } from 'node:fs/promises';
+import { chmod, readFile, rename } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { makeFilePrivate, makePrivateDirectory } from '../state/private-files.js';
 
 const run = promisify(execFile);
 
@@ -28,8 +29,11 @@ export async function ensureDevelopmentCertificate(
 ): Promise<CertificateFiles> {
   const certificateFile = path.join(folder, 'development.pem');
   const keyFile = path.join(folder, 'development.key');
-  if (await reusable(certificateFile, keyFile, hostnames, now)) return { certificateFile, keyFile };
-  await mkdir(folder, { recursive: true, mode: 0o700 });
+  if (await reusable(certificateFile, keyFile, hostnames, now)) {
+    makeFilePrivate(keyFile);
+    return { certificateFile, keyFile };
+  }
+  makePrivateDirectory(folder);
   const names = hostnames.map((name) => (isIP(name) ? `IP:${name}` : `DNS:${name}`));
   // Written beside and renamed, so a crash never leaves a certificate without its key.
   const partial = { cert: `${certificateFile}.partial`, key: `${keyFile}.partial` };

@@ -1,7 +1,7 @@
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { maxEmbeddedStreams } from './options.js';
+import { makeFilePrivate, makePrivateDirectory } from './private-files.js';
 
 /**
  * The embedded durable store of a single machine (`state.dataDir`): one LMDB environment that every process of the
@@ -37,10 +37,25 @@ export interface EmbeddedState {
 /** How many named databases one environment may hold: auth records and counters, and one per event stream. */
 const maxDatabases = 32 + maxEmbeddedStreams;
 
-export function openEmbeddedState(directory: string): EmbeddedState {
-  mkdirSync(directory, { recursive: true });
+/** The files of one LMDB environment in its directory. */
+const ENVIRONMENT_FILES = ['data.mdb', 'lock.mdb'];
+
+/**
+ * Opens (creating) the LMDB environment in `directory` readable by this user only: the store holds tokens,
+ * sessions and what every client did. lmdb-js passes `permissionsMode` (not in its types) to mdb_env_open, which
+ * otherwise creates both files 0664 less the umask; files an older version made are tightened too.
+ */
+function openPrivateEnvironment(directory: string, options: { noSync?: boolean }): RootDatabase {
+  makePrivateDirectory(directory);
+  const mode = { permissionsMode: 0o600 };
   // noSubdir: false, or lmdb-js takes a directory whose name has a dot (`state.v1`) for the database file itself.
-  const root: RootDatabase = open({ path: directory, maxDbs: maxDatabases, noSubdir: false });
+  const root = open({ path: directory, maxDbs: maxDatabases, noSubdir: false, ...options, ...mode });
+  for (const file of ENVIRONMENT_FILES) makeFilePrivate(path.join(directory, file));
+  return root;
+}
+
+export function openEmbeddedState(directory: string): EmbeddedState {
+  const root = openPrivateEnvironment(directory, {});
   const databases = new Map<string, Database<unknown, string>>();
   let unsyncedRoot: RootDatabase | undefined;
   const unsyncedDatabases = new Map<string, Database<unknown, string>>();
@@ -58,13 +73,15 @@ export function openEmbeddedState(directory: string): EmbeddedState {
       await root.flushed;
       return result;
     },
-    backup: (target: string) => root.backup(target, false),
+    async backup(target: string) {
+      await root.backup(target, false);
+      // mdb_env_copy creates the copy 0666 less the umask.
+      makeFilePrivate(path.join(target, 'data.mdb'));
+    },
     unsyncedDatabase<V>(name: string) {
       let database = unsyncedDatabases.get(name);
       if (database === undefined) {
-        const unsyncedDirectory = path.join(directory, 'unsynced');
-        mkdirSync(unsyncedDirectory, { recursive: true });
-        unsyncedRoot ??= open({ path: unsyncedDirectory, maxDbs: maxDatabases, noSync: true });
+        unsyncedRoot ??= openPrivateEnvironment(path.join(directory, 'unsynced'), { noSync: true });
         database = unsyncedRoot.openDB<unknown, string>({ name });
         unsyncedDatabases.set(name, database);
       }

@@ -1,6 +1,7 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JWK } from 'jose';
+import { makeFilePrivate, makePrivateDirectory, unwritableDirectory } from '../../state/private-files.js';
 import type { ClientRecord, ClientStore } from './types.js';
 
 /**
@@ -33,7 +34,7 @@ export class FileClientStore implements ClientStore {
   ) {}
 
   static async open(dataDir: string): Promise<FileClientStore> {
-    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    makePrivateDirectory(dataDir);
     const path = join(dataDir, 'clients.json');
     const saved = (await readJson<ClientRecord[]>(path)) ?? [];
     return new FileClientStore(path, new Map(saved.map((c) => [c.clientId, Object.freeze(c)])));
@@ -81,10 +82,18 @@ export async function importClientsFile(dataDir: string, clients: ClientStore): 
 }
 
 export async function loadSigningKeys(dataDir: string): Promise<JWK[] | undefined> {
-  return readJson<JWK[]>(join(dataDir, 'signing-keys.json'));
+  const file = join(dataDir, 'signing-keys.json');
+  const keys = await readJson<JWK[]>(file);
+  // A backup restored with a plain `cp` is 0644: the private keys are made private again before use.
+  if (keys !== undefined) makeFilePrivate(file);
+  return keys;
 }
 
 export async function saveSigningKeys(dataDir: string, keys: JWK[]): Promise<void> {
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  await writeJsonAtomic(join(dataDir, 'signing-keys.json'), keys);
+  try {
+    makePrivateDirectory(dataDir);
+    await writeJsonAtomic(join(dataDir, 'signing-keys.json'), keys);
+  } catch (error) {
+    throw unwritableDirectory('auth.dataDir', dataDir, error);
+  }
 }

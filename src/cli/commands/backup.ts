@@ -1,8 +1,9 @@
-import { copyFile, mkdir, readdir } from 'node:fs/promises';
+import { copyFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from '../../config/load.js';
 import { openEmbeddedState } from '../../state/embedded.js';
+import { makePrivateDirectory } from '../../state/private-files.js';
 import { type CliCommand, InputError, UsageError } from '../command.js';
 
 /** The files of auth.dataDir worth keeping: the generated signing keys (and registrations not yet imported). */
@@ -40,7 +41,7 @@ export const command: CliCommand = {
     if ((await readdir(target).catch((): string[] => [])).length > 0)
       throw new UsageError(`${target} is not empty: back up into a new directory`);
 
-    await mkdir(path.join(target, 'state'), { recursive: true, mode: 0o700 });
+    makePrivateDirectory(path.join(target, 'state'));
     const state = openEmbeddedState(dataDir);
     try {
       await state.backup(path.join(target, 'state'));
@@ -53,7 +54,7 @@ export const command: CliCommand = {
     if (authDir) {
       const present = new Set(await readdir(authDir).catch((): string[] => []));
       const files = AUTH_FILES.filter((file) => present.has(file));
-      if (files.length > 0) await mkdir(path.join(target, 'auth'), { recursive: true, mode: 0o700 });
+      if (files.length > 0) makePrivateDirectory(path.join(target, 'auth'));
       for (const file of files) {
         // Private keys: the copy is as private as the original (mode 0600 is kept by copyFile).
         await copyFile(path.join(authDir, file), path.join(target, 'auth', file));

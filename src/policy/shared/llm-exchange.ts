@@ -4,18 +4,14 @@
  * from the response as it passes — however many elements of the pipeline ask for them.
  */
 import type { ResponseBodyWatcher, RunContext } from '../runtime.js';
-import { SseScanner, type TokenUsage, UsageMeter } from './llm-usage.js';
-import {
-  countTextTokens,
-  type Encoding,
-  encodingFor,
-  estimatePromptTokens,
-  isStreamRequest,
-} from './prompt-tokens.js';
+import { CompletionCounter, estimateCompletionTokens } from './completion-tokens.js';
+import { type TokenUsage, UsageMeter } from './llm-usage.js';
+import { type Encoding, encodingFor, estimatePromptTokens, isStreamRequest } from './prompt-tokens.js';
 
 /**
  * What the call used, when the response is over: the usage the backend reported, or — when it reported none —
- * the prompt estimate and, for a stream, the completion text counted as it passed (`estimated` says so).
+ * the prompt estimate and the completion text counted with the same tokenizer: a stream's as it passed, a JSON
+ * answer's once complete (`estimated` says so).
  */
 export interface CallUsage extends TokenUsage {
   readonly estimated: boolean;
@@ -56,6 +52,12 @@ export class LlmCall {
     return isStreamRequest(this.request);
   }
 
+  /** The tokenizer of the request's model, for the prompt and the completion alike. */
+  get encoding(): Encoding {
+    const model = (this.request as { model?: unknown } | undefined)?.model;
+    return encodingFor(typeof model === 'string' ? model : undefined);
+  }
+
   /** The prompt's tokens by the model's tokenizer. */
   promptTokens(): number {
     this.#prompt ??= estimatePromptTokens(this.request);
@@ -68,14 +70,10 @@ export class LlmCall {
     if (this.#meter !== undefined) return;
     const meter = new UsageMeter();
     this.#meter = meter;
-    const request = this.request as
-      | { model?: unknown; stream_options?: { include_usage?: unknown } }
-      | undefined;
+    const request = this.request as { stream_options?: { include_usage?: unknown } } | undefined;
     // A chat/completions stream reports usage only when asked to: count its text instead.
     if (this.streamed && request?.stream_options?.include_usage !== true)
-      this.#completionText = new CompletionCounter(
-        encodingFor(typeof request?.model === 'string' ? request.model : undefined),
-      );
+      this.#completionText = new CompletionCounter(this.encoding);
     const watcher: ResponseBodyWatcher = {
       chunk: (bytes, last) => {
         meter.push(bytes);
@@ -94,7 +92,8 @@ export class LlmCall {
     if (reported !== undefined) usage = { ...reported, estimated: false };
     else {
       const prompt = this.promptTokens();
-      const completion = this.#completionText?.end() ?? 0;
+      const completion =
+        this.#completionText?.end() ?? estimateCompletionTokens(this.#meter?.answer, this.encoding);
       usage = {
         promptTokens: prompt,
         completionTokens: completion,
@@ -103,43 +102,6 @@ export class LlmCall {
       };
     }
     for (const listener of this.#listeners) await listener(usage, this.run);
-  }
-}
-
-/** Counts the completion text of a chat/completions or Responses stream (when it reports no usage). */
-class CompletionCounter {
-  #tokens = 0;
-  readonly #scanner: SseScanner;
-
-  constructor(private readonly encoding: Encoding) {
-    // Only streams that report no usage pay for parsing every event.
-    this.#scanner = new SseScanner((event) => this.#event(event.data));
-  }
-
-  push(bytes: Buffer): void {
-    this.#scanner.push(bytes);
-  }
-
-  end(): number {
-    this.#scanner.end();
-    return this.#tokens;
-  }
-
-  #event(data: string): void {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(data);
-    } catch {
-      return;
-    }
-    if (parsed === null || typeof parsed !== 'object') return;
-    const record = parsed as { choices?: unknown; delta?: unknown };
-    if (typeof record.delta === 'string') this.#tokens += countTextTokens(record.delta, this.encoding);
-    if (!Array.isArray(record.choices)) return;
-    for (const choice of record.choices as { delta?: { content?: unknown }; text?: unknown }[]) {
-      const text = typeof choice?.delta?.content === 'string' ? choice.delta.content : choice?.text;
-      if (typeof text === 'string') this.#tokens += countTextTokens(text, this.encoding);
-    }
   }
 }
 

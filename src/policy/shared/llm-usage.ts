@@ -206,6 +206,7 @@ export class UsageMeter {
   #scanner: SseScanner | undefined;
   #partial: PartialUsage | undefined;
   #ended = false;
+  #answer: unknown;
 
   constructor(private readonly maxJsonBytes = 4 << 20) {}
 
@@ -239,6 +240,7 @@ export class UsageMeter {
       else if (this.#kind === 'json' && this.#jsonBytes <= this.maxJsonBytes) {
         try {
           const answer: unknown = JSON.parse(Buffer.concat(this.#json).toString('utf8'));
+          this.#answer = answer;
           // Gemini's streamGenerateContent without `alt=sse` answers a JSON array of chunks.
           for (const part of Array.isArray(answer) ? answer : [answer]) this.#merge(partialUsage(part));
         } catch {
@@ -248,6 +250,14 @@ export class UsageMeter {
       }
     }
     return this.#partial === undefined ? undefined : complete(this.#partial);
+  }
+
+  /**
+   * The JSON answer as parsed by end(), for estimating its completion when it reports no usage; undefined for a
+   * stream, a body that is not JSON, or one larger than `maxJsonBytes`.
+   */
+  get answer(): unknown {
+    return this.#answer;
   }
 
   #onEvent(event: ServerSentEvent): void {

@@ -35,7 +35,7 @@ const TOKENS_PER_MESSAGE = 3;
 const REPLY_PRIMER = 3;
 
 /** The texts of a content value: a string, or an array of parts (`{type: "text", text}`, `input_text` …). */
-function contentTexts(content: unknown, into: string[]): void {
+export function contentTexts(content: unknown, into: string[]): void {
   if (typeof content === 'string') into.push(content);
   else if (Array.isArray(content)) {
     for (const part of content) {

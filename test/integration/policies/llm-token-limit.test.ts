@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { estimatePromptTokens } from '../../../src/policy/shared/prompt-tokens.js';
+import { countTextTokens, estimatePromptTokens } from '../../../src/policy/shared/prompt-tokens.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 import { type OpenAiBackend, startOpenAiBackend } from '../../helpers/openai-backend.js';
 import { apiYaml, policy } from './support.js';
@@ -175,6 +175,22 @@ describe('llm-token-limit through Envoy', () => {
     const left = Number(after.headers.get('x-remaining-tokens'));
     expect(left).toBeGreaterThan(0);
     expect(left).toBeLessThan(20);
+    await after.text();
+  });
+
+  it('counts a JSON answer without usage from its estimated prompt and its completion text, however long', async () => {
+    const story = 'Once upon a time, a gateway counted tokens. '.repeat(8);
+    backend.configure({ usage: null, pieces: [story] });
+    const first = await post('/rate/chat/completions', chat());
+    expect(first.status).toBe(200);
+    expect(((await first.json()) as { usage?: unknown }).usage).toBeUndefined();
+    backend.configure({ pieces: undefined });
+    const counted = estimatePromptTokens(chat()) + countTextTokens(story, 'o200k_base');
+    expect(counted).toBeGreaterThan(80);
+    expect(first.headers.get('x-tokens-consumed')).toBe(String(counted));
+    // Counted in the window, not only reported.
+    const after = await post('/rate/chat/completions', chat());
+    expect(after.headers.get('x-remaining-tokens')).toBe(String(100 - counted));
     await after.text();
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../../../../src/policy/diagnostics.js';
 import { PipelineRun } from '../../../../src/policy/runner.js';
+import { countTextTokens, estimatePromptTokens } from '../../../../src/policy/shared/prompt-tokens.js';
 import { quotaPeriodWindow } from '../../../../src/policy/shared/token-limit.js';
 import { validatePolicies } from '../../../../src/policy/validate.js';
 import { fakeServices, header, pipelineOf, policies, request } from '../../../support/policy/fakes.js';
@@ -105,5 +106,32 @@ describe('llm-token-limit', () => {
     const outcome = await next.onRequest();
     // 45 used: another estimate of about 10 does not fit in 50.
     expect(outcome.kind).toBe('respond');
+  });
+
+  it('counts a JSON answer without usage as its prompt and its completion text, by the same tokenizer', async () => {
+    const services = fakeServices();
+    const p = pipelineOf(
+      policies({
+        inbound:
+          '<llm-token-limit counter-key="k" tokens-per-minute="100000" tokens-consumed-variable-name="used" />',
+      }),
+    );
+    const body = { model: 'gpt-4o', messages: [{ role: 'user', content: 'Tell me a long story.' }] };
+    const run = new PipelineRun(
+      p,
+      request({ method: 'POST', body: Buffer.from(JSON.stringify(body)) }),
+      services,
+    );
+    expect((await run.onRequest()).kind).toBe('forward');
+    const story = 'Once upon a time, a gateway counted tokens. '.repeat(50);
+    const answer = JSON.stringify({
+      choices: [{ index: 0, message: { role: 'assistant', content: story } }],
+    });
+    // Split inside the text: the answer is counted once it is complete.
+    await run.responseBodyChunk(Buffer.from(answer.slice(0, 300)), false);
+    await run.responseBodyChunk(Buffer.from(answer.slice(300)), true);
+    expect(run.context.variables.get('used')).toBe(
+      estimatePromptTokens(body) + countTextTokens(story, 'o200k_base'),
+    );
   });
 });
