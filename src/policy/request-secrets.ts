@@ -14,11 +14,10 @@
  */
 import { Jwt, parseBasic, parseJwt, type VariablesModel } from '../expr/index.js';
 import { credentialHeaderNames, credentialQueryNames, SecretValues } from '../redact.js';
-import type { HeaderInit } from './runner.js';
 
-/** The request as it came (runner.ts's RequestDescription): where its credentials are read from. */
+/** The request as it came (what runner.ts's RequestDescription says of it): where its credentials are read from. */
 export interface CarriedRequest {
-  readonly headers: HeaderInit;
+  readonly headers: Iterable<readonly [string, string | readonly string[]]>;
   readonly url: string | URL;
 }
 
