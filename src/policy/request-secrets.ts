@@ -91,20 +91,23 @@ function carriedCredentials(request: CarriedRequest, values: SecretValues): void
     if (credentialQueryNames.has(name.toLowerCase())) values.add(value);
 }
 
-/** A header's value, and the parts of it an expression can take out alone. */
+/**
+ * A header's credentials, as an expression can take them out: each cookie's value, an authorization scheme's
+ * credentials (RFC 9110 §11.4) and a Basic pair's password decoded (AsBasic), else the whole value. What is not a
+ * credential stays (a cookie's name, the scheme), so a line still says what was sent: `Bearer ***`, `sid=***`.
+ */
 function headerCredentials(name: string, value: string, values: SecretValues): void {
-  values.add(value.trim());
   if (name === 'cookie') {
     for (const pair of value.split(';')) {
       const equals = pair.indexOf('=');
-      if (equals >= 0) values.add(pair.slice(equals + 1).trim());
+      values.add((equals < 0 ? pair : pair.slice(equals + 1)).trim());
     }
     return;
   }
-  // `scheme credentials` (RFC 9110 §11.4): the credentials alone, a Basic pair's password decoded (AsBasic).
-  const scheme = /^\s*[A-Za-z][\w.+-]*\s+(\S.*?)\s*$/.exec(value);
-  if (scheme !== null) values.add(scheme[1]!);
-  if (!name.endsWith('authorization')) return;
+  const authorization = name.endsWith('authorization');
+  const scheme = authorization ? /^\s*[A-Za-z][\w.+-]*\s+(\S.*?)\s*$/.exec(value) : null;
+  values.add(scheme === null ? value.trim() : scheme[1]!);
+  if (!authorization) return;
   const basic = parseBasic(value);
   if (basic !== null) {
     values.add(`${basic.userId}:${basic.password}`);

@@ -48,14 +48,20 @@ describe('RequestSecrets', () => {
     expect(secrets.redact(`pw hunter2-password of ${basic}`)).toBe('pw *** of ***');
     expect(secrets.redact('key subscription-key-0123')).toBe('key ***');
     expect(secrets.redact('sid cookie-session-9f3a')).toBe('sid ***');
+    // What is not a credential stays, so the text still says what was sent.
+    expect(secrets.redact('Cookie: session=cookie-session-9f3a; lang=en')).toBe(
+      'Cookie: session=***; lang=en',
+    );
     expect(secrets.redact('got oauth-code-55aa')).toBe('got ***');
     // Not a credential header; and a cookie value this short would turn ordinary words into ***.
     expect(secrets.redact('course-catalogue-entry en')).toBe('course-catalogue-entry en');
   });
 
-  it("replaces a Bearer token's credentials without its scheme (an expression can take them out alone)", () => {
+  it("replaces an authorization scheme's credentials, with the scheme or taken out alone, and keeps the scheme", () => {
     const secrets = secretsOf({ headers: [['authorization', 'Bearer opaque-access-token-31c2']] });
-    expect(secrets.redact('token=opaque-access-token-31c2')).toBe('token=***');
+    expect(secrets.redact('x Bearer opaque-access-token-31c2, t opaque-access-token-31c2')).toBe(
+      'x Bearer ***, t ***',
+    );
   });
 
   it('replaces a token the gateway obtained, once added', () => {
