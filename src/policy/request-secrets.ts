@@ -24,7 +24,7 @@ export interface CarriedRequest {
 export class RequestSecrets {
   #values: SecretValues | undefined;
   /** The variables' values last looked at, by name: a token is looked for in a value once. */
-  readonly #seen = new Map<string, unknown>();
+  #seen: Map<string, unknown> | undefined;
 
   constructor(
     /** The secret named values, any length. */
@@ -54,14 +54,13 @@ export class RequestSecrets {
   }
 
   #storedTokens(values: SecretValues): void {
+    this.#seen ??= new Map();
+    const seen = this.#seen;
     for (const [name, value] of this.variables.entries()) {
-      if (this.#seen.get(name) === value) continue;
-      this.#seen.set(name, value);
+      if (seen.has(name) && seen.get(name) === value) continue;
+      seen.set(name, value);
       const token = tokenOf(value);
-      if (token !== undefined) {
-        values.add(token);
-        if (typeof value === 'string') values.add(value.trim());
-      }
+      if (token !== undefined) values.add(token);
     }
   }
 }
