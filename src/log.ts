@@ -52,9 +52,17 @@ export function withRequestLogFields<T>(fields: RequestLogFields, work: () => T)
   return requestFields.run(fields, work);
 }
 
-/** `logger` with the request's ids (read when a line is written: they may be known later) on every line. */
-export function requestLogger(logger: Logger, fields: RequestLogFields): Logger {
-  return new RequestLogger(logger, fields);
+/**
+ * `logger` with the request's ids (read when a line is written: they may be known later) on every line, and its
+ * message and every string of its fields passed through `redact` (the request's secret values: what the logger
+ * itself removes are shapes, it cannot know a request's values).
+ */
+export function requestLogger(
+  logger: Logger,
+  fields: RequestLogFields,
+  redact?: (text: string) => string,
+): Logger {
+  return new RequestLogger(logger, fields, redact);
 }
 
 /** One object per request (made for every request the engine handles, most of which log nothing themselves). */
@@ -62,23 +70,30 @@ class RequestLogger implements Logger {
   constructor(
     private readonly logger: Logger,
     private readonly fields: RequestLogFields,
+    private readonly redact: ((text: string) => string) | undefined,
   ) {}
 
   debug(message: string, fields?: Record<string, unknown>): void {
-    this.logger.debug(message, this.withIds(fields));
+    this.logger.debug(this.text(message), this.withIds(fields));
   }
   info(message: string, fields?: Record<string, unknown>): void {
-    this.logger.info(message, this.withIds(fields));
+    this.logger.info(this.text(message), this.withIds(fields));
   }
   warn(message: string, fields?: Record<string, unknown>): void {
-    this.logger.warn(message, this.withIds(fields));
+    this.logger.warn(this.text(message), this.withIds(fields));
   }
   error(message: string, fields?: Record<string, unknown>): void {
-    this.logger.error(message, this.withIds(fields));
+    this.logger.error(this.text(message), this.withIds(fields));
+  }
+
+  private text(message: string): string {
+    return this.redact === undefined ? message : this.redact(message);
   }
 
   private withIds(fields: Record<string, unknown> | undefined): Record<string, unknown> {
-    return fields === undefined ? { ...this.fields } : { ...this.fields, ...fields };
+    if (fields === undefined) return { ...this.fields };
+    const own = this.redact === undefined ? fields : redactFields(fields, 4, this.redact);
+    return { ...this.fields, ...own };
   }
 }
 

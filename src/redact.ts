@@ -5,8 +5,13 @@
  *
  * What counts as a credential: the query parameters in `credentialQueryNames` (plus an API's own subscription-key
  * parameter name, passed as `extraNames`), the headers in `credentialHeaderNames`, an HTTP authorization scheme's
- * token (`Bearer …`, `Basic …`), and the password of a URL's user information (`redis://:secret@host`). Each value
- * becomes `***`, the marker secret named values already use; names stay, so a line still says what was sent.
+ * token (`Bearer …`, `Basic …`), a JSON Web Token (`eyJ…`, wherever it is), and the password of a URL's user information
+ * (`redis://:secret@host`). Each value becomes `***`, the marker secret named values already use; names stay, so a
+ * line still says what was sent.
+ *
+ * What has no shape of its own (a secret named value, an opaque token, a credential copied into a sentence) is known
+ * only by its value: `SecretValues` replaces given values wherever they occur (policy/request-secrets.ts keeps one
+ * request's).
  */
 
 /** Replaces a credential's value. */
@@ -112,6 +117,12 @@ const headerPattern = new RegExp(`(^|[^\\w-])(${headerNames})("?\\s*[:=]\\s*"?)[
 const schemePattern = /\b(Bearer|Basic|Digest|Negotiate|NTLM|SharedAccessSignature)\s+[\w.~+/=:%,-]+/g;
 /** `scheme://user:password@`: the password. */
 const userInfoPattern = /\b([a-z][a-z0-9+.-]{0,31}:\/\/[^/\s:@]*):[^/\s@]+@/gi;
+/**
+ * A compact JWS or JWE (RFC 7515 §7.1, RFC 7516 §7.1) whose header is JSON written without a leading space, as every
+ * issuer writes it (`{"` encodes as `eyJ`): three or five base64url parts. Its claims are shown where a policy reads
+ * them; the token itself is a bearer credential.
+ */
+const jwtPattern = /\beyJ[\w-]+\.[\w-]*\.[\w-]*(?:\.[\w-]*\.[\w-]*)?/g;
 /** Cheap tests that a text could hold a shape, so most log lines (one per request) skip the full patterns. */
 const headerHint = /authorization|cookie|key|trace/i;
 const schemeHint = /Bearer|Basic|Digest|Negotiate|NTLM|SharedAccessSignature/;
@@ -124,22 +135,23 @@ export function redactText(text: string): string {
   if ((assigns || out.includes(':')) && headerHint.test(out))
     out = out.replace(headerPattern, `$1$2$3${redactionMarker}`);
   if (schemeHint.test(out)) out = out.replace(schemePattern, `$1 ${redactionMarker}`);
+  if (out.includes('eyJ')) out = out.replace(jwtPattern, redactionMarker);
   if (assigns) out = out.replace(queryParameterPattern, `$1$2=${redactionMarker}`);
   return out;
 }
 
 /**
- * A log line's fields with every string redacted (`redactText`), and the values of credential-named fields (a
- * `headers` record, an `authorization` field) replaced. Nested objects and arrays are followed a few levels deep;
- * what is unchanged is returned as is, so a clean line costs no copy.
+ * A log line's fields with every string redacted (`redact`: redactText unless told), and the values of
+ * credential-named fields (a `headers` record, an `authorization` field) replaced. Nested objects and arrays are
+ * followed a few levels deep; what is unchanged is returned as is, so a clean line costs no copy.
  */
-export function redactFields<T>(value: T, depth = 4): T {
-  if (typeof value === 'string') return redactText(value) as T;
+export function redactFields<T>(value: T, depth = 4, redact: (text: string) => string = redactText): T {
+  if (typeof value === 'string') return redact(value) as T;
   if (value === null || typeof value !== 'object' || depth === 0) return value;
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     value.forEach((item, index) => {
-      const redacted = redactFields(item, depth - 1);
+      const redacted = redactFields(item, depth - 1, redact);
       if (redacted !== item) {
         copy ??= [...value];
         copy[index] = redacted;
@@ -156,13 +168,68 @@ export function redactFields<T>(value: T, depth = 4): T {
     const redacted =
       credentialHeaderNames.has(key.toLowerCase()) && item !== undefined && item !== null
         ? redactionMarker
-        : redactFields(item, depth - 1);
+        : redactFields(item, depth - 1, redact);
     if (redacted !== item) {
       copy ??= { ...record };
       copy[key] = redacted;
     }
   }
   return (copy ?? value) as T;
+}
+
+/**
+ * The shortest value found secret at run time (a request's credential, an obtained token) that SecretValues replaces:
+ * a token or a key is longer; a shorter cookie value (`en`, `dark`) would turn ordinary words into `***`.
+ */
+export const minSecretChars = 6;
+
+/**
+ * Values known to be secret (a secret named value, a credential a request carried, a token the gateway obtained),
+ * each replaced by `***` wherever it occurs in a text: inside a sentence or a concatenation too, where no shape
+ * would find it. The longest is replaced first, so a value that contains another goes whole. Empty, it costs a length
+ * test per text.
+ */
+export class SecretValues {
+  /** Longest first. */
+  #values: string[] = [];
+  readonly #known = new Set<string>();
+
+  /** `values`: secret whatever their length (the operator said so). */
+  constructor(values: Iterable<string> = []) {
+    for (const value of values) this.#insert(value);
+    this.#sort();
+  }
+
+  get size(): number {
+    return this.#values.length;
+  }
+
+  /**
+   * Adds a value found secret at run time; one shorter than `minChars` is ignored, as it would be replaced wherever
+   * those few characters happen to appear. Returns whether it was new.
+   */
+  add(value: string, minChars = minSecretChars): boolean {
+    if (value.length < minChars || !this.#insert(value)) return false;
+    this.#sort();
+    return true;
+  }
+
+  redact(text: string): string {
+    let out = text;
+    for (const value of this.#values) if (out.includes(value)) out = out.split(value).join(redactionMarker);
+    return out;
+  }
+
+  #insert(value: string): boolean {
+    if (value.length === 0 || this.#known.has(value)) return false;
+    this.#known.add(value);
+    this.#values.push(value);
+    return true;
+  }
+
+  #sort(): void {
+    if (this.#values.length > 1) this.#values.sort((a, b) => b.length - a.length);
+  }
 }
 
 function isCredentialName(name: string, extra: readonly string[] | undefined): boolean {

@@ -15,7 +15,6 @@ import {
   type Scope,
   type ScopeDocuments,
 } from '../policy/index.js';
-import { redactionMarker, redactText } from '../redact.js';
 import { isInlinePem } from '../state/options.js';
 import { apiVersionSelector } from './api-versions.js';
 import { ConfigError } from './config-error.js';
@@ -124,15 +123,12 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     }
   };
 
-  // A failing expression may quote a secret named value or a credential the request carried (a URL with its key, a
-  // header): every pipeline removes them from what it reports (LastError.Message, its log lines).
-  const secrets = [...namedValues.values()]
-    .filter((entry) => entry.secret === true && entry.value.length > 0)
-    .map((entry) => entry.value)
-    .sort((a, b) => b.length - a.length);
-  const redact = (text: string) =>
-    redactText(secrets.reduce((out, secret) => out.split(secret).join(redactionMarker), text));
-  const pipeline = (docs: ScopeDocuments): Pipeline => Object.freeze({ ...buildPipeline(docs), redact });
+  // A policy may trace a secret named value, a failing expression quote one: every request removes them from what it
+  // reports (LastError.Message, its log lines and traces; policy/request-secrets.ts).
+  const secrets = Object.freeze(
+    [...namedValues.values()].filter((entry) => entry.secret === true).map((entry) => entry.value),
+  );
+  const pipeline = (docs: ScopeDocuments): Pipeline => Object.freeze({ ...buildPipeline(docs), secrets });
 
   const global = compile(['policy'], config.policy, 'global');
   const productDocuments = new Map(

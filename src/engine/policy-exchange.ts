@@ -46,7 +46,7 @@ import {
   type RequestOutcome,
   type TraceEntry,
 } from '../policy/index.js';
-import { redactUrl } from '../redact.js';
+import { redactFields, redactUrl } from '../redact.js';
 import type { BackendRoute, BackendRoutes } from './backend-routes.js';
 import { type BackendRouting, routedByEnvoy } from './backend-routing.js';
 import { clientCertificate, type TrustStore } from './client-certificate.js';
@@ -153,7 +153,11 @@ class PolicyExchange implements Exchange {
   constructor(private readonly engine: PolicyEngine) {}
 
   private get services(): PolicyServices {
-    this.requestServices ??= requestServices(this.engine.services, this.logFields);
+    this.requestServices ??= requestServices(
+      this.engine.services,
+      this.logFields,
+      () => this.run?.run.secrets,
+    );
     return this.requestServices;
   }
 
@@ -454,7 +458,8 @@ class PolicyExchange implements Exchange {
     if (this.traceCollector) {
       const steps = this.traceCollector.steps();
       const entries = this.traceCollector.finish();
-      this.engine.debugTrace?.logger.info('debug-trace', {
+      const secrets = this.run?.run.secrets;
+      const fields = {
         ...summary,
         pipeline: this.pipeline?.elements,
         steps,
@@ -463,7 +468,12 @@ class PolicyExchange implements Exchange {
           severity: entry.severity,
           message: entry.message,
         })),
-      });
+      };
+      // Steps and entries were shown without the request's secret values; the rest (a path) is passed through them too.
+      this.engine.debugTrace?.logger.info(
+        'debug-trace',
+        secrets === undefined ? fields : redactFields(fields, 5, (text) => secrets.redact(text)),
+      );
     }
   }
 

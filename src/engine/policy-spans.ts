@@ -92,7 +92,8 @@ export class PolicySpans implements PolicyObserver {
     if (outcome === 'failed')
       span.setStatus({
         code: SpanStatusCode.ERROR,
-        message: error instanceof Error ? error.message : String(error),
+        // A failing expression may quote what it was given: a secret named value, the request's credential.
+        message: run.redact(error instanceof Error ? error.message : String(error)),
       });
     span.end();
   }
@@ -166,9 +167,9 @@ export function bothObservers(first: PolicyObserver, second: PolicyObserver): Po
       second.branchTaken(choice, run);
     },
     // Values go to the first that shows them (spans do not).
-    watch: (run, redactSecrets) =>
-      (first.observes(run) ? first.watch?.(run, redactSecrets) : undefined) ??
-      (second.observes(run) ? second.watch?.(run, redactSecrets) : undefined),
+    watch: (run) =>
+      (first.observes(run) ? first.watch?.(run) : undefined) ??
+      (second.observes(run) ? second.watch?.(run) : undefined),
   };
 }
 

@@ -1,11 +1,11 @@
 /**
  * The steps of one pipeline run as a trace shows them: every element with where it was written, its outcome, its
  * time, the values of the policy expressions it evaluated and the variables it changed, and the branch each choose
- * took with its conditions' values. Values are shown cut to a safe length, with credentials removed: secret named
- * values, the tokens the gateway obtained, a credential header's or parameter's value, and anything that looks like
- * one (redact.ts). One format for
- * the live debug trace (`x-portcullis-trace`, the `debug-trace` log line's `steps`) and for `portcullis run` and
- * `portcullis test`.
+ * took with its conditions' values. Values are shown cut to a safe length, with credentials removed: the request's
+ * secret values wherever they occur (policy/request-secrets.ts: secret named values, the credentials it carried, the
+ * tokens the gateway obtained and its policies stored), a credential header's or parameter's value, a variable that
+ * holds a token, and anything that looks like one (redact.ts). One format for the live debug trace
+ * (`x-portcullis-trace`, the `debug-trace` log line's `steps`) and for `portcullis run` and `portcullis test`.
  */
 import { toDotNetString } from '../expr/index.js';
 import {
@@ -18,11 +18,9 @@ import {
   StatementFailure,
   type StatementOutcome,
   type StatementSite,
+  tokenOf,
 } from '../policy/index.js';
 import { redactionMarker, redactText } from '../redact.js';
-
-/** The shortest credential removed from shown values by its text (a token); shorter ones would hit ordinary text. */
-const MIN_CREDENTIAL_CHARS = 8;
 
 export interface TraceStep {
   readonly element: string;
@@ -78,14 +76,8 @@ export class StepRecorder implements PolicyObserver {
   readonly steps: TraceStep[] = [];
   readonly runs: ObservedRun[] = [];
   readonly #open: { step: TraceStep; started: number; variables: Map<string, unknown>; index: number }[] = [];
-  /** The credentials the watched runs obtained, and their secret named values: removed from every value shown. */
-  readonly #credentials = new Set<string>();
-  #redactSecrets: (text: string) => string = (text) => text;
-  readonly #redact = (text: string): string => {
-    let out = this.#redactSecrets(text);
-    for (const credential of this.#credentials) out = out.split(credential).join(redactionMarker);
-    return out;
-  };
+  /** The watched run's secret values (ObservedRun.redact): removed from every value and message shown. */
+  #redact: (text: string) => string = (text) => text;
 
   constructor(private readonly onRunStarted?: (run: ObservedRun) => void) {}
 
@@ -120,26 +112,21 @@ export class StepRecorder implements PolicyObserver {
     const { step } = open;
     step.outcome = outcome;
     step.ms = Math.round((performance.now() - open.started) * 1000) / 1000;
-    if (error !== undefined) step.error = describeError(error);
+    if (error !== undefined) step.error = describeError(error, this.#redact);
     const leaf = this.steps.length - 1 === open.index;
     if (leaf) {
       const changed: Record<string, string> = {};
       for (const [name, value] of run.context.variables.entries())
         if (!open.variables.has(name) || open.variables.get(name) !== value)
-          changed[name] = shownValue(value, this.#redact);
+          // A token is a credential whatever its claims say (a policy reads those, and they are shown there).
+          changed[name] = tokenOf(value) === undefined ? shownValue(value, this.#redact) : redactionMarker;
       if (Object.keys(changed).length > 0) step.variables = changed;
     }
   }
 
-  watch(_run: ObservedRun, redactSecrets: (text: string) => string): RunWatch {
-    this.#redactSecrets = redactSecrets;
-    return {
-      value: (label, value, credential) => this.#valueEvaluated(label, value, credential),
-      credential: (text) => {
-        // A short text would be replaced wherever it happens to appear; no credential is that short.
-        if (text.length >= MIN_CREDENTIAL_CHARS) this.#credentials.add(text);
-      },
-    };
+  watch(run: ObservedRun): RunWatch {
+    this.#redact = (text) => run.redact(text);
+    return { value: (label, value, credential) => this.#valueEvaluated(label, value, credential) };
   }
 
   #valueEvaluated(label: string, value: unknown, credential: boolean): void {
@@ -164,10 +151,10 @@ export class StepRecorder implements PolicyObserver {
 }
 
 /** `Reason: message` of a refusal (a nested statement's failure: its cause), credentials removed. */
-function describeError(error: unknown): string {
+function describeError(error: unknown, redact: (text: string) => string): string {
   const cause = error instanceof StatementFailure ? error.cause : error;
   const reason = cause instanceof PolicyError ? `${cause.reason}: ` : '';
-  return redactText(`${reason}${cause instanceof Error ? cause.message : String(cause)}`);
+  return redactText(redact(`${reason}${cause instanceof Error ? cause.message : String(cause)}`));
 }
 
 /** The steps as readable lines, one per step, indented by nesting. */

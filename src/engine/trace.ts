@@ -84,8 +84,8 @@ export class TraceRouter implements TraceSink, PolicyObserver {
     this.recorderOf(run)?.branchTaken(choice, run);
   }
 
-  watch(run: ObservedRun, redactSecrets: (text: string) => string): RunWatch | undefined {
-    return this.recorderOf(run)?.watch(run, redactSecrets);
+  watch(run: ObservedRun): RunWatch | undefined {
+    return this.recorderOf(run)?.watch(run);
   }
 }
 

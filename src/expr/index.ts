@@ -37,7 +37,7 @@ export type { ExpressionErrorCode } from './errors.js';
 export { ExpressionError } from './errors.js';
 export { AuthorizationContext } from './library/authorization.js';
 export { JArray, JObject, JProperty, JToken, JValue, parseJson } from './library/json.js';
-export { Jwt, parseJwt } from './library/jwt.js';
+export { Jwt, parseBasic, parseJwt } from './library/jwt.js';
 export type { ExpressionLimits } from './limits.js';
 export { DEFAULT_LIMITS } from './limits.js';
 export type { SourceOrigin } from './origin.js';

@@ -17,6 +17,8 @@ export type { CompileContext, DeclaredElement, ElementDefinition, MessageTarget 
 export { DECLARED, ELEMENT_LIST, ELEMENTS } from './elements/index.js';
 export type { Pipeline, PipelineNeeds, ScopeDocuments } from './pipeline.js';
 export { buildPipeline, DEFAULT_GLOBAL_POLICY } from './pipeline.js';
+export type { CarriedRequest } from './request-secrets.js';
+export { RequestSecrets, tokenOf } from './request-secrets.js';
 export type {
   BackendResponse,
   FinalResponse,

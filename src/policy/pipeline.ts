@@ -37,10 +37,11 @@ export interface PipelineNeeds {
 export interface Pipeline {
   readonly sections: Readonly<Record<Section, Statement>>;
   /**
-   * Removes secret named values from a text before it leaves the pipeline (LastError.Message, log lines): a
-   * failing expression may quote the value it was given. Set by whoever knows the named values.
+   * The secret named values, removed from every text of a request that leaves the pipeline (LastError.Message, log
+   * lines, traces; request-secrets.ts): a policy may trace one, a failing expression quote it. Set by whoever knows
+   * the named values.
    */
-  readonly redact?: (text: string) => string;
+  readonly secrets?: readonly string[];
   /** Elements per section after stitching, in order (for diagnostics and tests). */
   readonly elements: Readonly<Record<Section, readonly string[]>>;
   /** Every element each section runs, nested ones included, with where it was written and what it needs. */

@@ -26,6 +26,7 @@ import {
 } from '../expr/index.js';
 import { reasonPhrase } from './message.js';
 import type { Pipeline } from './pipeline.js';
+import { RequestSecrets } from './request-secrets.js';
 import {
   type BackendSelection,
   type Flow,
@@ -177,12 +178,13 @@ export class PipelineRun {
       onTrace: traceWriter(services, () => context),
       now: clockOf(services),
     });
-    this.run = new RunContext(context, services);
+    const secrets = new RequestSecrets(pipeline.secrets ?? [], request, context.variables);
+    this.run = new RunContext(context, services, secrets);
     const observer = services.observer;
     if (observer !== undefined) {
       observer.runStarted(this.run);
       if (observer.watch !== undefined && observer.observes(this.run))
-        this.run.watch = observer.watch(this.run, (text) => this.#redact(text));
+        this.run.watch = observer.watch(this.run);
     }
   }
 
@@ -428,7 +430,7 @@ export class PipelineRun {
   }
 
   #redact(text: string): string {
-    return this.pipeline.redact?.(text) ?? text;
+    return this.run.redact(text);
   }
 
   /** Builds API Management's default error response, then lets on-error change it. */

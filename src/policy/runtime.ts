@@ -4,6 +4,8 @@
  * A refusal is thrown as PolicyError and sends the pipeline to on-error.
  */
 import type { PolicyContext, RequestModel, ResponseModel } from '../expr/index.js';
+import { redactText } from '../redact.js';
+import type { RequestSecrets } from './request-secrets.js';
 import type { Section } from './schema.js';
 import type { CachingType, PolicyServices, RunWatch, StatementSite } from './services.js';
 
@@ -102,8 +104,18 @@ export class RunContext {
   constructor(
     readonly context: PolicyContext,
     readonly services: PolicyServices,
+    /** The request's secret values (request-secrets.ts): a token a statement obtains is added here. */
+    readonly secrets: RequestSecrets,
   ) {
     this.backend = { baseUrl: undefined, backendId: undefined };
+  }
+
+  /**
+   * A text of this request as it may leave the run (LastError.Message, a log line, a trace): its secret values and
+   * every credential shape (redact.ts) replaced.
+   */
+  redact(text: string): string {
+    return redactText(this.secrets.redact(text));
   }
 
   /**

@@ -199,6 +199,8 @@ export type StatementOutcome = 'next' | 'respond' | 'refused' | 'failed';
 export interface ObservedRun {
   readonly context: PolicyContext;
   readonly section: Section;
+  /** A text of the run as an observer may show it: the request's secret values and credential shapes replaced. */
+  redact(text: string): string;
 }
 
 /** Where a `choose` is, and which of its branches ran: a `when` (0-based), `otherwise`, or none of them. */
@@ -227,9 +229,9 @@ export interface PolicyObserver {
   /**
    * Optional, for an observer that shows values (a trace): what hears the values a run it observes computes
    * (RunWatch), or undefined for none. Asked once per run, when it starts, so a run nobody watches pays one field
-   * read per expression. `redactSecrets` removes the pipeline's secret named values from a text.
+   * read per expression. What it shows of a value goes through `run.redact`.
    */
-  watch?(run: ObservedRun, redactSecrets: (text: string) => string): RunWatch | undefined;
+  watch?(run: ObservedRun): RunWatch | undefined;
   /**
    * Optional: runs one section (`run.section` says which) of a run this observer watches, so that everything the
    * section runs happens inside what the observer keeps for it (a tracer: the section's span, the parent of its
@@ -251,8 +253,6 @@ export interface RunWatch {
    * name is a credential's (an `Authorization` header, an `api-key` parameter), whose value must not be shown.
    */
   value(label: string, value: unknown, credential: boolean): void;
-  /** The gateway obtained a credential (a token of its identities, a connection's): never shown in what it reports. */
-  credential(text: string): void;
 }
 
 /** How a section that did not fail ended: went on to the next one, or answered the request. */

@@ -16,6 +16,7 @@ import {
   UserInfo,
 } from '../expr/index.js';
 import type { ObservedRun, TraceEntry } from '../policy/index.js';
+import { redactText } from '../redact.js';
 import { type DoubleResponse, playEnvoy, type ReceivedRequest } from './envoy-double.js';
 import type { GatewayUnderTest } from './gateway-under-test.js';
 import type { MissingStub } from './stubbed-identities.js';
@@ -40,6 +41,8 @@ export interface CaseOutcome {
   readonly logs: readonly string[];
   /** Credentials the policies asked for that the case did not stub (each fails the case). */
   readonly missing: readonly MissingStub[];
+  /** A text of the request as `portcullis run` shows it: its secret values and every credential shape removed. */
+  readonly redact: (text: string) => string;
 }
 
 export interface CaseInput {
@@ -91,6 +94,7 @@ export async function runCase(input: CaseInput): Promise<CaseOutcome> {
       decidedAt: shownPlaces(decidedAt(recorder.steps) ?? '') || undefined,
       logs: services.logs,
       missing: services.missing,
+      redact: run === undefined ? redactText : (text) => run.redact(text),
     };
   } finally {
     await services.close();

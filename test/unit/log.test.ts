@@ -3,6 +3,7 @@ import {
   createLogger,
   errorFields,
   type RequestLogFields,
+  requestLogger,
   traceparentTraceId,
   withRequestLogFields,
 } from '../../src/log.js';
@@ -79,6 +80,23 @@ describe('the process logger', () => {
     expect(fields).toEqual({
       requestId: 'a7a1d5b2-0000-4000-8000-000000000001',
       traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+    });
+  });
+
+  it("passes a request logger's message and fields through the request's own redaction, then the logger's", () => {
+    const { logger, lines } = collected();
+    const secret = 'partner-secret-7d41';
+    const fields: RequestLogFields = { requestId: 'a7a1d5b2-0000-4000-8000-000000000002' };
+    const request = requestLogger(logger, fields, (text) => text.split(secret).join('***'));
+    request.warn(`send-request to ${secret} failed`, {
+      url: `https://partner.example/items?sig=${secret}x`,
+      detail: { error: `refused x ${secret}`, auth: `Bearer ${secret}` },
+    });
+    expect(lines()[0]).toMatchObject({
+      requestId: 'a7a1d5b2-0000-4000-8000-000000000002',
+      url: 'https://partner.example/items?sig=***',
+      detail: { error: 'refused x ***', auth: 'Bearer ***' },
+      message: 'send-request to *** failed',
     });
   });
 

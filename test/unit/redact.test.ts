@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { redactFields, redactHeaders, redactText, redactUrl } from '../../src/redact.js';
+import {
+  minSecretChars,
+  redactFields,
+  redactHeaders,
+  redactText,
+  redactUrl,
+  SecretValues,
+} from '../../src/redact.js';
 
 const SECRET = 'S3cr3t-Value_0123';
+/** A compact JWS (header {"alg":"HS256"}, payload {"sub":"user-42"}) and a JWE's five parts. */
+const JWS = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLTQyIn0.Xo5cJ7m3K1yq0vPz_4s-Ab9QeTt2LlWnHh8dRr6GgUk';
+const JWE = 'eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..bXktaXY.Y2lwaGVydGV4dA.dGFnLXZhbHVl';
 
 describe('redactUrl', () => {
   it('replaces the values of credential query parameters and keeps everything else byte for byte', () => {
@@ -77,6 +87,8 @@ describe('redactText', () => {
       `redis connection lost (redis://:${SECRET}@10.0.0.1:6379)`,
       'redis connection lost (redis://:***@10.0.0.1:6379)',
     ],
+    [`"variables":{"jwt":"${JWS}"}`, '"variables":{"jwt":"***"}'],
+    [`x-token ${JWS}, then ${JWE}.`, 'x-token ***, then ***.'],
   ])('%s', (input, expected) => {
     expect(redactText(input)).toBe(expected);
     expect(redactText(expected)).toBe(expected);
@@ -88,6 +100,7 @@ describe('redactText', () => {
       'the authorization_code grant needs a code_challenge',
       'GET /courses/api/Course?page=2 → 200',
       'expected a number: got "abc" at 3:14',
+      'version 1.2.3 of eyJ.json',
     ]) {
       expect(redactText(text)).toBe(text);
     }
@@ -100,6 +113,8 @@ describe('redactText', () => {
       `Bearer${' '.repeat(200_000)}`,
       `authorization${' '.repeat(200_000)}`,
       '?key='.repeat(50_000),
+      `eyJ${'a'.repeat(200_000)}`,
+      'eyJa.'.repeat(50_000),
     ];
     const started = performance.now();
     for (const text of texts) redactText(text);
@@ -123,5 +138,41 @@ describe('redactFields', () => {
     expect(redacted.kept).toBe(clean.nested);
     expect(redacted.headers.accept).toBe('*/*');
     expect(dirty.path).toContain(SECRET);
+  });
+});
+
+describe('SecretValues', () => {
+  it('does nothing when empty', () => {
+    const values = new SecretValues();
+    expect(values.size).toBe(0);
+    expect(values.redact(`key ${SECRET}`)).toBe(`key ${SECRET}`);
+  });
+
+  it('replaces each value wherever it occurs, a longer one whole before a shorter one inside it', () => {
+    const values = new SecretValues(['abc']);
+    values.add(`abc-${SECRET}`);
+    expect(values.redact(`x abc-${SECRET}y abc "${SECRET}"`)).toBe(`x ***y *** "${SECRET}"`);
+    expect(values.redact('***')).toBe('***');
+  });
+
+  it('ignores a value found at run time shorter than the minimum, and one already known', () => {
+    const values = new SecretValues();
+    expect(values.add('x'.repeat(minSecretChars - 1))).toBe(false);
+    expect(values.add(SECRET)).toBe(true);
+    expect(values.add(SECRET)).toBe(false);
+    expect(values.size).toBe(1);
+  });
+});
+
+describe('redactFields with a text redaction of its own', () => {
+  it("passes every string through it, and still replaces credential-named fields' values", () => {
+    const values = new SecretValues([SECRET]);
+    const fields = { trace: `nv=${SECRET}`, nested: { list: [`x ${SECRET}`] }, cookie: 'c', clean: 'kept' };
+    expect(redactFields(fields, 4, (text) => values.redact(text))).toEqual({
+      trace: 'nv=***',
+      nested: { list: ['x ***'] },
+      cookie: '***',
+      clean: 'kept',
+    });
   });
 });

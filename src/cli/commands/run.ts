@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseYamlWith } from '../../config/load.js';
+import { redactHeaders } from '../../redact.js';
 import { GatewayUnderTest } from '../../testing/gateway-under-test.js';
 import { runCase } from '../../testing/run-case.js';
 import { caseSchema, type Stubs, stubsSchema } from '../../testing/test-file.js';
@@ -13,6 +14,25 @@ function headerOption(text: string): [string, string] {
   const colon = text.indexOf(':');
   if (colon <= 0) throw new UsageError(`-H takes "Name: value", got "${text}"`);
   return [text.slice(0, colon).trim(), text.slice(colon + 1).trim()];
+}
+
+/**
+ * A request the policies sent (to the backend, a send-request's) as `run` prints it: like a trace, without the
+ * request's secret values nor a credential header's value.
+ */
+function shownRequest<T extends ShownRequest>(request: T, redact: (text: string) => string): T {
+  return {
+    ...request,
+    url: redact(request.url),
+    headers: redactHeaders(request.headers).map(([name, value]) => [name, redact(value)]),
+    body: redact(request.body),
+  };
+}
+
+interface ShownRequest {
+  readonly url: string;
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body: string;
 }
 
 async function readStubs(file: string | undefined): Promise<Stubs> {
@@ -82,8 +102,8 @@ export const command: CliCommand = {
             status: response.status,
             headers: response.headers,
             body: response.body.toString('utf8'),
-            backend: outcome.backend ?? null,
-            calls: outcome.calls,
+            backend: outcome.backend ? shownRequest(outcome.backend, outcome.redact) : null,
+            calls: outcome.calls.map((call) => shownRequest(call, outcome.redact)),
             missingStubs: outcome.missing,
             lastError: outcome.lastError,
             steps: outcome.steps,
@@ -102,10 +122,11 @@ export const command: CliCommand = {
       response.body.toString('utf8'),
       '',
       outcome.backend
-        ? `backend received: ${outcome.backend.method} ${outcome.backend.url}`
+        ? `backend received: ${outcome.backend.method} ${outcome.redact(outcome.backend.url)}`
         : 'backend: not called',
       ...outcome.calls.map(
-        (call) => `call: ${call.method} ${call.url}${call.answered ? '' : ' (no stub answered it)'}`,
+        (call) =>
+          `call: ${call.method} ${outcome.redact(call.url)}${call.answered ? '' : ' (no stub answered it)'}`,
       ),
       ...outcome.missing.map(({ key, wanted }) => `no stub: ${key} (${wanted})`),
       ...(outcome.lastError && outcome.lastError.reason !== ''

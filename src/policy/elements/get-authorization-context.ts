@@ -54,7 +54,7 @@ export const getAuthorizationContext = defineElement({
           authorizationId: connection,
           ...(user === undefined ? {} : { user }),
         });
-        run.watch?.credential(found.accessToken);
+        run.secrets.add(found.accessToken);
         run.context.variables.set(
           String(variable),
           new AuthorizationContext(found.accessToken, found.claims),

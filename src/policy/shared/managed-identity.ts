@@ -23,7 +23,7 @@ export async function identityToken(run: RunContext, wanted: IdentityWanted): Pr
       ...(clientId !== undefined && clientId !== '' ? { clientId } : {}),
     });
     run.services.counters.count(element, 'allowed');
-    run.watch?.credential(token);
+    run.secrets.add(token);
     return token;
   } catch (error) {
     run.services.counters.count(element, 'failed', 'TokenNotAcquired');
