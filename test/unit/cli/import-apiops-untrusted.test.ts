@@ -93,7 +93,8 @@ const cases: Record<string, Case> = {
       rmSync(path.join(root, 'policy.xml'));
       symlinkSync('apis/basic-api/policy.xml', path.join(root, 'policy.xml'));
     },
-    line: (root) => new RegExp(`^${literal(path.join(root, 'policy.xml'))}: a symbolic link \\(to apis/`, 'm'),
+    line: (root) =>
+      new RegExp(`^${literal(path.join(root, 'policy.xml'))}: a symbolic link \\(to apis/`, 'm'),
   },
   'a folder that is a symbolic link': {
     make: (root, outside) => {
