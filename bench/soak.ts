@@ -108,19 +108,22 @@ let failed = false;
 for (const [index, stack] of stacks.entries()) {
   const name = index === 0 ? 'idle-timeout gateway' : 'deadline gateway';
   const crashed = stack.envoy.log().includes('Segmentation fault');
-  const active = (await stack.envoy.stats('downstream_rq_active')).get(
-    'http.ingress_http.downstream_rq_active',
+  const active = await stack.envoy.stats('downstream_rq_active').then(
+    (stats) => stats.get('http.ingress_http.downstream_rq_active'),
+    () => undefined,
   );
+  const engineStreams = stack.engine.activeStreams();
   const serving = await fetch(`${stack.url}/body/upper`, { method: 'POST', body: 'ok' }).then(
     (response) => response.status,
     () => 0,
   );
-  const ok = !crashed && stack.envoy.running() && active === 0 && serving === 200;
+  const ok = !crashed && stack.envoy.running() && active === 0 && engineStreams === 0 && serving === 200;
   failed ||= !ok;
   console.log(
     `${name}: envoy ${stack.envoy.running() ? 'alive (nothing here restarts it)' : 'GONE'}` +
-      `${crashed ? ', CRASHED' : ''}; active requests ${active}; engine streams open ` +
-      `${stack.engine.activeStreams()}; a new request → ${serving}`,
+      `${crashed ? `, CRASHED (${/Caught Segmentation fault[^\n]*/.exec(stack.envoy.log())?.[0]})` : ''}; ` +
+      `active requests ${active ?? 'unknown'}; engine streams open ` +
+      `${engineStreams}; a new request → ${serving}`,
   );
 }
 console.log(
