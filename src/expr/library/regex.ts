@@ -16,6 +16,7 @@
  * (not before a final newline) unless RegexOptions.Multiline is set; `\b` uses ASCII word characters.
  */
 import { RE2JS, RE2JSException } from 're2js';
+import { compileBounded, searchWithinBudget } from '../runtime/bounded-search.js';
 import { toDotNetStringRt } from '../runtime/convert.js';
 import {
   ArgumentRefusal,
@@ -27,7 +28,6 @@ import {
   defineType,
   prop,
   type Rt,
-  step,
   UNKNOWN_ARG,
 } from '../runtime/core.js';
 import { CsEnum, makeEnum } from '../runtime/enum.js';
@@ -475,7 +475,7 @@ export function compilePattern(pattern: string, options: number): CompiledPatter
   let compiled: CompiledPattern;
   try {
     const t = translatePattern(pattern, options);
-    compiled = { re: RE2JS.compile(t.source, t.flags), groups: t.groups };
+    compiled = { re: compileBounded(t.source, t.flags), groups: t.groups };
   } catch (e) {
     const reason =
       e instanceof RegexRefusal
@@ -572,31 +572,16 @@ function spansOf(regex: CsRegex, m: Re2Matcher): number[] {
   return spans;
 }
 
-/**
- * One search from `start`: a step, and its time counted against maxRegexMilliseconds. The budget is checked before
- * searching (a search cannot be interrupted, but it is linear in the input), as .NET's match timeout would fire.
- */
-function search(rt: Rt, m: Re2Matcher, start: number): boolean {
-  step(rt);
-  if (rt.regexMilliseconds > rt.limits.maxRegexMilliseconds) {
-    throw new CsException(
-      'RegexMatchTimeoutException',
-      `regular expression searches took more than the limit of ${rt.limits.maxRegexMilliseconds} ms`,
-    );
-  }
-  const began = performance.now();
-  try {
-    return m.find(start);
-  } finally {
-    rt.regexMilliseconds += performance.now() - began;
-  }
+/** One search from `start`, within the evaluation's regex budget (runtime/bounded-search.ts). */
+function search(rt: Rt, regex: CsRegex, m: Re2Matcher, s: string, start: number): boolean {
+  return searchWithinBudget(rt, regex.compiled.re, regex.pattern, s, start, () => m.find(start));
 }
 
 /** The first match at or after `start`. */
 function matchAt(rt: Rt, regex: CsRegex, s: string, start: number): CsMatch {
   if (start < 0 || start > s.length) throw argError('startat is out of range', 'ArgumentOutOfRangeException');
   const m = regex.compiled.re.matcher(s);
-  return search(rt, m, start)
+  return search(rt, regex, m, s, start)
     ? new CsMatch(regex, s, spansOf(regex, m))
     : new CsMatch(regex, s, FAILED_SPANS);
 }
@@ -614,7 +599,7 @@ function* scan(rt: Rt, regex: CsRegex, s: string, start = 0): Generator<CsMatch>
   let pos = start;
   let count = 0;
   while (pos <= s.length) {
-    if (!search(rt, m, pos)) return;
+    if (!search(rt, regex, m, s, pos)) return;
     checkSize(rt, ++count);
     yield new CsMatch(regex, s, spansOf(regex, m));
     pos = nextStart(s, m.start(), m.end());
