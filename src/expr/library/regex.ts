@@ -16,7 +16,7 @@
  * (not before a final newline) unless RegexOptions.Multiline is set; `\b` uses ASCII word characters.
  */
 import { RE2JS, RE2JSException } from 're2js';
-import { compileBounded, searchWithinBudget } from '../runtime/bounded-search.js';
+import { compileBounded, dfaFirst, matchesFrom, searchWithinBudget } from '../runtime/bounded-search.js';
 import { toDotNetStringRt } from '../runtime/convert.js';
 import {
   ArgumentRefusal,
@@ -572,18 +572,36 @@ function spansOf(regex: CsRegex, m: Re2Matcher): number[] {
   return spans;
 }
 
-/** One search from `start`, within the evaluation's regex budget (runtime/bounded-search.ts). */
-function search(rt: Rt, regex: CsRegex, m: Re2Matcher, s: string, start: number): boolean {
-  return searchWithinBudget(rt, regex.compiled.re, regex.pattern, s, start, () => m.find(start));
+/**
+ * One search from `start`, within the evaluation's regex budget (runtime/bounded-search.ts): the match's spans, or
+ * null. The spans are read inside the budget too: re2js finds the groups with a second search over the rest of the
+ * input. Whether there is a match at all is asked first of the lazy DFA (`matchesFrom`), which is much faster than
+ * the Matcher's NFA, so a search that finds nothing (Replace over a body, after its last match) never runs the NFA.
+ */
+function search(rt: Rt, regex: CsRegex, m: Re2Matcher, s: string, start: number): number[] | null {
+  const { re } = regex.compiled;
+  return searchWithinBudget(rt, re, regex.pattern, s, start, () =>
+    (!dfaFirst(re) || matchesFrom(re, s, start)) && m.find(start) ? spansOf(regex, m) : null,
+  );
+}
+
+function checkStart(s: string, start: number): void {
+  if (start < 0 || start > s.length) throw argError('startat is out of range', 'ArgumentOutOfRangeException');
 }
 
 /** The first match at or after `start`. */
 function matchAt(rt: Rt, regex: CsRegex, s: string, start: number): CsMatch {
-  if (start < 0 || start > s.length) throw argError('startat is out of range', 'ArgumentOutOfRangeException');
-  const m = regex.compiled.re.matcher(s);
-  return search(rt, regex, m, s, start)
-    ? new CsMatch(regex, s, spansOf(regex, m))
-    : new CsMatch(regex, s, FAILED_SPANS);
+  checkStart(s, start);
+  return new CsMatch(regex, s, search(rt, regex, regex.compiled.re.matcher(s), s, start) ?? FAILED_SPANS);
+}
+
+/** Whether there is a match at or after `start`: IsMatch needs no groups, so only the DFA runs. */
+function isMatchAt(rt: Rt, regex: CsRegex, s: string, start: number): boolean {
+  checkStart(s, start);
+  const { re } = regex.compiled;
+  return searchWithinBudget(rt, re, regex.pattern, s, start, () =>
+    matchesFrom(re, s, start, () => re.matcher(s).find(start)),
+  );
 }
 
 /** Where the search after a match resumes: .NET steps one character past an empty match (a whole surrogate pair). */
@@ -599,10 +617,11 @@ function* scan(rt: Rt, regex: CsRegex, s: string, start = 0): Generator<CsMatch>
   let pos = start;
   let count = 0;
   while (pos <= s.length) {
-    if (!search(rt, regex, m, s, pos)) return;
+    const spans = search(rt, regex, m, s, pos);
+    if (spans === null) return;
     checkSize(rt, ++count);
-    yield new CsMatch(regex, s, spansOf(regex, m));
-    pos = nextStart(s, m.start(), m.end());
+    yield new CsMatch(regex, s, spans);
+    pos = nextStart(s, spans[0]!, spans[1]!);
   }
 }
 
@@ -760,7 +779,7 @@ export const RegexType = defineType({
   },
   methods: {
     IsMatch: (rt, r: CsRegex, args) =>
-      matchAt(rt, r, input(rt, args[0]), args[1] === undefined ? 0 : int(args[1])).success,
+      isMatchAt(rt, r, input(rt, args[0]), args[1] === undefined ? 0 : int(args[1])),
     Match: (rt, r: CsRegex, args) =>
       matchAt(rt, r, input(rt, args[0]), args[1] === undefined ? 0 : int(args[1])),
     Matches: (rt, r: CsRegex, args) => [
@@ -783,7 +802,7 @@ export const RegexType = defineType({
     ToString: (_rt, r: CsRegex) => r.pattern,
   },
   staticMethods: {
-    IsMatch: (rt, _s, args) => matchAt(rt, regexArgs(args, 1), input(rt, args[0]), 0).success,
+    IsMatch: (rt, _s, args) => isMatchAt(rt, regexArgs(args, 1), input(rt, args[0]), 0),
     Match: (rt, _s, args) => matchAt(rt, regexArgs(args, 1), input(rt, args[0]), 0),
     Matches: (rt, _s, args) => [...scan(rt, regexArgs(args, 1), input(rt, args[0]))],
     Replace: (rt, _s, args) => {
