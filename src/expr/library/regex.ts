@@ -2,7 +2,9 @@
  * System.Text.RegularExpressions on a linear-time engine. .NET runs regexes with a backtracking engine guarded by a
  * match timeout; JavaScript's RegExp backtracks too and cannot be interrupted, so one hostile pattern or input
  * (`a*a*a*a*a*a*a*b` on 60 `a`s) would hold the engine's only thread for seconds. Every expression regex therefore
- * runs on re2js (RE2 semantics: time linear in the input, no backtracking at all, never a fallback to RegExp).
+ * runs on re2js (RE2 semantics: time linear in the input, no backtracking at all, never a fallback to RegExp). Linear
+ * in the input times the pattern is still seconds for `(.*a){50}` over a megabyte, so every search runs within the
+ * evaluation's time budget, enforced while it runs (runtime/bounded-search.ts).
  *
  * A .NET pattern is translated to RE2 syntax once, here, by one table-driven walk; constructs RE2 cannot run are
  * refused with a message naming the construct and where it is. A pattern written as a literal is checked when the

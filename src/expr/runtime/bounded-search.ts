@@ -18,8 +18,8 @@
  *   `MachineInput.step`, in every engine it has (Pike VM, bit-state backtracker, one-pass, lazy DFA); the work between
  *   two reads is at most one pass over the program. Each compiled pattern's `executeEngine` is wrapped so that, while a
  *   bounded search runs, the input it is given is replaced by a copy that counts its reads and looks at the clock
- *   every `interval` reads, with `interval` chosen from the program's size so that a check comes every few hundred microseconds of work at most.
- *   A search past its deadline throws out of re2js; nothing of it is kept (the machine it ran on is dropped).
+ *   every `interval` reads, `interval` chosen from the program's size so that a check comes every few hundred
+ *   microseconds of work at most. A search past its deadline throws out of re2js; nothing of it is kept (the machine it ran on is dropped).
  *
  * The common case pays nothing: a search whose worst case (positions × instructions × capture groups) is small
  * enough to finish in well under a millisecond runs unwrapped.
@@ -211,6 +211,7 @@ function regexTimeout(rt: Rt, pattern: string, input: string, outcome: string): 
   return new CsException(
     'RegexMatchTimeoutException',
     `regular expression searches took more than the limit of ${rt.limits.maxRegexMilliseconds} ms ` +
-      `(maxRegexMilliseconds) in this evaluation: the search for ${quoted(pattern)} in ${input.length} characters ${outcome}`,
+      `(maxRegexMilliseconds) in this evaluation: ` +
+      `the search for ${quoted(pattern)} in ${input.length} characters ${outcome}`,
   );
 }

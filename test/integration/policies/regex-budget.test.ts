@@ -168,6 +168,13 @@ describe('a regex search cannot hold the engine (issue 29)', () => {
       prober.worker.postMessage('stop');
       const probes = await prober.result();
 
+      expect(probes.length).toBeGreaterThanOrEqual(20);
+      expect(probes.filter((p) => p.status !== 200)).toEqual([]);
+      const sorted = probes.map((p) => p.ms).sort((a, b) => a - b);
+      const p99 = sorted[Math.ceil(sorted.length * 0.99) - 1]!;
+      // Envoy waits 500 ms for each ext_proc message in production: a probe must stay well inside it.
+      expect(p99).toBeLessThan(250);
+
       expect(answers).toHaveLength(8);
       for (const answer of answers) {
         expect(answer.status).toBe(500);
@@ -175,12 +182,6 @@ describe('a regex search cannot hold the engine (issue 29)', () => {
           /^RegexMatchTimeoutException: regular expression searches took more than the limit of \d+ ms .* was stopped$/,
         );
       }
-      expect(probes.length).toBeGreaterThanOrEqual(20);
-      expect(probes.filter((p) => p.status !== 200)).toEqual([]);
-      const sorted = probes.map((p) => p.ms).sort((a, b) => a - b);
-      const p99 = sorted[Math.ceil(sorted.length * 0.99) - 1]!;
-      // Envoy waits 500 ms for each ext_proc message in production: a probe must stay well inside it.
-      expect(p99).toBeLessThan(250);
     },
   );
 });
