@@ -145,7 +145,19 @@ const ASCII_PUNCTUATION = /[!-/:-@[-`{-~]/;
 interface Scope {
   explicitCapture: boolean;
   ignoreWhitespace: boolean;
+  /** An upper bound of the RE2 instructions this group's contents compile to so far (see MAX_PROGRAM_SIZE). */
+  size: number;
+  /** The same for its last atom, which a quantifier after it multiplies. */
+  last: number;
 }
+
+/**
+ * Instructions a compiled pattern may have. re2js compiles at 2–20 µs an instruction on the engine's only thread, and
+ * counted repetitions copy what they repeat: `(.*a){1000}|(.*b){1000}|…`, 1,199 characters sent by a client, compiled
+ * to 500,000 instructions in 0.9 s. RE2 itself refuses patterns over its memory budget in the same way. Real patterns
+ * are far below (`(.*a){1000}` is 5,000).
+ */
+const MAX_PROGRAM_SIZE = 20_000;
 
 /** .NET group number → RE2 group index, plus names. .NET numbers unnamed groups first, then named ones. */
 export interface GroupTable {
@@ -178,6 +190,8 @@ class Translator {
       {
         explicitCapture: (options & EXPLICIT_CAPTURE) !== 0,
         ignoreWhitespace: (options & IGNORE_PATTERN_WHITESPACE) !== 0,
+        size: 0,
+        last: 0,
       },
     ];
     this.ecmaScript = (options & ECMASCRIPT) !== 0;
@@ -195,7 +209,13 @@ class Translator {
     throw new RegexRefusal(`invalid pattern: ${reason} at offset ${at}`);
   }
 
-  translate(): { source: string; captures: (string | null)[] } {
+  /** An atom of `size` instructions was added to the current group. */
+  private atom(size: number): void {
+    this.scope.size += size;
+    this.scope.last = size;
+  }
+
+  translate(): { source: string; captures: (string | null)[]; size: number } {
     const p = this.p;
     while (this.i < p.length) {
       const c = p[this.i]!;
@@ -211,16 +231,19 @@ class Translator {
       switch (c) {
         case '\\':
           this.out += this.escape(false);
+          this.atom(1);
           break;
         case '[':
           this.characterClass();
+          this.atom(1);
           break;
         case '(':
           this.openGroup();
           break;
         case ')':
           if (this.scopes.length === 1) this.invalid('too many )', this.i);
-          this.scopes.pop();
+          // The group's contents, and its two capture instructions.
+          this.atom(this.scopes.pop()!.size + 2);
           this.out += ')';
           this.i++;
           break;
@@ -235,6 +258,7 @@ class Translator {
           else {
             this.out += '\\{';
             this.i++;
+            this.atom(1);
           }
           break;
         }
@@ -242,20 +266,36 @@ class Translator {
         case ']':
           this.out += `\\${c}`;
           this.i++;
+          this.atom(1);
+          break;
+        case '|':
+          this.out += c;
+          this.i++;
+          this.scope.size += 1;
+          this.scope.last = 0;
           break;
         default:
           this.out += c;
           this.i++;
+          this.atom(1);
       }
     }
     if (this.scopes.length > 1) this.invalid('not enough )', p.length);
-    return { source: this.out, captures: this.captures };
+    return { source: this.out, captures: this.captures, size: this.scope.size };
   }
 
   /** A quantifier of `length` characters at i, an optional lazy `?`, and no possessive `+` after it. */
   private quantifier(length: number): void {
     const p = this.p;
-    this.out += p.slice(this.i, this.i + length);
+    const text = p.slice(this.i, this.i + length);
+    // x* x+ x? add one instruction; x{n} is n copies of x, x{n,m} m copies (the last m-n optional, one more
+    // instruction each), x{n,} n copies and a loop.
+    const counted = /^\{(\d+)(,(\d*))?\}$/.exec(text);
+    const copies = !counted ? 1 : counted[2] === undefined ? +counted[1]! : +(counted[3] || +counted[1]! + 1);
+    const atom = this.scope.last;
+    this.scope.size += atom * (copies - 1) + copies;
+    this.scope.last = atom * copies + copies;
+    this.out += text;
     this.i += length;
     if (p[this.i] === '?') {
       this.out += '?';
@@ -357,7 +397,7 @@ class Translator {
   private openGroup(): void {
     const p = this.p;
     const at = this.i;
-    const inherited = { ...this.scope };
+    const inherited = { ...this.scope, size: 0, last: 0 };
     if (p[at + 1] !== '?') {
       this.i++;
       this.scopes.push(inherited);
@@ -448,7 +488,13 @@ function groupTable(captures: readonly (string | null)[]): GroupTable {
 /** Translates a .NET pattern with its RegexOptions to RE2 source and flags, or throws RegexRefusal. */
 export function translatePattern(pattern: string, options: number): Translation {
   if (options & RIGHT_TO_LEFT) throw new RegexRefusal('RegexOptions.RightToLeft is not supported');
-  const { source, captures } = new Translator(pattern, options).translate();
+  const { source, captures, size } = new Translator(pattern, options).translate();
+  if (size > MAX_PROGRAM_SIZE) {
+    throw new RegexRefusal(
+      `it would compile to about ${size.toLocaleString('en-US')} instructions, more than the ` +
+        `${MAX_PROGRAM_SIZE.toLocaleString('en-US')} a pattern may have (a counted repetition copies what it repeats)`,
+    );
+  }
   let flags = 0;
   if (options & IGNORE_CASE) flags |= RE2JS.CASE_INSENSITIVE;
   if (options & MULTILINE) flags |= RE2JS.MULTILINE;

@@ -83,6 +83,22 @@ describe('constructs that need backtracking are refused when the policy loads', 
     expect(refusedAtLoad('Regex.IsMatch("a", "(a")').reason).toContain('not enough )');
   });
 
+  it('a pattern whose program would be too large to compile quickly is refused before re2js compiles it', () => {
+    // Counted repetitions copy what they repeat: ten of these compiled to 50,000 instructions in 0.14 s, and a
+    // client can send a pattern built so at run time (100 of them: 500,000 instructions, 0.9 s).
+    const copies = (n: number) =>
+      Array.from({ length: n }, (_v, k) => `(.*${'abcdefghij'[k]}){1000}`).join('|');
+    expect(refusedAtLoad(`Regex.IsMatch("a", "${copies(10)}")`).reason).toContain(
+      'it would compile to about 60,009 instructions, more than the 20,000 a pattern may have',
+    );
+    const e = failsAtRun(`Regex.IsMatch("a", "${copies(5)}" + "|${copies(5)}")`);
+    expect(e.exceptionType).toBe('ArgumentException');
+    expect(e.reason).toContain('more than the 20,000 a pattern may have');
+    // What real patterns do stays well inside.
+    expect(show(`Regex.IsMatch("a", "${copies(3)}")`)).toBe('False');
+    expect(show('Regex.IsMatch(new string(\'x\', 1000), @"^[\\p{L}\\p{N}]{1,1000}$")')).toBe('True');
+  });
+
   it('a pattern built at run time fails safely at run time (ArgumentException, LastError), never backtracks', () => {
     const e = failsAtRun('Regex.IsMatch("ab", "a(?" + "=b)")');
     expect(e.code).toBe('ExpressionValueEvaluationFailure');
