@@ -629,7 +629,9 @@ function spansOf(regex: CsRegex, m: Re2Matcher): number[] {
 function search(rt: Rt, regex: CsRegex, m: Re2Matcher, s: string, start: number): number[] | null {
   const { re } = regex.compiled;
   return searchWithinBudget(rt, re, regex.pattern, s, start, () =>
-    (!dfaFirst(re) || matchesFrom(re, s, start)) && m.find(start) ? spansOf(regex, m) : null,
+    (!dfaFirst(re, s.length - start) || matchesFrom(re, s, start)) && m.find(start)
+      ? spansOf(regex, m)
+      : null,
   );
 }
 

@@ -62,8 +62,16 @@ let active: Meter | null = null;
 /** What is known of each compiled pattern: its worst case per input position, and whether to ask the DFA first. */
 interface Profile {
   readonly unitsPerPosition: number;
-  readonly dfaFirst: boolean;
+  /** Input positions from which the DFA is asked first (Infinity: never). */
+  readonly dfaFrom: number;
 }
+
+/**
+ * The DFA builds each state it reaches once, at the cost of one pass over the program; over an input short for the
+ * program that is slower than the NFA (`^[\p{L}\p{N}]{1,1000}$`, 2,001 instructions, over 1,000 characters: 60 ms
+ * against 4). So it is asked first only for inputs of this many positions per instruction.
+ */
+const DFA_POSITIONS_PER_INSTRUCTION = 64;
 const profiles = new WeakMap<RE2JS, Profile>();
 
 /**
@@ -88,7 +96,10 @@ export function compileBounded(source: string, flags: number): RE2JS {
     unitsPerPosition: re2.numberOfInstructions() * (1 + re.groupCount()),
     // A pattern with a literal prefix is found faster by the NFA, which jumps to each occurrence with indexOf; the
     // DFA reads every character (`id=(\d+)` over 1 MB: 1 ms against 50 ms).
-    dfaFirst: typeof re2.prefix !== 'string' || re2.prefix.length === 0,
+    dfaFrom:
+      typeof re2.prefix !== 'string' || re2.prefix.length === 0
+        ? re2.numberOfInstructions() * DFA_POSITIONS_PER_INSTRUCTION
+        : Number.POSITIVE_INFINITY,
   });
   return re;
 }
@@ -163,16 +174,19 @@ function profileOf(re: RE2JS): Profile {
 /**
  * Whether `re` matches anywhere at or after `start` of `s`. Asked without capture groups, re2js runs its lazy DFA
  * (falling back to the NFA when the DFA's state cache overflows), 7–30 times faster than the NFA that a Matcher's
- * `find` always runs: `\d{16}` over 1 MB, 27 ms instead of 800 ms. For a pattern with a literal prefix, which the
- * NFA finds faster, `find` answers instead (given, it searches with the Matcher).
+ * `find` always runs: `\d{16}` over 1 MB, 27 ms instead of 800 ms. When the NFA is the faster (see `dfaFirst`),
+ * `find` answers instead if given (it searches with the Matcher).
  */
 export function matchesFrom(re: RE2JS, s: string, start: number, find?: () => boolean): boolean {
-  if (find && !profileOf(re).dfaFirst) return find();
+  if (find && !dfaFirst(re, s.length - start)) return find();
   return re.re2().matchWithGroup(s, start, s.length, UNANCHORED, 0)[0] as boolean;
 }
 
-/** Whether to ask `matchesFrom` before a Matcher's `find`: when the DFA is the faster way to learn there is none. */
-export const dfaFirst = (re: RE2JS): boolean => profileOf(re).dfaFirst;
+/**
+ * Whether to ask `matchesFrom` before a Matcher's `find` over `positions`: when the DFA is the faster way to learn
+ * there is no match (the pattern has no literal prefix, and the input is long for the pattern).
+ */
+export const dfaFirst = (re: RE2JS, positions: number): boolean => positions >= profileOf(re).dfaFrom;
 
 /** re2js's RE2Flags.UNANCHORED (not exported). */
 const UNANCHORED = 0;

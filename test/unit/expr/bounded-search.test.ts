@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   boundedSearch,
   compileBounded,
+  dfaFirst,
   matchesFrom,
   SearchDeadlineExceeded,
 } from '../../../src/expr/runtime/bounded-search.js';
@@ -59,6 +60,17 @@ describe('re2js searches stopped at a deadline while they run (issue 29)', () =>
     // Past the deadline, yet never stopped: it cannot run long enough to matter.
     expect(boundedSearch(bearer, 10, PASSED(), () => m.find(0))).toBe(true);
     expect(m.group(1)).toBe('abc');
+  });
+
+  it('the DFA is asked first only where it is the faster: no literal prefix, an input long for the pattern', () => {
+    expect(dfaFirst(compileBounded('\\d{16}', 0), 1_000_000)).toBe(true);
+    // The NFA jumps from one `id=` to the next with indexOf; the DFA would read every character.
+    expect(dfaFirst(compileBounded('id=(\\d+);', 0), 1_000_000)).toBe(false);
+    // 2,001 instructions over 1,000 characters: building the DFA's states costs more than the NFA's whole search.
+    const counted = compileBounded('^[\\p{L}\\p{N}]{1,1000}$', 0);
+    expect(dfaFirst(counted, 1_000)).toBe(false);
+    const letters = 'x'.repeat(1_000);
+    expect(matchesFrom(counted, letters, 0, () => counted.matcher(letters).find(0))).toBe(true);
   });
 
   it('a pattern compiled elsewhere cannot be searched as if bounded', () => {
