@@ -172,8 +172,11 @@ describe('a regex search cannot hold the engine (issue 29)', () => {
       expect(probes.filter((p) => p.status !== 200)).toEqual([]);
       const sorted = probes.map((p) => p.ms).sort((a, b) => a - b);
       const p99 = sorted[Math.ceil(sorted.length * 0.99) - 1]!;
-      // Envoy waits 500 ms for each ext_proc message in production: a probe must stay well inside it.
-      expect(p99).toBeLessThan(250);
+      // Envoy waits 500 ms for each ext_proc message in production: a probe must stay inside it. One attack holds the
+      // engine for the budget (100 ms) plus its own handling (a 1 MB body: tens of ms), and a probe can wait behind
+      // two of them; p99 is 130–180 ms on a quiet machine and up to 300 ms while other test files start gateways on
+      // the same cores. Before, each attack held the engine 0.5–3 s and the probes timed out (504).
+      expect(p99).toBeLessThan(400);
 
       expect(answers).toHaveLength(8);
       for (const answer of answers) {
