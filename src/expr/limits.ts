@@ -14,14 +14,15 @@ export interface ExpressionLimits {
   /** Elements in any array, list, dictionary, JArray or JObject an expression builds. */
   readonly maxCollectionSize: number;
   /**
-   * Characters of input a regular expression may be run against. Regexes run on a linear-time engine (re2js), so
-   * one search costs time proportional to this; a search cannot be interrupted once started.
+   * Characters of input a regular expression may be run against. Regexes run on a linear-time engine (re2js): one
+   * search costs time proportional to this times the pattern's size, and maxRegexMilliseconds stops it.
    */
   readonly maxRegexInputLength: number;
   /**
-   * Milliseconds one evaluation may spend searching with regular expressions, checked before each search (.NET's
-   * match timeout: RegexMatchTimeoutException). Each search is linear, but Matches/Replace/Split search once per
-   * match and a pattern whose matches must look ahead to the end of the input (`a(.*z)?`) makes that quadratic.
+   * Milliseconds one evaluation may spend searching with regular expressions (.NET's match timeout:
+   * RegexMatchTimeoutException), checked before each search and while one runs (runtime/bounded-search.ts). One
+   * search is O(input × pattern) — `(.*a){50}` over 1 Mi characters is 30 s — and Matches/Replace/Split search once
+   * per match, which a pattern whose matches look ahead to the end of the input (`a(.*z)?`) makes quadratic.
    */
   readonly maxRegexMilliseconds: number;
 }
@@ -33,8 +34,10 @@ export const DEFAULT_LIMITS: ExpressionLimits = Object.freeze({
   maxStringLength: 4 * 1024 * 1024,
   maxCollectionSize: 100_000,
   maxRegexInputLength: 1024 * 1024,
-  // Half of the engine's default ext_proc message timeout (500 ms), so a request that trips it still gets an answer.
-  maxRegexMilliseconds: 250,
+  // The engine's only thread is held this long, and every request in flight on any API waits as long; a fifth of
+  // Envoy's ext_proc message timeout (500 ms) leaves room for a few such requests at once. (It was 250 while it was
+  // only checked between searches and one search could run for seconds.)
+  maxRegexMilliseconds: 100,
 });
 
 export function resolveLimits(overrides: Partial<ExpressionLimits> | undefined): ExpressionLimits {

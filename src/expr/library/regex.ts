@@ -2,7 +2,9 @@
  * System.Text.RegularExpressions on a linear-time engine. .NET runs regexes with a backtracking engine guarded by a
  * match timeout; JavaScript's RegExp backtracks too and cannot be interrupted, so one hostile pattern or input
  * (`a*a*a*a*a*a*a*b` on 60 `a`s) would hold the engine's only thread for seconds. Every expression regex therefore
- * runs on re2js (RE2 semantics: time linear in the input, no backtracking at all, never a fallback to RegExp).
+ * runs on re2js (RE2 semantics: time linear in the input, no backtracking at all, never a fallback to RegExp). Linear
+ * in the input times the pattern is still seconds for `(.*a){50}` over a megabyte, so every search runs within the
+ * evaluation's time budget, enforced while it runs (runtime/bounded-search.ts).
  *
  * A .NET pattern is translated to RE2 syntax once, here, by one table-driven walk; constructs RE2 cannot run are
  * refused with a message naming the construct and where it is. A pattern written as a literal is checked when the
@@ -16,6 +18,7 @@
  * (not before a final newline) unless RegexOptions.Multiline is set; `\b` uses ASCII word characters.
  */
 import { RE2JS, RE2JSException } from 're2js';
+import { compileBounded, dfaFirst, matchesFrom, searchWithinBudget } from '../runtime/bounded-search.js';
 import { toDotNetStringRt } from '../runtime/convert.js';
 import {
   ArgumentRefusal,
@@ -27,7 +30,6 @@ import {
   defineType,
   prop,
   type Rt,
-  step,
   UNKNOWN_ARG,
 } from '../runtime/core.js';
 import { CsEnum, makeEnum } from '../runtime/enum.js';
@@ -143,7 +145,19 @@ const ASCII_PUNCTUATION = /[!-/:-@[-`{-~]/;
 interface Scope {
   explicitCapture: boolean;
   ignoreWhitespace: boolean;
+  /** An upper bound of the RE2 instructions this group's contents compile to so far (see MAX_PROGRAM_SIZE). */
+  size: number;
+  /** The same for its last atom, which a quantifier after it multiplies. */
+  last: number;
 }
+
+/**
+ * Instructions a compiled pattern may have. re2js compiles at 2–20 µs an instruction on the engine's only thread, and
+ * counted repetitions copy what they repeat: `(.*a){1000}|(.*b){1000}|…`, 1,199 characters sent by a client, compiled
+ * to 500,000 instructions in 0.9 s. RE2 itself refuses patterns over its memory budget in the same way. Real patterns
+ * are far below (`(.*a){1000}` is 5,000).
+ */
+const MAX_PROGRAM_SIZE = 20_000;
 
 /** .NET group number → RE2 group index, plus names. .NET numbers unnamed groups first, then named ones. */
 export interface GroupTable {
@@ -176,6 +190,8 @@ class Translator {
       {
         explicitCapture: (options & EXPLICIT_CAPTURE) !== 0,
         ignoreWhitespace: (options & IGNORE_PATTERN_WHITESPACE) !== 0,
+        size: 0,
+        last: 0,
       },
     ];
     this.ecmaScript = (options & ECMASCRIPT) !== 0;
@@ -193,7 +209,13 @@ class Translator {
     throw new RegexRefusal(`invalid pattern: ${reason} at offset ${at}`);
   }
 
-  translate(): { source: string; captures: (string | null)[] } {
+  /** An atom of `size` instructions was added to the current group. */
+  private atom(size: number): void {
+    this.scope.size += size;
+    this.scope.last = size;
+  }
+
+  translate(): { source: string; captures: (string | null)[]; size: number } {
     const p = this.p;
     while (this.i < p.length) {
       const c = p[this.i]!;
@@ -209,16 +231,19 @@ class Translator {
       switch (c) {
         case '\\':
           this.out += this.escape(false);
+          this.atom(1);
           break;
         case '[':
           this.characterClass();
+          this.atom(1);
           break;
         case '(':
           this.openGroup();
           break;
         case ')':
           if (this.scopes.length === 1) this.invalid('too many )', this.i);
-          this.scopes.pop();
+          // The group's contents, and its two capture instructions.
+          this.atom(this.scopes.pop()!.size + 2);
           this.out += ')';
           this.i++;
           break;
@@ -233,6 +258,7 @@ class Translator {
           else {
             this.out += '\\{';
             this.i++;
+            this.atom(1);
           }
           break;
         }
@@ -240,20 +266,36 @@ class Translator {
         case ']':
           this.out += `\\${c}`;
           this.i++;
+          this.atom(1);
+          break;
+        case '|':
+          this.out += c;
+          this.i++;
+          this.scope.size += 1;
+          this.scope.last = 0;
           break;
         default:
           this.out += c;
           this.i++;
+          this.atom(1);
       }
     }
     if (this.scopes.length > 1) this.invalid('not enough )', p.length);
-    return { source: this.out, captures: this.captures };
+    return { source: this.out, captures: this.captures, size: this.scope.size };
   }
 
   /** A quantifier of `length` characters at i, an optional lazy `?`, and no possessive `+` after it. */
   private quantifier(length: number): void {
     const p = this.p;
-    this.out += p.slice(this.i, this.i + length);
+    const text = p.slice(this.i, this.i + length);
+    // x* x+ x? add one instruction; x{n} is n copies of x, x{n,m} m copies (the last m-n optional, one more
+    // instruction each), x{n,} n copies and a loop.
+    const counted = /^\{(\d+)(,(\d*))?\}$/.exec(text);
+    const copies = !counted ? 1 : counted[2] === undefined ? +counted[1]! : +(counted[3] || +counted[1]! + 1);
+    const atom = this.scope.last;
+    this.scope.size += atom * (copies - 1) + copies;
+    this.scope.last = atom * copies + copies;
+    this.out += text;
     this.i += length;
     if (p[this.i] === '?') {
       this.out += '?';
@@ -355,7 +397,7 @@ class Translator {
   private openGroup(): void {
     const p = this.p;
     const at = this.i;
-    const inherited = { ...this.scope };
+    const inherited = { ...this.scope, size: 0, last: 0 };
     if (p[at + 1] !== '?') {
       this.i++;
       this.scopes.push(inherited);
@@ -446,7 +488,13 @@ function groupTable(captures: readonly (string | null)[]): GroupTable {
 /** Translates a .NET pattern with its RegexOptions to RE2 source and flags, or throws RegexRefusal. */
 export function translatePattern(pattern: string, options: number): Translation {
   if (options & RIGHT_TO_LEFT) throw new RegexRefusal('RegexOptions.RightToLeft is not supported');
-  const { source, captures } = new Translator(pattern, options).translate();
+  const { source, captures, size } = new Translator(pattern, options).translate();
+  if (size > MAX_PROGRAM_SIZE) {
+    throw new RegexRefusal(
+      `it would compile to about ${size.toLocaleString('en-US')} instructions, more than the ` +
+        `${MAX_PROGRAM_SIZE.toLocaleString('en-US')} a pattern may have (a counted repetition copies what it repeats)`,
+    );
+  }
   let flags = 0;
   if (options & IGNORE_CASE) flags |= RE2JS.CASE_INSENSITIVE;
   if (options & MULTILINE) flags |= RE2JS.MULTILINE;
@@ -475,7 +523,7 @@ export function compilePattern(pattern: string, options: number): CompiledPatter
   let compiled: CompiledPattern;
   try {
     const t = translatePattern(pattern, options);
-    compiled = { re: RE2JS.compile(t.source, t.flags), groups: t.groups };
+    compiled = { re: compileBounded(t.source, t.flags), groups: t.groups };
   } catch (e) {
     const reason =
       e instanceof RegexRefusal
@@ -573,32 +621,37 @@ function spansOf(regex: CsRegex, m: Re2Matcher): number[] {
 }
 
 /**
- * One search from `start`: a step, and its time counted against maxRegexMilliseconds. The budget is checked before
- * searching (a search cannot be interrupted, but it is linear in the input), as .NET's match timeout would fire.
+ * One search from `start`, within the evaluation's regex budget (runtime/bounded-search.ts): the match's spans, or
+ * null. The spans are read inside the budget too: re2js finds the groups with a second search over the rest of the
+ * input. Whether there is a match at all is asked first of the lazy DFA (`matchesFrom`), which is much faster than
+ * the Matcher's NFA, so a search that finds nothing (Replace over a body, after its last match) never runs the NFA.
  */
-function search(rt: Rt, m: Re2Matcher, start: number): boolean {
-  step(rt);
-  if (rt.regexMilliseconds > rt.limits.maxRegexMilliseconds) {
-    throw new CsException(
-      'RegexMatchTimeoutException',
-      `regular expression searches took more than the limit of ${rt.limits.maxRegexMilliseconds} ms`,
-    );
-  }
-  const began = performance.now();
-  try {
-    return m.find(start);
-  } finally {
-    rt.regexMilliseconds += performance.now() - began;
-  }
+function search(rt: Rt, regex: CsRegex, m: Re2Matcher, s: string, start: number): number[] | null {
+  const { re } = regex.compiled;
+  return searchWithinBudget(rt, re, regex.pattern, s, start, () =>
+    (!dfaFirst(re, s.length - start) || matchesFrom(re, s, start)) && m.find(start)
+      ? spansOf(regex, m)
+      : null,
+  );
+}
+
+function checkStart(s: string, start: number): void {
+  if (start < 0 || start > s.length) throw argError('startat is out of range', 'ArgumentOutOfRangeException');
 }
 
 /** The first match at or after `start`. */
 function matchAt(rt: Rt, regex: CsRegex, s: string, start: number): CsMatch {
-  if (start < 0 || start > s.length) throw argError('startat is out of range', 'ArgumentOutOfRangeException');
-  const m = regex.compiled.re.matcher(s);
-  return search(rt, m, start)
-    ? new CsMatch(regex, s, spansOf(regex, m))
-    : new CsMatch(regex, s, FAILED_SPANS);
+  checkStart(s, start);
+  return new CsMatch(regex, s, search(rt, regex, regex.compiled.re.matcher(s), s, start) ?? FAILED_SPANS);
+}
+
+/** Whether there is a match at or after `start`: IsMatch needs no groups, so only the DFA runs. */
+function isMatchAt(rt: Rt, regex: CsRegex, s: string, start: number): boolean {
+  checkStart(s, start);
+  const { re } = regex.compiled;
+  return searchWithinBudget(rt, re, regex.pattern, s, start, () =>
+    matchesFrom(re, s, start, () => re.matcher(s).find(start)),
+  );
 }
 
 /** Where the search after a match resumes: .NET steps one character past an empty match (a whole surrogate pair). */
@@ -614,10 +667,11 @@ function* scan(rt: Rt, regex: CsRegex, s: string, start = 0): Generator<CsMatch>
   let pos = start;
   let count = 0;
   while (pos <= s.length) {
-    if (!search(rt, m, pos)) return;
+    const spans = search(rt, regex, m, s, pos);
+    if (spans === null) return;
     checkSize(rt, ++count);
-    yield new CsMatch(regex, s, spansOf(regex, m));
-    pos = nextStart(s, m.start(), m.end());
+    yield new CsMatch(regex, s, spans);
+    pos = nextStart(s, spans[0]!, spans[1]!);
   }
 }
 
@@ -775,7 +829,7 @@ export const RegexType = defineType({
   },
   methods: {
     IsMatch: (rt, r: CsRegex, args) =>
-      matchAt(rt, r, input(rt, args[0]), args[1] === undefined ? 0 : int(args[1])).success,
+      isMatchAt(rt, r, input(rt, args[0]), args[1] === undefined ? 0 : int(args[1])),
     Match: (rt, r: CsRegex, args) =>
       matchAt(rt, r, input(rt, args[0]), args[1] === undefined ? 0 : int(args[1])),
     Matches: (rt, r: CsRegex, args) => [
@@ -798,7 +852,7 @@ export const RegexType = defineType({
     ToString: (_rt, r: CsRegex) => r.pattern,
   },
   staticMethods: {
-    IsMatch: (rt, _s, args) => matchAt(rt, regexArgs(args, 1), input(rt, args[0]), 0).success,
+    IsMatch: (rt, _s, args) => isMatchAt(rt, regexArgs(args, 1), input(rt, args[0]), 0),
     Match: (rt, _s, args) => matchAt(rt, regexArgs(args, 1), input(rt, args[0]), 0),
     Matches: (rt, _s, args) => [...scan(rt, regexArgs(args, 1), input(rt, args[0]))],
     Replace: (rt, _s, args) => {

@@ -89,3 +89,30 @@ describe('DateTime, DateTimeOffset, TimeSpan', () => {
     expect(failure(expr)).toContain(expected);
   });
 });
+
+describe('DateTime.ParseExact runs its pattern on the linear-time engine (issue 29)', () => {
+  // The format became a JavaScript RegExp, which backtracks: 24 one-or-two-digit fields ("dHdH…") on 49 digits took
+  // 2 s, and each field more doubles that. 30 fields would take minutes; on RE2 they answer at once.
+  const fields = 'dH'.repeat(15);
+
+  it.each([
+    [`DateTime.ParseExact(new string('1', 61) + "x", "${fields}", null)`, 'FormatException'],
+    [`DateTime.TryParseExact(new string('1', 61) + "x", "${fields}", null, out var d)`, 'False'],
+    [`DateTime.ParseExact(new string('1', 60), "${fields}", null).Day`, '11'],
+    [`DateTime.ParseExact("2024-05-06T07", "yyyy-MM-dd'T'HH", null).Hour`, '7'],
+    [`DateTime.ParseExact("06.05.2024", "dd.MM.yyyy", null).Month`, '5'],
+  ])('%s → %s', (expr, expected) => {
+    const out = expected === 'FormatException' ? failure(expr) : show(expr);
+    expect(out).toContain(expected);
+  });
+
+  it.each([
+    // An unclosed quote sent the format scan back to its start for ever, growing the pattern until memory ran out.
+    ['DateTime.ParseExact("x", "\'abc", null)', 'Cannot find a matching quote character'],
+    [`DateTime.ParseExact("1", new string('d', 300), null)`, 'more than the 256 a date format may have'],
+  ])('%s fails with FormatException: %s', (expr, expected) => {
+    const message = failure(expr);
+    expect(message).toContain('FormatException');
+    expect(message).toContain(expected);
+  });
+});
