@@ -10,11 +10,10 @@
  * timeout (a run of about six minutes); the default, 70 s, keeps a run near two minutes.
  */
 import { parseArgs } from 'node:util';
-import { startEchoBackend } from '../test/helpers/backend.js';
-import { type GatewayStack, startGateway } from '../test/helpers/gateway.js';
+import { startBodyGateway } from '../test/helpers/body-gateway.js';
+import type { GatewayStack } from '../test/helpers/gateway.js';
 import { type StalledUpload, stalledUpload } from '../test/helpers/stalled-upload.js';
 import { elapse } from '../test/helpers/wait.js';
-import { apiYaml, policy } from '../test/integration/policies/support.js';
 
 const { values } = parseArgs({
   options: {
@@ -42,28 +41,13 @@ const framings = [
   { protocol: 'http2', chunked: true },
 ] as const;
 
-/** One gateway for the idle timeout (no deadline) and one whose deadline comes long before its idle timeout. */
-async function gateway(limits: string): Promise<GatewayStack> {
-  const backend = await startEchoBackend();
-  return startGateway(
-    [
-      'gateway:',
-      `  limits: { maxRequestBodyBytes: ${limit}, ${limits} }`,
-      'apis:',
-      apiYaml('body', backend.url, [
-        ['upper', 'POST', '/upper', 'upper.xml'],
-        ['stream', 'POST', '/stream'],
-      ]),
-      '',
-    ].join('\n'),
-    {
-      'upper.xml': policy({ inbound: '<set-body>@(context.Request.Body.As<string>().ToUpper())</set-body>' }),
-    },
-  );
-}
-
-const idleGateway = await gateway(`streamIdleTimeoutMs: ${idleMs}, requestTimeoutMs: 0`);
-const deadlineGateway = await gateway(`streamIdleTimeoutMs: 300000, requestTimeoutMs: ${deadlineMs}`);
+// One gateway for the idle timeout (no deadline) and one whose deadline comes long before its idle timeout.
+const idleGateway = await startBodyGateway(
+  `maxRequestBodyBytes: ${limit}, streamIdleTimeoutMs: ${idleMs}, requestTimeoutMs: 0`,
+);
+const deadlineGateway = await startBodyGateway(
+  `maxRequestBodyBytes: ${limit}, streamIdleTimeoutMs: 300000, requestTimeoutMs: ${deadlineMs}`,
+);
 const stacks = [idleGateway, deadlineGateway];
 
 type Ending = 'client' | 'idle timeout' | 'deadline';

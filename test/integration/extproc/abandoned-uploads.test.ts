@@ -1,10 +1,8 @@
 import autocannon from 'autocannon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
+import { type BodyGateway, startBodyGateway } from '../../helpers/body-gateway.js';
 import { type StalledUpload, stalledUpload } from '../../helpers/stalled-upload.js';
 import { elapse, until } from '../../helpers/wait.js';
-import { apiYaml, policy } from '../policies/support.js';
 
 const kibibyte = 1024;
 const limit = 1024 * kibibyte;
@@ -19,33 +17,16 @@ const streamIdleTimeoutMs = 3000;
  * to a stream Envoy half-closed (an Envoy configured elsewhere); and no upload outlives the request deadline.
  */
 describe('abandoned and stalled uploads, through Envoy', () => {
-  let backend: EchoBackend;
-  let gateway: GatewayStack;
+  let gateway: BodyGateway;
 
   beforeAll(async () => {
-    backend = await startEchoBackend();
-    gateway = await startGateway(
-      [
-        'gateway:',
-        `  limits: { maxRequestBodyBytes: ${limit}, streamIdleTimeoutMs: ${streamIdleTimeoutMs}, requestTimeoutMs: ${requestTimeoutMs} }`,
-        'apis:',
-        apiYaml('body', backend.url, [
-          ['upper', 'POST', '/upper', 'upper.xml'],
-          ['stream', 'POST', '/stream'],
-        ]),
-        '',
-      ].join('\n'),
-      {
-        'upper.xml': policy({
-          inbound: '<set-body>@(context.Request.Body.As<string>().ToUpper())</set-body>',
-        }),
-      },
+    gateway = await startBodyGateway(
+      `maxRequestBodyBytes: ${limit}, streamIdleTimeoutMs: ${streamIdleTimeoutMs}, requestTimeoutMs: ${requestTimeoutMs}`,
     );
   });
 
   afterAll(async () => {
     await gateway?.stop();
-    await backend?.close();
   });
 
   const engineResets = async () =>
@@ -73,7 +54,7 @@ describe('abandoned and stalled uploads, through Envoy', () => {
     expect(gateway.envoy.running()).toBe(true);
     const response = await fetch(`${gateway.url}/body/upper`, { method: 'POST', body: 'still here' });
     expect(response.status).toBe(200);
-    expect(backend.received.at(-1)!.body).toBe('STILL HERE');
+    expect(gateway.backend.received.at(-1)!.body).toBe('STILL HERE');
   }
 
   it('resets the ext_proc stream of an upload its client abandoned at once, never waiting for the engine', async () => {

@@ -1,9 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
+import { type BodyGateway, startBodyGateway } from '../../helpers/body-gateway.js';
 import { until } from '../../helpers/wait.js';
-import { apiYaml, policy } from '../policies/support.js';
 
 const mebibyte = 1024 * 1024;
 const limit = mebibyte;
@@ -14,34 +12,17 @@ const limit = mebibyte;
  * is refused with 413 while it is buffered, and clients that give up leave nothing behind.
  */
 describe('request bodies over the buffer limit, through Envoy', () => {
-  let backend: EchoBackend;
-  let gateway: GatewayStack;
+  let gateway: BodyGateway;
 
   beforeAll(async () => {
-    backend = await startEchoBackend();
-    gateway = await startGateway(
-      [
-        'gateway:',
-        // Short enough that a request left hanging would be torn down (the crash) while this file runs.
-        `  limits: { maxRequestBodyBytes: ${limit}, streamIdleTimeoutMs: 3000 }`,
-        'apis:',
-        apiYaml('body', backend.url, [
-          ['upper', 'POST', '/upper', 'upper.xml'],
-          ['stream', 'POST', '/stream'],
-        ]),
-        '',
-      ].join('\n'),
-      {
-        'upper.xml': policy({
-          inbound: '<set-body>@(context.Request.Body.As<string>().ToUpper())</set-body>',
-        }),
-      },
+    gateway = await startBodyGateway(
+      // Short enough that a request left hanging would be torn down (the crash) while this file runs.
+      `maxRequestBodyBytes: ${limit}, streamIdleTimeoutMs: 3000`,
     );
   });
 
   afterAll(async () => {
     await gateway?.stop();
-    await backend?.close();
   });
 
   /** Envoy still runs, answers /ready, and a normal request through a body-reading policy gets 200. */
@@ -52,7 +33,7 @@ describe('request bodies over the buffer limit, through Envoy', () => {
     const response = await fetch(`${gateway.url}/body/upper`, { method: 'POST', body: 'still here' });
     expect(response.status).toBe(200);
     expect(await response.text()).toContain('"method":"POST"');
-    expect(backend.received.at(-1)!.body).toBe('STILL HERE');
+    expect(gateway.backend.received.at(-1)!.body).toBe('STILL HERE');
   }
 
   /** No request is left open in Envoy (a hung one would stay until the idle timeout). */
@@ -98,7 +79,7 @@ describe('request bodies over the buffer limit, through Envoy', () => {
     const body = 'b'.repeat(limit - 1024);
     const response = await fetch(`${gateway.url}/body/upper`, { method: 'POST', body });
     expect(response.status).toBe(200);
-    expect(backend.received.at(-1)!.body).toBe(body.toUpperCase());
+    expect(gateway.backend.received.at(-1)!.body).toBe(body.toUpperCase());
   });
 
   it('still gives a policy a chunked body under the limit, and forwards what the policy made of it', async () => {
@@ -108,7 +89,7 @@ describe('request bodies over the buffer limit, through Envoy', () => {
       chunk: 64 * 1024,
     });
     expect(answer.status).toBe(200);
-    expect(backend.received.at(-1)!.body).toBe('A'.repeat(200 * 1024));
+    expect(gateway.backend.received.at(-1)!.body).toBe('A'.repeat(200 * 1024));
   });
 
   it('streams a body of any size to an operation whose policies do not read it', async () => {
@@ -117,7 +98,7 @@ describe('request bodies over the buffer limit, through Envoy', () => {
       body: Buffer.alloc(3 * mebibyte, 'c'),
     });
     expect(response.status).toBe(200);
-    expect(backend.received.at(-1)!.body.length).toBe(3 * mebibyte);
+    expect(gateway.backend.received.at(-1)!.body.length).toBe(3 * mebibyte);
   });
 
   it('survives clients that send 3 MiB at once and go away before the answer, 5 times', async () => {
