@@ -201,8 +201,8 @@ export class ExtProcStream {
       if (!answer) return;
       this.send(response);
       if (this.lastAnswer(message)) {
-        // Nothing more will cross this stream: end it with OK now, in the same write as the answer, rather than
-        // wait for Envoy's half-close. Envoy then goes on without the engine for the rest of the request.
+        // Nothing more will cross this stream: end it with OK now rather than wait for Envoy to end it. Envoy
+        // then goes on without the engine for the rest of the request.
         this.state = 'closed';
         this.exchange.end?.();
         this.endCall();
@@ -228,9 +228,10 @@ export class ExtProcStream {
 
   /**
    * Whether the answer just written to `message` is the last Envoy will ask for, so the engine ends the call with
-   * it: Envoy then never has to reset the stream of an exchange that went well (a reset per request would trip
-   * Node's HTTP/2 reset-rate limit under load, which drops the connection and every stream on it). Nothing follows
-   * the end of the response; before it, what the request headers' answer turned on (`mode_override`) decides.
+   * it: the exchange's state goes at once rather than when Envoy tears the stream down, and an Envoy that keeps
+   * graceful close on (an operator's, in plugin mode) is not left to time out a stream the engine would answer with
+   * nothing (`halfClosed`). Nothing follows the end of the response; before it, what the request headers' answer
+   * turned on (`mode_override`) decides.
    * Trailers are never sent (SKIP in the filter configuration, and the override leaves them unchanged). Without an
    * override nothing is assumed.
    */
