@@ -4,6 +4,7 @@ import { reasonPhrase } from '../message.js';
 import { PolicyError } from '../runtime.js';
 import { ALL_SCOPES, ALL_SECTIONS, bool, int, oneOf, str } from '../schema.js';
 import { compileSideRequest, compileSideRequestIdentity, REQUEST_CHILDREN } from '../shared/side-request.js';
+import { allowedMs } from '../shared/work-budget.js';
 
 /** Calls another HTTP service and stores its response (an IResponse) in a variable. */
 export const sendRequest = defineElement({
@@ -33,7 +34,8 @@ export const sendRequest = defineElement({
       const request = build(run);
       await authenticate?.(run, request.headers);
       try {
-        const response = await run.services.fetch({ ...request, timeoutMs: timeout(run) * 1000 });
+        const timeoutMs = allowedMs(run.services, timeout(run) * 1000);
+        const response = await run.services.fetch({ ...request, timeoutMs });
         run.context.variables.set(
           name,
           new ResponseModel({
