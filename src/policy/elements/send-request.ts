@@ -24,7 +24,7 @@ export const sendRequest = defineElement({
     const variable = node.getter('response-variable-name');
     const timeout = node.getter('timeout');
     const ignoreError = node.literal('ignore-error') === true;
-    const build = compileSideRequest(node, c, mode);
+    const build = compileSideRequest(node, c, mode, node.literal('mode'));
     const authenticate = compileSideRequestIdentity(node);
     if (node.child('set-url') === undefined && node.literal('mode') === 'new') {
       c.error(node, 'children', 'send-request in mode "new" needs a <set-url>, got none');
