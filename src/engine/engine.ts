@@ -3,6 +3,7 @@ import { SubscriptionDirectory } from '../catalog/subscriptions.js';
 import { type CompiledGateway, compileGateway } from '../config/gateway.js';
 import type { LoadedConfig } from '../config/load.js';
 import { authorizationServerKeys } from '../config/signing-keys.js';
+import { maxMessageTimeoutMs } from '../envoy/contract.js';
 import type { ExchangeFactory } from '../extproc/exchange.js';
 import { CredentialManager, Identities, readSecret } from '../identity/index.js';
 import { processLogger } from '../log.js';
@@ -175,6 +176,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: processLogger } } : {}),
     subscriptions: new SubscriptionDirectory(gateway.config),
     maxRequestBodyBytes: gateway.config.gateway.limits.maxRequestBodyBytes,
+    maxMessageTimeoutMs: maxMessageTimeoutMs(gateway.config.gateway.limits),
     ...(options.trust ? { trust: options.trust } : {}),
   });
   return {

@@ -20,6 +20,7 @@ import type {
   Exchange,
   ExchangeFactory,
   MessageHead,
+  PhaseDeadline,
   PhaseRequests,
   PhaseResult,
 } from '../extproc/exchange.js';
@@ -35,6 +36,7 @@ import {
 import { firstHeader, type HeaderChange, type HeaderFields } from '../extproc/headers.js';
 import type { RequestLogFields } from '../log.js';
 import {
+  allowedMs,
   type BackendResponse,
   type FinalResponse,
   type ForwardedRequest,
@@ -44,6 +46,7 @@ import {
   type PolicyServices,
   type RequestDescription,
   type RequestOutcome,
+  retryBudgetMs,
   type TraceEntry,
 } from '../policy/index.js';
 import { redactFields, redactUrl } from '../redact.js';
@@ -53,6 +56,7 @@ import { clientCertificate, type TrustStore } from './client-certificate.js';
 import { requestServices, requestTraceId } from './exchange-log-fields.js';
 import { type TraceRouter, traceKeyMatches } from './trace.js';
 import type { TraceStep } from './trace-steps.js';
+import { workDeadline } from './work-deadline.js';
 
 export interface PolicyEngine {
   readonly catalog: Catalog<Pipeline>;
@@ -72,6 +76,11 @@ export interface PolicyEngine {
    * which Envoy buffers against too); a larger one is refused with 413. Absent: no check beyond Envoy's.
    */
   readonly maxRequestBodyBytes?: number;
+  /**
+   * The longest Envoy waits for one answer when the engine asks (its `max_message_timeout`, contract.ts
+   * `maxMessageTimeoutMs`); absent: slow policy work asks for what it needs, uncapped.
+   */
+  readonly maxMessageTimeoutMs?: number;
   /** Subscriptions and their keys; without it every API is open. */
   readonly subscriptions?: SubscriptionDirectory;
   /** The authorities client certificates are checked against (`tls.clientCertificates.trustedCa`). */
@@ -110,7 +119,7 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
  * `forwarded` → (`awaiting response body`) → `done`.
  */
 export function policyExchanges(engine: PolicyEngine): ExchangeFactory {
-  return () => new PolicyExchange(engine);
+  return (stream) => new PolicyExchange(engine, stream?.deadline);
 }
 
 class PolicyExchange implements Exchange {
@@ -150,14 +159,21 @@ class PolicyExchange implements Exchange {
   /** What was sent to the backend, for the calls the engine makes itself (retry, follow-redirects). */
   private sent: { request: ForwardedRequest; route: BackendRoute; body: Buffer | undefined } | undefined;
 
-  constructor(private readonly engine: PolicyEngine) {}
+  constructor(
+    private readonly engine: PolicyEngine,
+    /** Envoy's wait for the phase being answered, which slow policy work extends (work-deadline.ts). */
+    private readonly phaseDeadline?: PhaseDeadline,
+  ) {}
 
   private get services(): PolicyServices {
-    this.requestServices ??= requestServices(
-      this.engine.services,
-      this.logFields,
-      () => this.run?.run.secrets,
-    );
+    if (this.requestServices) return this.requestServices;
+    const services = requestServices(this.engine.services, this.logFields, () => this.run?.run.secrets);
+    this.requestServices = this.phaseDeadline
+      ? {
+          ...services,
+          deadline: workDeadline(this.phaseDeadline, this.engine.maxMessageTimeoutMs),
+        }
+      : services;
     return this.requestServices;
   }
 
@@ -620,7 +636,8 @@ class PolicyExchange implements Exchange {
       for (let attempt = 1; ; attempt++) {
         const delay = run.retryDelay(response, attempt);
         if (delay === undefined) break;
-        if (delay > 0) await this.engine.services.clock.sleep(delay);
+        if (attempt === 1) this.reserveRetries(run);
+        if (delay > 0) await this.engine.services.clock.sleep(allowedMs(this.services, delay));
         response = await this.callBackend();
         replaced = true;
       }
@@ -653,6 +670,24 @@ class PolicyExchange implements Exchange {
     };
   }
 
+  /**
+   * Before the engine's first retry of the backend call: Envoy is asked once to wait for all of them (the calls at
+   * forward-request's timeout, the pauses), since it extends its wait for a phase only once.
+   */
+  private reserveRetries(run: PipelineRun): void {
+    const retry = run.run.retry;
+    const timeoutMs = this.sent?.request.forward.timeoutMs;
+    if (retry === undefined || timeoutMs === undefined) return;
+    const pauses = {
+      interval: retry.intervalSeconds,
+      maxInterval: retry.maxIntervalSeconds,
+      delta: retry.deltaSeconds,
+      firstFast: retry.firstFastRetry,
+    };
+    // Envoy made the first call.
+    allowedMs(this.services, retryBudgetMs(retry.count, timeoutMs, pauses) - timeoutMs);
+  }
+
   /** Calls the backend again as forwarded (retry), from the engine: Envoy has already delivered its answer. */
   private async callBackend(url?: string, method?: string): Promise<BackendResponse> {
     const { request, route, body } = this.sent!;
@@ -664,7 +699,7 @@ class PolicyExchange implements Exchange {
         ([name]) => !unforwardable.has(name.toLowerCase()) && !isEnvoyHeader(name),
       ),
       ...(body && body.length > 0 && (method ?? request.method) !== 'GET' ? { body } : {}),
-      timeoutMs: request.forward.timeoutMs,
+      timeoutMs: allowedMs(this.services, request.forward.timeoutMs),
     });
     return { status: answer.status, reason: answer.reason, headers: answer.headers, body: answer.body };
   }

@@ -35,6 +35,7 @@ import {
   backendSelectionHeader,
   dynamicClusterName,
   engineClusterName,
+  maxMessageTimeoutMs,
   requestAttributes,
   responseAttributes,
   serviceClusterName,
@@ -488,7 +489,8 @@ export function extProcFilter(
       // Fail closed: a request the engine could not see must not reach a backend unchecked.
       failure_mode_allow: false,
       message_timeout: seconds(plan.engine.messageTimeoutMs),
-      max_message_timeout: '30s',
+      // Slow policy work asks for more (override_message_timeout) up to this; see maxMessageTimeoutMs.
+      max_message_timeout: seconds(maxMessageTimeoutMs(limitsOf(plan))),
       // Request headers only by default; the engine asks per request for what its pipeline needs.
       allow_mode_override: true,
       processing_mode: {

@@ -95,3 +95,13 @@ export const routeAttributes = { routeName: 'xds.route_name' } as const;
  * and URL suffix, as in Portcullis's own Envoy.
  */
 export const apiRouteNamePrefix = 'portcullis:';
+
+/**
+ * The longest Envoy waits for one engine answer once the engine asks for more (ext_proc's `max_message_timeout`,
+ * which bounds `override_message_timeout`), and so the longest a policy's slow work may keep one phase waiting. A
+ * phase cannot usefully last longer than the stream idle timeout, the longest timeout the configuration allows:
+ * nothing moves on the client's stream while the engine works, so Envoy ends the request then anyway.
+ */
+export function maxMessageTimeoutMs(limits: { readonly streamIdleTimeoutMs: number }): number {
+  return limits.streamIdleTimeoutMs;
+}

@@ -29,6 +29,23 @@ export type ExchangeFactory = (stream?: StreamContext) => Exchange;
 export interface StreamContext {
   /** W3C trace context of Envoy's span for this ext_proc call: `traceparent`, `tracestate`. */
   readonly traceHeaders?: Readonly<Record<string, string>>;
+  /** How long Envoy waits for the answer the exchange is computing; absent when nothing can change that. */
+  readonly deadline?: PhaseDeadline;
+}
+
+/**
+ * Envoy's wait for the answer to the message being handled (its `message_timeout`, 500 ms by default). Work that
+ * may outlast it (a policy's call to another service, a retry's pauses) asks for more first: the stream sends
+ * `override_message_timeout`, which restarts Envoy's timer. Envoy honours one such message per phase and only up
+ * to its `max_message_timeout`, so what a later ask gets is what is left of the first one's grant.
+ */
+export interface PhaseDeadline {
+  /**
+   * Asks Envoy to wait `ms` from now for the pending answer. Returns how long from now it will wait: `ms` (or
+   * more) when granted or already covered, less when this phase's one extension was spent on a shorter wait,
+   * `Infinity` when no phase is pending or Envoy ignores answers (observability mode).
+   */
+  extend(ms: number): number;
 }
 
 export interface MessageHead {

@@ -122,4 +122,6 @@ export interface ProcessingResponse {
   response_trailers?: { header_mutation?: HeaderMutation };
   immediate_response?: ImmediateResponse;
   mode_override?: ProcessingMode;
+  /** Alone in its message: restarts Envoy's timer for the pending phase (google.protobuf.Duration). */
+  override_message_timeout?: { seconds: number; nanos: number };
 }

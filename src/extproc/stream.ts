@@ -2,6 +2,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import type {
   Exchange,
   ExchangeFactory,
+  PhaseDeadline,
   PhaseRequests,
   PhaseResult,
   StreamContext,
@@ -100,6 +101,11 @@ export class ExtProcStream {
   private envoyHalfClosed = false;
   /** The call was cancelled or failed: nothing at all may be written to it any more, not even a status. */
   private callGone = false;
+  /**
+   * The message being answered, while its handler runs (see `extend`): whether Envoy waits for the answer, and
+   * until when (performance.now()) the one extension Envoy grants per phase was asked for.
+   */
+  private pending: { readonly answered: boolean; grantedUntil: number | undefined } | undefined;
 
   constructor(
     private readonly call: ExtProcCall,
@@ -108,7 +114,8 @@ export class ExtProcStream {
     streamContext?: StreamContext,
     private readonly halfClosedGraceMs = halfClosedStreamGraceMs,
   ) {
-    this.exchange = factory(streamContext);
+    const deadline: PhaseDeadline = { extend: (ms) => this.extend(ms) };
+    this.exchange = factory({ ...streamContext, deadline });
     call.on('data', (message: ProcessingRequest) => {
       this.queue = this.queue.then(() => this.receive(message));
     });
@@ -142,6 +149,24 @@ export class ExtProcStream {
   /** The one place a message is written: never to a call that is cancelled, failed or ended. */
   private send(response: ProcessingResponse): void {
     if (this.writable()) this.call.write(response);
+  }
+
+  /**
+   * Asks Envoy to wait `ms` more for the pending answer: one `override_message_timeout` message, written before the
+   * answer (Envoy reads it whenever a phase is pending). Envoy restarts the phase's timer with it once per phase
+   * (ext_proc.cc `restartMessageTimer`), so a later ask is told what is left of the first.
+   */
+  private extend(ms: number): number {
+    const pending = this.pending;
+    if (pending === undefined || !pending.answered || this.closed()) return Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    if (pending.grantedUntil !== undefined) return Math.max(0, pending.grantedUntil - now);
+    const granted = Math.max(1, Math.ceil(ms));
+    this.send({
+      override_message_timeout: { seconds: Math.floor(granted / 1000), nanos: (granted % 1000) * 1_000_000 },
+    });
+    pending.grantedUntil = now + granted;
+    return granted;
   }
 
   /** Ends the call with OK, unless it is already cancelled, failed or ended. */
@@ -184,8 +209,10 @@ export class ExtProcStream {
     }
     // Observability mode: Envoy ignores answers, so we only watch.
     const answer = !message.observability_mode;
+    this.pending = { answered: answer, grantedUntil: undefined };
     try {
       const response = await this.dispatch(kind, message);
+      this.pending = undefined;
       if (this.closed()) return;
       if (response.immediate_response) {
         if (answer) this.send(response);
@@ -208,6 +235,7 @@ export class ExtProcStream {
         this.endCall();
       }
     } catch (error) {
+      this.pending = undefined;
       if (this.closed()) return;
       this.observer.onHandlerError(error, kind);
       if (answer) {

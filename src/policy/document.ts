@@ -409,6 +409,9 @@ class DocumentCompiler {
         });
       },
       includeFragment: (fragmentId, at) => this.includeFragment(fragmentId, at, section, target),
+      readsRequestBody: () => {
+        this.needs.requestBody = true;
+      },
       ...(this.options.certificateIds ? { certificateIds: this.options.certificateIds } : {}),
     };
   }

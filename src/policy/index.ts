@@ -41,4 +41,5 @@ export type { Scope, Section } from './schema.js';
 export { SCOPES, SECTIONS } from './schema.js';
 export type * from './services.js';
 export { serializeHeaders } from './shared/headers.js';
+export { allowedMs, retryBudgetMs } from './shared/work-budget.js';
 export type { NamedValue, NamedValues } from './source.js';

@@ -286,4 +286,19 @@ export interface PolicyServices {
   readonly authorizations?: AuthorizationContexts;
   /** Told about every statement and branch of every run (tests, traced requests); absent on live traffic. */
   readonly observer?: PolicyObserver;
+  /** How long the gateway in front waits for the section being run; absent: as long as the work takes. */
+  readonly deadline?: WorkDeadline;
+}
+
+/**
+ * The wait of the gateway in front (Envoy) for the phase a section runs in, which is shorter than a policy's own
+ * timeouts unless the engine asks for more before slow work: a call to another service, a retry's pauses.
+ */
+export interface WorkDeadline {
+  /**
+   * Work that may take up to `ms` is about to start: asks the gateway to wait for it (plus the time to answer),
+   * and returns how long the work may take (≤ `ms`) so that the section still ends in time — with its own
+   * Timeout error, in on-error, rather than the gateway's 504 — when the gateway grants less.
+   */
+  reserve(ms: number): number;
 }

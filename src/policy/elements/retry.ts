@@ -2,6 +2,7 @@ import { defineElement } from '../element.js';
 import { sequence } from '../node.js';
 import { ALL_SCOPES, ALL_SECTIONS, bool, int, POLICIES } from '../schema.js';
 import { waitMs } from '../shared/retry-schedule.js';
+import { allowedMs, retryBudgetMs, workBudgetMs } from '../shared/work-budget.js';
 
 /**
  * Runs its statements once, then again while the condition holds, up to `count` retries, waiting as API
@@ -30,6 +31,7 @@ export const retry = defineElement({
     const delta = node.getter('delta');
     const firstFast = node.getter('first-fast-retry');
     const body = sequence(node.statements);
+    const attemptBudget = workBudgetMs(node.xml.children);
     const wrapsForward = node.xml.children.some((c) => c.kind === 'element' && c.name === 'forward-request');
     return async (run) => {
       if (wrapsForward) {
@@ -45,11 +47,23 @@ export const retry = defineElement({
         return flow;
       }
       const max = count(run);
+      // The gateway extends its wait for a section once: for every attempt and pause, before the first.
+      allowedMs(
+        run.services,
+        retryBudgetMs(max, attemptBudget, {
+          interval: interval(run),
+          maxInterval: maxInterval?.(run),
+          delta: delta?.(run),
+          firstFast: firstFast(run),
+        }),
+      );
       let flow = await body(run);
       for (let attempt = 1; attempt <= max && flow === 'next' && condition(run); attempt++) {
         const fast = attempt === 1 && firstFast(run);
         if (!fast)
-          await run.services.clock.sleep(waitMs(attempt, interval(run), maxInterval?.(run), delta?.(run)));
+          await run.services.clock.sleep(
+            allowedMs(run.services, waitMs(attempt, interval(run), maxInterval?.(run), delta?.(run))),
+          );
         flow = await body(run);
       }
       return flow;

@@ -13,7 +13,7 @@ export const sendOneWayRequest = defineElement({
   compile(node, c) {
     const mode = node.getter('mode');
     const timeout = node.getter('timeout');
-    const build = compileSideRequest(node, c, mode);
+    const build = compileSideRequest(node, c, mode, node.literal('mode'));
     const authenticate = compileSideRequestIdentity(node);
     return (run) => {
       const request = build(run);

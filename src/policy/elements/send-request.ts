@@ -4,6 +4,7 @@ import { reasonPhrase } from '../message.js';
 import { PolicyError } from '../runtime.js';
 import { ALL_SCOPES, ALL_SECTIONS, bool, int, oneOf, str } from '../schema.js';
 import { compileSideRequest, compileSideRequestIdentity, REQUEST_CHILDREN } from '../shared/side-request.js';
+import { allowedMs } from '../shared/work-budget.js';
 
 /** Calls another HTTP service and stores its response (an IResponse) in a variable. */
 export const sendRequest = defineElement({
@@ -23,7 +24,7 @@ export const sendRequest = defineElement({
     const variable = node.getter('response-variable-name');
     const timeout = node.getter('timeout');
     const ignoreError = node.literal('ignore-error') === true;
-    const build = compileSideRequest(node, c, mode);
+    const build = compileSideRequest(node, c, mode, node.literal('mode'));
     const authenticate = compileSideRequestIdentity(node);
     if (node.child('set-url') === undefined && node.literal('mode') === 'new') {
       c.error(node, 'children', 'send-request in mode "new" needs a <set-url>, got none');
@@ -33,7 +34,8 @@ export const sendRequest = defineElement({
       const request = build(run);
       await authenticate?.(run, request.headers);
       try {
-        const response = await run.services.fetch({ ...request, timeoutMs: timeout(run) * 1000 });
+        const timeoutMs = allowedMs(run.services, timeout(run) * 1000);
+        const response = await run.services.fetch({ ...request, timeoutMs });
         run.context.variables.set(
           name,
           new ResponseModel({

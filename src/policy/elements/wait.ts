@@ -1,6 +1,7 @@
 import { defineElement } from '../element.js';
 import type { Flow } from '../runtime.js';
 import { ALL_SCOPES, oneOf, POLICIES } from '../schema.js';
+import { allowedMs, workBudgetMs } from '../shared/work-budget.js';
 
 const ALLOWED = new Set(['send-request', 'cache-lookup-value', 'choose']);
 
@@ -24,7 +25,10 @@ export const wait = defineElement({
     }
     const mode = node.getter('for');
     const children = node.statements;
+    // The children run at once: the gateway is asked to wait for the slowest before any starts (it extends once).
+    const budget = workBudgetMs(node.xml.children, true);
     return async (run): Promise<Flow> => {
+      allowedMs(run.services, budget);
       const running = children.map(async (statement) => statement(run));
       const flows = mode(run) === 'any' ? [await Promise.race(running)] : await Promise.all(running);
       return flows.includes('respond') ? 'respond' : 'next';

@@ -5,6 +5,7 @@
  * the element as it would for the model's backend; nothing else of the client's request goes along.
  */
 import type { RunContext } from '../runtime.js';
+import { allowedMs } from './work-budget.js';
 
 /** The request headers a side call carries over. */
 const CREDENTIAL_HEADERS = ['Authorization', 'api-key'] as const;
@@ -49,7 +50,7 @@ export async function postToBackend(
       url: target.toString(),
       headers,
       body: Buffer.from(JSON.stringify(body)),
-      timeoutMs,
+      timeoutMs: allowedMs(run.services, timeoutMs),
     });
   } catch (error) {
     const timedOut = (error as { code?: string }).code === 'TIMEOUT';

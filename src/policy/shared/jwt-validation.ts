@@ -16,6 +16,7 @@ import type { CompileContext } from '../element.js';
 import type { Getter, NodeOf } from '../node.js';
 import type { RunContext } from '../runtime.js';
 import { elements, oneOf, str, text } from '../schema.js';
+import { allowedMs } from './work-budget.js';
 
 /** `<required-claims>`: each `<claim>` with the values it must have (all of them, or any). */
 export const REQUIRED_CLAIMS = {
@@ -265,7 +266,7 @@ export async function getJson(run: RunContext, url: string): Promise<unknown> {
     method: 'GET',
     url,
     headers: [['Accept', 'application/json']],
-    timeoutMs: 10_000,
+    timeoutMs: allowedMs(run.services, 10_000),
   });
   if (response.status !== 200) throw new Error(`GET ${url} answered ${response.status}`);
   return JSON.parse(response.body.toString('utf8'));

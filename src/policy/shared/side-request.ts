@@ -66,7 +66,12 @@ export function compileSideRequest(
   node: SideRequestNode,
   c: CompileContext,
   mode: (run: RunContext) => string,
+  /** `mode` as written, when it is not an expression. */
+  declaredMode: string | undefined,
 ): SideRequest {
+  // mode="copy" copies the request's body, but for outbound (see below): the engine must ask Envoy for the body,
+  // even when nothing else reads it. An expression may come out "copy".
+  if (declaredMode !== 'new' && c.section !== 'outbound') c.readsRequestBody();
   for (const child of node.children) {
     if (child.name === 'authentication-certificate') {
       c.error(child, 'not-implemented', '"authentication-certificate" is not implemented yet');

@@ -55,6 +55,9 @@ describe('the generated Envoy bootstrap', () => {
     expect(extProc.failure_mode_allow).toBe(false);
     expect(extProc.allow_mode_override).toBe(true);
     expect(extProc.message_timeout).toBe('0.5s');
+    // Slow policy work may extend Envoy's wait up to the stream idle timeout (300 s by default), no further.
+    expect(extProc.max_message_timeout).toBe('300s');
+    expect(extProc.max_message_timeout).toBe(hcm.stream_idle_timeout);
     expect(extProc.processing_mode).toMatchObject({
       request_header_mode: 'SEND',
       response_header_mode: 'SKIP',

@@ -77,6 +77,31 @@ describe('ext_proc stream state machine', () => {
     expect(answer.request_headers!.response!.clear_route_cache).toBe(true);
   });
 
+  it('asks Envoy to wait longer once per phase, before the answer; a later ask is told what is left', async () => {
+    const granted: number[] = [];
+    const stream = await serve((context) => ({
+      requestHeaders() {
+        granted.push(context!.deadline!.extend(4500), context!.deadline!.extend(9000));
+        return { action: 'continue' };
+      },
+      responseHeaders() {
+        granted.push(context!.deadline!.extend(1250));
+        return { action: 'continue' };
+      },
+    }));
+    stream.send(requestHeaders({ ':path': '/' }));
+    expect(await stream.next()).toEqual({ override_message_timeout: { seconds: '4', nanos: 500_000_000 } });
+    expect((await stream.next()).request_headers).toBeDefined();
+    stream.send({ response_headers: { headers: headerMap({ ':status': '200' }), end_of_stream: false } });
+    // Each phase has its own extension (Envoy's ext_proc.cc resets it when the phase is answered).
+    expect(await stream.next()).toEqual({ override_message_timeout: { seconds: '1', nanos: 250_000_000 } });
+    expect((await stream.next()).response_headers).toBeDefined();
+    expect(granted[0]).toBe(4500);
+    expect(granted[1]).toBeLessThanOrEqual(4500);
+    expect(granted[1]).toBeGreaterThan(4000);
+    expect(granted[2]).toBe(1250);
+  });
+
   it('sends mode_override for the phases the exchange asks for', async () => {
     const stream = await serve(() => ({
       requestHeaders: () => ({ action: 'continue', next: { requestBody: true, responseBody: true } }),
