@@ -16,6 +16,7 @@ import {
   traceRequestHeader,
   upstreamTimeoutHeader,
 } from '../envoy/contract.js';
+import { UrlModel } from '../expr/index.js';
 import type {
   Exchange,
   ExchangeFactory,
@@ -265,7 +266,12 @@ class PolicyExchange implements Exchange {
       clientIp: clientAddress(head.attributes.get(requestAttributes.sourceAddress)),
       certificate: clientCertificate(head.attributes, this.engine.trust),
       matchedParameters: match.kind === 'operation' ? match.parameters : {},
-      api: { id: match.api.id, name: match.api.name, path: `/${match.api.urlSuffix}` },
+      api: {
+        id: match.api.id,
+        name: match.api.name,
+        path: `/${match.api.urlSuffix}`,
+        serviceUrl: serviceUrlOf(match.api),
+      },
       requestId,
       tracing: this.traceCollector !== undefined,
     };
@@ -848,6 +854,22 @@ class PolicyExchange implements Exchange {
       details: `portcullis_${this.run?.context.lastError?.reason || 'policy_response'}`,
     };
   }
+}
+
+/** Each API's `serviceUrl`, parsed once (the catalog checked it is an absolute http(s) URL). */
+const parsedServiceUrls = new WeakMap<CatalogApi<Pipeline>, URL>();
+
+/**
+ * `context.Api.ServiceUrl`: an IUrl of the API's configured service URL (not the backend a policy may have chosen).
+ * A new one per request, as `context.Request.Url` is: a UrlModel is mutable, a request's own.
+ */
+function serviceUrlOf(api: CatalogApi<Pipeline>): UrlModel {
+  let url = parsedServiceUrls.get(api);
+  if (url === undefined) {
+    url = new URL(api.serviceUrl);
+    parsedServiceUrls.set(api, url);
+  }
+  return UrlModel.parse(url);
 }
 
 /** The URL policies see, or undefined when the scheme or authority cannot make one. */

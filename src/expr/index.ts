@@ -42,6 +42,7 @@ export type { ExpressionLimits } from './limits.js';
 export { DEFAULT_LIMITS } from './limits.js';
 export type { SourceOrigin } from './origin.js';
 export { toBoolean, toDotNetString, toInt32 } from './runtime/convert.js';
+export { formatDateTimeOffset, parseDateTimeOffset } from './runtime/format-date.js';
 export {
   CsChar,
   CsDateTime,
@@ -50,6 +51,9 @@ export {
   CsDouble,
   CsGuid,
   CsTimeSpan,
+  TICKS_PER_MS,
+  TICKS_PER_SECOND,
+  UNIX_EPOCH_TICKS,
 } from './runtime/values.js';
 
 /** `@( … )` is one C# expression; `@{ … }` is a statement block where every path must `return`. */

@@ -4,6 +4,7 @@ import { defineElement } from '../element.js';
 import { bodyText, messageOf, replaceBody } from '../message.js';
 import type { RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, oneOf } from '../schema.js';
+import { liquidDate } from '../shared/liquid-date.js';
 
 /**
  * Liquid in API Management's "C# mode": PascalCase filter names alias Liquid's own. Templates are parsed once
@@ -34,7 +35,6 @@ const FILTER_ALIASES: Readonly<Record<string, string>> = {
   AtMost: 'at_most',
   Capitalize: 'capitalize',
   Compact: 'compact',
-  Date: 'date',
   Default: 'default',
   DividedBy: 'divided_by',
   Downcase: 'downcase',
@@ -75,6 +75,8 @@ for (const [alias, builtin] of Object.entries(FILTER_ALIASES)) {
   const impl = liquid.filters[builtin];
   if (impl !== undefined) liquid.registerFilter(alias, impl);
 }
+// Not an alias: Liquid's own `date` takes strftime formats (`%Y`); C# mode's `Date` takes .NET ones.
+liquid.registerFilter('Date', liquidDate);
 
 /**
  * Header names are case-insensitive in API Management, and Envoy hands them over lower-cased: a template's

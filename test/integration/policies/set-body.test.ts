@@ -22,6 +22,7 @@ describe('set-body through Envoy', () => {
         ['upper', 'POST', '/upper', 'upper.xml'],
         ['json', 'POST', '/json', 'json.xml'],
         ['liquid', 'POST', '/liquid', 'liquid.xml'],
+        ['liquid-date', 'POST', '/liquid-date', 'liquid-date.xml'],
         ['literal', 'GET', '/literal', 'literal.xml'],
         ['plain', 'GET', '/plain', 'wrap.xml'],
       ])}\n`,
@@ -38,6 +39,10 @@ describe('set-body through Envoy', () => {
         }),
         'liquid.xml': policy({
           inbound: `<set-body template="liquid">{"user":"{{body.user.name | Upcase}}","items":{{body.items.size}},"tier":"{{context.Request.Headers.X-Tier}}","id":"{{context.Request.MatchedParameters.missing | Default: 'none'}}"}</set-body>`,
+        }),
+        // The docs' example of C# mode (https://learn.microsoft.com/azure/api-management/set-body-policy).
+        'liquid-date.xml': policy({
+          inbound: `<set-body template="liquid">{"start":"{{body.foo.startDateTime| Date:"yyyyMMddTHH:mm:ssZ"}}","day":"{{body.foo.startDateTime | Date:"dddd d MMMM yyyy"}}"}</set-body>`,
         }),
         'literal.xml': policy({ outbound: '<set-body>replaced by the gateway</set-body>' }),
         'wrap.xml': policy({
@@ -80,6 +85,18 @@ describe('set-body through Envoy', () => {
       items: 3,
       tier: 'gold',
       id: 'none',
+    });
+  });
+
+  it('the Liquid Date filter takes C# date formats', async () => {
+    await fetch(`${gateway.url}/body/liquid-date`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ foo: { startDateTime: '2017-03-01T10:30:05Z' } }),
+    });
+    expect(JSON.parse(backend.received.at(-1)!.body)).toEqual({
+      start: '20170301T10:30:05Z',
+      day: 'Wednesday 1 March 2017',
     });
   });
 
