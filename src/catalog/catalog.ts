@@ -1,4 +1,4 @@
-import type { SoapMatch } from './importers/model.js';
+import type { ImportedResponse, SoapMatch } from './importers/model.js';
 import { firstBodyElement, matchSoapOperation, needsBody, requestAction } from './importers/soap-match.js';
 import { compileUrlTemplate, type UrlTemplate } from './url-template.js';
 
@@ -18,6 +18,8 @@ export interface CatalogOperation<Pipeline> {
   readonly productPipelines: ReadonlyMap<string, Pipeline>;
   /** For a SOAP API: how this operation is told apart from the others (all are `POST /`). */
   readonly soap?: SoapMatch;
+  /** The responses its definition declares (status, media types, schemas, examples): mock-response answers from them. */
+  readonly responses: readonly ImportedResponse[];
 }
 
 /** Who may call an API, and where its subscription key travels. */
@@ -119,6 +121,7 @@ export interface ApiInit<Pipeline> {
     pipeline: Pipeline;
     productPipelines?: ReadonlyMap<string, Pipeline>;
     soap?: SoapMatch | undefined;
+    responses?: readonly ImportedResponse[] | undefined;
   }[];
 }
 
@@ -172,6 +175,7 @@ export class Catalog<Pipeline> {
             pipeline: operation.pipeline,
             productPipelines: operation.productPipelines ?? new Map(),
             ...(operation.soap ? { soap: operation.soap } : {}),
+            responses: operation.responses ?? [],
           }))
           .sort((a, b) => b.template.specificity - a.template.specificity),
       }))

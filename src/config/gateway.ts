@@ -174,6 +174,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
           method: operation.method,
           urlTemplate: operation.urlTemplate,
           soap: operation.soap,
+          responses: operation.responses,
           pipeline: pipeline(defined({ global, api: apiDocument, operation: operationDocument })),
           productPipelines: perProduct((product) =>
             pipeline(defined({ global, product, api: apiDocument, operation: operationDocument })),

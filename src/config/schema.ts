@@ -86,6 +86,18 @@ const responseSchema = z
     description: z.string().optional(),
     contentType: z.string().optional(),
     schema: jsonSchema.optional(),
+    /** Every media type of the response with its schema and example: what mock-response answers with. */
+    content: z
+      .array(
+        z
+          .object({
+            contentType: z.string().min(1),
+            schema: jsonSchema.optional(),
+            example: z.unknown().optional(),
+          })
+          .strict(),
+      )
+      .optional(),
   })
   .strict();
 

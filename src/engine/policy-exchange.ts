@@ -337,6 +337,7 @@ class PolicyExchange implements Exchange {
       method: match.operation.method,
       urlTemplate: match.operation.template.text,
     };
+    description.responses = match.operation.responses;
     return phasesFor(this.pipeline, hasBody);
   }
 

@@ -38,6 +38,8 @@ export interface ChildReference {
 export interface ElementReference {
   readonly name: string;
   readonly summary: string;
+  /** Where it behaves differently from API Management, and why (absent when it does not). */
+  readonly differences?: readonly string[];
   readonly sections: readonly string[];
   readonly scopes: readonly string[];
   readonly attributes: readonly AttributeReference[];
@@ -103,6 +105,7 @@ export function policyReferenceData(): PolicyReference {
     elements: byName(ELEMENT_LIST).map((e) => ({
       name: e.name,
       summary: e.summary,
+      ...(e.differences?.length ? { differences: e.differences } : {}),
       sections: e.sections,
       scopes: e.scopes,
       attributes: attributesReference(e.attributes),
@@ -160,6 +163,7 @@ export function policyReference(): string {
       `Sections: ${e.sections.join(', ')}. Scopes: ${e.scopes.join(', ')}. Content: ${contentText(e.content)}.`,
       '',
     );
+    for (const difference of e.differences ?? []) out.push(`Differs from API Management: ${difference}`, '');
     if (e.attributes.length > 0) {
       out.push(
         '| attribute | type | | expression |',

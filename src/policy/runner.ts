@@ -39,6 +39,7 @@ import {
 import type { Section } from './schema.js';
 import type { PolicyServices } from './services.js';
 import { serializeHeaders } from './shared/headers.js';
+import type { DeclaredResponse } from './shared/mock-content.js';
 import { waitMs } from './shared/retry-schedule.js';
 
 export type HeaderInit = Iterable<readonly [string, string | readonly string[]]>;
@@ -61,6 +62,8 @@ export interface RequestDescription {
   readonly matchedParameters?: Readonly<Record<string, string>>;
   readonly api?: Partial<ApiInfo>;
   readonly operation?: Partial<OperationInfo>;
+  /** The responses the operation's definition declares (mock-response answers from them). */
+  readonly responses?: readonly DeclaredResponse[];
   readonly product?: Partial<ProductInfo> | null;
   readonly subscription?: Partial<SubscriptionInfo> | null;
   readonly user?: Partial<UserInfo> | null;
@@ -180,6 +183,7 @@ export class PipelineRun {
     });
     const secrets = new RequestSecrets(pipeline.secrets ?? [], request, context.variables);
     this.run = new RunContext(context, services, secrets);
+    if (request.responses !== undefined) this.run.declaredResponses = request.responses;
     const observer = services.observer;
     if (observer !== undefined) {
       observer.runStarted(this.run);

@@ -8,6 +8,7 @@ import { redactText } from '../redact.js';
 import type { RequestSecrets } from './request-secrets.js';
 import type { Section } from './schema.js';
 import type { CachingType, PolicyServices, RunWatch, StatementSite } from './services.js';
+import type { DeclaredResponse } from './shared/mock-content.js';
 
 export type { StatementSite } from './services.js';
 
@@ -95,6 +96,8 @@ export class RunContext {
   pendingResponse: ResponseModel | undefined;
   /** The request send-request is building. */
   pendingRequest: RequestModel | undefined;
+  /** The responses the operation's definition declares, which mock-response answers from (none: empty content). */
+  declaredResponses: readonly DeclaredResponse[] = [];
   /** Set when an observer shows this run's values (a trace, a test); undefined on live traffic. */
   watch: RunWatch | undefined;
 

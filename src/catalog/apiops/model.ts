@@ -23,6 +23,7 @@ export interface OperationEntry {
     description?: string;
     contentType?: string;
     schema?: Record<string, unknown>;
+    content?: { contentType: string; schema?: Record<string, unknown>; example?: unknown }[];
   }[];
   policy?: PolicySource;
   [more: string]: unknown;

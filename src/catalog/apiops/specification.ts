@@ -25,9 +25,22 @@ export function generatedSpecification(api: ApiEntry): string {
         response.status,
         {
           description: response.description ?? '',
-          ...(response.schema
-            ? { content: { [response.contentType ?? 'application/json']: { schema: response.schema } } }
-            : {}),
+          ...(response.content?.length
+            ? {
+                // Every media type with its example, so mock-response answers the same after a round trip.
+                content: Object.fromEntries(
+                  response.content.map((media) => [
+                    media.contentType,
+                    {
+                      ...(media.schema ? { schema: media.schema } : {}),
+                      ...(media.example === undefined ? {} : { example: media.example }),
+                    },
+                  ]),
+                ),
+              }
+            : response.schema
+              ? { content: { [response.contentType ?? 'application/json']: { schema: response.schema } } }
+              : {}),
         },
       ]),
     );

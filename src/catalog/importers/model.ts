@@ -28,6 +28,18 @@ export interface ImportedResponse {
   /** Media type of `schema` (the JSON one when the definition offers several). */
   contentType?: string;
   schema?: JsonSchema;
+  /**
+   * Every media type the definition gives for this response, in its order, with its example: what mock-response
+   * answers with (the example first, else a sample of the schema; the first media type unless the policy names one).
+   */
+  content?: ResponseContent[];
+}
+
+export interface ResponseContent {
+  contentType: string;
+  schema?: JsonSchema;
+  /** The definition's example as JSON data (a string for a text or XML example); absent when it gives none. */
+  example?: unknown;
 }
 
 /** A qualified XML name: the element a SOAP body starts with. An empty namespace means "no namespace". */

@@ -20,6 +20,7 @@ import {
   ImportRefusedError,
   type JsonSchema,
   type ParameterType,
+  type ResponseContent,
   slug,
 } from './model.js';
 import { checkReferences, confinedResolvers, RefusedReference } from './references.js';
@@ -513,13 +514,60 @@ function responses(document: Json, dialect: Dialect, operation: Json): ImportedR
         const media = contentType === undefined ? undefined : value.content[contentType];
         schema = isObject(media) ? media.schema : undefined;
       }
+      const content =
+        dialect === 'swagger-2.0'
+          ? swaggerResponseContent(document, value, produces)
+          : openapiResponseContent(document, dialect, value);
       return {
         status,
         ...(description ? { description } : {}),
         ...(contentType ? { contentType } : {}),
         ...(isObject(schema) ? { schema: exportSchema(document, dialect, schema) } : {}),
+        ...(content.length > 0 ? { content } : {}),
       };
     });
+}
+
+/**
+ * OpenAPI 3: each media type of the response, with its `example`, else the value of its first `examples` entry (an
+ * `externalValue` is a URL, never fetched). The schema's own `example`s stay in the schema, for the sample.
+ */
+function openapiResponseContent(document: Json, dialect: Dialect, response: Json): ResponseContent[] {
+  if (!isObject(response.content)) return [];
+  return Object.entries(response.content).map(([contentType, media]) => {
+    const value = isObject(media) ? media : {};
+    const named = isObject(value.examples)
+      ? Object.values(value.examples).find((entry) => isObject(entry) && 'value' in entry)
+      : undefined;
+    const example = 'example' in value ? value.example : isObject(named) ? named.value : undefined;
+    return {
+      contentType,
+      ...(isObject(value.schema) ? { schema: exportSchema(document, dialect, value.schema) } : {}),
+      ...(example === undefined ? {} : { example: structuredClone(example) }),
+    };
+  });
+}
+
+/**
+ * Swagger 2.0: one schema for every media type the operation `produces`, and `examples` keyed by media type (a
+ * media type with an example that `produces` does not list is kept too, after them).
+ */
+function swaggerResponseContent(
+  document: Json,
+  response: Json,
+  produces: readonly string[],
+): ResponseContent[] {
+  const examples = isObject(response.examples) ? response.examples : {};
+  const schema = isObject(response.schema)
+    ? exportSchema(document, 'swagger-2.0', response.schema)
+    : undefined;
+  const types = [...produces, ...Object.keys(examples).filter((type) => !produces.includes(type))];
+  if (types.length === 0 && schema) types.push('application/json');
+  return types.map((contentType) => ({
+    contentType,
+    ...(schema ? { schema } : {}),
+    ...(contentType in examples ? { example: structuredClone(examples[contentType]) } : {}),
+  }));
 }
 
 /** JSON first (the MCP tools speak JSON), then forms, then whatever comes first. */

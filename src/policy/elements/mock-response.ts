@@ -2,14 +2,22 @@ import { HeaderCollection, ResponseModel } from '../../expr/index.js';
 import { defineElement } from '../element.js';
 import { reasonPhrase } from '../message.js';
 import { EMPTY, GPAO, int, str } from '../schema.js';
+import { mockContent } from '../shared/mock-content.js';
 
 /**
- * Answers without calling the backend. API Management would take the body from the API definition's examples;
- * Portcullis has none at this layer, so the body is empty and only the status and content type are set.
+ * Answers without calling the backend, with the content the operation's definition declares for the status code:
+ * its example, else a sample of its schema, else nothing (shared/mock-content.ts;
+ * learn.microsoft.com/azure/api-management/mock-response-policy).
  */
 export const mockResponse = defineElement({
   name: 'mock-response',
-  summary: 'Answers with a mocked response (status and content type) without calling the backend.',
+  summary:
+    "Answers without calling the backend: the status, and the operation's declared example (or a sample of its schema) for it.",
+  differences: [
+    'A mocked response without content (the operation declares no example or schema for it) has no ' +
+      '`Content-Type`: Envoy removes that header from every answer it sends on the engine’s behalf whose body is ' +
+      'empty. With content, the header is sent.',
+  ],
   sections: ['inbound', 'outbound', 'on-error'],
   scopes: GPAO,
   attributes: {
@@ -19,15 +27,17 @@ export const mockResponse = defineElement({
   content: EMPTY,
   compile(node) {
     const status = node.literal('status-code');
-    const contentType = node.literal('content-type');
+    const named = node.literal('content-type');
+    const contentType = typeof named === 'string' && named !== '' ? named : undefined;
     return (run) => {
+      const content = mockContent(run.declaredResponses, status, contentType);
       const headers = new HeaderCollection();
-      if (typeof contentType === 'string' && contentType !== '') headers.set('Content-Type', contentType);
+      if (content.contentType !== undefined) headers.set('Content-Type', content.contentType);
       run.context.response = new ResponseModel({
         statusCode: status,
         statusReason: reasonPhrase(status),
         headers,
-        body: '',
+        body: content.body,
       });
       return 'respond';
     };

@@ -54,6 +54,21 @@ describe('portcullis policy-reference', () => {
     });
   });
 
+  it("says under an element where it cannot behave as API Management's, and why", async () => {
+    expect(await command.run(['--format', 'json'])).toBe(0);
+    const reference = JSON.parse(out.join('')) as PolicyReference;
+    const setStatus = reference.elements.find((e) => e.name === 'set-status');
+    expect(setStatus?.differences).toEqual([expect.stringMatching(/envoyproxy\/envoy#9559/)]);
+    expect(setStatus?.differences?.[0]).toContain('context.Response.StatusReason');
+    // Elements without a difference say nothing.
+    expect(reference.elements.find((e) => e.name === 'set-header')).not.toHaveProperty('differences');
+    out = [];
+    expect(await command.run([])).toBe(0);
+    expect(out.join('')).toMatch(
+      /## set-status\n\nSets the HTTP status code and reason\.\n\n.*\n\nDiffers from API Management: `reason` is not on the status line/,
+    );
+  });
+
   it('refuses a format it does not know', async () => {
     await expect(command.run(['--format', 'xml'])).rejects.toThrow(
       new UsageError('--format must be one of md, json, got "xml"'),

@@ -79,6 +79,11 @@ describe('OpenAPI 3.0 (YAML, internal and external $refs)', () => {
         description: 'The courses.',
         contentType: 'application/json',
         schema: { type: 'array', items: course },
+        // Every media type, in the definition's order.
+        content: [
+          { contentType: 'application/xml', schema: { type: 'string' } },
+          { contentType: 'application/json', schema: { type: 'array', items: course } },
+        ],
       },
     ]);
   });
@@ -94,7 +99,13 @@ describe('OpenAPI 3.0 (YAML, internal and external $refs)', () => {
     expect(create.requestBodyRequired).toBe(true);
     expect(create.requestContentType).toBe('application/json');
     expect(create.responses).toEqual([
-      { status: '201', description: 'Created.', contentType: 'application/json', schema: course },
+      {
+        status: '201',
+        description: 'Created.',
+        contentType: 'application/json',
+        schema: course,
+        content: [{ contentType: 'application/json', schema: course }],
+      },
       { status: 'default', description: 'Something went wrong.' },
     ]);
   });
@@ -278,6 +289,92 @@ async function failure(run: () => Promise<unknown>): Promise<readonly Diagnostic
   if (!(error instanceof ImportError)) throw new Error(`expected an ImportError, got ${String(error)}`);
   return error.problems;
 }
+
+/**
+ * mock-response answers from the responses' examples and schemas
+ * (learn.microsoft.com/azure/api-management/mock-response-policy): every media type is kept, with its example.
+ */
+describe('response examples for mock-response', () => {
+  let folder: string;
+  beforeAll(async () => {
+    folder = await mkdtemp(path.join(tmpdir(), 'portcullis-openapi-examples-'));
+  });
+  afterAll(async () => {
+    await rm(folder, { recursive: true, force: true });
+  });
+  const load = async (name: string, document: unknown) => {
+    const file = path.join(folder, name);
+    await writeFile(file, JSON.stringify(document));
+    return importer.importFile(file, { urlSuffix: 'a', serviceUrl: 'https://backend.example.com' });
+  };
+
+  it('OpenAPI 3: every media type, its example or the first of its named examples (a $ref one resolved)', async () => {
+    const api = await load('three.json', {
+      openapi: '3.0.3',
+      info: { title: 'Ex', version: '1' },
+      paths: {
+        '/a': {
+          get: {
+            operationId: 'a',
+            responses: {
+              '200': {
+                description: 'ok',
+                content: {
+                  'text/plain': { example: 'hello' },
+                  'application/json': {
+                    schema: { type: 'object', properties: { n: { type: 'integer', example: 3 } } },
+                    examples: {
+                      remote: { externalValue: 'https://x.example/a.json' },
+                      one: { $ref: '#/components/examples/One' },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      components: { examples: { One: { value: { n: 1 } } } },
+    });
+    expect(api.operations[0]!.responses[0]!.content).toEqual([
+      { contentType: 'text/plain', example: 'hello' },
+      {
+        contentType: 'application/json',
+        // 3.0's schema `example` becomes 2020-12 `examples`, which the schema sample reads.
+        schema: { type: 'object', properties: { n: { type: 'integer', examples: [3] } } },
+        example: { n: 1 },
+      },
+    ]);
+  });
+
+  it('Swagger 2.0: the schema for every media type produced, examples by media type', async () => {
+    const api = await load('two.json', {
+      swagger: '2.0',
+      info: { title: 'Ex', version: '1' },
+      host: 'backend.example.com',
+      produces: ['application/json', 'application/xml'],
+      paths: {
+        '/a': {
+          get: {
+            operationId: 'a',
+            responses: {
+              '200': {
+                description: 'ok',
+                schema: { type: 'string' },
+                examples: { 'application/json': 'j', 'text/csv': 'a,b' },
+              },
+            },
+          },
+        },
+      },
+    });
+    expect(api.operations[0]!.responses[0]!.content).toEqual([
+      { contentType: 'application/json', schema: { type: 'string' }, example: 'j' },
+      { contentType: 'application/xml', schema: { type: 'string' } },
+      { contentType: 'text/csv', schema: { type: 'string' }, example: 'a,b' },
+    ]);
+  });
+});
 
 describe('invalid OpenAPI definitions', () => {
   let folder: string;
