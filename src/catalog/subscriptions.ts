@@ -48,7 +48,12 @@ export type AccessDecision =
   | ({ readonly kind: 'admitted'; readonly productId?: string } & CallIdentity)
   | { readonly kind: 'refused'; readonly reason: 'SubscriptionKeyNotFound' | 'SubscriptionKeyInvalid' };
 
-/** API Management's messages for the two built-in refusals (status 401). */
+/**
+ * API Management's messages for the two built-in refusals (status 401), body and LastError.Message alike. The
+ * missing-key text ends "…to an API." as real API Management answers it — every captured response says so
+ * (microsoft/MCW-App-modernization#44, Terraform and client samples showing `curl -i` output) — while the table of
+ * "Error handling in API Management policies" says "…to this API.".
+ */
 export const subscriptionMessages = {
   SubscriptionKeyNotFound:
     'Access denied due to missing subscription key. Make sure to include subscription key when making requests to an API.',

@@ -261,6 +261,9 @@ class PolicyExchange implements Exchange {
     const description: Mutable<RequestDescription> = {
       method,
       url,
+      // As the client sent it: API Management's OriginalUrl keeps the API's URL suffix (public policies strip
+      // `context.Api.Path` from `OriginalUrl.Path` to find the operation's part).
+      originalUrl: requestUrl(scheme, authority, `${pathname}${search}`) ?? url,
       // The subscription key is the gateway's: removed before any policy or the backend sees the request.
       headers: this.originalHeaders.filter(([name]) => name !== keyHeader),
       clientIp: clientAddress(head.attributes.get(requestAttributes.sourceAddress)),

@@ -212,7 +212,7 @@ export class BodyConsumedError extends Error {
 export class RequestModel {
   method: string;
   url: UrlModel;
-  /** The URL as received, before rewrite-uri / set-backend-service. */
+  /** The URL as the client sent it (API suffix included), untouched by rewrite-uri / set-backend-service. */
   readonly originalUrl: UrlModel;
   headers: HeaderCollection;
   body: MessageBody | null;
@@ -225,6 +225,8 @@ export class RequestModel {
   constructor(init: {
     method: string;
     url: UrlModel | string;
+    /** The URL the client sent when it differs from `url` (which the API's URL suffix is taken from). */
+    originalUrl?: UrlModel;
     headers?: HeaderCollection;
     body?: MessageBody | Buffer | string | null;
     ipAddress?: string;
@@ -233,7 +235,7 @@ export class RequestModel {
   }) {
     this.method = init.method;
     this.url = typeof init.url === 'string' ? UrlModel.parse(init.url) : init.url;
-    this.originalUrl = this.url.clone();
+    this.originalUrl = init.originalUrl ?? this.url.clone();
     this.headers = init.headers ?? new HeaderCollection();
     this.body = toBody(init.body);
     this.ipAddress = init.ipAddress ?? '';

@@ -226,7 +226,9 @@ class DocumentCompiler {
     let baseSeen = false;
     let index = 0;
     const once = new Set<string>();
-    for (const child of elementChildren(el)) {
+    const children = elementChildren(el);
+    const steps = lastErrorSteps(children);
+    for (const child of children) {
       index++;
       const childPath = `${path}/${child.name}[${index}]`;
       if (child.name === 'base') {
@@ -245,7 +247,7 @@ class DocumentCompiler {
         child,
         section,
         childPath,
-        `${child.name}[${index}]`,
+        steps[index - 1]!,
         this.targetFor(section),
         once,
       );
@@ -278,11 +280,12 @@ class DocumentCompiler {
     let index = 0;
     const once = new Set<string>();
     this.rejectText(el, path);
-    for (const child of elementChildren(el)) {
+    const children = elementChildren(el);
+    const steps = lastErrorSteps(children);
+    for (const child of children) {
       index++;
       const childPath = path === '' ? `${child.name}[${index}]` : `${path}/${child.name}[${index}]`;
-      const childErrorPath =
-        errorPath === '' ? `${child.name}[${index}]` : `${errorPath}\\${child.name}[${index}]`;
+      const childErrorPath = lastErrorPath(errorPath, steps[index - 1]!);
       if (child.name === 'base') {
         const why = this.inFragment
           ? 'a fragment cannot contain <base />'
@@ -558,10 +561,12 @@ class DocumentCompiler {
     const out: PolicyNode[] = [];
     const counts = new Map<string, number>();
     let index = 0;
-    for (const c of elementChildren(el)) {
+    const children = elementChildren(el);
+    const steps = lastErrorSteps(children);
+    for (const c of children) {
       index++;
       const childPath = `${path}/${c.name}[${index}]`;
-      const childErrorPath = `${errorPath}\\${c.name}[${index}]`;
+      const childErrorPath = lastErrorPath(errorPath, steps[index - 1]!);
       const spec = specs.find((s) => s.name === c.name);
       if (spec === undefined) {
         const names = specs.map((s) => s.name);
@@ -778,6 +783,25 @@ class DocumentCompiler {
     this.diagnostics.push({ ...this.location(offset), path, code, message: this.doc.source.redact(message) });
   }
 }
+
+/**
+ * The steps of `context.LastError.Path` for these siblings, as "Error handling in API Management policies" (2025
+ * revision) writes it — `choose\otherwise\choose[3]\when[2]`: an element is named alone when it is the only
+ * one of its name among its siblings; "multiple instances of a nested policy are indexed from 1", counting only the
+ * siblings of that name. (The page's 2020 revision wrote `choose[3]/when[2]`.)
+ */
+function lastErrorSteps(children: readonly XmlElement[]): string[] {
+  const total = new Map<string, number>();
+  for (const c of children) total.set(c.name, (total.get(c.name) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return children.map((c) => {
+    const n = (seen.get(c.name) ?? 0) + 1;
+    seen.set(c.name, n);
+    return total.get(c.name)! > 1 ? `${c.name}[${n}]` : c.name;
+  });
+}
+
+const lastErrorPath = (parent: string, step: string): string => (parent === '' ? step : `${parent}\\${step}`);
 
 function elementChildren(el: XmlElement): XmlElement[] {
   return el.children.filter((c): c is XmlElement => c.kind === 'element');

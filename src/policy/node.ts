@@ -93,7 +93,7 @@ export class PolicyNode<A extends AttributeSchema = AttributeSchema, C extends C
     readonly name: string,
     /** Diagnostic path, e.g. `policies/inbound/choose[1]/when[2]`. */
     readonly path: string,
-    /** LastError.Path, e.g. `choose[1]\when[2]`. */
+    /** LastError.Path, e.g. `choose\when[2]`. */
     readonly errorPath: string,
     readonly location: Location,
     readonly xml: XmlElement,

@@ -53,6 +53,12 @@ export interface RequestDescription {
    * A URL object is read, never changed (the transport that parsed it already passes it as it is).
    */
   readonly url: string | URL;
+  /**
+   * The URL as the client sent it, the API's URL suffix included (`https://gw.example.com/courses/api/Course`):
+   * context.Request.OriginalUrl, from which policies build gateway links and strip `context.Api.Path` as on API
+   * Management. Absent: the same as `url`.
+   */
+  readonly originalUrl?: string | URL;
   readonly headers: HeaderInit;
   readonly clientIp: string;
   /** The client's TLS certificate as Envoy verified the connection (never from a client-sent header); null: none. */
@@ -152,6 +158,7 @@ export class PipelineRun {
     const model = new RequestModel({
       method: request.method.toUpperCase(),
       url: UrlModel.parse(request.url),
+      ...(request.originalUrl === undefined ? {} : { originalUrl: UrlModel.parse(request.originalUrl) }),
       headers: new HeaderCollection(request.headers),
       body: request.body ?? null,
       ipAddress: request.clientIp,

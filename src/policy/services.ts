@@ -185,7 +185,7 @@ export interface StatementSite {
   readonly element: string;
   readonly scope: Scope;
   readonly section: Section;
-  /** LastError.Path, e.g. `choose[3]\when[2]\set-header[1]`. */
+  /** LastError.Path, e.g. `choose[3]\when[2]\set-header` (see lastErrorSteps in document.ts). */
   readonly path: string;
   readonly policyId: string;
   /** Where the element was written (its file, 1-based line and column). */

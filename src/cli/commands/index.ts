@@ -50,6 +50,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import('./policy-reference.js')).command,
   },
   {
+    name: 'differences',
+    summary: 'print what behaves differently from API Management, and why (docs/differences.md)',
+    load: async () => (await import('./differences.js')).command,
+  },
+  {
     name: 'envoy-config',
     summary: 'print the Envoy bootstrap that `up` would use, or the access sidecar of a backend',
     load: async () => (await import('./envoy-config.js')).command,

@@ -24,9 +24,15 @@ export const checkHeader = defineElement({
     return (run) => {
       const headerName = name(run);
       const values = run.context.request.headers.get(headerName);
+      // LastError.Message is API Management's own text (predefined-errors table of "Error handling in API
+      // Management policies"); failed-check-error-message is what the client's body says.
       if (values === undefined) {
-        const m = message(run);
-        throw new PolicyError('HeaderNotFound', m, status(run), m);
+        throw new PolicyError(
+          'HeaderNotFound',
+          `Header ${headerName} was not found in the request. Access denied.`,
+          status(run),
+          message(run),
+        );
       }
       if (allowed.length === 0) return 'next';
       const fold = ignoreCase(run);
@@ -35,8 +41,12 @@ export const checkHeader = defineElement({
       // A header sent as a comma-separated list counts each of its values.
       const sent = values.flatMap((v) => v.split(',')).map((v) => norm(v.trim()));
       if (sent.some((v) => accepted.has(v)) || values.some((v) => accepted.has(norm(v)))) return 'next';
-      const m = message(run);
-      throw new PolicyError('HeaderValueNotAllowed', m, status(run), m);
+      throw new PolicyError(
+        'HeaderValueNotAllowed',
+        `Header ${headerName} value of ${values.join(', ')} is not allowed. Access denied.`,
+        status(run),
+        message(run),
+      );
     };
   },
 });

@@ -77,12 +77,14 @@ export const ipFilter = defineElement({
       },
     });
     const action = node.getter('action');
+    // LastError.Message as in the predefined-errors table of "Error handling in API Management policies"; the
+    // client's body says only "Forbidden", as API Management's does.
     return (run) => {
       const caller = parse(run.context.request.ipAddress);
       if (caller === undefined) {
         throw new PolicyError(
           'FailedToParseCallerIP',
-          'Failed to parse the caller IP address.',
+          'Failed to establish IP address for the caller. Access denied.',
           403,
           'Forbidden',
         );
@@ -92,7 +94,7 @@ export const ipFilter = defineElement({
         if (listed) return 'next';
         throw new PolicyError(
           'CallerIpNotAllowed',
-          `Caller IP address ${caller.toString()} is not allowed.`,
+          `Caller IP address ${caller.toString()} is not allowed. Access denied.`,
           403,
           'Forbidden',
         );
@@ -100,7 +102,8 @@ export const ipFilter = defineElement({
       if (!listed) return 'next';
       throw new PolicyError(
         'CallerIpBlocked',
-        `Caller IP address ${caller.toString()} is blocked.`,
+        // API Management's text names no address here (unlike CallerIpNotAllowed): policies compare it as is.
+        'Caller IP address is blocked. Access denied.',
         403,
         'Forbidden',
       );

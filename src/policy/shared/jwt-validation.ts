@@ -464,23 +464,33 @@ export function checkIssuer(
   }
 }
 
+/**
+ * The <required-claims> rules. LastError.Message is API Management's text (predefined-errors table of "Error
+ * handling in API Management policies"): every missing claim named in one message, then the first claim whose
+ * value is not allowed, with the value the token carries.
+ */
 export function checkRequiredClaims(
   run: RunContext,
   claimsSet: Record<string, unknown>,
   claims: readonly ClaimRule[],
 ): void {
+  const missing = claims.filter((rule) => !(rule.name in claimsSet)).map((rule) => rule.name);
+  if (missing.length > 0)
+    throw new Refusal(
+      'TokenClaimNotFound',
+      `JWT token is missing the following claims: ${missing.join(', ')}. Access denied.`,
+    );
   for (const rule of claims) {
-    if (!(rule.name in claimsSet))
-      throw new Refusal('TokenClaimNotFound', `JWT is missing the required claim "${rule.name}".`);
     if (rule.values.length === 0) continue;
-    const present = new Set(claimValues(claimsSet[rule.name], rule.separator?.(run)));
+    const separator = rule.separator?.(run);
+    const present = new Set(claimValues(claimsSet[rule.name], separator));
     const wanted = rule.values.map((v) => v(run).trim());
     const ok =
       rule.match(run) === 'any' ? wanted.some((w) => present.has(w)) : wanted.every((w) => present.has(w));
     if (!ok)
       throw new Refusal(
         'TokenClaimValueNotAllowed',
-        `JWT claim "${rule.name}" has a value that is not allowed.`,
+        `Claim ${rule.name} value of ${claimValues(claimsSet[rule.name], undefined).join(', ')} is not allowed. Access denied.`,
       );
   }
 }

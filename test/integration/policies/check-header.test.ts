@@ -19,7 +19,8 @@ describe.each(engineTransports)('check-header through Envoy (%s)', (transport) =
       <value>alpha</value>
       <value>beta</value>
     </check-header>`,
-          onError: `<set-header name="X-Reason" exists-action="override"><value>@(context.LastError.Reason)</value></set-header>`,
+          onError: `<set-header name="X-Reason" exists-action="override"><value>@(context.LastError.Reason)</value></set-header>
+    <set-header name="X-Message" exists-action="override"><value>@(context.LastError.Message)</value></set-header>`,
         }),
       },
       {},
@@ -44,6 +45,11 @@ describe.each(engineTransports)('check-header through Envoy (%s)', (transport) =
     const response = await fetch(`${gateway.url}/chk/c`);
     expect(response.status).toBe(401);
     expect(response.headers.get('x-reason')).toBe('HeaderNotFound');
+    // LastError.Message is API Management's text ("Error handling in API Management policies", predefined
+    // errors); failed-check-error-message is the client's.
+    expect(response.headers.get('x-message')).toBe(
+      'Header X-Client was not found in the request. Access denied.',
+    );
     expect(await response.json()).toEqual({ statusCode: 401, message: 'Unknown client' });
     expect(backend.received.length).toBe(before);
   });
@@ -52,6 +58,9 @@ describe.each(engineTransports)('check-header through Envoy (%s)', (transport) =
     const response = await fetch(`${gateway.url}/chk/c`, { headers: { 'X-Client': 'gamma' } });
     expect(response.status).toBe(401);
     expect(response.headers.get('x-reason')).toBe('HeaderValueNotAllowed');
+    expect(response.headers.get('x-message')).toBe(
+      'Header X-Client value of gamma is not allowed. Access denied.',
+    );
     expect(await response.json()).toEqual({ statusCode: 401, message: 'Unknown client' });
   });
 });

@@ -11,6 +11,8 @@ import { apiYaml, policy } from './support.js';
 describe.each(engineTransports)('ip-filter through Envoy (%s)', (transport) => {
   let backend: EchoBackend;
   let gateway: GatewayStack;
+  const lastError = `<set-header name="X-Reason" exists-action="override"><value>@(context.LastError.Reason)</value></set-header>
+    <set-header name="X-Message" exists-action="override"><value>@(context.LastError.Message)</value></set-header>`;
 
   beforeAll(async () => {
     backend = await startEchoBackend();
@@ -34,10 +36,11 @@ describe.each(engineTransports)('ip-filter through Envoy (%s)', (transport) => {
         'outside.xml': policy({
           inbound:
             '<ip-filter action="allow"><address-range from="10.0.0.0" to="10.255.255.255" /></ip-filter>',
+          onError: lastError,
         }),
         'blocked.xml': policy({
           inbound: `<ip-filter action="forbid"><address>192.0.2.1</address><address>127.0.0.1</address></ip-filter>`,
-          onError: `<set-header name="X-Reason" exists-action="override"><value>@(context.LastError.Reason)</value></set-header>`,
+          onError: lastError,
         }),
         'v6.xml': policy({ inbound: '<ip-filter action="forbid"><address>::1</address></ip-filter>' }),
         'ip.xml': policy({
@@ -77,6 +80,10 @@ describe.each(engineTransports)('ip-filter through Envoy (%s)', (transport) => {
     });
     expect(response.status).toBe(403);
     expect(await response.json()).toEqual({ statusCode: 403, message: 'Forbidden' });
+    // LastError.Message is API Management's text ("Error handling in API Management policies", predefined errors).
+    expect(response.headers.get('x-message')).toBe(
+      'Caller IP address 127.0.0.1 is not allowed. Access denied.',
+    );
     expect(backend.received.length).toBe(before);
   });
 
@@ -84,6 +91,8 @@ describe.each(engineTransports)('ip-filter through Envoy (%s)', (transport) => {
     const response = await fetch(`${gateway.url}/ipf/blocked`);
     expect(response.status).toBe(403);
     expect(response.headers.get('x-reason')).toBe('CallerIpBlocked');
+    expect(response.headers.get('x-message')).toBe('Caller IP address is blocked. Access denied.');
+    expect(await response.json()).toEqual({ statusCode: 403, message: 'Forbidden' });
   });
 
   it('an IPv6 rule does not match an IPv4 caller', async () => {

@@ -38,9 +38,16 @@ ${apiYaml('fail', backend.url, [['boom', 'GET', '/boom', 'boom.xml']])}
       {
         'handled.xml': policy({ onError: lastError }),
         'boom.xml': policy({
-          inbound: `<choose><when condition="@(true)">
-      <set-variable id="parse-it" name="n" value="@(int.Parse(context.Request.Headers.GetValueOrDefault(&quot;X-N&quot;, &quot;x&quot;)))" />
-    </when></choose>`,
+          inbound: `<set-variable name="first" value="1" />
+    <choose><when condition="@(false)"><set-variable name="never" value="1" /></when></choose>
+    <choose>
+      <when condition="@(false)"><set-variable name="never" value="1" /></when>
+      <when condition="@(true)">
+        <set-variable name="before" value="1" />
+        <set-variable id="parse-it" name="n" value="@(int.Parse(context.Request.Headers.GetValueOrDefault(&quot;X-N&quot;, &quot;x&quot;)))" />
+      </when>
+      <otherwise><set-variable name="never" value="1" /></otherwise>
+    </choose>`,
           onError: lastError,
         }),
       },
@@ -80,8 +87,9 @@ ${apiYaml('fail', backend.url, [['boom', 'GET', '/boom', 'boom.xml']])}
       reason: 'ExpressionValueEvaluationFailure',
       scope: 'operation',
       section: 'inbound',
-      // `<base />` is the first element of the section.
-      path: 'choose[2]\\when[1]\\set-variable[1]',
+      // As "Error handling in API Management policies" writes it (`choose\\otherwise\\choose[3]\\when[2]`): an
+      // element alone of its name among its siblings is not indexed; several are indexed from 1 among themselves.
+      path: 'choose[2]\\when[2]\\set-variable[2]',
       policyId: 'parse-it',
       status: 500,
     });

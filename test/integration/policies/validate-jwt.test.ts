@@ -20,6 +20,8 @@ describe.each(engineTransports)('validate-jwt through Envoy (%s)', (transport) =
   let privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
   let publicPem: string;
   let gateway: GatewayStack;
+  const lastError = `<set-header name="X-Reason" exists-action="override"><value>@(context.LastError.Reason)</value></set-header>
+    <set-header name="X-Message" exists-action="override"><value>@(context.LastError.Message)</value></set-header>`;
 
   const token = (claims: Record<string, unknown> = {}, expiresIn: string | number = '5m') =>
     new SignJWT({ aud: clientId, scp: 'Course.Read', ...claims })
@@ -58,7 +60,10 @@ describe.each(engineTransports)('validate-jwt through Envoy (%s)', (transport) =
   gateway-client-id: ${clientId}
   identity-provider: ${providerUrl}
 apis:
-${apiYaml('courses', backend.url, [['list', 'GET', '/api/Course', 'op.xml']])}
+${apiYaml('courses', backend.url, [
+  ['list', 'GET', '/api/Course', 'op.xml'],
+  ['grades', 'GET', '/api/Grades', 'grades.xml'],
+])}
 `,
       {
         'op.xml': policy({
@@ -70,8 +75,19 @@ ${apiYaml('courses', backend.url, [['list', 'GET', '/api/Course', 'op.xml']])}
       </required-claims>
     </validate-jwt>
     <set-header name="X-Subject" exists-action="override"><value>@(((Jwt)context.Variables["jwt"]).Subject)</value></set-header>`,
-          onError:
-            '<set-header name="X-Reason" exists-action="override"><value>@(context.LastError.Reason)</value></set-header>',
+          onError: lastError,
+        }),
+        'grades.xml': policy({
+          inbound: `
+    <validate-jwt header-name="Authorization" failed-validation-httpcode="401" failed-validation-error-message="${message}">
+      <openid-config url="{{identity-provider}}/tenant-1/v2.0/.well-known/openid-configuration" />
+      <required-claims>
+        <claim name="scp" match="any"><value>Grades.Read</value><value>Grades.Write</value></claim>
+        <claim name="roles" />
+        <claim name="tid" />
+      </required-claims>
+    </validate-jwt>`,
+          onError: lastError,
         }),
       },
       {},
@@ -124,10 +140,32 @@ ${apiYaml('courses', backend.url, [['list', 'GET', '/api/Course', 'op.xml']])}
   });
 
   it('refuses a token for another audience (the required aud claim)', async () => {
-    await expectRefused(
-      await call(`Bearer ${await token({ aud: 'someone-else' })}`),
-      'TokenClaimValueNotAllowed',
+    const response = await call(`Bearer ${await token({ aud: 'someone-else' })}`);
+    // LastError.Message is API Management's text ("Error handling in API Management policies", predefined errors).
+    expect(response.headers.get('x-message')).toBe(
+      'Claim aud value of someone-else is not allowed. Access denied.',
     );
+    await expectRefused(response, 'TokenClaimValueNotAllowed');
+  });
+
+  it('names every missing required claim in LastError.Message, the client seeing the configured message', async () => {
+    const response = await fetch(`${gateway.url}/courses/api/Grades`, {
+      headers: { Authorization: `Bearer ${await token()}` },
+    });
+    expect(response.headers.get('x-message')).toBe(
+      'JWT token is missing the following claims: roles, tid. Access denied.',
+    );
+    await expectRefused(response, 'TokenClaimNotFound');
+  });
+
+  it('names the claim and the value the token carries when none of the allowed values is there', async () => {
+    const response = await fetch(`${gateway.url}/courses/api/Grades`, {
+      headers: { Authorization: `Bearer ${await token({ roles: ['Teacher'], tid: 'tenant-1' })}` },
+    });
+    expect(response.headers.get('x-message')).toBe(
+      'Claim scp value of Course.Read is not allowed. Access denied.',
+    );
+    await expectRefused(response, 'TokenClaimValueNotAllowed');
   });
 
   it('refuses a token from another issuer than the openid-config names', async () => {

@@ -9,6 +9,8 @@ const otherApiKey = 'other-api-key-0123456789';
 const suspendedKey = 'suspended-key-0123456789';
 const allKey = 'all-apis-key-0123456789ab';
 
+// "…to an API.", as real API Management answers (captured responses, e.g. microsoft/MCW-App-modernization#44);
+// the error-handling page's table says "…to this API.", which no captured answer shows.
 const missing = {
   statusCode: 401,
   message:
@@ -48,6 +50,7 @@ apis:
         <on-error>
           <base />
           <set-header name="x-reason" exists-action="override"><value>@(context.LastError.Source + ":" + context.LastError.Reason)</value></set-header>
+          <set-header name="x-message" exists-action="override"><value>@(context.LastError.Message)</value></set-header>
         </on-error>
       </policies>
     operations:
@@ -95,6 +98,7 @@ subscriptions:
     expect(response.status).toBe(401);
     expect(await response.json()).toEqual(missing);
     expect(response.headers.get('x-reason')).toBe('authorization:SubscriptionKeyNotFound');
+    expect(response.headers.get('x-message')).toBe(missing.message);
     expect(backend.received.length).toBe(before);
   });
 

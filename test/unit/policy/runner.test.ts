@@ -24,7 +24,7 @@ describe('PipelineRun', () => {
     const { response, run } = await runAll(buildPipeline({ api }), request(), fakeServices());
     expect(response.headers).toContainEqual([
       'X-Err',
-      'set-variable|ExpressionValueEvaluationFailure|api|inbound|choose[1]\\when[1]\\set-variable[1]|boom',
+      'set-variable|ExpressionValueEvaluationFailure|api|inbound|choose\\when\\set-variable|boom',
     ]);
     expect(run.context.lastError?.message).not.toBe('');
   });

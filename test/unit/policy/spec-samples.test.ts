@@ -84,15 +84,17 @@ describe('spec §4.3 item 4: outbound', () => {
 });
 
 describe('spec §4.3 item 5: on-error', () => {
-  const failing = (message: string) =>
+  // LastError.Message is API Management's "Header {name} was not found in the request. Access denied.", so the
+  // marker travels in the header's name; failed-check-error-message is only the client's body.
+  const failing = (name: string, message: string) =>
     compileAt(
       policies({
-        inbound: `<base /><check-header name="X-Course" failed-check-httpcode="500" failed-check-error-message="${message}" ignore-case="true" />`,
+        inbound: `<base /><check-header name="${name}" failed-check-httpcode="500" failed-check-error-message="${message}" ignore-case="true" />`,
       }),
     );
 
   it('replaces the status when the error is a 500 carrying the marker', async () => {
-    const pipeline = buildPipeline({ api, operation: failing('COURSE-FAULT: header missing') });
+    const pipeline = buildPipeline({ api, operation: failing('X-COURSE-FAULT', 'header missing') });
     const { response, run } = await runAll(pipeline, request(), fakeServices());
     expect(response.status).toBe(503);
     expect(response.body.toString()).toBe('Course service unavailable: HeaderNotFound');
@@ -102,7 +104,7 @@ describe('spec §4.3 item 5: on-error', () => {
   });
 
   it("keeps the error's own status without the marker", async () => {
-    const pipeline = buildPipeline({ api, operation: failing('other problem') });
+    const pipeline = buildPipeline({ api, operation: failing('X-Course', 'other problem') });
     const { response } = await runAll(pipeline, request(), fakeServices());
     expect(response.status).toBe(500);
     expect(JSON.parse(response.body.toString())).toEqual({ statusCode: 500, message: 'other problem' });

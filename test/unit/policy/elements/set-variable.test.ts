@@ -30,6 +30,6 @@ describe('set-variable', () => {
     expect(context.lastError?.reason).toBe('ExpressionValueEvaluationFailure');
     expect(context.lastError?.source).toBe('set-variable');
     expect(context.lastError?.policyId).toBe('v');
-    expect(context.lastError?.path).toBe('set-variable[1]');
+    expect(context.lastError?.path).toBe('set-variable');
   });
 });

@@ -1,0 +1,94 @@
+/**
+ * What does not behave as on API Management, and why: one row per difference, the only place they are listed.
+ * docs/differences.md is generated from this table (`portcullis differences`), and a test keeps the two equal.
+ *
+ * To add a difference: append a row to DIFFERENCES (keep rows of one area together), then regenerate the page with
+ * `portcullis differences > docs/differences.md`. Say what API Management does (with the page or public evidence
+ * that shows it), what Portcullis does instead, and why in one of the BECAUSE kinds.
+ */
+
+/** Why Portcullis cannot or will not do what API Management does. */
+export const BECAUSE = {
+  envoy: 'an Envoy limit',
+  security: 'a security choice',
+  runtime: 'the runtime underneath (JavaScript, not .NET)',
+} as const;
+
+export type Because = keyof typeof BECAUSE;
+
+export interface Difference {
+  /** Where the difference shows: a policy element, an expression type, a built-in step. */
+  readonly area: string;
+  /** What API Management does, with its source. */
+  readonly apiManagement: string;
+  /** What Portcullis does instead. */
+  readonly portcullis: string;
+  readonly because: Because;
+  /** The reason in a sentence: the limit or the risk. */
+  readonly why: string;
+}
+
+const REGEX_WHY =
+  'Regex runs on re2js, a linear-time engine, so no pattern a policy or a client sends can keep the engine busy ' +
+  '(a backtracking engine took minutes on 60 characters of `a*a*a*a*a*a*a*b`).';
+
+export const DIFFERENCES: readonly Difference[] = [
+  {
+    area: 'Expressions: `Regex`',
+    apiManagement: '.NET regular expressions: `$` and `\\Z` also match before a final newline.',
+    portcullis:
+      '`$` and `\\Z` match only at the very end of the input, unless `RegexOptions.Multiline` is set.',
+    because: 'security',
+    why: REGEX_WHY,
+  },
+  {
+    area: 'Expressions: `Regex`',
+    apiManagement: '.NET regular expressions: `\\b` uses Unicode word characters.',
+    portcullis: '`\\b` uses ASCII word characters.',
+    because: 'security',
+    why: REGEX_WHY,
+  },
+  {
+    area: 'Expressions: `Regex`',
+    apiManagement:
+      '.NET regular expressions accept backreferences, lookahead and lookbehind, atomic groups, possessive ' +
+      'quantifiers, conditionals, balancing groups, `\\G`, `RegexOptions.RightToLeft`, class subtraction and ' +
+      '`\\p{IsX}` blocks.',
+    portcullis:
+      'These constructs are refused: in a literal pattern when the policy loads (`file:line:col`), in a pattern ' +
+      'built at run time with an `ArgumentException` in `context.LastError`.',
+    because: 'security',
+    why: `${REGEX_WHY} These constructs need backtracking.`,
+  },
+  {
+    area: '`validate-jwt`, `validate-azure-ad-token`',
+    apiManagement:
+      '`context.LastError.Message` of signature, audience, issuer, lifetime and format failures is ' +
+      '`<message from jwt library>. Access denied.` ("Error handling in API Management policies", predefined ' +
+      "errors): the text of .NET's token handler.",
+    portcullis:
+      "The Reason is the documented one; the Message is Portcullis's own sentence (e.g. `JWT has expired.`). " +
+      'The claim failures (`TokenClaimNotFound`, `TokenClaimValueNotAllowed`) use the documented texts.',
+    because: 'runtime',
+    why: "tokens are checked with jose, not .NET's IdentityModel, whose messages cannot be reproduced faithfully.",
+  },
+];
+
+/** The differences as Markdown (`portcullis differences`, docs/differences.md). */
+export function differencesMarkdown(): string {
+  const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+  const out = [
+    '# Known differences from API Management',
+    '',
+    'Generated from `src/policy/differences.ts` by `portcullis differences`. Policy elements that are declared but',
+    'not run are listed, with the reason, at the end of [the policy reference](policy-reference.md).',
+    '',
+    '| where | API Management | Portcullis | because |',
+    '|---|---|---|---|',
+    ...DIFFERENCES.map(
+      (d) =>
+        `| ${cell(d.area)} | ${cell(d.apiManagement)} | ${cell(d.portcullis)} | ${BECAUSE[d.because]}: ${cell(d.why)} |`,
+    ),
+  ];
+  return `${out.join('\n')}\n`;
+}
