@@ -19,6 +19,8 @@ export type Because = keyof typeof BECAUSE;
 export interface Difference {
   /** Where the difference shows: a policy element, an expression type, a built-in step. */
   readonly area: string;
+  /** The policy elements it concerns: the policy reference repeats the difference under each. */
+  readonly elements?: readonly string[];
   /** What API Management does, with its source. */
   readonly apiManagement: string;
   /** What Portcullis does instead. */
@@ -61,7 +63,31 @@ export const DIFFERENCES: readonly Difference[] = [
     why: `${REGEX_WHY} These constructs need backtracking.`,
   },
   {
+    area: '`set-status`',
+    elements: ['set-status'],
+    apiManagement: "The `reason` is the status line's reason phrase (set-status policy page).",
+    portcullis:
+      '`reason` is not on the status line the client receives: Envoy writes its own phrase for the code over ' +
+      'HTTP/1.1 (`418 Unknown`, `200 OK`). Policies still read the reason they set from ' +
+      '`context.Response.StatusReason`.',
+    because: 'envoy',
+    why:
+      "Envoy does not carry a custom reason phrase (envoyproxy/envoy#9559), ext_proc's immediate responses and " +
+      'header mutations carry only the code, and HTTP/2 has no reason phrase at all.',
+  },
+  {
+    area: '`mock-response`',
+    elements: ['mock-response'],
+    apiManagement: 'The mocked response carries the `Content-Type` of the chosen media type.',
+    portcullis:
+      'A mocked response without content (the operation declares no example or schema for it) has no ' +
+      '`Content-Type`; with content, the header is sent.',
+    because: 'envoy',
+    why: "Envoy removes that header from every answer it sends on the engine's behalf whose body is empty.",
+  },
+  {
     area: '`validate-jwt`, `validate-azure-ad-token`',
+    elements: ['validate-jwt', 'validate-azure-ad-token'],
     apiManagement:
       '`context.LastError.Message` of signature, audience, issuer, lifetime and format failures is ' +
       '`<message from jwt library>. Access denied.` ("Error handling in API Management policies", predefined ' +

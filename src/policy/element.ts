@@ -40,11 +40,6 @@ export interface ElementDefinition<
   readonly name: string;
   /** One line for the generated policy reference. */
   readonly summary: string;
-  /**
-   * Where the element cannot behave as in API Management, each with the reason (an Envoy limit, a security choice):
-   * printed under the element in the generated policy reference, so a user moving from API Management reads it there.
-   */
-  readonly differences?: readonly string[];
   readonly sections: readonly Section[];
   readonly scopes: readonly Scope[];
   /** Every element also accepts `id` (LastError.PolicyId); the loader adds it. */

@@ -5,6 +5,7 @@
  * docs/policy-reference.md is that output, and a test keeps the two equal.
  */
 
+import { DIFFERENCES } from './differences.js';
 import { DECLARED, ELEMENT_LIST } from './elements/index.js';
 import type { AttributeKind, AttributeSchema, AttributeSpec, ChildSpec, ContentSpec } from './schema.js';
 
@@ -105,7 +106,7 @@ export function policyReferenceData(): PolicyReference {
     elements: byName(ELEMENT_LIST).map((e) => ({
       name: e.name,
       summary: e.summary,
-      ...(e.differences?.length ? { differences: e.differences } : {}),
+      ...differencesOf(e.name),
       sections: e.sections,
       scopes: e.scopes,
       attributes: attributesReference(e.attributes),
@@ -176,4 +177,12 @@ export function policyReference(): string {
   out.push('## Declared, not run', '', '| element | why |', '|---|---|');
   for (const d of reference.declared) out.push(`| \`${d.name}\` | ${d.why} |`);
   return `${out.join('\n')}\n`;
+}
+
+/** The known differences (differences.ts) that concern element `name`: printed under it in the reference. */
+function differencesOf(name: string): { differences?: readonly string[] } {
+  const differences = DIFFERENCES.filter((d) => d.elements?.includes(name)).map(
+    (d) => `${d.portcullis} ${d.why.charAt(0).toUpperCase()}${d.why.slice(1)}`,
+  );
+  return differences.length > 0 ? { differences } : {};
 }

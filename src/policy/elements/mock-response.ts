@@ -13,11 +13,6 @@ export const mockResponse = defineElement({
   name: 'mock-response',
   summary:
     "Answers without calling the backend: the status, and the operation's declared example (or a sample of its schema) for it.",
-  differences: [
-    'A mocked response without content (the operation declares no example or schema for it) has no ' +
-      '`Content-Type`: Envoy removes that header from every answer it sends on the engine’s behalf whose body is ' +
-      'empty. With content, the header is sent.',
-  ],
   sections: ['inbound', 'outbound', 'on-error'],
   scopes: GPAO,
   attributes: {

@@ -6,12 +6,6 @@ import { ALL_SECTIONS, EMPTY, GPAO, int, str } from '../schema.js';
 export const setStatus = defineElement({
   name: 'set-status',
   summary: 'Sets the HTTP status code and reason.',
-  differences: [
-    '`reason` is not on the status line the client receives. Envoy writes its own phrase for the code over ' +
-      'HTTP/1.1 (`418 Unknown`, `200 OK`): it does not carry a custom reason phrase (envoyproxy/envoy#9559), and ' +
-      "ext_proc's immediate responses and header mutations carry only the code; HTTP/2 has no reason phrase at all. " +
-      'Policies still read the reason they set from `context.Response.StatusReason`.',
-  ],
   sections: ALL_SECTIONS,
   scopes: GPAO,
   // The reference marks reason required, but real policies often omit it: the standard phrase is used then.
