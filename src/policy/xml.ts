@@ -160,8 +160,11 @@ export function parseXml(source: PolicySource): XmlElement {
   try {
     parser.write(masked).close();
   } catch (err) {
-    // saxes throws when no error handler stops it; the handler above already recorded the first failure.
-    if (failure === undefined) throw err;
+    // saxes throws when no error handler stops it; the handler above already recorded the first failure. saxes can
+    // also fail on its own on malformed input (a RangeError for an unpaired surrogate right after `<!`): the
+    // document's fault as much as any other, so it is refused where the parser stood, never thrown as a crash.
+    if (failure === undefined && err instanceof XmlError) throw err;
+    failure ??= new XmlError(Math.max(0, parser.position - 1), 'the document is not well-formed XML here');
   }
   if (failure !== undefined) throw failure;
   if (root === undefined) throw new XmlError(0, 'the document has no root element');

@@ -57,6 +57,13 @@ describe('reading documents', () => {
     expect(diagnostics('<policies>\n  <inbound>\n</policies>')[0]).toBe('p.xml:3:11: unexpected close tag.');
   });
 
+  it('refuses a document the XML parser itself fails on, at its position (a fuzzing counterexample)', () => {
+    // saxes throws a RangeError, not a well-formedness error, for an unpaired surrogate right after `<!`.
+    expect(diagnostics('<policies>\n  <!\ud800')).toEqual([
+      'p.xml:2:6: the document is not well-formed XML here',
+    ]);
+  });
+
   it('reports an unterminated expression at its start', () => {
     expect(
       diagnostics(
