@@ -49,7 +49,7 @@ auth:
   users: [{ username: ${USER.username}, passwordHash: "${await hashPassword(USER.password)}" }]
 processes:
   - name: courses
-    command: [node, --import, tsx, backend.ts]
+    command: [node, backend.ts]
     cwd: ${path.join(root, 'examples', 'courses')}
     env: { PORT: "${backendPort}" }
     readyUrl: http://127.0.0.1:${backendPort}/healthz

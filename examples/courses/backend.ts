@@ -76,7 +76,7 @@ async function readJson(request: IncomingMessage): Promise<Record<string, unknow
   }
 }
 
-// Run as a program (`node --import tsx backend.ts`): listen on $PORT (default 8081) on loopback.
+// Run as a program (`node backend.ts`): listen on $PORT (default 8081) on loopback.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const server = createCourseBackend();
   server.listen(Number(process.env.PORT ?? 8081), process.env.HOST ?? '127.0.0.1', () => {

@@ -135,7 +135,7 @@ apis:
       - { id: get, method: GET, urlTemplate: "/api/Course/{id}" }
 processes:
   - name: courses
-    command: [node, --import, tsx, backend.ts]
+    command: [node, backend.ts]
     cwd: ${exampleDir}
     env: { PORT: "${ports.backend}" }
     readyUrl: http://127.0.0.1:${ports.backend}/healthz

@@ -149,7 +149,7 @@ ${options.identitiesYaml ?? ''}
 ${options.policyXml === undefined ? '' : `policy: ${JSON.stringify(options.policyXml)}`}
 processes:
   - name: courses
-    command: [node, --import, tsx, backend.ts]
+    command: [node, backend.ts]
     cwd: ${exampleDir}
     env: { PORT: "${coursesPort}" }
     readyUrl: http://127.0.0.1:${coursesPort}/healthz

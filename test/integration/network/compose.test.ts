@@ -112,11 +112,13 @@ describe('docker-compose.yml', () => {
       'bin/portcullis.js',
     ];
     for (const file of files) await expect(access(path.join(root, file)), file).resolves.toBeUndefined();
-    // Everything the Dockerfile copies exists too.
+    // Everything the Dockerfile copies from the build context exists too (`COPY --from=stage` copies what an
+    // earlier stage made: dist/, which a fresh clone does not hold).
     const dockerfile = await readFile(path.join(root, services.engine!.build!.dockerfile), 'utf8');
-    for (const [, source] of dockerfile.matchAll(/^COPY (\S+)/gm)) {
-      for (const file of source!.split(' '))
-        await expect(access(path.join(root, file)), file).resolves.toBeUndefined();
-    }
+    const copied = [...dockerfile.matchAll(/^COPY (?!--from=)(.+)$/gm)].flatMap(([, operands]) =>
+      operands!.trim().split(/\s+/).slice(0, -1),
+    );
+    expect(copied).toContain('src');
+    for (const file of copied) await expect(access(path.join(root, file)), file).resolves.toBeUndefined();
   });
 });
