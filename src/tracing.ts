@@ -7,14 +7,6 @@
 
 import { randomUUID } from 'node:crypto';
 import { context, propagation, type Span, type Tracer, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  NodeTracerProvider,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-} from '@opentelemetry/sdk-trace-node';
 
 /**
  * This process's identity among others of the same `service.name` (several engines under one `up`, replicas), on
@@ -36,36 +28,6 @@ export interface ProcessTracing {
   /** Sends what is still buffered (a stopping process would lose its last spans otherwise). */
   flush(): Promise<void>;
   shutdown(): Promise<void>;
-}
-
-/**
- * Starts the process's tracer provider and registers it, with the async-context manager (so a span started in a
- * policy service is a child of the request's) and the W3C trace-context propagator.
- */
-export function startTracing(settings: TraceExport): ProcessTracing {
-  const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({
-      'service.name': settings.serviceName,
-      'service.instance.id': serviceInstanceId,
-    }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRatio) }),
-    spanProcessors: [
-      new BatchSpanProcessor(
-        new OTLPTraceExporter({ url: settings.tracesUrl, headers: { ...settings.headers } }),
-        {
-          // A request's spans reach the collector within a second; a full queue drops spans, never waits.
-          scheduledDelayMillis: 500,
-          maxQueueSize: 4096,
-        },
-      ),
-    ],
-  });
-  provider.register();
-  return {
-    tracer: provider.getTracer('portcullis'),
-    flush: () => provider.forceFlush(),
-    shutdown: () => provider.shutdown(),
-  };
 }
 
 /** The trace context a W3C `traceparent` (and `tracestate`) carries, as the parent of a span started under it. */

@@ -12,8 +12,8 @@ import { startExtAuthzServer } from '../../extauthz/server.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
 import { startExtProcServer } from '../../extproc/server.js';
 import { errorFields, processLogger } from '../../log.js';
-import { type ProcessMetricsExport, startMetricsExport } from '../../metrics-export.js';
-import { type ProcessTracing, startTracing } from '../../tracing.js';
+import type { ProcessMetricsExport } from '../../metrics-export.js';
+import type { ProcessTracing } from '../../tracing.js';
 import { reportListening, reportReload } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
@@ -69,12 +69,19 @@ export const command: CliCommand = {
     const build = async (file: string) => {
       const loaded = await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file));
       const otlp = loaded.config.telemetry?.otlp;
-      if (otlp && !tracing) tracing = startTracing(traceExport(otlp, 'engine'));
+      // The OpenTelemetry SDK is imported only when a collector is configured (hundreds of modules otherwise loaded
+      // at every start).
+      if (otlp && !tracing) {
+        const { startTracing } = await import('../../tracing-export.js');
+        tracing = startTracing(traceExport(otlp, 'engine'));
+      }
       // What /metrics serves: the serving configuration's registry (its engine state's) and the process's.
-      if (otlp && !metricsPush)
+      if (otlp && !metricsPush) {
+        const { startMetricsExport } = await import('../../metrics-export.js');
         metricsPush = startMetricsExport(metricsExport(otlp, 'engine'), () =>
           engine ? [engine.current.metrics.registry, processMetrics()] : [],
         );
+      }
       return buildEngine(loaded, {
         states,
         transport: values.authz ? 'ext_authz' : 'ext_proc',

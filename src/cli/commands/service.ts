@@ -7,10 +7,8 @@ import { loadRunningSnapshot } from '../../config/snapshot.js';
 import { metricsExport, traceExport } from '../../config/telemetry-schema.js';
 import { processMetrics, serveMetrics } from '../../engine/metrics.js';
 import { processLogger } from '../../log.js';
-import { startMetricsExport } from '../../metrics-export.js';
 import { ServiceMetrics } from '../../service/metrics.js';
 import { createService, type Service } from '../../service/service.js';
-import { startTracing } from '../../tracing.js';
 import { gatewayUrlFromParent, reportListening, reportReload } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
@@ -56,12 +54,18 @@ export const command: CliCommand = {
     const loaded = await load();
     // telemetry.otlp at start decides for the process's life (a tracer provider is global).
     const otlp = loaded.config.telemetry?.otlp;
-    const tracing = otlp ? startTracing(traceExport(otlp, 'service')) : undefined;
+    // The OpenTelemetry SDK is imported only when a collector is configured (hundreds of modules otherwise).
+    const tracing = otlp
+      ? (await import('../../tracing-export.js')).startTracing(traceExport(otlp, 'service'))
+      : undefined;
     // Counted when someone reads them: Prometheus on --metrics-port, the collector over OTLP, or both.
     const metrics = metricsPort === undefined && !otlp ? undefined : new ServiceMetrics();
     const metricsPush =
       otlp && metrics
-        ? startMetricsExport(metricsExport(otlp, 'service'), () => [metrics.registry, processMetrics()])
+        ? (await import('../../metrics-export.js')).startMetricsExport(metricsExport(otlp, 'service'), () => [
+            metrics.registry,
+            processMetrics(),
+          ])
         : undefined;
     // Bound before the service is built, so `up` learns the port (it may be 0: any free one) and can configure Envoy
     // with it while this process waits for the gateway's URL. Until the service is built it answers 503.

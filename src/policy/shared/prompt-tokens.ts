@@ -6,8 +6,7 @@
  * the GPT-4o generation and later, cl100k_base otherwise. Both encodings ship with gpt-tokenizer: nothing is
  * downloaded at run time.
  */
-import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
-import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
 
 /** Special-token text in a prompt is counted as text, never refused. */
 const asText = { disallowedSpecial: new Set<string>() };
@@ -25,9 +24,45 @@ export function encodingFor(model: string | undefined): Encoding {
     : 'cl100k_base';
 }
 
+type CountTokens = (text: string, options: typeof asText) => number;
+
+const require = createRequire(import.meta.url);
+const counters = new Map<Encoding, CountTokens>();
+
+/**
+ * An encoding's counter, loaded on first use: each is megabytes of rank tables (0.3–0.5 s to compile and build), which
+ * every process that imports the policy elements — `validate`, `run`, an engine without AI APIs — would otherwise pay
+ * at start. Loaded synchronously because counting is synchronous; `preloadTokenizers` moves the cost off the first
+ * request.
+ */
+function counterFor(encoding: Encoding): CountTokens {
+  let count = counters.get(encoding);
+  if (count === undefined) {
+    count = (require(`gpt-tokenizer/encoding/${encoding}`) as { countTokens: CountTokens }).countTokens;
+    counters.set(encoding, count);
+  }
+  return count;
+}
+
+let preloading = false;
+
+/**
+ * Loads both encodings soon, once: the elements that count tokens call it when they compile, so an engine that
+ * serves them has the tables before its first language-model request. The timer does not keep a process alive, so a
+ * command that only compiles (`validate`) exits without loading them.
+ */
+export function preloadTokenizers(): void {
+  if (preloading) return;
+  preloading = true;
+  setTimeout(() => {
+    counterFor('o200k_base');
+    counterFor('cl100k_base');
+  }, 0).unref();
+}
+
 export function countTextTokens(text: string, encoding: Encoding): number {
   if (text === '') return 0;
-  return encoding === 'o200k_base' ? countO200k(text, asText) : countCl100k(text, asText);
+  return counterFor(encoding)(text, asText);
 }
 
 /** OpenAI's accounting for chat formatting: a few tokens per message, and the assistant's reply primer. */

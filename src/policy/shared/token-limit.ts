@@ -14,6 +14,7 @@ import { defineElement } from '../element.js';
 import { PolicyError, type RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, EMPTY, int, oneOf, str } from '../schema.js';
 import { llmCall } from './llm-exchange.js';
+import { preloadTokenizers } from './prompt-tokens.js';
 import { timeSpan } from './quota-counting.js';
 
 const PERIODS = ['Hourly', 'Daily', 'Weekly', 'Monthly', 'Yearly'] as const;
@@ -104,6 +105,7 @@ export function defineTokenLimit(definition: { readonly name: string; readonly s
         c.error(node, 'attribute', `${element}/@token-quota needs token-quota-period, got none`);
       if (period !== undefined && quota === undefined)
         c.error(node, 'attribute', `${element}/@token-quota-period needs token-quota, got none`);
+      preloadTokenizers();
       const counterKey = node.getter('counter-key');
       const estimate = node.literal('estimate-prompt-tokens');
       const retryAfterHeader = nonEmpty(node.literal('retry-after-header-name')) ?? 'Retry-After';

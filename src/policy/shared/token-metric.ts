@@ -10,6 +10,7 @@ import type { Getter } from '../node.js';
 import type { RunContext } from '../runtime.js';
 import { ALL_SCOPES, elements, str } from '../schema.js';
 import { llmCall } from './llm-exchange.js';
+import { preloadTokenizers } from './prompt-tokens.js';
 
 /** Dimensions that take their value from the request when `value` is omitted. */
 const DEFAULTS: Readonly<Record<string, (run: RunContext) => string>> = {
@@ -47,6 +48,7 @@ export function defineTokenMetric(definition: { readonly name: string; readonly 
     watchesResponseBody: true,
     compile(node, c) {
       const namespace = node.literal('namespace');
+      preloadTokenizers();
       const dimensions: [string, Getter<string>][] = [];
       let custom = 0;
       for (const d of node.childrenNamed('dimension')) {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ProcessTracing, startTracing } from '../../../src/tracing.js';
+import type { ProcessTracing } from '../../../src/tracing.js';
+import { startTracing } from '../../../src/tracing-export.js';
 import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
 import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../helpers/otlp-receiver.js';
