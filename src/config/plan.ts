@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import path from 'node:path';
+import type { EngineBypass } from '../envoy/bootstrap/engine-bypass.js';
 import {
   type BootstrapApi,
   type BootstrapPlan,
@@ -8,10 +9,9 @@ import {
   type ListenerPlan,
   listenersOf,
   type UpstreamTlsPlan,
-} from '../envoy/bootstrap.js';
-import type { EngineBypass } from '../envoy/engine-bypass.js';
+} from '../envoy/bootstrap/plan.js';
+import type { TracingPlan } from '../envoy/bootstrap/tracing.js';
 import type { SidecarPlan } from '../envoy/sidecar.js';
-import type { TracingPlan } from '../envoy/tracing.js';
 import { apiVersionSelector } from './api-versions.js';
 import { ensureDevelopmentCertificate } from './development-certificate.js';
 import { backendRulesFor, inboundRulesFor } from './network-schema.js';
@@ -158,7 +158,7 @@ function bootstrapApi(config: GatewayConfig, api: ApiConfig): BootstrapApi {
 }
 
 /**
- * An API whose calls without a subscription key the engine only passes through skips it (envoy/engine-bypass.ts):
+ * An API whose calls without a subscription key the engine only passes through skips it (envoy/bootstrap/engine-bypass.ts):
  * no policy document at any scope — global, any product containing it, the API, any operation (even one that only
  * says `<base />`: whether a document does something is the engine's to know) — and a call without a key admitted
  * (the API needs no subscription, or an open product contains it). A SOAP API is told by its body: never; nor is a
