@@ -14,7 +14,7 @@ import type { TracingPlan } from '../envoy/bootstrap/tracing.js';
 import type { SidecarPlan } from '../envoy/sidecar.js';
 import { apiVersionSelector } from './api-versions.js';
 import { ensureDevelopmentCertificate } from './development-certificate.js';
-import { backendRulesFor, inboundRulesFor } from './network-schema.js';
+import { backendRulesFor, inboundRulesFor } from './network-rules.js';
 import type { ApiConfig, GatewayConfig } from './schema.js';
 import { type OtlpConfig, otlpHeaders, otlpTracesUrl, tracedServiceName } from './telemetry-schema.js';
 
@@ -158,11 +158,11 @@ function bootstrapApi(config: GatewayConfig, api: ApiConfig): BootstrapApi {
 }
 
 /**
- * An API whose calls without a subscription key the engine only passes through skips it (envoy/bootstrap/engine-bypass.ts):
- * no policy document at any scope — global, any product containing it, the API, any operation (even one that only
- * says `<base />`: whether a document does something is the engine's to know) — and a call without a key admitted
- * (the API needs no subscription, or an open product contains it). A SOAP API is told by its body: never; nor is a
- * version of a header- or query-versioned set.
+ * An API whose calls without a subscription key the engine only passes through skips it
+ * (envoy/bootstrap/engine-bypass.ts): no policy document at any scope — global, any product containing it, the API,
+ * any operation (even one that only says `<base />`: whether a document does something is the engine's to know) —
+ * and a call without a key admitted (the API needs no subscription, or an open product contains it). A SOAP API is
+ * told by its body: never; nor is a version of a header- or query-versioned set.
  */
 export function engineBypass(config: GatewayConfig, api: ApiConfig): EngineBypass | undefined {
   // Without operations every call is the engine's 404.
