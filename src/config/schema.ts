@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defaultGatewayLimits } from '../envoy/bootstrap.js';
+import { defaultGatewayLimits } from '../envoy/bootstrap/plan.js';
 import { identitiesConfigSchema } from '../identity/options.js';
 import { stateConfigSchema } from '../state/options.js';
 import { runCrossChecks } from './checks.js';
