@@ -23,12 +23,12 @@ export function buildBootstrap(plan: BootstrapPlan): Bootstrap {
         {
           name: 'portcullis',
           static_layer: {
-            // Close each ext_proc stream with a half-close and let the engine finish it with OK, instead of a
-            // half-close followed by RST_STREAM: a reset per request trips Node's HTTP/2 reset-rate limit (1000 at
-            // once, 33 a second), which drops the whole connection and fails every stream on it. The engine ends
-            // each stream itself once it has answered the last phase; a stream Envoy half-closes first belongs to
-            // a filter that is gone, and the engine writes nothing to it (a status reaching such a stream can crash
-            // Envoy 1.40: README, Security, "Request bodies"), so Envoy resets it after its remote-close timeout.
+            // Off: with graceful close, a filter destroyed while its ext_proc stream is open (the client left, a
+            // timeout tore the request down) half-closes the stream and parks it until the engine's status arrives,
+            // and in Envoy 1.40 that status (or a reset) reaching the stream of a destroyed filter can segfault the
+            // whole process (docs/security.md, "Request bodies"). Off, Envoy resets each stream when its filter is
+            // done; the engine writes nothing after a half-close, and the engine cluster bounds the streams per
+            // connection so those resets never reach Node's reset-rate limit (clusters.ts).
             'envoy.reloadable_features.ext_proc_graceful_grpc_close': false,
             // The routes that skip the engine match an API's operations with one regex per method (engine-bypass.ts);
             // Envoy's default bound on a regex's compiled size (100) refuses any but the smallest API.
