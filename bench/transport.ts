@@ -9,7 +9,7 @@
  *                 no decoding, no engine — the least a Node ext_proc server can cost
  *   sample policy Envoy + the engine running the spec's sample inbound policy (examples/courses) → backend
  *   cache hit     Envoy + the engine answering from cache-lookup (examples/courses list-courses), no backend
- *   no policy     an API without any policy: its routes skip ext_proc (envoy/engine-bypass.ts)
+ *   no policy     an API without any policy: its routes skip ext_proc (envoy/bootstrap/engine-bypass.ts)
  * Prints req/s, p50/p99 and CPU µs per request of each process, with ratios to the Go no-op of the same run (no
  * policy: to direct); then a fixed-rate run at half the Go no-op's rate with p99 latency added over direct.
  * The load average is printed beside the figures: on a shared machine they move with it.

@@ -7,7 +7,7 @@
  * histogram). Moving the definitions to OTel instruments instead would have needed OTel's Prometheus exporter for
  * `/metrics`, which renames series (unit and `_total` suffixes) and drops prom-client's per-series collectors
  * (emit-metric's dimensions are labels chosen per emission, element counters read at scrape time): the names the
- * README lists and operators' queries use would change. Observable instruments fed from the registry would lose the
+ * docs/observability.md lists and operators' queries use would change. Observable instruments fed from the registry would lose the
  * histograms (there is no observable histogram). The producer keeps the names, labels and bucket boundaries, so a
  * series reads the same in Prometheus and behind the collector. Nothing here runs without `telemetry.otlp`.
  */

@@ -9,7 +9,8 @@ import { envoyArgs } from '../../src/config/envoy.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { bootstrapApis, freePort } from '../../src/config/plan.js';
 import { findEnvoy } from '../../src/envoy/binary.js';
-import { type BootstrapApi, buildBootstrap } from '../../src/envoy/bootstrap.js';
+import { buildBootstrap } from '../../src/envoy/bootstrap/bootstrap.js';
+import type { BootstrapApi } from '../../src/envoy/bootstrap/plan.js';
 import { checkEngineHealth } from '../../src/extproc/health-client.js';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -8,7 +8,7 @@
 
 import { processLogger } from '../log.js';
 
-/** Every event type, with what it means; the README's list comes from here. */
+/** Every event type, with what it means; docs/security.md's list comes from here. */
 export const SECURITY_EVENTS = {
   'login.succeeded': 'a user signed in (password or upstream provider)',
   'login.failed':

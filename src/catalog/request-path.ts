@@ -1,8 +1,8 @@
 /**
  * The one normal form of a request path, computed before anything looks at it: the engine matches the API and the
  * operation on it and forwards exactly it, so the backend resolves the path the policy was chosen for. Envoy's
- * HttpConnectionManager does the same (normalize_path, merge_slashes; see envoy/bootstrap.ts); the engine does it
- * again because it may run behind an Envoy configured by someone else.
+ * HttpConnectionManager does the same (normalize_path, merge_slashes; see envoy/bootstrap/connection-manager.ts);
+ * the engine does it again because it may run behind an Envoy configured by someone else.
  *
  * Steps, on the percent-encoded path (the query is not part of it):
  * 1. every `%` starts a two-hex-digit escape (else: refused);

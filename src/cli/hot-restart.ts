@@ -4,7 +4,7 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type EnvoyArgsOptions, envoyArgs, hotRestartSharedMemory } from '../config/envoy.js';
-import type { Endpoint } from '../envoy/bootstrap.js';
+import type { Endpoint } from '../envoy/bootstrap/plan.js';
 import { pollUntil, type Supervisor } from './supervisor.js';
 
 /** Where a running Envoy listens: read back from it, as the configuration may leave ports to the system (0). */

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { compileUrlTemplate, UrlTemplateError } from '../catalog/url-template.js';
-import { placementIssues } from './network-schema.js';
+import { placementIssues } from './network-placement.js';
 import type { GatewayConfig } from './schema.js';
 
 /**

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { buildBootstrap } from '../envoy/bootstrap.js';
+import { buildBootstrap } from '../envoy/bootstrap/bootstrap.js';
 import type { Bootstrap } from '../envoy/config-types.js';
 import type { RuntimePlan } from './plan.js';
 

@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import path from 'node:path';
+import type { EngineBypass } from '../envoy/bootstrap/engine-bypass.js';
 import {
   type BootstrapApi,
   type BootstrapPlan,
@@ -8,13 +9,12 @@ import {
   type ListenerPlan,
   listenersOf,
   type UpstreamTlsPlan,
-} from '../envoy/bootstrap.js';
-import type { EngineBypass } from '../envoy/engine-bypass.js';
+} from '../envoy/bootstrap/plan.js';
+import type { TracingPlan } from '../envoy/bootstrap/tracing.js';
 import type { SidecarPlan } from '../envoy/sidecar.js';
-import type { TracingPlan } from '../envoy/tracing.js';
 import { apiVersionSelector } from './api-versions.js';
 import { ensureDevelopmentCertificate } from './development-certificate.js';
-import { backendRulesFor, inboundRulesFor } from './network-schema.js';
+import { backendRulesFor, inboundRulesFor } from './network-rules.js';
 import type { ApiConfig, GatewayConfig } from './schema.js';
 import { type OtlpConfig, otlpHeaders, otlpTracesUrl, tracedServiceName } from './telemetry-schema.js';
 
@@ -158,11 +158,11 @@ function bootstrapApi(config: GatewayConfig, api: ApiConfig): BootstrapApi {
 }
 
 /**
- * An API whose calls without a subscription key the engine only passes through skips it (envoy/engine-bypass.ts):
- * no policy document at any scope — global, any product containing it, the API, any operation (even one that only
- * says `<base />`: whether a document does something is the engine's to know) — and a call without a key admitted
- * (the API needs no subscription, or an open product contains it). A SOAP API is told by its body: never; nor is a
- * version of a header- or query-versioned set.
+ * An API whose calls without a subscription key the engine only passes through skips it
+ * (envoy/bootstrap/engine-bypass.ts): no policy document at any scope — global, any product containing it, the API,
+ * any operation (even one that only says `<base />`: whether a document does something is the engine's to know) —
+ * and a call without a key admitted (the API needs no subscription, or an open product contains it). A SOAP API is
+ * told by its body: never; nor is a version of a header- or query-versioned set.
  */
 export function engineBypass(config: GatewayConfig, api: ApiConfig): EngineBypass | undefined {
   // Without operations every call is the engine's 404.

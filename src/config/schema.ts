@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defaultGatewayLimits } from '../envoy/bootstrap.js';
+import { defaultGatewayLimits } from '../envoy/bootstrap/plan.js';
 import { identitiesConfigSchema } from '../identity/options.js';
 import { stateConfigSchema } from '../state/options.js';
 import { runCrossChecks } from './checks.js';
@@ -16,7 +16,7 @@ import { telemetryConfigSchema } from './telemetry-schema.js';
 const port = z.number().int().min(0).max(65535);
 
 /**
- * `"host:port"` (an IPv6 host in brackets: `"[::]:8080"`) as `{ host, port }`, the form the README writes; any other
+ * `"host:port"` (an IPv6 host in brackets: `"[::]:8080"`) as `{ host, port }`, the form docs/configuration.md writes; any other
  * value is left to the object schema, which says what it wants.
  */
 function hostAndPort(value: unknown): unknown {

@@ -17,7 +17,7 @@ export const clientAddressHeader = `${internalHeaderPrefix}client-address`;
 
 /**
  * The request header that switches the engine's debug trace on for one request (with the configured key): a request
- * carrying it always goes through the engine, even on a route that otherwise skips it (engine-bypass.ts).
+ * carrying it always goes through the engine, even on a route that otherwise skips it (bootstrap/engine-bypass.ts).
  */
 export const traceRequestHeader = `${internalHeaderPrefix}trace`;
 

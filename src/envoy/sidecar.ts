@@ -4,8 +4,10 @@
  * source (first matching rule by priority, as a network security group), and refuses every other. It works on
  * TCP, so it is the same for HTTP and HTTPS backends and never sees the requests' content.
  */
-import { type AccessRule, type Endpoint, rbacFilter } from './bootstrap.js';
-import type { Address, Bootstrap } from './config-types.js';
+import type { AccessRule, Endpoint } from './bootstrap/plan.js';
+import { rbacFilter } from './bootstrap/rbac.js';
+import { isIpLiteral, socketAddress } from './bootstrap/values.js';
+import type { Bootstrap } from './config-types.js';
 
 export interface SidecarPlan {
   /** The API or named backend it fronts (names the listener and its counters). */
@@ -64,12 +66,4 @@ export function buildSidecarBootstrap(plan: SidecarPlan): Bootstrap {
       ],
     },
   };
-}
-
-function socketAddress(endpoint: Endpoint): Address {
-  return { socket_address: { address: endpoint.host, port_value: endpoint.port } };
-}
-
-function isIpLiteral(host: string): boolean {
-  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(':');
 }

@@ -1,16 +1,12 @@
 /**
  * What to paste into an Envoy Portcullis did not configure (`portcullis envoy-config --snippet`): the same pieces
- * the generated bootstrap is made of (bootstrap.ts), without the listeners, virtual hosts and API routes that are
+ * the generated bootstrap is made of (bootstrap/), without the listeners, virtual hosts and API routes that are
  * the operator's own.
  */
-import {
-  type BootstrapPlan,
-  backendSelectionRoute,
-  dynamicForwardProxyFilter,
-  extProcFilter,
-  gatewayClusters,
-  serviceRoutes,
-} from './bootstrap.js';
+import { gatewayClusters } from './bootstrap/clusters.js';
+import { dynamicForwardProxyFilter, extProcFilter } from './bootstrap/http-filters.js';
+import type { BootstrapPlan } from './bootstrap/plan.js';
+import { backendSelectionRoute, serviceRoutes } from './bootstrap/routes.js';
 import type { Cluster, HttpFilter, Route } from './config-types.js';
 import { routeAttributes } from './contract.js';
 

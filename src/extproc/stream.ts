@@ -179,7 +179,7 @@ export class ExtProcStream {
    * computed finishes first (its answer is dropped); then the engine writes nothing, not even OK, and leaves the
    * stream for Envoy to reset when its remote-close timeout (1 s) fires. Envoy 1.40 can segfault when a status or
    * a reset of the engine's reaches a stream it half-closed from a destroyed filter (graceful close), the longer
-   * the exchange lived the likelier (README, Security, "Request bodies").
+   * the exchange lived the likelier (docs/security.md, "Request bodies").
    */
   private halfClosed(): void {
     this.queue = this.queue.then(() => {

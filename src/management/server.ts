@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
-import type { Endpoint } from '../envoy/bootstrap.js';
+import type { Endpoint } from '../envoy/bootstrap/plan.js';
 
 export interface ManagementServer {
   /** The port it listens on (the endpoint's, or the one the system chose for port 0). */

@@ -49,8 +49,8 @@ export function starterTests(loaded: LoadedConfig): StarterFile[] {
     });
     const header = [
       `# Starter tests for the API "${api.id}" (portcullis test --init). Run: portcullis test ${path.basename(file)}`,
-      '# Each case sends one request through the compiled policies with the backend stubbed; see the README',
-      '# ("Testing policies") for the request, context, stubs and expectations a case may give.',
+      '# Each case sends one request through the compiled policies with the backend stubbed; see',
+      '# docs/testing-policies.md for the request, context, stubs and expectations a case may give.',
     ].join('\n');
     const configFile = path.relative(loaded.directory, loaded.file) || path.basename(loaded.file);
     const own = credentialsAskedFor(loaded, [

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/index.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { freePort, planRuntime } from '../../src/config/plan.js';
-import { buildBootstrap } from '../../src/envoy/bootstrap.js';
+import { buildBootstrap } from '../../src/envoy/bootstrap/bootstrap.js';
 import { serviceClusterName } from '../../src/envoy/contract.js';
 import { type RunningChild, startChild } from '../helpers/child.js';
 import { type RunningEnvoy, startEnvoy } from '../helpers/envoy.js';

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { envoyArgs } from '../../src/config/envoy.js';
 import { findEnvoy } from '../../src/envoy/binary.js';
-import { type BootstrapPlan, buildBootstrap, type Endpoint } from '../../src/envoy/bootstrap.js';
+import { buildBootstrap } from '../../src/envoy/bootstrap/bootstrap.js';
+import type { BootstrapPlan, Endpoint } from '../../src/envoy/bootstrap/plan.js';
 import { stopProcess } from './child.js';
 import { until } from './wait.js';
 

@@ -16,7 +16,8 @@ import {
   identitiesOf,
 } from '../../src/engine/engine.js';
 import { assertExtAuthzServes } from '../../src/engine/ext-authz-check.js';
-import { type BootstrapPlan, buildBootstrap } from '../../src/envoy/bootstrap.js';
+import { buildBootstrap } from '../../src/envoy/bootstrap/bootstrap.js';
+import type { BootstrapPlan } from '../../src/envoy/bootstrap/plan.js';
 import { startExtAuthzServer } from '../../src/extauthz/server.js';
 import {
   type ExtProcServerOptions,

@@ -1,36 +1,15 @@
+/**
+ * The module layout of docs/architecture.md, checked on the source: which module may import which (the rules are
+ * scripts/layout.ts's, which also writes the page's table), and no import loops between files at run time (a loop
+ * makes a module's value depend on which file happens to be loaded first). Files directly in src/ (the logger, the
+ * bounded body reader, the diagnostic type, redaction, …) are shared by every module and import only each other.
+ */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-
-/**
- * The module layout of README's Layout section, checked on the source: which module may import which, and no
- * import loops between files at run time (a loop makes a module's value depend on which file happens to be loaded
- * first). Files directly in src/ (the logger, the bounded body reader, the diagnostic type, redaction, …) are
- * shared by every module and import only each other.
- */
-const mayImport: Record<string, readonly string[]> = {
-  expr: [],
-  policy: ['expr'],
-  catalog: ['policy'],
-  state: [],
-  envoy: [],
-  extproc: ['envoy/contract.ts'],
-  // The ext_authz variant drives the same exchanges (extproc/exchange.ts) over Envoy's Authorization service.
-  extauthz: ['extproc', 'envoy/contract.ts'],
-  engine: ['policy', 'catalog', 'state', 'identity', 'extproc', 'expr', 'envoy/contract.ts', 'config'],
-  auth: ['state'],
-  // Token sources for the gateway's own calls; the engine hands them to the policies as a service.
-  identity: ['state'],
-  mcp: ['auth', 'catalog'],
-  config: ['auth', 'catalog', 'envoy', 'identity', 'policy', 'state'],
-  service: ['config', 'auth', 'mcp', 'state', 'envoy/contract.ts'],
-  management: ['config', 'auth', 'envoy'],
-  // Policy tests run the engine's own exchange over a compiled configuration, with stubbed services.
-  testing: ['engine', 'config', 'catalog', 'policy', 'expr', 'state', 'extproc', 'envoy/contract.ts'],
-  cli: ['*'],
-};
+import { mayImport } from '../../scripts/layout.js';
 
 /** Packages that would tie the policy language to a transport: it is a library tested, fuzzed and benchmarked alone. */
 const transportPackages = /^(@grpc\/|koa$|@koa\/|ioredis$)/;

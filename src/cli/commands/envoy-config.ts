@@ -54,7 +54,7 @@ export const command: CliCommand = {
   },
 };
 
-const snippetIntroduction = `# Paste into your Envoy (see the README, "Use it with your own Envoy"):
+const snippetIntroduction = `# Paste into your Envoy (see docs/your-own-envoy.md):
 #   http_filters: into your HTTP connection manager, before envoy.filters.http.router, in this order.
 #   routes: first in every virtual host that serves an API; name each API's own route "portcullis:<api id>"
 #     (the engine then picks that API whatever the host), or leave it to the host and URL suffix.

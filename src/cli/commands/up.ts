@@ -16,7 +16,7 @@ import {
   writeRunningSnapshot,
 } from '../../config/snapshot.js';
 import { findEnvoy } from '../../envoy/binary.js';
-import { listenersOf } from '../../envoy/bootstrap.js';
+import { listenersOf } from '../../envoy/bootstrap/plan.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
 import { logProcessTo, processLogger } from '../../log.js';
 import { createManagementApp, type ManagementServer, serveManagement } from '../../management/index.js';

@@ -14,7 +14,7 @@
  * Kept from .NET: Unicode `\d \w \s` (as .NET's default), group numbering (unnamed groups first, then named ones),
  * Match/Group/GroupCollection with Success, Value, Index and Length, `$1 ${name} $0 $& $$ $+ $_ ` $'` substitutions,
  * the empty-match stepping of Matches/Replace/Split and the captured groups Split inserts.
- * Differences (documented in the README's Security section): `$` and `\Z` match only at the very end of the input
+ * Differences (documented in docs/security.md, "Expressions", and docs/differences.md): `$` and `\Z` match only at the very end of the input
  * (not before a final newline) unless RegexOptions.Multiline is set; `\b` uses ASCII word characters.
  */
 import { RE2JS, RE2JSException } from 're2js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { freePort, planRuntime } from '../../../src/config/plan.js';
-import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
+import { buildBootstrap } from '../../../src/envoy/bootstrap/bootstrap.js';
 import { extensionNamed } from '../../../src/envoy/config-types.js';
 import { clientAddressHeader } from '../../../src/envoy/contract.js';
 import { type RunningEnvoy, startEnvoy } from '../../helpers/envoy.js';

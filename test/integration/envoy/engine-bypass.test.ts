@@ -4,8 +4,8 @@ import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
 
 /**
  * Issue 16: an API with no policy at any scope and no subscription needed skips the engine on Envoy's own routes
- * (envoy/engine-bypass.ts) — what the engine would have done (request id, internal headers stripped) Envoy does —
- * while every request the engine would answer or change still reaches it.
+ * (envoy/bootstrap/engine-bypass.ts) — what the engine would have done (request id, internal headers stripped)
+ * Envoy does — while every request the engine would answer or change still reaches it.
  */
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const streamsStarted = 'http.ingress_http.ext_proc.streams_started';

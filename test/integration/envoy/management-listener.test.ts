@@ -6,9 +6,9 @@ import { ConfigError } from '../../../src/config/config-error.js';
 import { bootstrapObject, bootstrapYaml } from '../../../src/config/envoy.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
+import { managementPaths } from '../../../src/envoy/bootstrap/management.js';
 import type { Address } from '../../../src/envoy/config-types.js';
 import { type Bootstrap, extensionNamed } from '../../../src/envoy/config-types.js';
-import { managementPaths } from '../../../src/envoy/management.js';
 import { envoyValidates } from '../../helpers/envoy.js';
 
 const hash = `scrypt$16384$8$1$${Buffer.alloc(16, 1).toString('base64url')}$${Buffer.alloc(32, 2).toString('base64url')}`;

@@ -8,7 +8,7 @@ const holdMs = 55_000;
 
 /**
  * Issue 29, item 1, as the attacker ran it: a stalled chunked upload under the body limit, to an operation whose
- * policy reads the body, abandoned by its client after 55 s, segfaulted Envoy 1.40 (README, Security, "Request
+ * policy reads the body, abandoned by its client after 55 s, segfaulted Envoy 1.40 (docs/security.md, "Request
  * bodies"). The hold cannot be shortened: the crash needs the exchange to be that old, so this file sits out most of
  * a minute in its own worker. The faster checks of the mechanism are in abandoned-uploads.test.ts.
  */

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../src/config/plan.js';
-import type { BootstrapPlan } from '../../../src/envoy/bootstrap.js';
+import type { BootstrapPlan } from '../../../src/envoy/bootstrap/plan.js';
 import { passThroughExchanges } from '../../../src/extproc/passthrough.js';
 import { type ListeningExtProcServer, startExtProcServer } from '../../../src/extproc/server.js';
 import { createServiceApp } from '../../../src/service/app.js';

@@ -4,7 +4,7 @@ import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../src/config/plan.js';
 import { clientCertificate, trustStore } from '../../../src/engine/client-certificate.js';
-import type { BootstrapPlan } from '../../../src/envoy/bootstrap.js';
+import type { BootstrapPlan } from '../../../src/envoy/bootstrap/plan.js';
 import type { ExchangeFactory } from '../../../src/extproc/exchange.js';
 import { firstHeader } from '../../../src/extproc/headers.js';
 import { type ListeningExtProcServer, startExtProcServer } from '../../../src/extproc/server.js';

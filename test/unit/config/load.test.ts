@@ -115,7 +115,7 @@ describe('gateway configuration', () => {
     }
   });
 
-  it('takes a listener as "host:port", as the README writes it, or as { host, port }', () => {
+  it('takes a listener as "host:port", as docs/configuration.md writes it, or as { host, port }', () => {
     const written = (text: string) => parseConfig(text, 'gateway.yaml');
     expect(written('gateway: { http: "0.0.0.0:8080" }\n').gateway.http).toEqual({
       host: '0.0.0.0',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
-import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
+import { buildBootstrap } from '../../../src/envoy/bootstrap/bootstrap.js';
 
 /**
  * Envoy closes an idle connection to a backend before the backend would: a request sent on a connection the backend

@@ -3,8 +3,8 @@ import { normalizeRequestPath } from '../../../src/catalog/request-path.js';
 import { compileUrlTemplate } from '../../../src/catalog/url-template.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { engineBypass, planRuntime } from '../../../src/config/plan.js';
-import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
-import { bypassMatches, templatePattern } from '../../../src/envoy/engine-bypass.js';
+import { buildBootstrap } from '../../../src/envoy/bootstrap/bootstrap.js';
+import { bypassMatches, templatePattern } from '../../../src/envoy/bootstrap/engine-bypass.js';
 
 /** RE2 and JavaScript agree on the constructs templatePattern writes; Envoy's safe_regex matches whole values. */
 const fullMatch = (regex: string, text: string) => new RegExp(`^(?:${regex})$`).test(text);

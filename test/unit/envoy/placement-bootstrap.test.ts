@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDevelopmentCertificate } from '../../../src/config/development-certificate.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime, planSidecar } from '../../../src/config/plan.js';
-import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
+import { buildBootstrap } from '../../../src/envoy/bootstrap/bootstrap.js';
 import { type Bootstrap, extensionNamed, type Listener } from '../../../src/envoy/config-types.js';
 import { buildSidecarBootstrap } from '../../../src/envoy/sidecar.js';
 

@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { compileGateway } from '../../../src/config/gateway.js';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { envoyRouteProblems } from '../../../src/engine/backend-routing.js';
-import { servicePathPrefixes } from '../../../src/envoy/bootstrap.js';
+import { servicePathPrefixes } from '../../../src/envoy/bootstrap/routes.js';
 import { runCli } from '../../helpers/cli.js';
 import { envoyValidates } from '../../helpers/envoy.js';
 import {

@@ -4,9 +4,9 @@
  * serves it (`up`), which checks the administrator's credential itself.
  */
 
-import type { Endpoint } from './bootstrap.js';
-import type { HttpConnectionManagerFilter, Route, RouterFilter } from './config-types.js';
-import { setClientAddress } from './contract.js';
+import type { HttpConnectionManagerFilter, Route, RouterFilter } from '../config-types.js';
+import { setClientAddress } from '../contract.js';
+import type { Endpoint } from './plan.js';
 
 /** Paths of Envoy's admin interface the management listener serves: readiness and statistics, nothing that changes. */
 export const managementPaths = ['/ready', '/stats', '/stats/prometheus', '/server_info'] as const;
@@ -33,7 +33,7 @@ export function managementConnectionManager(
       stat_prefix: 'management',
       codec_type: 'AUTO',
       use_remote_address: true,
-      // The same one path for Envoy's routes and the management API as on the gateway listener (bootstrap.ts).
+      // The same one path for Envoy's routes and the management API as on the gateway listener (connection-manager.ts).
       normalize_path: true,
       merge_slashes: true,
       path_with_escaped_slashes_action: 'KEEP_UNCHANGED',

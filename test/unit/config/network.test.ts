@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { parseConfig } from '../../../src/config/load.js';
-import { decide, inboundRulesFor } from '../../../src/config/network-schema.js';
+import { decide, inboundRulesFor } from '../../../src/config/network-rules.js';
 
 const base = `
 gateway: { http: { host: 0.0.0.0, port: 80 } }

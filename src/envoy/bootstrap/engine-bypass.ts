@@ -1,5 +1,5 @@
-import type { HeaderMatcher, HeaderValueOption, PerFilterConfig, RouteMatch } from './config-types.js';
-import { internalHeaderPrefix, traceRequestHeader } from './contract.js';
+import type { HeaderMatcher, HeaderValueOption, PerFilterConfig, RouteMatch } from '../config-types.js';
+import { internalHeaderPrefix, traceRequestHeader } from '../contract.js';
 
 /**
  * Routes that skip ext_proc for an API the engine would only pass through: no policy at any scope (global, product,

@@ -4,7 +4,7 @@
  * headers and to the backend in the forwarded request, and exports its spans over OTLP/HTTP to the collector.
  */
 
-import type { Cluster, ConnectionManagerTracing } from './config-types.js';
+import type { Cluster, ConnectionManagerTracing } from '../config-types.js';
 
 /** Where the spans go and how many new traces are kept; absent from the plan, Envoy traces nothing. */
 export interface TracingPlan {

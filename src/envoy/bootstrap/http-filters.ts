@@ -1,0 +1,117 @@
+/**
+ * The HTTP filters of the gateway listeners, in order: ext_proc to the engine, the header mutation filter where
+ * routes skip the engine, the dynamic forward proxy for backends a policy names by URL, and the router.
+ */
+
+import type {
+  DnsCacheConfig,
+  DynamicForwardProxyFilter,
+  ExtProcFilter,
+  HeaderMutationFilter,
+  HttpFilter,
+  PerFilterConfig,
+  RouterFilter,
+} from '../config-types.js';
+import {
+  engineClusterName,
+  maxMessageTimeoutMs,
+  requestAttributes,
+  responseAttributes,
+  upstreamTimeoutHeader,
+} from '../contract.js';
+import { type BootstrapPlan, limitsOf } from './plan.js';
+import { escapeRegex, seconds } from './values.js';
+
+const extProcFilterName = 'envoy.filters.http.ext_proc';
+
+/** The DNS cache of the dynamic forward proxy: its filter and its clusters (clusters.ts) must name the same one. */
+export const dnsCacheConfig: DnsCacheConfig = {
+  name: 'portcullis_dynamic_backends',
+  dns_lookup_family: 'V4_PREFERRED',
+};
+
+export function extProcFilter(
+  plan: BootstrapPlan,
+  /** Attributes sent besides the engine's own (an Envoy Portcullis did not configure names its routes). */
+  extraRequestAttributes: readonly string[] = [],
+): ExtProcFilter {
+  return {
+    name: extProcFilterName,
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor',
+      grpc_service: { envoy_grpc: { cluster_name: engineClusterName } },
+      // Fail closed: a request the engine could not see must not reach a backend unchecked.
+      failure_mode_allow: false,
+      message_timeout: seconds(plan.engine.messageTimeoutMs),
+      // Slow policy work asks for more (override_message_timeout) up to this; see maxMessageTimeoutMs.
+      max_message_timeout: seconds(maxMessageTimeoutMs(limitsOf(plan))),
+      // Request headers only by default; the engine asks per request for what its pipeline needs.
+      allow_mode_override: true,
+      processing_mode: {
+        request_header_mode: 'SEND',
+        response_header_mode: 'SKIP',
+        request_body_mode: 'NONE',
+        response_body_mode: 'NONE',
+        request_trailer_mode: 'SKIP',
+        response_trailer_mode: 'SKIP',
+      },
+      request_attributes: [...Object.values(requestAttributes), ...extraRequestAttributes],
+      response_attributes: Object.values(responseAttributes),
+      // :method and :authority are routing headers: set-method and base URLs need them.
+      mutation_rules: {
+        allow_all_routing: true,
+        allow_expression: { regex: `^${escapeRegex(upstreamTimeoutHeader)}$` },
+        disallow_is_error: true,
+      },
+    },
+  };
+}
+
+export function gatewayHttpFilters(plan: BootstrapPlan): HttpFilter[] {
+  // The header mutation filter strips internal headers where ext_proc is skipped; without such a route it would
+  // only cost a lookup per request.
+  const bypass = plan.apis.some((api) => api.engineBypass !== undefined);
+  return [
+    extProcFilter(plan),
+    ...(bypass ? [headerMutationFilter()] : []),
+    dynamicForwardProxyFilter(),
+    routerFilter(),
+  ];
+}
+
+function headerMutationFilter(): HeaderMutationFilter {
+  return {
+    name: 'envoy.filters.http.header_mutation',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation',
+    },
+  };
+}
+
+export function dynamicForwardProxyFilter(): DynamicForwardProxyFilter {
+  return {
+    name: 'envoy.filters.http.dynamic_forward_proxy',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.dynamic_forward_proxy.v3.FilterConfig',
+      dns_cache_config: dnsCacheConfig,
+    },
+  };
+}
+
+export function routerFilter(): RouterFilter {
+  return {
+    name: 'envoy.filters.http.router',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
+      suppress_envoy_headers: true,
+    },
+  };
+}
+
+/** On a route that skips ext_proc: no policy runs in front of it. */
+export const extProcDisabled: PerFilterConfig = {
+  [extProcFilterName]: {
+    '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute',
+    disabled: true,
+  },
+};
