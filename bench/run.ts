@@ -12,6 +12,7 @@ const benchDir = fileURLToPath(new URL('.', import.meta.url));
 
 /** In the order they run; each is `bench/<name>.ts`. */
 const benchmarks = [
+  'startup',
   'passthrough',
   'transport',
   'expr-eval',

@@ -1,0 +1,9 @@
+// Types of scripts/node-runtime.js (plain JavaScript that an end-of-life Node still runs) for the TypeScript that
+// imports it.
+export const pinnedNodeVersion: string;
+export const oldestSupportedMajor: number;
+export function isSupportedNode(version: string): boolean;
+export function pinnedNodeFolder(root: string): string;
+export function pinnedNodeBinary(root: string): string;
+export function canProvidePinnedNode(): boolean;
+export function supportedNodeFolder(root: string): string | undefined;

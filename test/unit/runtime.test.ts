@@ -1,0 +1,65 @@
+/**
+ * What Portcullis runs on (issue #31): a supported Node, stated once, and compiled JavaScript — no TypeScript loader
+ * reaches the runtime. The compiled tree is scanned, not the sources: it is what bin/portcullis.js runs.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildIfStale } from '../../scripts/build.js';
+import { isSupportedNode, oldestSupportedMajor, pinnedNodeVersion } from '../../scripts/node-runtime.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const packageJson = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  engines: { node: string };
+  dependencies: Record<string, string>;
+};
+
+/** Every module specifier a JavaScript file names: static imports, re-exports, dynamic imports and requires. */
+function specifiers(text: string): string[] {
+  const found: string[] = [];
+  for (const match of text.matchAll(
+    /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^import\s+)(['"`])([^'"`]+)\1/gm,
+  ))
+    found.push(match[2]!);
+  return found;
+}
+
+describe('the runtime', () => {
+  beforeAll(async () => {
+    await buildIfStale(root);
+  });
+
+  it('is one supported Node line, the same in engines and in the pinned binary', () => {
+    expect(packageJson.engines.node).toBe(`>=${oldestSupportedMajor}`);
+    expect(isSupportedNode(pinnedNodeVersion)).toBe(true);
+    expect(isSupportedNode('20.20.2')).toBe(false);
+    // The tests themselves run on it: `npm test` puts the supported Node first.
+    expect(isSupportedNode(process.versions.node)).toBe(true);
+  });
+
+  it('has no TypeScript loader among its dependencies or in anything the command loads', () => {
+    expect(Object.keys(packageJson.dependencies)).not.toContain('tsx');
+    const files = [
+      path.join(root, 'bin', 'portcullis.js'),
+      path.join(root, 'scripts', 'node-runtime.js'),
+      path.join(root, 'scripts', 'build.js'),
+      ...readdirSync(path.join(root, 'dist'), { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile() && entry.name.endsWith('.js'))
+        .map((entry) => path.join(entry.parentPath, entry.name)),
+    ];
+    expect(files.length).toBeGreaterThan(100);
+    const loaders = files.flatMap((file) =>
+      specifiers(readFileSync(file, 'utf8'))
+        .filter((specifier) => /^(tsx|ts-node|@swc-node\/register|esbuild-register)(\/|$)/.test(specifier))
+        .map((specifier) => `${path.relative(root, file)} imports ${specifier}`),
+    );
+    expect(loaders).toEqual([]);
+  });
+
+  it('reads specifiers the way the scan above needs', () => {
+    expect(
+      specifiers(`import a from 'x';\nexport { b } from "y";\nawait import('tsx/esm/api');\nrequire(\`z\`);`),
+    ).toEqual(['x', 'y', 'tsx/esm/api', 'z']);
+  });
+});
