@@ -18,7 +18,7 @@ describe('the state backend of an engine process, against a real Redis', () => {
   it('runs the caches, counters, vectors and event stream over one Redis connection', async () => {
     const state = new EngineState({
       state: {
-        redis: { url: redis.url, keyPrefix: 'backend-test:', commandTimeoutMs: 2000 },
+        redis: { url: redis.url, keyPrefix: 'backend-test:', commandTimeoutMs: 2000, connectTimeoutMs: 1000 },
         loggers: { audit: { stream: 'audit' } },
       },
       logger: quiet,
