@@ -1,4 +1,5 @@
 import { OAuthError } from './errors.js';
+import { GRANTS } from './grants/index.js';
 import type { ClientMetadata, ClientRecord, GrantType, TokenEndpointAuthMethod } from './stores/types.js';
 
 const AUTH_METHODS: readonly TokenEndpointAuthMethod[] = [
@@ -6,7 +7,8 @@ const AUTH_METHODS: readonly TokenEndpointAuthMethod[] = [
   'client_secret_post',
   'none',
 ];
-const GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token'];
+/** A client may register the grant types the token endpoint serves. */
+const GRANT_TYPES: readonly GrantType[] = [...GRANTS.keys()];
 const MAX_REDIRECT_URIS = 10;
 const MAX_URI_LENGTH = 2000;
 const MAX_TEXT_LENGTH = 200;

@@ -1,5 +1,5 @@
 import { createLocalJWKSet, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import { isUrlClientId } from './client-documents/document.js';
+import { isUrlClientId } from './client-documents/client-id.js';
 import { randomToken } from './crypto.js';
 import { OAuthError } from './errors.js';
 import type { KeyRing } from './keys.js';

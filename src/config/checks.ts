@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { compileUrlTemplate, UrlTemplateError } from '../catalog/url-template.js';
+import { stateBackendKind } from '../state/options.js';
 import { placementIssues } from './network-placement.js';
 import type { GatewayConfig } from './schema.js';
 
@@ -187,7 +188,7 @@ function* productsNameScopes(config: GatewayConfig): Iterable<CrossFieldIssue> {
  */
 function* durableSigningKeys(config: GatewayConfig): Iterable<CrossFieldIssue> {
   const { auth, state } = config;
-  if (!auth || state.dataDir === undefined || state.redis !== undefined) return;
+  if (!auth || stateBackendKind(state) !== 'embedded') return;
   if (auth.dataDir !== undefined || auth.signingKeys?.file !== undefined) return;
   yield {
     path: ['auth'],
@@ -240,7 +241,7 @@ function* delegatedConnections(config: GatewayConfig): Iterable<CrossFieldIssue>
       const missing = [
         ...(auth?.identityProvider ? [] : ['auth.identityProvider (users sign in through it)']),
         ...(identities.delegatedTokenKey ? [] : ['identities.delegatedTokenKey (seals the kept tokens)']),
-        ...(state.dataDir !== undefined || state.redis !== undefined
+        ...(stateBackendKind(state) !== 'memory'
           ? []
           : ['state.dataDir or state.redis (where the service keeps them for the engine)']),
       ];

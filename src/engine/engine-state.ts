@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { type Logger, processLogger } from '../log.js';
 import type { CachedResponse } from '../policy/index.js';
-import { type EmbeddedState, openEmbeddedState } from '../state/embedded.js';
+import { closeStateBackend, openStateBackend, type StateBackend, unknownBackend } from '../state/backend.js';
 import { EmbeddedEventStream } from '../state/embedded-event-stream.js';
 import { EmbeddedLimitStore } from '../state/embedded-limits.js';
 import { EmbeddedVectorStore } from '../state/embedded-vectors.js';
-import { type EventStream, RedisEventStream } from '../state/event-stream.js';
+import { type EventStream, type EventStreamOptions, RedisEventStream } from '../state/event-stream.js';
 import { type KafkaEventStream, openKafkaStreams } from '../state/kafka-event-stream.js';
 import type { LimitStore } from '../state/limits.js';
 import { MemoryLimitStore } from '../state/memory-limits.js';
@@ -19,7 +19,6 @@ import {
 } from '../state/options.js';
 import { type OtlpEventStream, openOtlpStreams } from '../state/otlp-event-stream.js';
 import { RedisByteCache } from '../state/redis-cache.js';
-import { RedisConnection, redisTarget } from '../state/redis-connection.js';
 import { RedisLimitStore } from '../state/redis-limits.js';
 import { RedisVectorStore } from '../state/redis-vectors.js';
 import { TieredCache } from '../state/tiered-cache.js';
@@ -54,8 +53,11 @@ export class EngineState {
   readonly counters = new ElementCounters();
   readonly metrics: EngineMetrics;
   readonly failures: FailureLog;
-  readonly redis: RedisConnection | undefined;
-  readonly embedded: EmbeddedState | undefined;
+  /**
+   * Where the shared part lives: Redis (responses and values cached there too, behind the in-process caches), the
+   * embedded store of `state.dataDir`, or memory.
+   */
+  readonly backend: StateBackend;
   readonly limits: GuardedLimits;
   readonly responses: TieredCache<CachedResponse>;
   readonly values: TieredCache<{ value: unknown }>;
@@ -80,25 +82,11 @@ export class EngineState {
     this.metrics = new EngineMetrics(this.counters, options.activeStreams);
     const failures = new FailureLog(logger);
     this.failures = failures;
-    this.redis =
-      state.redis === undefined
-        ? undefined
-        : new RedisConnection({
-            ...redisTarget(state.redis),
-            keyPrefix: state.redis.keyPrefix,
-            commandTimeoutMs: state.redis.commandTimeoutMs,
-            connectTimeoutMs: state.redis.connectTimeoutMs,
-            onStatus: (status, detail) =>
-              status === 'ready'
-                ? logger.info('redis reconnected', { url: detail })
-                : logger.warn('redis connection lost', { url: this.redis?.target, detail }),
-          });
-    // Redis, when configured, holds the counters of every machine; the data directory is then the Koa service's.
-    this.embedded =
-      state.dataDir === undefined || this.redis !== undefined
-        ? undefined
-        : openEmbeddedState(path.resolve(options.directory ?? '.', state.dataDir));
-
+    this.backend = openStateBackend(state, {
+      ...(options.directory === undefined ? {} : { directory: options.directory }),
+      logger,
+    });
+    const stores = backendStores(this.backend, state);
     const cacheFailure = (operation: string, error: unknown) => {
       this.counters.count('cache', 'failed', operation === 'encode' ? 'NotSerializable' : STATE_UNAVAILABLE);
       failures.report(`cache ${operation}`, error);
@@ -110,7 +98,7 @@ export class EngineState {
         sizeOf: (value) =>
           value.body.length + value.headers.reduce((sum, [name, v]) => sum + name.length + v.length, 0),
       },
-      external: this.redis && new RedisByteCache(this.redis, 'resp', state.cache.maxEntryBytes),
+      external: stores.responses,
       codec: responseCodec,
       onFailure: cacheFailure,
     });
@@ -124,26 +112,14 @@ export class EngineState {
             ? entry.value.length * 2
             : (valueCodec.encode(entry)?.length ?? 256),
       },
-      external: this.redis && new RedisByteCache(this.redis, 'val', state.cache.maxEntryBytes),
+      external: stores.values,
       codec: valueCodec,
       onFailure: cacheFailure,
     });
 
-    this.vectors =
-      this.redis !== undefined
-        ? new RedisVectorStore(this.redis)
-        : this.embedded !== undefined
-          ? new EmbeddedVectorStore(this.embedded)
-          : new MemoryVectorStore({ maxBytes: state.cache.internalBytes });
-
-    const store: LimitStore =
-      this.redis !== undefined
-        ? new RedisLimitStore(this.redis)
-        : this.embedded !== undefined
-          ? new EmbeddedLimitStore(this.embedded)
-          : new MemoryLimitStore();
+    this.vectors = stores.vectors;
     this.limits = new GuardedLimits(
-      store,
+      stores.limits,
       state.onRedisFailure,
       this.counters,
       failures,
@@ -173,12 +149,7 @@ export class EngineState {
       onError: (message: string) =>
         failures.report('log-to-eventhub: the OTLP collector does not take the events', new Error(message)),
     });
-    this.eventStream =
-      this.redis !== undefined
-        ? new RedisEventStream(this.redis, streamOptions)
-        : this.embedded !== undefined
-          ? new EmbeddedEventStream(this.embedded, streamOptions)
-          : undefined;
+    this.eventStream = stores.eventStream(streamOptions);
   }
 
   /** Writes queued events, closes the Redis connection and the embedded store (after the events in it). */
@@ -188,8 +159,55 @@ export class EngineState {
       ...[...new Set(this.kafkaStreams.values())].map((stream) => stream.close()),
       ...[...this.otlpStreams.values()].map((stream) => stream.close()),
     ]);
-    await this.redis?.close();
-    await this.embedded?.close();
+    await closeStateBackend(this.backend);
+  }
+}
+
+/** What the backend keeps of the engine's state, beside what stays in-process whatever the backend. */
+interface BackendStores {
+  /** The shared tier of the response and value caches (Redis only: the others are one process's memory anyway). */
+  readonly responses: RedisByteCache | undefined;
+  readonly values: RedisByteCache | undefined;
+  /** The semantic cache's vectors. */
+  readonly vectors: VectorStore;
+  /** The rate-limit, quota and concurrency counters. */
+  readonly limits: LimitStore;
+  /** The stream of the loggers written to the state store; none in memory (the configuration refuses them then). */
+  eventStream(options: EventStreamOptions): EventStream | undefined;
+}
+
+function backendStores(backend: StateBackend, state: StateConfig): BackendStores {
+  switch (backend.kind) {
+    case 'redis': {
+      const redis = backend.connection;
+      return {
+        responses: new RedisByteCache(redis, 'resp', state.cache.maxEntryBytes),
+        values: new RedisByteCache(redis, 'val', state.cache.maxEntryBytes),
+        vectors: new RedisVectorStore(redis),
+        limits: new RedisLimitStore(redis),
+        eventStream: (options) => new RedisEventStream(redis, options),
+      };
+    }
+    case 'embedded': {
+      const store = backend.store;
+      return {
+        responses: undefined,
+        values: undefined,
+        vectors: new EmbeddedVectorStore(store),
+        limits: new EmbeddedLimitStore(store),
+        eventStream: (options) => new EmbeddedEventStream(store, options),
+      };
+    }
+    case 'memory':
+      return {
+        responses: undefined,
+        values: undefined,
+        vectors: new MemoryVectorStore({ maxBytes: state.cache.internalBytes }),
+        limits: new MemoryLimitStore(),
+        eventStream: () => undefined,
+      };
+    default:
+      return unknownBackend(backend);
   }
 }
 

@@ -115,7 +115,7 @@ export async function credentialManagerOver(
   const secret =
     key === undefined ? undefined : await readSecret(key, loaded.directory, 'identities.delegatedTokenKey');
   return (state) => {
-    const records = secret === undefined ? undefined : sharedSealedRecords(state.redis, state.embedded);
+    const records = secret === undefined ? undefined : sharedSealedRecords(state.backend);
     return new CredentialManager({
       providers: loaded.config.identities?.credentialProviders ?? {},
       directory: loaded.directory,

@@ -11,6 +11,7 @@ import type {
   PolicyServices,
   TraceSink,
 } from '../policy/index.js';
+import { redisOf } from '../state/backend.js';
 import type { EventStream, SendOutcome } from '../state/event-stream.js';
 import { metricsLoggerOf, type StateConfig } from '../state/options.js';
 import type { RedisConnection } from '../state/redis-connection.js';
@@ -210,7 +211,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     trace: options.trace ?? { write: (entry) => logger.info('trace', { ...entry }) },
     ...(options.observer ? { observer: options.observer } : {}),
     counters,
-    redis: engineState.redis,
+    redis: redisOf(engineState.backend),
     eventStream,
     close: async () => {
       await own?.close();

@@ -17,10 +17,9 @@ import type { GatewayConfig } from '../config/schema.js';
 import { type AuthConfig, mcpConfigSchema } from '../config/service-schema.js';
 import type { Diagnostic } from '../diagnostic.js';
 import { processLogger } from '../log.js';
-import { createMcpEndpoint, type McpEndpoint } from '../mcp/index.js';
+import { createMcpEndpoint, type McpEndpoint, type SessionStore } from '../mcp/index.js';
+import { closeStateBackend, openStateBackend, type StateBackend, unknownBackend } from '../state/backend.js';
 import { DelegatedTokens, memorySealedRecords, sharedSealedRecords } from '../state/delegated-tokens.js';
-import { type EmbeddedState, openEmbeddedState } from '../state/embedded.js';
-import { describeTarget, RedisConnection, redisTarget } from '../state/redis-connection.js';
 import { PORTCULLIS_VERSION } from '../version.js';
 import { createServiceApp } from './app.js';
 import { configToolCatalog } from './catalog.js';
@@ -96,13 +95,9 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   if (auth.signingKeys?.file) signingKeys.keys = await readSigningKeys(loaded, auth.signingKeys.file);
 
   const mcpUrl = `${auth.baseUrl.replace(/\/+$/, '')}/v1/mcp`;
-  const redis = openRedis(config.state.redis);
   // Without Redis, state.dataDir keeps the OAuth state of this machine across restarts (shared by its processes).
-  const embedded =
-    redis === undefined && config.state.dataDir !== undefined
-      ? openEmbeddedState(path.resolve(loaded.directory, config.state.dataDir))
-      : undefined;
-  if (redis && !auth.signingKeys?.file && !auth.dataDir) {
+  const backend = openStateBackend(config.state, { directory: loaded.directory, logger: processLogger });
+  if (backend.kind === 'redis' && !auth.signingKeys?.file && !auth.dataDir) {
     // Codes and refresh tokens are shared through Redis, the private keys never are: a token one process signed
     // would not verify in another, and a refresh redeemed there would fail.
     processLogger.warn(
@@ -113,8 +108,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   const authorizationServer = await startAuthorizationServer(loaded, auth, {
     mcpUrl,
     signingKeys,
-    redis,
-    embedded,
+    backend,
   });
 
   const gatewayUrl = options.gatewayUrl!;
@@ -143,10 +137,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     maxBatchSize: mcpConfig.maxBatchSize,
     batchConcurrency: mcpConfig.batchConcurrency,
     maxConcurrentPerSession: mcpConfig.maxConcurrentRequestsPerSession,
-    // With Redis, every service process behind Envoy serves every session (and resumes its streams). Without it the
-    // sessions stay in this process, also with state.dataDir: they are cheap to re-initialize, and one service
-    // process per machine serves them all.
-    ...(redis ? { sessionStore: new RedisSessionStore(redis) } : {}),
+    ...mcpSessionStore(backend),
     logger: processLogger,
   });
 
@@ -185,8 +176,7 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     async close() {
       await mcp.close();
       await authorizationServer.close();
-      await redis?.close();
-      await embedded?.close();
+      await closeStateBackend(backend);
     },
   };
 }
@@ -201,12 +191,11 @@ async function startAuthorizationServer(
   shared: {
     readonly mcpUrl: string;
     readonly signingKeys: NonNullable<AuthServerOptions['signingKeys']>;
-    readonly redis: ReturnType<typeof openRedis>;
-    readonly embedded: ReturnType<typeof openEmbeddedState> | undefined;
+    readonly backend: StateBackend;
   },
 ): Promise<AuthorizationServer> {
   const { config } = loaded;
-  const { mcpUrl, signingKeys, redis, embedded } = shared;
+  const { mcpUrl, signingKeys, backend } = shared;
   try {
     return await createAuthorizationServer({
       issuer: auth.issuer,
@@ -233,17 +222,16 @@ async function startAuthorizationServer(
         ? { identityProvider: await identityProvider(loaded, auth.identityProvider, delegatedScopes(config)) }
         : {}),
       ...(auth.identityProvider && config.identities?.delegatedTokenKey
-        ? { delegatedTokens: await delegatedTokens(loaded, redis, embedded) }
+        ? { delegatedTokens: await delegatedTokens(loaded, backend) }
         : {}),
       clientMetadataDocuments: await clientMetadataDocuments(loaded, auth.clientMetadataDocuments),
       // With Redis (or state.dataDir on one machine), codes, refresh tokens, grants, revocations, sessions,
       // consents, abuse counters and client registrations are shared by every service process and outlive it;
       // signing keys stay in signingKeys.file or auth.dataDir (private keys are never written to a store).
-      ...authStores(redis, embedded),
+      ...authStores(backend),
     });
   } catch (error) {
-    await redis?.close();
-    await embedded?.close();
+    await closeStateBackend(backend);
     // The schema mirrors the AS's rules; anything it still refuses is a configuration problem of `auth`.
     if (error instanceof TypeError)
       throw new ConfigError([await problemAt(loaded.file, ['auth'], error.message)]);
@@ -292,14 +280,34 @@ async function crossSectionProblems(loaded: LoadedConfig, options: ServiceOption
   ];
 }
 
-/** The AS's stores: Redis when configured, else the embedded store of state.dataDir, else (none given) in memory. */
-function authStores(
-  redis: RedisConnection | undefined,
-  embedded: EmbeddedState | undefined,
-): Pick<AuthServerOptions, 'stores'> {
-  if (redis) return { stores: createRedisStores(redis) };
-  if (embedded) return { stores: createEmbeddedStores(embedded) };
-  return {};
+/** The AS's stores: in the state's backend, or (none given) the AS's own in memory. */
+function authStores(backend: StateBackend): Pick<AuthServerOptions, 'stores'> {
+  switch (backend.kind) {
+    case 'redis':
+      return { stores: createRedisStores(backend.connection) };
+    case 'embedded':
+      return { stores: createEmbeddedStores(backend.store) };
+    case 'memory':
+      return {};
+    default:
+      return unknownBackend(backend);
+  }
+}
+
+/** The MCP endpoint's sessions: in Redis, or (none given) the endpoint's own in this process. */
+function mcpSessionStore(backend: StateBackend): { sessionStore?: SessionStore } {
+  switch (backend.kind) {
+    // With Redis, every service process behind Envoy serves every session (and resumes its streams).
+    case 'redis':
+      return { sessionStore: new RedisSessionStore(backend.connection) };
+    // Without it the sessions stay in this process, also with state.dataDir: they are cheap to re-initialize, and
+    // one service process per machine serves them all.
+    case 'embedded':
+    case 'memory':
+      return {};
+    default:
+      return unknownBackend(backend);
+  }
 }
 
 /**
@@ -308,11 +316,7 @@ function authStores(
  * identities.delegatedTokenKey. Without shared state (the configuration check refuses delegated connections then)
  * they stay in this process.
  */
-async function delegatedTokens(
-  loaded: LoadedConfig,
-  redis: RedisConnection | undefined,
-  embedded: EmbeddedState | undefined,
-): Promise<DelegatedTokens> {
+async function delegatedTokens(loaded: LoadedConfig, backend: StateBackend): Promise<DelegatedTokens> {
   const where = ['identities', 'delegatedTokenKey'];
   const key = loaded.config.identities!.delegatedTokenKey!;
   let secret: string;
@@ -339,26 +343,10 @@ async function delegatedTokens(
     }
   }
   try {
-    return new DelegatedTokens(sharedSealedRecords(redis, embedded) ?? memorySealedRecords(), secret);
+    return new DelegatedTokens(sharedSealedRecords(backend) ?? memorySealedRecords(), secret);
   } catch (error) {
     throw new ConfigError([await problemAt(loaded.file, where, (error as Error).message)]);
   }
-}
-
-/** The service's own connection to the shared Redis of `state.redis`, when configured. */
-function openRedis(config: LoadedConfig['config']['state']['redis']): RedisConnection | undefined {
-  if (config === undefined) return undefined;
-  const target = redisTarget(config);
-  return new RedisConnection({
-    ...target,
-    keyPrefix: config.keyPrefix,
-    commandTimeoutMs: config.commandTimeoutMs,
-    connectTimeoutMs: config.connectTimeoutMs,
-    onStatus: (status, detail) =>
-      status === 'ready'
-        ? processLogger.info('redis reconnected', { url: detail })
-        : processLogger.warn('redis connection lost', { url: describeTarget(target), detail }),
-  });
 }
 
 /** A JWK Set of private keys from a file next to the configuration. */

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { type StateBackend, unknownBackend } from './backend.js';
 import type { EmbeddedState } from './embedded.js';
 import type { RedisConnection } from './redis-connection.js';
 
@@ -135,12 +136,16 @@ export function redisSealedRecords(redis: RedisConnection): SealedRecords {
   };
 }
 
-/** The shared records of a state: Redis when configured, else the embedded store, else none (one process only). */
-export function sharedSealedRecords(
-  redis: RedisConnection | undefined,
-  embedded: EmbeddedState | undefined,
-): SealedRecords | undefined {
-  if (redis !== undefined) return redisSealedRecords(redis);
-  if (embedded !== undefined) return embeddedSealedRecords(embedded);
-  return undefined;
+/** The shared records of a state's backend, or none in memory (one process only: the engine would not see them). */
+export function sharedSealedRecords(backend: StateBackend): SealedRecords | undefined {
+  switch (backend.kind) {
+    case 'redis':
+      return redisSealedRecords(backend.connection);
+    case 'embedded':
+      return embeddedSealedRecords(backend.store);
+    case 'memory':
+      return undefined;
+    default:
+      return unknownBackend(backend);
+  }
 }

@@ -305,8 +305,9 @@ export const stateConfigSchema = z
         message: `names no logger of state.loggers (configured: ${Object.keys(state.loggers).join(', ') || 'none'}), got "${state.metricsLogger}"`,
       });
     const loggers = [...streamLoggers(state.loggers).keys()];
-    if (loggers.length === 0 || state.redis !== undefined) return;
-    if (state.dataDir === undefined) {
+    const backend = stateBackendKind(state);
+    if (loggers.length === 0 || backend === 'redis') return;
+    if (backend === 'memory') {
       ctx.addIssue({
         code: 'custom',
         path: ['loggers'],
@@ -324,6 +325,22 @@ export const stateConfigSchema = z
   });
 
 export type StateConfig = z.infer<typeof stateConfigSchema>;
+
+/** The backends of shared state (state/backend.ts opens them; see StateBackend there for what each means). */
+export type StateBackendKind = 'redis' | 'embedded' | 'memory';
+
+/**
+ * Which backend a `state` section selects: Redis when configured, else the embedded store of dataDir, else memory.
+ * Here, beside the schema, so the configuration's checks use the rule without loading the backends themselves.
+ */
+export function stateBackendKind(state: {
+  readonly redis?: unknown;
+  readonly dataDir?: string | undefined;
+}): StateBackendKind {
+  if (state.redis !== undefined) return 'redis';
+  if (state.dataDir !== undefined) return 'embedded';
+  return 'memory';
+}
 
 /** The logger id that received custom metrics by its name alone, before `state.metricsLogger`. */
 const legacyMetricsLogger = 'metrics';

@@ -321,3 +321,11 @@ function servesSlot(id: string, table: string, slot: number): boolean {
       return from !== undefined && to !== undefined && slot >= from && slot <= to;
     });
 }
+
+/** The client connections `redis` holds open, not counting the redis-cli that asks. */
+export function clientConnections(redis: RunningRedis): number {
+  return redis
+    .cli('CLIENT', 'LIST', 'TYPE', 'normal')
+    .split('\n')
+    .filter((line) => line.startsWith('id=') && !line.includes(' cmd=client|list')).length;
+}

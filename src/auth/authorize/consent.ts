@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { parseQuery } from '../body.js';
-import { isUrlClientId } from '../client-documents/document.js';
+import { isUrlClientId } from '../client-documents/client-id.js';
 import { isKnownSubject } from '../options.js';
 import { consentPage, describeScope } from '../pages.js';
 import type { InteractionRecord, SessionRecord } from '../stores/types.js';

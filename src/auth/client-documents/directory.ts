@@ -2,7 +2,8 @@ import { LRUCache } from 'lru-cache';
 import type { ResolvedOptions } from '../options.js';
 import type { ClientRecord, ClientStore } from '../stores/types.js';
 import { AddressPolicy } from './address.js';
-import { clientFromDocument, isUrlClientId, parseClientIdUrl } from './document.js';
+import { isUrlClientId } from './client-id.js';
+import { clientFromDocument, parseClientIdUrl } from './document.js';
 import { ClientDocumentError } from './errors.js';
 import { type FetchSettings, fetchDocument } from './fetch.js';
 

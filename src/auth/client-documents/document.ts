@@ -6,14 +6,6 @@ import { ClientDocumentError } from './errors.js';
 /** Longest client_id URL accepted (it is kept in every pending authorization request of the client). */
 export const MAX_CLIENT_ID_URL_LENGTH = 2048;
 
-/**
- * Whether a client_id names a client metadata document rather than a registration: it looks like an absolute URL.
- * Registered client ids are random base64url text and never contain `:`.
- */
-export function isUrlClientId(clientId: string): boolean {
-  return /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(clientId);
-}
-
 const URL_PARTS = /^https:\/\/([^/?#]*)(\/[^?#]*)?(\?[^#]*)?(#.*)?$/;
 const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
 

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from '../../config/load.js';
 import { EngineState } from '../../engine/engine-state.js';
+import { redisOf } from '../../state/backend.js';
 import { type EventId, parseEventId, type RetainedEvent } from '../../state/event-stream.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
@@ -74,7 +75,7 @@ export const command: CliCommand = {
 
     const state = new EngineState({ state: config.state, directory });
     try {
-      await state.redis?.ready(config.state.redis?.connectTimeoutMs ?? 1000);
+      await redisOf(state.backend)?.ready(config.state.redis?.connectTimeoutMs ?? 1000);
       const stream = state.eventStream!;
       const stop = values.follow ? waitForStopSignal() : undefined;
       let stopped = false;

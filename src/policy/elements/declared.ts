@@ -4,22 +4,24 @@
  * ignored. When an element is implemented it moves to its own file and leaves this table.
  */
 import type { DeclaredElement } from '../element.js';
-import type { Scope, Section } from '../schema.js';
+import { ALL_SCOPES, GPAO, type Scope, SECTIONS, type Section } from '../schema.js';
 
-const I: Section = 'inbound';
-const B: Section = 'backend';
-const O: Section = 'outbound';
-const E: Section = 'on-error';
-const ALL: Scope[] = ['global', 'workspace', 'product', 'api', 'operation'];
-const GPAO: Scope[] = ['global', 'product', 'api', 'operation'];
+/** One letter per section, in the schema's order, so a row reads like the reference's table. */
+const [I, B, O, E] = SECTIONS;
+const ALL = ALL_SCOPES;
 
-const todo = (name: string, sections: Section[], scopes: Scope[]): DeclaredElement => ({
+const todo = (name: string, sections: readonly Section[], scopes: readonly Scope[]): DeclaredElement => ({
   name,
   sections,
   scopes,
   unavailable: 'not-implemented',
 });
-const azure = (name: string, sections: Section[], scopes: Scope[], service: string): DeclaredElement => ({
+const azure = (
+  name: string,
+  sections: readonly Section[],
+  scopes: readonly Scope[],
+  service: string,
+): DeclaredElement => ({
   name,
   sections,
   scopes,

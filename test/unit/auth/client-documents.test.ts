@@ -2,12 +2,9 @@ import dns from 'node:dns';
 import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AddressPolicy } from '../../../src/auth/client-documents/address.js';
+import { isUrlClientId } from '../../../src/auth/client-documents/client-id.js';
 import { cacheLifetime } from '../../../src/auth/client-documents/directory.js';
-import {
-  clientFromDocument,
-  isUrlClientId,
-  parseClientIdUrl,
-} from '../../../src/auth/client-documents/document.js';
+import { clientFromDocument, parseClientIdUrl } from '../../../src/auth/client-documents/document.js';
 import { ClientDocumentError } from '../../../src/auth/client-documents/errors.js';
 import { fetchDocument } from '../../../src/auth/client-documents/fetch.js';
 

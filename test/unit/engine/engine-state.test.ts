@@ -2,8 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EngineStateKeeper, stateSignature } from '../../../src/engine/engine-state.js';
+import { type EngineState, EngineStateKeeper, stateSignature } from '../../../src/engine/engine-state.js';
 import { EmbeddedLimitStore } from '../../../src/state/embedded-limits.js';
+
+/** The embedded store a state opened (its state section has dataDir). */
+function embeddedStore(state: EngineState) {
+  if (state.backend.kind !== 'embedded')
+    throw new Error(`expected the embedded store, got ${state.backend.kind}`);
+  return state.backend.store;
+}
 
 describe('EngineStateKeeper', () => {
   it('hands every generation with the same state section the same caches and counters', async () => {
@@ -22,7 +29,7 @@ describe('EngineStateKeeper', () => {
     const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-keeper-'));
     const keeper = new EngineStateKeeper();
     const first = keeper.hold({ dataDir: 'one' }, directory);
-    expect(first.state.embedded).toBeDefined();
+    expect(first.state.backend.kind).toBe('embedded');
     const second = keeper.hold({ dataDir: 'two' }, directory);
     expect(second.state).not.toBe(first.state);
     expect(keeper.current).toBe(second.state);
@@ -35,7 +42,7 @@ describe('EngineStateKeeper', () => {
       mode: 'consume',
     });
     await first.release();
-    const closed = await new EmbeddedLimitStore(first.state.embedded!)
+    const closed = await new EmbeddedLimitStore(embeddedStore(first.state))
       .slidingWindow({ key: 'k', limit: 1, periodSeconds: 60, amount: 1, mode: 'consume' })
       .catch((error: unknown) => error);
     expect(closed).toBeInstanceOf(Error);
