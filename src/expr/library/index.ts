@@ -9,7 +9,7 @@ import './collections.js';
 import './context.js';
 import './datetime.js';
 import './enums.js';
-import './json.js';
+import './json/types.js';
 import './jwt.js';
 import './linq.js';
 import './misc.js';

@@ -19,7 +19,8 @@ import { parseDateTime } from '../runtime/format-date.js';
 import { CsChar, CsDateTime, CsDecimal, CsDouble } from '../runtime/values.js';
 import { UriKindEnum, UriPartialEnum } from './enums.js';
 import { compositeFormat, int, paramsArray, str } from './helpers.js';
-import { JToken, tokenTo } from './json.js';
+import { tokenTo } from './json/conversions.js';
+import { JToken } from './json/tokens.js';
 import { parseDouble, parseInt32, parseInt64, roundHalfEven } from './primitives.js';
 
 export function bytes(v: unknown, what = 'bytes'): Buffer {
