@@ -61,7 +61,9 @@ function parsePath(path: string): PathStep[] {
       i++;
       continue;
     }
-    const m = /^[^.[\]]+/.exec(path.slice(i))!;
+    // A ']' with no '[' before it is the only character no step can start with.
+    const m = /^[^.[\]]+/.exec(path.slice(i));
+    if (!m) throw new CsException('JsonException', `Unexpected character while parsing path: ${c}`);
     steps.push({ k: 'prop', name: m[0] });
     i += m[0].length;
   }
