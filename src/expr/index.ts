@@ -36,7 +36,8 @@ export {
 export type { ExpressionErrorCode } from './errors.js';
 export { ExpressionError } from './errors.js';
 export { AuthorizationContext } from './library/authorization.js';
-export { JArray, JObject, JProperty, JToken, JValue, parseJson } from './library/json.js';
+export { parseJson } from './library/json/parse.js';
+export { JArray, JObject, JProperty, JToken, JValue } from './library/json/tokens.js';
 export { Jwt, parseBasic, parseJwt } from './library/jwt.js';
 export type { ExpressionLimits } from './limits.js';
 export { DEFAULT_LIMITS } from './limits.js';

@@ -6,15 +6,14 @@ import { mcpKoaMiddleware } from './koa.js';
 import { methodTable } from './methods/index.js';
 import { Dispatcher } from './protocol/dispatcher.js';
 import type { MethodContext } from './protocol/method.js';
+import { servedRevisions } from './protocol/revisions.js';
 import { ToolRegistry } from './tools/registry.js';
+import { NotificationHub } from './transport/notification-hub.js';
+import { StreamableHttpTransport } from './transport/router.js';
+import { defaultMaxConcurrentPerSession, type ResponseMode, SessionHttp } from './transport/session-http.js';
 import type { SessionStore } from './transport/session-store.js';
 import { InProcessSessionStore, type SessionStoreOptions } from './transport/sessions.js';
 import { StatelessHttp } from './transport/stateless-http.js';
-import {
-  defaultMaxConcurrentPerSession,
-  type ResponseMode,
-  StreamableHttpTransport,
-} from './transport/streamable-http.js';
 import type { AccessTokenVerifier, GatewayCaller, ServerInfo, ToolCatalog } from './types.js';
 
 export interface McpEndpointOptions {
@@ -130,21 +129,29 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     logger,
   });
 
-  const transport = new StreamableHttpTransport({
-    dispatcher,
-    sessions,
-    context,
-    responseMode: options.responseMode,
-    keepAliveMs: options.keepAliveMs,
-    ...(options.maxBatchSize !== undefined ? { maxBatchSize: options.maxBatchSize } : {}),
-    ...(options.batchConcurrency !== undefined ? { batchConcurrency: options.batchConcurrency } : {}),
-    ...(options.maxConcurrentPerSession !== undefined
-      ? { maxConcurrentPerSession: options.maxConcurrentPerSession }
-      : {}),
-    ...(options.notificationPollMs !== undefined ? { notificationPollMs: options.notificationPollMs } : {}),
+  const hub = new NotificationHub({
+    log: sessions.notifications,
+    ...(options.notificationPollMs !== undefined ? { pollMs: options.notificationPollMs } : {}),
     logger,
+  });
+  const transport = new StreamableHttpTransport({
+    sessionEra: new SessionHttp({
+      dispatcher,
+      sessions,
+      hub,
+      served: servedRevisions,
+      context,
+      responseMode: options.responseMode,
+      keepAliveMs: options.keepAliveMs,
+      ...(options.maxBatchSize !== undefined ? { maxBatchSize: options.maxBatchSize } : {}),
+      ...(options.batchConcurrency !== undefined ? { batchConcurrency: options.batchConcurrency } : {}),
+      ...(options.maxConcurrentPerSession !== undefined
+        ? { maxConcurrentPerSession: options.maxConcurrentPerSession }
+        : {}),
+    }),
     stateless: new StatelessHttp({
       dispatcher,
+      hub,
       parameterHeaders: (toolName) => tools.find(toolName)?.mirrored ?? [],
       context,
       serverInfo: options.serverInfo,
@@ -153,6 +160,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       maxConcurrentPerClient: options.maxConcurrentPerSession ?? defaultMaxConcurrentPerSession,
       maxListenStreamsPerClient: options.maxListenStreamsPerClient ?? 4,
     }),
+    logger,
   });
   // A reload that leaves the tools as they were announces nothing; one that changes them announces it once, however
   // many processes make the same change (the log keeps one entry per fingerprint in a row).
@@ -161,7 +169,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     const next = toolsFingerprint(tools);
     if (next === fingerprint) return;
     fingerprint = next;
-    transport
+    hub
       .broadcastToolListChanged(next)
       .catch((error: unknown) =>
         logger.warn('mcp: announcing tools/list_changed failed', { reason: (error as Error).message }),
@@ -185,13 +193,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     middleware,
     stats: () => ({
       sessions: sessions.size,
-      openStreams: transport.openStreams,
+      openStreams: hub.openStreams,
       tools: tools.entries().length,
     }),
     async close() {
       stopBroadcast();
       tools.close();
-      transport.close();
+      hub.close();
       await sessions.close();
     },
   };

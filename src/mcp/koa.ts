@@ -12,7 +12,7 @@ import {
 } from './auth/resource-metadata.js';
 import type { ToolRegistry } from './tools/registry.js';
 import { ErrorCodes, errorReply, type HttpReply, type HttpRequestView, jsonReply } from './transport/http.js';
-import type { StreamableHttpTransport } from './transport/streamable-http.js';
+import type { StreamableHttpTransport } from './transport/router.js';
 import type { AccessTokenVerifier, Subject } from './types.js';
 
 export interface KoaAdapterOptions {

@@ -1,25 +1,18 @@
 /**
- * Policy documents: reading (named values, tolerant XML, positions), checking every element against its
- * declaration, and compiling each statement into a closure — once, at load time.
+ * Policy documents: reading (named values, tolerant XML, positions) and compiling each statement into a closure —
+ * once, at load time. Checking an element against its declaration is node-checks.ts; its values, values.ts.
  */
-import { compileExpression, ExpressionError } from '../expr/index.js';
-import { didYouMean, type PolicyDiagnostic, PolicyLoadError, shown } from './diagnostics.js';
+import { ExpressionError } from '../expr/index.js';
+import { didYouMean, type PolicyDiagnostic, PolicyLoadError } from './diagnostics.js';
 import type { CompileContext, ElementDefinition, MessageTarget } from './element.js';
 import { DECLARED, ELEMENTS } from './elements/index.js';
-import { type Location, type NodeSite, PolicyNode, sequence, type ValueSource } from './node.js';
+import { type Location, type NodeSite, type PolicyNode, sequence } from './node.js';
+import { buildNode, lastErrorPath, lastErrorSteps, type NodeContext, rejectText } from './node-checks.js';
 import { type Flow, PolicyError, type Statement, StatementFailure, type StatementSite } from './runtime.js';
-import { findExpressionEnd, ScanError } from './scanner.js';
-import {
-  type AttributeSpec,
-  type ChildSpec,
-  type ContentSpec,
-  type Scope,
-  SECTIONS,
-  type Section,
-} from './schema.js';
+import { type Scope, SECTIONS, type Section } from './schema.js';
 import type { PolicyObserver } from './services.js';
 import { type NamedValues, PolicySource } from './source.js';
-import { parseXml, type XmlElement, XmlError, type XmlText } from './xml.js';
+import { elementChildren, parseXml, type XmlElement, XmlError } from './xml.js';
 
 export interface ReadOptions {
   /** Shown in every diagnostic. */
@@ -177,6 +170,8 @@ class DocumentCompiler {
     responseStream: false,
   };
   private uses: ElementUse[] = [];
+  /** What the node checks and value compilation reach of this compiler. */
+  private readonly at: NodeContext;
 
   constructor(
     private readonly doc: PolicyDocument,
@@ -185,11 +180,22 @@ class DocumentCompiler {
     private readonly inFragment = false,
   ) {
     this.diagnostics = diagnostics;
+    this.at = {
+      file: doc.file,
+      source: doc.source,
+      report: (offset, path, code, message) => this.report(offset, path, code, message),
+      diagnose: (diagnostic) => this.diagnostics.push(diagnostic),
+      noteReferences: (references) => this.noteReferences(references),
+      compileStatements: (el, section, path, errorPath, target) =>
+        this.compileStatements(el, section, path, errorPath, target),
+      policyChild: (el, def, section, path, errorPath, target) =>
+        this.policyChild(el, def, section, path, errorPath, target),
+    };
   }
 
   compileRoot(): Map<Section, readonly SectionItem[]> {
     const sections = new Map<Section, readonly SectionItem[]>();
-    this.rejectText(this.doc.root, 'policies');
+    rejectText(this.at, this.doc.root, 'policies');
     for (const el of elementChildren(this.doc.root)) {
       const path = `policies/${el.name}`;
       if (!SECTION_NAMES.includes(el.name)) {
@@ -209,7 +215,7 @@ class DocumentCompiler {
       for (const a of el.attributes) {
         this.report(a.offset, path, 'unknown-attribute', `a section has no attributes, got "${a.name}"`);
       }
-      this.rejectText(el, path);
+      rejectText(this.at, el, path);
       sections.set(section, this.compileSection(el, section, path));
     }
     return sections;
@@ -279,7 +285,7 @@ class DocumentCompiler {
     const out: Statement[] = [];
     let index = 0;
     const once = new Set<string>();
-    this.rejectText(el, path);
+    rejectText(this.at, el, path);
     const children = elementChildren(el);
     const steps = lastErrorSteps(children);
     for (const child of children) {
@@ -374,7 +380,7 @@ class DocumentCompiler {
       else this.needs.responseBody = true;
     }
     const before = this.diagnostics.length;
-    const node = this.buildNode(el, def.attributes, def.content, section, path, errorPath, target);
+    const node = buildNode(this.at, el, def.attributes, def.content, section, path, errorPath, target);
     if (this.diagnostics.length > before) return undefined;
     const context = this.compileContext(section, target);
     let inner: Statement;
@@ -441,189 +447,6 @@ class DocumentCompiler {
     return this.diagnostics.length > before ? undefined : sequence(statements);
   }
 
-  /** Validates attributes and content of one element against a declaration. */
-  private buildNode(
-    el: XmlElement,
-    specs: Readonly<Record<string, AttributeSpec>>,
-    content: ContentSpec,
-    section: Section,
-    path: string,
-    errorPath: string,
-    target: MessageTarget,
-  ): PolicyNode {
-    const attributes = new Map<string, ValueSource>();
-    // An attribute that is present but wrong is reported once, not also as missing.
-    const present = new Set(el.attributes.map((a) => a.name));
-    for (const a of el.attributes) {
-      if (a.name === 'id') {
-        attributes.set('id', { kind: 'literal', value: a.value, text: a.value });
-        continue;
-      }
-      // Raw content (an XSLT stylesheet, a child only rejected by name) is not checked attribute by attribute.
-      if (content.kind === 'any') continue;
-      const spec = specs[a.name];
-      if (spec === undefined) {
-        const known = Object.keys(specs);
-        const hint = known.length === 0 ? ' (it takes none)' : didYouMean(a.name, known);
-        this.report(a.offset, path, 'unknown-attribute', `<${el.name}> has no attribute "${a.name}"${hint}`);
-        continue;
-      }
-      const v = this.value(a.value, a.valueOffset, spec, `${el.name}/@${a.name}`, path);
-      if (v !== undefined) attributes.set(a.name, v);
-    }
-    for (const [name, spec] of Object.entries(specs)) {
-      if (attributes.has(name)) continue;
-      if (spec.required === true && !present.has(name)) {
-        this.report(
-          el.offset,
-          path,
-          'attribute',
-          `${el.name}/@${name} is required, got no "${name}" attribute`,
-        );
-      } else if (spec.default !== undefined) {
-        attributes.set(name, { kind: 'literal', value: spec.default, text: String(spec.default) });
-      }
-    }
-    let text: ValueSource | undefined;
-    let children: PolicyNode[] = [];
-    let statements: Statement[] = [];
-    switch (content.kind) {
-      case 'empty':
-        this.rejectText(el, path);
-        for (const c of elementChildren(el)) {
-          this.report(c.offset, path, 'children', `<${el.name}> must be empty, got <${c.name}>`);
-        }
-        break;
-      case 'text': {
-        if (content.markup === true && elementChildren(el).length > 0) {
-          // A body written as XML: the markup between the tags is the text, exactly as written.
-          const raw = this.doc.source.text.slice(el.contentStart, el.contentEnd);
-          text = { kind: 'literal', value: raw, text: raw };
-          break;
-        }
-        for (const c of elementChildren(el)) {
-          this.report(c.offset, path, 'children', `<${el.name}> holds text only, got <${c.name}>`);
-        }
-        const t = textChild(el);
-        const raw = t?.value ?? '';
-        if (raw.trim() === '') {
-          if (content.required === true) {
-            this.report(el.offset, path, 'children', `<${el.name}> must have a value, got an empty element`);
-          }
-          break;
-        }
-        const spec: AttributeSpec = { kind: 'string', expression: content.expression };
-        const value = content.preserveWhitespace === true || isExpression(raw) ? raw : raw.trim();
-        text = this.value(value, t!.offset, spec, `${el.name} text`, path);
-        break;
-      }
-      case 'policies':
-        statements = this.compileStatements(el, section, path, errorPath, target);
-        break;
-      case 'elements': {
-        if (content.text !== true) this.rejectText(el, path);
-        else {
-          const t = textChild(el);
-          if (t !== undefined && t.value.trim() !== '') {
-            const v = isExpression(t.value) ? t.value : t.value.trim();
-            text = this.value(v, t.offset, { kind: 'string', expression: true }, `${el.name} text`, path);
-          }
-        }
-        children = this.buildChildren(el, content.elements, section, path, errorPath, target);
-        break;
-      }
-      case 'any':
-        break;
-    }
-    const node = new PolicyNode(
-      el.name,
-      path,
-      errorPath,
-      this.location(el.offset),
-      el,
-      attributes,
-      text,
-      children,
-      specs,
-    );
-    node.statements = statements;
-    return node;
-  }
-
-  private buildChildren(
-    el: XmlElement,
-    specs: readonly ChildSpec[],
-    section: Section,
-    path: string,
-    errorPath: string,
-    target: MessageTarget,
-  ): PolicyNode[] {
-    const out: PolicyNode[] = [];
-    const counts = new Map<string, number>();
-    let index = 0;
-    const children = elementChildren(el);
-    const steps = lastErrorSteps(children);
-    for (const c of children) {
-      index++;
-      const childPath = `${path}/${c.name}[${index}]`;
-      const childErrorPath = lastErrorPath(errorPath, steps[index - 1]!);
-      const spec = specs.find((s) => s.name === c.name);
-      if (spec === undefined) {
-        const names = specs.map((s) => s.name);
-        const allowed = names.length === 0 ? 'no child elements' : names.join(', ');
-        this.report(
-          c.offset,
-          childPath,
-          'children',
-          `<${el.name}> accepts ${allowed}, got <${c.name}>${didYouMean(c.name, names)}`,
-        );
-        continue;
-      }
-      const n = (counts.get(c.name) ?? 0) + 1;
-      counts.set(c.name, n);
-      if (spec.max !== undefined && n === spec.max + 1) {
-        this.report(
-          c.offset,
-          childPath,
-          'children',
-          `<${el.name}> accepts at most ${spec.max} <${c.name}>, got more`,
-        );
-        continue;
-      }
-      if (spec.policy === true) {
-        const def = ELEMENTS.get(c.name)!;
-        const childTarget = spec.target ?? target;
-        const node = this.policyChild(c, def, section, childPath, childErrorPath, childTarget);
-        if (node !== undefined) out.push(node);
-        continue;
-      }
-      const node = this.buildNode(
-        c,
-        spec.attributes ?? {},
-        spec.content ?? { kind: 'empty' },
-        section,
-        childPath,
-        childErrorPath,
-        target,
-      );
-      const name = el.attributes.find((attribute) => attribute.name === 'name')?.value;
-      if (name !== undefined && !isExpression(name)) node.namedBy = name.trim();
-      out.push(node);
-    }
-    for (const spec of specs) {
-      const n = counts.get(spec.name) ?? 0;
-      if (spec.min !== undefined && n < spec.min) {
-        this.report(
-          el.offset,
-          path,
-          'children',
-          `<${el.name}> needs at least ${spec.min} <${spec.name}>, got ${n}`,
-        );
-      }
-    }
-    return out;
-  }
-
   /** A child that is a policy element in its own right (return-response ⊃ set-header): compiled with it. */
   private policyChild(
     el: XmlElement,
@@ -634,7 +457,7 @@ class DocumentCompiler {
     target: MessageTarget,
   ): PolicyNode | undefined {
     const before = this.diagnostics.length;
-    const node = this.buildNode(el, def.attributes, def.content, section, path, errorPath, target);
+    const node = buildNode(this.at, el, def.attributes, def.content, section, path, errorPath, target);
     if (this.diagnostics.length > before) return undefined;
     try {
       const site: StatementSite = {
@@ -653,103 +476,6 @@ class DocumentCompiler {
     return node;
   }
 
-  /** Classifies, checks and (for an expression) compiles one attribute value or text. */
-  private value(
-    raw: string,
-    offset: number,
-    spec: AttributeSpec,
-    what: string,
-    path: string,
-  ): ValueSource | undefined {
-    const trimmed = raw.trim();
-    if (isExpression(trimmed)) {
-      if (!spec.expression) {
-        this.report(
-          offset,
-          path,
-          'attribute',
-          `${what} does not allow policy expressions, got "${shown(trimmed)}"`,
-        );
-        return undefined;
-      }
-      let end: number;
-      try {
-        end = findExpressionEnd(trimmed, 0, false);
-      } catch (err) {
-        if (err instanceof ScanError) {
-          this.report(offset, path, 'expression', `${what}: ${err.message}, got "${shown(trimmed)}"`);
-          return undefined;
-        }
-        throw err;
-      }
-      if (end !== trimmed.length) {
-        this.report(
-          offset,
-          path,
-          'expression',
-          `${what}: an expression must be the whole value, got "${shown(trimmed.slice(end))}" after it`,
-        );
-        return undefined;
-      }
-      const lead = raw.length - raw.trimStart().length;
-      const origin = { file: this.doc.file, ...this.doc.source.position(offset + lead + 2) };
-      try {
-        const expression = compileExpression(trimmed.slice(2, -1), {
-          kind: trimmed[1] === '(' ? 'expression' : 'block',
-          origin,
-        });
-        this.noteReferences(expression.references);
-        return { kind: 'expression', expression, text: trimmed };
-      } catch (err) {
-        if (err instanceof ExpressionError) {
-          this.diagnostics.push({
-            file: this.doc.file,
-            line: err.line ?? origin.line,
-            column: err.column ?? origin.column,
-            path,
-            code: 'expression',
-            message: this.doc.source.redact(`${what}: ${err.reason}`),
-          });
-          return undefined;
-        }
-        throw err;
-      }
-    }
-    const bad = (rule: string): undefined => {
-      this.report(offset, path, 'attribute', `${what} ${rule}, got "${shown(raw)}"`);
-      return undefined;
-    };
-    switch (spec.kind) {
-      case 'string':
-        return { kind: 'literal', value: raw, text: raw };
-      case 'int': {
-        if (!/^[-+]?\d+$/.test(trimmed)) return bad('must be an integer');
-        const n = Number.parseInt(trimmed, 10);
-        if (spec.min !== undefined && n < spec.min) return bad(`must be at least ${spec.min}`);
-        if (spec.max !== undefined && n > spec.max) return bad(`must be at most ${spec.max}`);
-        return { kind: 'literal', value: n, text: trimmed };
-      }
-      case 'number': {
-        const n = Number(trimmed);
-        if (trimmed === '' || !Number.isFinite(n)) return bad('must be a number');
-        if (spec.min !== undefined && n < spec.min) return bad(`must be at least ${spec.min}`);
-        if (spec.max !== undefined && n > spec.max) return bad(`must be at most ${spec.max}`);
-        return { kind: 'literal', value: n, text: trimmed };
-      }
-      case 'bool': {
-        // .NET's bool.Parse is case-insensitive.
-        const t = trimmed.toLowerCase();
-        if (t !== 'true' && t !== 'false') return bad('must be true or false');
-        return { kind: 'literal', value: t === 'true', text: trimmed };
-      }
-      case 'enum': {
-        const values = spec.values ?? [];
-        if (!values.includes(trimmed)) return bad(`must be one of ${values.join(', ')}`);
-        return { kind: 'literal', value: trimmed, text: trimmed };
-      }
-    }
-  }
-
   private noteReferences(refs: ReadonlySet<string>): void {
     for (const r of refs) {
       if (r === '*') {
@@ -761,20 +487,6 @@ class DocumentCompiler {
     }
   }
 
-  private rejectText(el: XmlElement, path: string): void {
-    for (const c of el.children) {
-      if (c.kind === 'text' && c.value.trim() !== '') {
-        this.report(
-          c.offset,
-          path,
-          'children',
-          `<${el.name}> holds elements only, got text "${shown(c.value, 40)}"`,
-        );
-        return;
-      }
-    }
-  }
-
   private location(offset: number): Location {
     return { file: this.doc.file, ...this.doc.source.position(offset) };
   }
@@ -782,43 +494,6 @@ class DocumentCompiler {
   private report(offset: number, path: string, code: PolicyDiagnostic['code'], message: string): void {
     this.diagnostics.push({ ...this.location(offset), path, code, message: this.doc.source.redact(message) });
   }
-}
-
-/**
- * The steps of `context.LastError.Path` for these siblings, as "Error handling in API Management policies" (2025
- * revision) writes it — `choose\otherwise\choose[3]\when[2]`: an element is named alone when it is the only
- * one of its name among its siblings; "multiple instances of a nested policy are indexed from 1", counting only the
- * siblings of that name. (The page's 2020 revision wrote `choose[3]/when[2]`.)
- */
-function lastErrorSteps(children: readonly XmlElement[]): string[] {
-  const total = new Map<string, number>();
-  for (const c of children) total.set(c.name, (total.get(c.name) ?? 0) + 1);
-  const seen = new Map<string, number>();
-  return children.map((c) => {
-    const n = (seen.get(c.name) ?? 0) + 1;
-    seen.set(c.name, n);
-    return total.get(c.name)! > 1 ? `${c.name}[${n}]` : c.name;
-  });
-}
-
-const lastErrorPath = (parent: string, step: string): string => (parent === '' ? step : `${parent}\\${step}`);
-
-function elementChildren(el: XmlElement): XmlElement[] {
-  return el.children.filter((c): c is XmlElement => c.kind === 'element');
-}
-
-function textChild(el: XmlElement): XmlText | undefined {
-  const texts = el.children.filter(
-    (c): c is XmlText => c.kind === 'text' && (c.cdata || c.value.trim() !== ''),
-  );
-  if (texts.length <= 1) return texts[0];
-  return { kind: 'text', value: texts.map((t) => t.value).join(''), offset: texts[0]!.offset, cdata: false };
-}
-
-/** An attribute or text that is a policy expression (`@(…)`, `@{…}`): its value is known only per request. */
-export function isExpression(text: string): boolean {
-  const t = text.trimStart();
-  return t.startsWith('@(') || t.startsWith('@{');
 }
 
 /** Wraps a compiled statement so a failure carries where it happened and every outcome is counted. */

@@ -12,7 +12,7 @@ export type {
   PolicyDocument,
   ReadOptions,
 } from './document.js';
-export { checkFragment, compilePolicyDocument, isExpression, readPolicyDocument } from './document.js';
+export { checkFragment, compilePolicyDocument, readPolicyDocument } from './document.js';
 export type { CompileContext, DeclaredElement, ElementDefinition, MessageTarget } from './element.js';
 export { DECLARED, ELEMENT_LIST, ELEMENTS } from './elements/index.js';
 export type { Pipeline, PipelineNeeds, ScopeDocuments } from './pipeline.js';
@@ -43,3 +43,4 @@ export type * from './services.js';
 export { serializeHeaders } from './shared/headers.js';
 export { allowedMs, retryBudgetMs } from './shared/work-budget.js';
 export type { NamedValue, NamedValues } from './source.js';
+export { isExpression } from './values.js';

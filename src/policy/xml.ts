@@ -191,3 +191,20 @@ export function textOf(element: XmlElement): XmlText | undefined {
   if (texts.length === 1) return texts[0];
   return { kind: 'text', value: texts.map((t) => t.value).join(''), offset: texts[0]!.offset, cdata: false };
 }
+
+/** The element children of an element, in order (text and CDATA left out). */
+export function elementChildren(el: XmlElement): XmlElement[] {
+  return el.children.filter((c): c is XmlElement => c.kind === 'element');
+}
+
+/**
+ * The text of an element that holds some: its non-blank text children (and CDATA, even blank) joined, at the
+ * first one's offset; undefined when there is none.
+ */
+export function textChild(el: XmlElement): XmlText | undefined {
+  const texts = el.children.filter(
+    (c): c is XmlText => c.kind === 'text' && (c.cdata || c.value.trim() !== ''),
+  );
+  if (texts.length <= 1) return texts[0];
+  return { kind: 'text', value: texts.map((t) => t.value).join(''), offset: texts[0]!.offset, cdata: false };
+}

@@ -22,7 +22,8 @@ import { makeEnum } from '../runtime/enum.js';
 import { CsDateTime } from '../runtime/values.js';
 import { defineEnumType } from './enums.js';
 import { bool } from './helpers.js';
-import { JArray, JObject, parseJson } from './json.js';
+import { parseJson } from './json/parse.js';
+import { JArray, JObject } from './json/tokens.js';
 import { parseXDocument } from './xml.js';
 
 const date = (d: Date | null): CsDateTime | null => (d ? CsDateTime.fromDate(d, 'Utc') : null);

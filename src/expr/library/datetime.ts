@@ -37,7 +37,7 @@ import {
 } from '../runtime/values.js';
 import { DateTimeKindEnum, DayOfWeekEnum } from './enums.js';
 import { int, optStr, setOut, str } from './helpers.js';
-import { JValue } from './json.js';
+import { JValue } from './json/tokens.js';
 
 const TICKS_PER_DAY = 864_000_000_000n;
 const MAX_TICKS = 3_155_378_975_999_999_999n;

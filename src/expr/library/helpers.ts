@@ -7,6 +7,7 @@ import {
   CsException,
   checkStringLength,
   findMethod,
+  invalidCast,
   type Rt,
   typeName,
   typeOf,
@@ -145,4 +146,13 @@ export function hashString(s: string): number {
     h = Math.imul(h, 0x01000193);
   }
   return h | 0;
+}
+
+/** A byte[] argument (a Buffer, or an array of numbers) as a Buffer; null is an ArgumentNullException naming `what`. */
+export function bytes(v: unknown, what = 'bytes'): Buffer {
+  if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  if (Array.isArray(v)) return Buffer.from(v.map((x) => Number(x) & 255));
+  if (v === null || v === undefined)
+    throw new CsException('ArgumentNullException', `Value cannot be null. (Parameter '${what}')`);
+  throw invalidCast(typeName(v), 'System.Byte[]');
 }

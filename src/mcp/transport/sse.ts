@@ -1,6 +1,13 @@
 import { PassThrough } from 'node:stream';
 import type { OutboundMessage } from '../protocol/jsonrpc.js';
 
+/** The head of every SSE reply: no caching or transforming, and no buffering by a proxy (nginx's header). */
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+} as const;
+
 /**
  * One Server-Sent Events stream. Opens with a comment so the HTTP head goes out at once (a client waits for
  * it before reading), then carries one `message` event per JSON-RPC message. Keep-alive comments stop idle

@@ -21,7 +21,9 @@ import {
   jsonReply,
   readJsonPost,
 } from './http.js';
-import { SseStream } from './sse.js';
+import type { NotificationHub } from './notification-hub.js';
+import { insufficientScope, tooManyListening, tooManyRunning, unsupportedVersion } from './refusals.js';
+import { SSE_HEADERS, SseStream } from './sse.js';
 
 /** The `_meta` keys of the stateless revision (SEP-2575). */
 export const MetaKey = {
@@ -30,19 +32,6 @@ export const MetaKey = {
   serverInfo: 'io.modelcontextprotocol/serverInfo',
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const;
-
-/** Where notifications logged by any process reach the streams this process holds. */
-export interface NotificationHub {
-  /**
-   * Calls `opened` once the stream is registered (nothing logged after that is missed), then `deliver` with the
-   * method of each notification logged from then on, until `stream` closes. `finish` runs when the server closes
-   * the stream itself (shutdown), before it ends.
-   */
-  follow(
-    stream: SseStream,
-    handlers: { opened(): void; deliver(method: string): void; finish(): void },
-  ): Promise<void>;
-}
 
 /** A `tools/call` argument the client mirrors into `Mcp-Param-<header>` (SEP-2243). */
 export interface ParameterHeader {
@@ -57,6 +46,8 @@ export interface StatelessHttpOptions {
   readonly parameterHeaders: (toolName: string) => readonly ParameterHeader[];
   readonly context: (revision: Revision, subject: Subject, session: undefined) => MethodContext;
   readonly serverInfo: ServerInfo;
+  /** Carries the log's notifications to the `subscriptions/listen` streams this process holds. */
+  readonly hub: NotificationHub;
   /** How a request is answered when the client accepts both JSON and SSE. Default `json`. */
   readonly responseMode?: 'json' | 'sse';
   readonly keepAliveMs?: number;
@@ -65,12 +56,6 @@ export interface StatelessHttpOptions {
   /** `subscriptions/listen` streams one client may hold open in this process; one more is 429. */
   readonly maxListenStreamsPerClient: number;
 }
-
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream',
-  'cache-control': 'no-cache, no-transform',
-  'x-accel-buffering': 'no',
-} as const;
 
 /** Methods whose target is mirrored in `Mcp-Name` (SEP-2243), and the body field it mirrors. */
 const NAMED_METHODS: Readonly<Record<string, 'name' | 'uri'>> = {
@@ -147,10 +132,7 @@ const versionHeaderMatchesMeta: Check = (request) => {
 /** A revision this endpoint does not speak is -32022 naming the ones it does (the client picks one and retries). */
 const versionServed: Check = (request) => {
   if (findRevision(request.version)?.stateless) return undefined;
-  return errorReply(400, ErrorCode.UnsupportedProtocolVersion, 'Unsupported protocol version', {
-    id: request.id,
-    data: { supported: servedRevisions, requested: request.version },
-  });
+  return unsupportedVersion(request.version, servedRevisions, request.id);
 };
 
 /** `Mcp-Method` mirrors the body's method exactly (values are case-sensitive; surrounding whitespace is not). */
@@ -289,12 +271,7 @@ export class StatelessHttp {
   }
 
   /** A POST whose `MCP-Protocol-Version` names the stateless revision, or an unknown one with `Mcp-Method`. */
-  async handle(
-    http: HttpRequestView,
-    subject: Subject,
-    version: string,
-    hub: NotificationHub,
-  ): Promise<HttpReply> {
+  async handle(http: HttpRequestView, subject: Subject, version: string): Promise<HttpReply> {
     const post = readJsonPost(http);
     if (!('parsed' in post)) return post;
     const { wantsJson, wantsSse, parsed } = post;
@@ -336,7 +313,7 @@ export class StatelessHttp {
           { id: message.id },
         );
       }
-      return this.#listen(message, subject, hub);
+      return this.#listen(message, subject);
     }
     if (!this.#o.dispatcher.knows(message.method, ctx)) {
       return errorReply(404, ErrorCode.MethodNotFound, `Method not found: ${message.method}`, {
@@ -344,24 +321,9 @@ export class StatelessHttp {
       });
     }
     const missing = this.#o.dispatcher.missingScopes([message], ctx);
-    if (missing.length > 0) {
-      const refusal = errorReply(
-        403,
-        ErrorCodes.Transport,
-        `Forbidden: the access token lacks scope ${missing.join(' ')}`,
-        { id: message.id },
-      );
-      return { ...refusal, insufficientScopes: missing };
-    }
+    if (missing.length > 0) return insufficientScope(missing, message.id);
     const release = this.#running.take(subject);
-    if (!release) {
-      return errorReply(
-        429,
-        ErrorCodes.Transport,
-        `Too Many Requests: this client already has ${this.#running.limit} requests running (mcp.maxConcurrentRequestsPerSession); retry when one has answered`,
-        { id: message.id, headers: { 'retry-after': '1' } },
-      );
-    }
+    if (!release) return tooManyRunning('client', this.#running.limit, message.id);
     const pending = this.#o.dispatcher.request(message, ctx).then((response) => this.#envelope(response));
     void pending.finally(release);
     if (!sse) return jsonReply(200, await pending);
@@ -387,7 +349,7 @@ export class StatelessHttp {
    * will be sent (only `toolsListChanged` exists here), then carries each `notifications/tools/list_changed`, tagged
    * with the request's id as subscription id, until the client leaves or the server stops.
    */
-  async #listen(message: JsonRpcRequest, subject: Subject, hub: NotificationHub): Promise<HttpReply> {
+  async #listen(message: JsonRpcRequest, subject: Subject): Promise<HttpReply> {
     const requested = message.params.notifications;
     if (!isObject(requested)) {
       return errorReply(
@@ -398,20 +360,13 @@ export class StatelessHttp {
       );
     }
     const release = this.#listening.take(subject);
-    if (!release) {
-      return errorReply(
-        429,
-        ErrorCodes.Transport,
-        `Too Many Requests: this client already has ${this.#listening.limit} subscriptions/listen streams open`,
-        { id: message.id, headers: { 'retry-after': '1' } },
-      );
-    }
+    if (!release) return tooManyListening(this.#listening.limit, message.id);
     const honored = requested.toolsListChanged === true ? { toolsListChanged: true } : {};
     const tag = { [MetaKey.subscriptionId]: message.id };
     const stream = new SseStream(this.#o.keepAliveMs ?? 25_000);
     stream.onClose(release);
     try {
-      await hub.follow(stream, {
+      await this.#o.hub.follow(stream, {
         opened: () =>
           stream.send(
             notificationMessage('notifications/subscriptions/acknowledged', {

@@ -135,6 +135,7 @@ describe('Newtonsoft JSON', () => {
       'new JObject(new JProperty("a", 1), new JProperty("a", 2))',
       'Property with the same name already exists',
     ],
+    ['JObject.Parse("{}").SelectToken("a]")', 'JsonException: Unexpected character while parsing path: ]'],
   ])('%s fails with %s', (expr, expected) => {
     expect(failure(expr)).toContain(expected);
   });

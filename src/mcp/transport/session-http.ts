@@ -1,4 +1,3 @@
-import type { Logger } from '../../log.js';
 import { concurrencyLimit } from '../protocol/concurrency.js';
 import type { Dispatcher } from '../protocol/dispatcher.js';
 import {
@@ -10,13 +9,7 @@ import {
   type OutboundMessage,
 } from '../protocol/jsonrpc.js';
 import type { MethodContext } from '../protocol/method.js';
-import {
-  findRevision,
-  latestSessionRevision,
-  type Revision,
-  servedRevisions,
-  sessionRevisions,
-} from '../protocol/revisions.js';
+import { findRevision, latestSessionRevision, type Revision } from '../protocol/revisions.js';
 import type { Subject } from '../types.js';
 import {
   accepts,
@@ -27,16 +20,10 @@ import {
   jsonReply,
   readJsonPost,
 } from './http.js';
-import {
-  type LoggedNotification,
-  logIdAfter,
-  parseLogId,
-  type SessionRecord,
-  type SessionStore,
-  SessionStoreUnavailableError,
-} from './session-store.js';
-import { SseStream } from './sse.js';
-import type { NotificationHub, StatelessHttp } from './stateless-http.js';
+import type { HeldStream, NotificationHub } from './notification-hub.js';
+import { insufficientScope, methodNotAllowed, tooManyRunning } from './refusals.js';
+import { logIdAfter, parseLogId, type SessionRecord, type SessionStore } from './session-store.js';
+import { SSE_HEADERS, SseStream } from './sse.js';
 
 /** A session found for a request: its record and its negotiated revision. */
 export interface Session {
@@ -46,9 +33,13 @@ export interface Session {
 
 export type ResponseMode = 'json' | 'sse';
 
-export interface StreamableHttpOptions {
+export interface SessionHttpOptions {
   readonly dispatcher: Dispatcher;
   readonly sessions: SessionStore;
+  /** Carries the log's notifications to the session GET streams this process holds. */
+  readonly hub: NotificationHub;
+  /** The revisions this endpoint serves, named when a request's `MCP-Protocol-Version` is none of them. */
+  readonly served: readonly string[];
   /** Builds the method context for one request (everything but revision, subject and session is fixed). */
   readonly context: (
     revision: Revision,
@@ -68,15 +59,6 @@ export interface StreamableHttpOptions {
    * more is refused (429, -32000) until one ends. Default 8.
    */
   readonly maxConcurrentPerSession?: number;
-  /** How often a process with open GET streams reads the shared notification log. Default 1 s. */
-  readonly notificationPollMs?: number;
-  /** Where failures of the notification poller go. */
-  readonly logger?: Logger;
-  /**
-   * The stateless 2026-07-28 revision, for requests whose `MCP-Protocol-Version` names it (or names an unknown
-   * revision and carries the 2026 `Mcp-Method` header). Without it such requests get -32022 naming the others.
-   */
-  readonly stateless?: StatelessHttp;
 }
 
 /** See `maxBatchSize` and `batchConcurrency`. */
@@ -84,192 +66,38 @@ export const defaultMaxBatchSize = 50;
 export const defaultBatchConcurrency = 4;
 export const defaultMaxConcurrentPerSession = 8;
 
-/** Entries read from the notification log at once (replay and poll). */
-const LOG_PAGE = 100;
 /** An open GET stream confirms its session this often: keeps it from idling out, ends the stream once it is gone. */
 const TOUCH_MS = 60_000;
 
-/**
- * A stream this process holds (a session's GET stream, or a 2026-07-28 `subscriptions/listen` stream) and the newest
- * logged notification it has seen (where a resume would start).
- */
-interface OpenStream {
-  readonly stream: SseStream;
-  lastId: string;
-  /** Writes one logged notification in the stream's own shape. */
-  readonly deliver: (entry: LoggedNotification) => void;
-  /** Runs when the server ends the stream (shutdown). */
-  readonly finish?: () => void;
-}
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
 const ALLOW = 'GET, POST, DELETE, OPTIONS';
-
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream',
-  'cache-control': 'no-cache, no-transform',
-  'x-accel-buffering': 'no',
-} as const;
 
 type Checked<T> = { ok: true; value: T } | { ok: false; reply: HttpReply };
 
 /**
  * MCP Streamable HTTP for the session-based revisions (2024-11-05 … 2025-11-25): JSON-RPC over POST, a GET
  * stream per session for server notifications, DELETE to end a session. Framework-free: it reads an
- * `HttpRequestView` and returns an `HttpReply`; authentication has already happened.
+ * `HttpRequestView` and returns an `HttpReply`; authentication has already happened, and the router has judged the
+ * request to be of this era.
  */
-export class StreamableHttpTransport implements NotificationHub {
-  readonly #o: StreamableHttpOptions;
-  /** The streams open on this process: GET streams by session id, listen streams by `listen:<n>`. */
-  readonly #streams = new Map<string, OpenStream>();
-  #poller: NodeJS.Timeout | undefined;
-  #polling: Promise<void> | undefined;
-  #listenStreams = 0;
+export class SessionHttp {
+  readonly #o: SessionHttpOptions;
 
-  constructor(options: StreamableHttpOptions) {
+  constructor(options: SessionHttpOptions) {
     this.#o = options;
   }
 
-  /** Open GET streams on this process. */
-  get openStreams(): number {
-    return this.#streams.size;
-  }
-
   async handle(request: HttpRequestView, subject: Subject): Promise<HttpReply> {
-    try {
-      return await this.#handle(request, subject);
-    } catch (error) {
-      if (!(error instanceof SessionStoreUnavailableError)) throw error;
-      this.#o.logger?.warn('mcp: session store unavailable', { reason: error.message });
-      return errorReply(503, ErrorCodes.Transport, 'Service Unavailable: the session store did not answer', {
-        headers: { 'retry-after': '1' },
-      });
-    }
-  }
-
-  async #handle(request: HttpRequestView, subject: Subject): Promise<HttpReply> {
-    const versionHeader = request.header(VERSION_HEADER);
-    const named = versionHeader ? findRevision(versionHeader) : undefined;
-    // A 2026 client always sends Mcp-Method; a legacy one never does, so an unknown version with it is the new era's
-    // to refuse (-32022 with the request's id), one without it the legacy era's (400, and initialize is never refused).
-    const modern =
-      named?.stateless === true ||
-      (versionHeader !== undefined && !named && request.header('mcp-method') !== undefined);
-    if (modern) {
-      if (request.method !== 'POST') {
-        return errorReply(405, ErrorCodes.Transport, `Method not allowed: ${request.method}`, {
-          headers: { allow: 'POST' },
-        });
-      }
-      if (!this.#o.stateless) {
-        // Not served: answer with the modern error a dual-era client recognises, naming what we do speak,
-        // so it falls back to `initialize` instead of guessing (2026-07-28 versioning, backward compatibility).
-        return errorReply(400, ErrorCode.UnsupportedProtocolVersion, 'Unsupported protocol version', {
-          data: { supported: sessionRevisions, requested: versionHeader },
-        });
-      }
-      return this.#o.stateless.handle(request, subject, versionHeader!, this);
-    }
     switch (request.method) {
       case 'POST':
         return this.#post(request, subject);
       case 'GET':
         return this.#get(request, subject);
       case 'DELETE':
-        return await this.#delete(request, subject);
+        return this.#delete(request, subject);
       default:
-        return errorReply(405, ErrorCodes.Transport, `Method not allowed: ${request.method}`, {
-          headers: { allow: ALLOW },
-        });
-    }
-  }
-
-  /** The revisions this endpoint serves: the session-based ones, plus 2026-07-28 when a handler is given. */
-  #served(): readonly string[] {
-    return this.#o.stateless ? servedRevisions : sessionRevisions;
-  }
-
-  /** Registers a `subscriptions/listen` stream with the log poller (see `NotificationHub`). */
-  async follow(
-    stream: SseStream,
-    handlers: { opened(): void; deliver(method: string): void; finish(): void },
-  ): Promise<void> {
-    const { newest } = await this.#o.sessions.notifications.read(undefined, LOG_PAGE);
-    const key = `listen:${++this.#listenStreams}`;
-    const open: OpenStream = {
-      stream,
-      lastId: newest,
-      deliver: (entry) => handlers.deliver(entry.method),
-      finish: () => handlers.finish(),
-    };
-    this.#streams.set(key, open);
-    handlers.opened();
-    this.#startPoller();
-    stream.onClose(() => this.#forgetStream(key, open));
-  }
-
-  /**
-   * Tells every session's GET stream, on every process sharing the store, that the tool list changed: appended to
-   * the shared log (once per `toolsFingerprint`), delivered here at once and by the other processes at their next
-   * poll.
-   */
-  async broadcastToolListChanged(toolsFingerprint: string): Promise<void> {
-    await this.#o.sessions.notifications.append('notifications/tools/list_changed', toolsFingerprint);
-    await this.#poll();
-  }
-
-  /** Ends every open stream and the poller (the process stops). */
-  close(): void {
-    clearInterval(this.#poller);
-    this.#poller = undefined;
-    for (const { stream, finish } of this.#streams.values()) {
-      finish?.();
-      stream.close();
-    }
-  }
-
-  /** Reads the log from the stream furthest behind, once at a time, and writes what each stream lacks. */
-  #poll(): Promise<void> {
-    this.#polling ??= this.#readLog().finally(() => {
-      this.#polling = undefined;
-    });
-    return this.#polling;
-  }
-
-  async #readLog(): Promise<void> {
-    const open = [...this.#streams.values()];
-    if (open.length === 0) return;
-    const from = open.reduce((a, b) => (logIdAfter(a.lastId, b.lastId) ? b : a)).lastId;
-    let entries: readonly LoggedNotification[];
-    try {
-      ({ entries } = await this.#o.sessions.notifications.read(from, LOG_PAGE));
-    } catch (error) {
-      this.#o.logger?.warn('mcp: reading the notification log failed', {
-        reason: (error as Error).message,
-      });
-      return;
-    }
-    for (const entry of entries) {
-      for (const open of this.#streams.values()) {
-        if (!logIdAfter(entry.id, open.lastId)) continue;
-        open.deliver(entry);
-        open.lastId = entry.id;
-      }
-    }
-  }
-
-  #startPoller(): void {
-    if (this.#poller) return;
-    this.#poller = setInterval(() => void this.#poll(), this.#o.notificationPollMs ?? 1000);
-    this.#poller.unref();
-  }
-
-  #forgetStream(sessionId: string, open: OpenStream): void {
-    if (this.#streams.get(sessionId) !== open) return;
-    this.#streams.delete(sessionId);
-    if (this.#streams.size === 0) {
-      clearInterval(this.#poller);
-      this.#poller = undefined;
+        return methodNotAllowed(request.method, ALLOW);
     }
   }
 
@@ -324,17 +152,7 @@ export class StreamableHttpTransport implements NotificationHub {
     const ctx = this.#o.context(session.revision, subject, this.#view(session.record));
     const requests = messages.filter((m): m is JsonRpcRequest => m.kind === 'request');
     const missing = this.#o.dispatcher.missingScopes(requests, ctx);
-    if (missing.length > 0) {
-      const refusal = errorReply(
-        403,
-        ErrorCodes.Transport,
-        `Forbidden: the access token lacks scope ${missing.join(' ')}`,
-        {
-          id: batch ? null : requests[0]!.id,
-        },
-      );
-      return { ...refusal, insufficientScopes: missing };
-    }
+    if (missing.length > 0) return insufficientScope(missing, batch ? null : requests[0]!.id);
 
     for (const message of messages) {
       if (message.kind === 'notification') await this.#o.dispatcher.notification(message, ctx);
@@ -351,14 +169,7 @@ export class StreamableHttpTransport implements NotificationHub {
     if (requests.length > 0) {
       const max = this.#o.maxConcurrentPerSession ?? defaultMaxConcurrentPerSession;
       const slot = await this.#o.sessions.acquire(session.record.id, max);
-      if (!slot) {
-        return errorReply(
-          429,
-          ErrorCodes.Transport,
-          `Too Many Requests: this session already has ${max} requests running (mcp.maxConcurrentRequestsPerSession); retry when one has answered`,
-          { id: batch ? null : requests[0]!.id, headers: { 'retry-after': '1', ...sessionHeaders } },
-        );
-      }
+      if (!slot) return tooManyRunning('session', max, batch ? null : requests[0]!.id, sessionHeaders);
       release = slot;
     }
     const limit = concurrencyLimit(this.#o.batchConcurrency ?? defaultBatchConcurrency);
@@ -405,18 +216,18 @@ export class StreamableHttpTransport implements NotificationHub {
     const found = await this.#session(request, subject);
     if (!found.ok) return found.reply;
     const { record, revision } = found.value;
-    const existing = this.#streams.get(record.id);
-    if (existing && !existing.stream.closed) {
+    const existing = this.#o.hub.sessionStream(record.id);
+    if (existing && !existing.closed) {
       return errorReply(409, ErrorCodes.Transport, 'Conflict: this session already has a GET stream open');
     }
     // A malformed Last-Event-ID is client input like any other: the stream then starts from now.
     const lastEventId = request.header('last-event-id');
     const resumeFrom = lastEventId !== undefined && parseLogId(lastEventId) ? lastEventId : undefined;
-    const { entries, newest } = await this.#o.sessions.notifications.read(resumeFrom, LOG_PAGE);
+    const { entries, newest } = await this.#o.hub.backlog(resumeFrom);
 
     const stream = new SseStream(this.#o.keepAliveMs ?? 25_000);
     const start = resumeFrom !== undefined && !logIdAfter(resumeFrom, newest) ? resumeFrom : newest;
-    const open: OpenStream = {
+    const held: HeldStream = {
       stream,
       lastId: start,
       deliver: (entry) => stream.send(notificationMessage(entry.method), entry.id),
@@ -424,10 +235,9 @@ export class StreamableHttpTransport implements NotificationHub {
     if (revision.primingEvents) stream.prime(start);
     for (const entry of entries) {
       stream.send(notificationMessage(entry.method), entry.id);
-      open.lastId = entry.id;
+      held.lastId = entry.id;
     }
-    this.#streams.set(record.id, open);
-    this.#startPoller();
+    this.#o.hub.holdSessionStream(record.id, held);
     const touch = setInterval(() => {
       this.#o.sessions.find(record.id).then(
         (alive) => alive || stream.close(),
@@ -435,10 +245,7 @@ export class StreamableHttpTransport implements NotificationHub {
       );
     }, TOUCH_MS);
     touch.unref();
-    stream.onClose(() => {
-      clearInterval(touch);
-      this.#forgetStream(record.id, open);
-    });
+    stream.onClose(() => clearInterval(touch));
     return {
       status: 200,
       headers: { ...SSE_HEADERS, [SESSION_HEADER]: record.id },
@@ -453,7 +260,7 @@ export class StreamableHttpTransport implements NotificationHub {
     const id = found.value.record.id;
     await this.#o.sessions.delete(id);
     // A stream of this session on another process ends at its next check of the session.
-    this.#streams.get(id)?.stream.close();
+    this.#o.hub.sessionStream(id)?.close();
     return { status: 204, headers: {} };
   }
 
@@ -472,7 +279,7 @@ export class StreamableHttpTransport implements NotificationHub {
           ErrorCodes.Transport,
           `Bad Request: unsupported MCP-Protocol-Version: ${version}`,
           {
-            data: { supported: this.#served(), requested: version },
+            data: { supported: this.#o.served, requested: version },
           },
         ),
       };
