@@ -3,16 +3,23 @@
  * its host and path), whether it is admitted (subscription key, open product), and the description of it that the
  * policies see.
  */
+import { randomUUID } from 'node:crypto';
 import type { Catalog, CatalogApi, MatchResult, RequestHints } from '../../catalog/catalog.js';
 import { normalizeRequestPath } from '../../catalog/request-path.js';
 import type { AccessDecision, SubscriptionDirectory } from '../../catalog/subscriptions.js';
-import { apiRouteNamePrefix, requestAttributes, routeAttributes } from '../../envoy/contract.js';
+import {
+  apiRouteNamePrefix,
+  internalHeaderPrefix,
+  requestAttributes,
+  routeAttributes,
+} from '../../envoy/contract.js';
 import { UrlModel } from '../../expr/index.js';
 import type { MessageHead } from '../../extproc/exchange.js';
 import { clientAddress, policyVisibleHeaders } from '../../extproc/header-changes.js';
 import { firstHeader, type HeaderChange, type HeaderFields } from '../../extproc/headers.js';
 import type { Pipeline, RequestDescription } from '../../policy/index.js';
 import { clientCertificate, type TrustStore } from '../client-certificate.js';
+import { requestTraceId } from '../exchange-log-fields.js';
 import { pathRefusal, type Refusal, routeRefusal, versionRefusal } from './refusals.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -44,6 +51,30 @@ export function requestLine(headers: HeaderFields): RequestLine {
     scheme: firstHeader(headers, ':scheme') ?? 'http',
     rawPathname: queryStart < 0 ? rawPath : rawPath.slice(0, queryStart),
     search: queryStart < 0 ? '' : rawPath.slice(queryStart),
+  };
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The request's ids: the client's `x-request-id` when it is a UUID, else a new one (sent on as `x-request-id` when
+ * the client sent none); the trace it belongs to. `strippedHeaders`: the internal headers a client sent, to remove
+ * before anything else sees them.
+ */
+export function requestIdentity(head: MessageHead): {
+  readonly requestId: string;
+  readonly traceId: string | undefined;
+  readonly requestIdHeader: readonly HeaderChange[];
+  readonly strippedHeaders: readonly string[];
+} {
+  const clientRequestId = firstHeader(head.headers, 'x-request-id');
+  const requestId =
+    clientRequestId && uuidPattern.test(clientRequestId) ? clientRequestId.toLowerCase() : randomUUID();
+  return {
+    requestId,
+    traceId: requestTraceId(head),
+    requestIdHeader: clientRequestId ? [] : [{ name: 'x-request-id', value: requestId }],
+    strippedHeaders: [...head.headers.keys()].filter((name) => name.startsWith(internalHeaderPrefix)),
   };
 }
 

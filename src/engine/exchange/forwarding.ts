@@ -3,16 +3,16 @@
  * the policies chose, or on to Envoy's own routes, or that ask for its body first; and outbound's changes to the
  * backend's answer.
  */
-import type { CatalogApi } from '../../catalog/catalog.js';
 import { backendSelectionHeader, upstreamTimeoutHeader } from '../../envoy/contract.js';
 import type { ContinueResult, PhaseRequests } from '../../extproc/exchange.js';
 import { diffHeaders, isEnvoyHeader } from '../../extproc/header-changes.js';
 import { firstHeader, type HeaderChange, type HeaderFields } from '../../extproc/headers.js';
-import type { FinalResponse, ForwardedRequest, Pipeline } from '../../policy/index.js';
+import type { FinalResponse, ForwardedRequest } from '../../policy/index.js';
 import type { BackendRoute, BackendRoutes } from '../backend-routes.js';
-import type { BackendRouting } from '../backend-routing.js';
+import { type BackendRouting, routedByEnvoy } from '../backend-routing.js';
 import type { AdmittedRequest } from './admission.js';
 import { pathOf } from './backend-calls.js';
+import { type Refusal, unroutedBackendRefusal } from './refusals.js';
 
 /** A URL that is no API's: on to Envoy's routes, with the normalised path, and no later phase asked for. */
 export function notAnApiResult(
@@ -53,22 +53,37 @@ export function bodyRequest(
   };
 }
 
-/** The backend route of the policies' choice: a named backend, a URL, or the API's service URL. */
-export function backendRoute(
-  routes: BackendRoutes,
+/**
+ * Forwards the request to the backend of the policies' choice (a named backend, a URL, or the API's service URL),
+ * unless the Envoy in front, routing by its own routes, would not reach it.
+ */
+export function forwardTo(
+  gateway: { readonly routes: BackendRoutes; readonly backendRouting?: BackendRouting },
+  admitted: AdmittedRequest,
   request: ForwardedRequest,
-  api: CatalogApi<Pipeline>,
-): BackendRoute {
-  return request.backend.backendId !== undefined
-    ? routes.forBackendId(request.backend.backendId)
-    : routes.forUrl(request.backend.baseUrl ?? api.serviceUrl);
+  clientMethod: string,
+):
+  | { readonly kind: 'refused'; readonly refusal: Refusal }
+  | ({ readonly kind: 'forward'; readonly route: BackendRoute } & ReturnType<typeof forwardMutation>) {
+  const { api } = admitted;
+  const route =
+    request.backend.backendId !== undefined
+      ? gateway.routes.forBackendId(request.backend.backendId)
+      : gateway.routes.forUrl(request.backend.baseUrl ?? api.serviceUrl);
+  if (gateway.backendRouting === 'envoy-route' && !routedByEnvoy(route.origin, api.serviceUrl))
+    return { kind: 'refused', refusal: unroutedBackendRefusal(route, api.serviceUrl) };
+  return {
+    kind: 'forward',
+    route,
+    ...forwardMutation(admitted, request, route, gateway.backendRouting, clientMethod),
+  };
 }
 
 /**
  * The mutations that forward the request as the policies left it; `body` is the one they made, when they changed
  * it (Envoy forwards the client's otherwise).
  */
-export function forwardMutation(
+function forwardMutation(
   admitted: AdmittedRequest,
   request: ForwardedRequest,
   route: BackendRoute,

@@ -1,7 +1,10 @@
 /** Which of Envoy's later phases an exchange asks for, decided on the request headers. */
+import type { CatalogApi } from '../../catalog/catalog.js';
+import type { AccessDecision } from '../../catalog/subscriptions.js';
 import type { PhaseRequests } from '../../extproc/exchange.js';
 import { firstHeader, type HeaderFields } from '../../extproc/headers.js';
 import type { Pipeline } from '../../policy/index.js';
+import { forProduct } from './admission.js';
 
 /** What to ask Envoy for after the request headers. */
 export function phasesFor(pipeline: Pipeline, requestHasBody: boolean): PhaseRequests {
@@ -16,8 +19,21 @@ export function phasesFor(pipeline: Pipeline, requestHasBody: boolean): PhaseReq
   };
 }
 
+/**
+ * What a SOAP request whose operation only its body names may need: the body, and every later phase any of the
+ * API's operations could need (for the product it is admitted to), since the answer to its headers is the only
+ * chance to ask.
+ */
+export function soapPhases(api: CatalogApi<Pipeline>, access: AccessDecision): PhaseRequests {
+  return mergedPhases(
+    api.operations.map((operation) =>
+      phasesFor(forProduct(access, operation.pipeline, operation.productPipelines), true),
+    ),
+  );
+}
+
 /** What a request may need when its operation is one of several: every phase any of them needs. */
-export function mergedPhases(all: readonly PhaseRequests[]): PhaseRequests {
+function mergedPhases(all: readonly PhaseRequests[]): PhaseRequests {
   return {
     requestBody: true,
     responseHeaders: all.some((phases) => phases.responseHeaders),

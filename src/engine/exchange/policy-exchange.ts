@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import type { Catalog, MatchResult } from '../../catalog/catalog.js';
-import { type SubscriptionDirectory, subscriptionMessages } from '../../catalog/subscriptions.js';
-import { internalHeaderPrefix, responseAttributes } from '../../envoy/contract.js';
+import type { MatchResult } from '../../catalog/catalog.js';
+import { subscriptionMessages } from '../../catalog/subscriptions.js';
 import {
   continueUnchanged,
   type Exchange,
@@ -11,11 +9,9 @@ import {
   type PhaseRequests,
   type PhaseResult,
 } from '../../extproc/exchange.js';
-import { policyVisibleHeaders } from '../../extproc/header-changes.js';
-import { firstHeader, type HeaderChange, type HeaderFields } from '../../extproc/headers.js';
+import type { HeaderChange, HeaderFields } from '../../extproc/headers.js';
 import type { RequestLogFields } from '../../log.js';
 import {
-  type BackendResponse,
   type FinalResponse,
   type ForwardedRequest,
   type Pipeline,
@@ -23,11 +19,7 @@ import {
   type PolicyServices,
   type RequestDescription,
 } from '../../policy/index.js';
-import type { BackendRoutes } from '../backend-routes.js';
-import { type BackendRouting, routedByEnvoy } from '../backend-routing.js';
-import type { TrustStore } from '../client-certificate.js';
-import { requestServices, requestTraceId } from '../exchange-log-fields.js';
-import { traceKeyMatches } from '../trace.js';
+import { requestServices } from '../exchange-log-fields.js';
 import { workDeadline } from '../work-deadline.js';
 import {
   type AdmittedRequest,
@@ -36,54 +28,24 @@ import {
   forProduct,
   matchRoute,
   type OperationMatch,
+  requestIdentity,
   requestLine,
 } from './admission.js';
-import { retriedAndRedirected } from './backend-calls.js';
-import {
-  backendRoute,
-  bodyRequest,
-  declaredLength,
-  forwardMutation,
-  notAnApiResult,
-  outboundMutation,
-} from './forwarding.js';
-import { isEventStream, mergedPhases, phasesFor } from './phases.js';
+import type { CallServices } from './backend-calls.js';
+import { bodyRequest, declaredLength, forwardTo, notAnApiResult } from './forwarding.js';
+import { backendBody, backendHeaders } from './outbound.js';
+import { phasesFor, soapPhases } from './phases.js';
+import type { PolicyEngine } from './policy-engine.js';
 import { preflightAnswer } from './preflight.js';
 import {
-  immediateResponse,
+  answeredWhole,
   largeBodyRefusal,
-  localReplyReplacement,
   malformedRequest,
   type Refusal,
   refusalResult,
-  unroutedBackendRefusal,
 } from './refusals.js';
-import { type ExchangeState, type Forwarded, runOf } from './state.js';
-import { debugTraceHeader, ExchangeRecord, type SummaryTargets } from './summary.js';
-
-export interface PolicyEngine extends SummaryTargets {
-  readonly catalog: Catalog<Pipeline>;
-  readonly routes: BackendRoutes;
-  /** Whether Envoy follows the engine's backend choice (see backend-routing.ts); default `engine`. */
-  readonly backendRouting?: BackendRouting;
-  readonly services: PolicyServices;
-  /**
-   * The largest request body a pipeline that reads the body is given (the gateway's `limits.maxRequestBodyBytes`,
-   * which Envoy buffers against too); a larger one is refused with 413. Absent: no check beyond Envoy's.
-   */
-  readonly maxRequestBodyBytes?: number;
-  /**
-   * The longest Envoy waits for one answer when the engine asks (its `max_message_timeout`, contract.ts
-   * `maxMessageTimeoutMs`); absent: slow policy work asks for what it needs, uncapped.
-   */
-  readonly maxMessageTimeoutMs?: number;
-  /** Subscriptions and their keys; without it every API is open. */
-  readonly subscriptions?: SubscriptionDirectory;
-  /** The authorities client certificates are checked against (`tls.clientCertificates.trustedCa`). */
-  readonly trust?: TrustStore;
-}
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { type ExchangeState, runOf, type Step } from './state.js';
+import { ExchangeRecord } from './summary.js';
 
 /**
  * Runs each request's effective policy: matches the operation on the request headers, runs inbound (after the
@@ -110,17 +72,10 @@ class PolicyExchange implements Exchange {
 
   private get services(): PolicyServices {
     if (this.requestServices) return this.requestServices;
-    const services = requestServices(
-      this.engine.services,
-      this.logFields,
-      () => runOf(this.state)?.run.secrets,
-    );
-    this.requestServices = this.phaseDeadline
-      ? {
-          ...services,
-          deadline: workDeadline(this.phaseDeadline, this.engine.maxMessageTimeoutMs),
-        }
-      : services;
+    const secrets = () => runOf(this.state)?.run.secrets;
+    const services = requestServices(this.engine.services, this.logFields, secrets);
+    const deadline = this.phaseDeadline && workDeadline(this.phaseDeadline, this.engine.maxMessageTimeoutMs);
+    this.requestServices = deadline ? { ...services, deadline } : services;
     return this.requestServices;
   }
 
@@ -129,20 +84,11 @@ class PolicyExchange implements Exchange {
       throw new TypeError(`request headers arrived for an exchange already ${this.state.kind}`);
     const { headers } = head;
     const line = requestLine(headers);
-    const clientRequestId = firstHeader(headers, 'x-request-id');
-    const requestId =
-      clientRequestId && uuidPattern.test(clientRequestId) ? clientRequestId.toLowerCase() : randomUUID();
-    const traceId = requestTraceId(head);
-    this.record.start({ requestId, traceId, method: line.method, path: line.rawPath });
+    const { requestId, traceId, requestIdHeader, strippedHeaders } = requestIdentity(head);
+    const asked = { requestId, traceId, method: line.method, path: line.rawPath };
+    this.record.start(asked, headers, this.engine.debugTrace);
     this.logFields.requestId = requestId;
     this.logFields.traceId = traceId;
-    const debugTrace = this.engine.debugTrace;
-    if (debugTrace && traceKeyMatches(firstHeader(headers, debugTraceHeader), debugTrace.key))
-      this.record.traceWith(debugTrace.router.collect(requestId));
-    const strippedHeaders = [...headers.keys()].filter((name) => name.startsWith(internalHeaderPrefix));
-    const requestIdHeader: HeaderChange[] = clientRequestId
-      ? []
-      : [{ name: 'x-request-id', value: requestId }];
 
     const route = matchRoute(this.engine.catalog, head, line);
     if (route.kind === 'refused') return this.refuse(route.refusal, undefined, requestIdHeader);
@@ -170,11 +116,7 @@ class PolicyExchange implements Exchange {
     if (match.kind === 'soap-body') {
       // The operation is known only from the SOAP body: ask for it, and for every later phase any of the API's
       // operations could need, since the answer to these headers is the only chance to ask.
-      const next = mergedPhases(
-        match.api.operations.map((operation) =>
-          phasesFor(forProduct(request.access, operation.pipeline, operation.productPipelines), true),
-        ),
-      );
+      const next = soapPhases(match.api, request.access);
       return this.awaitBody({ kind: 'awaiting-soap-body', request, match }, headers, next);
     }
     const pipeline = this.enterOperation(request, match);
@@ -221,38 +163,15 @@ class PolicyExchange implements Exchange {
     const state = this.state;
     // Only a forwarded request has a backend's answer for policies; any other passes as it is.
     if (state.kind !== 'forwarded') return continueUnchanged;
-    const { run, pipeline } = state;
-    if (pipeline.needs.responseBody && !head.endOfStream) {
-      this.state = { ...state, kind: 'awaiting-response-body', head };
-      return continueUnchanged;
-    }
-    if (pipeline.needs.responseStream && run.run.responseWatchers.length > 0) {
-      if (head.endOfStream) await run.responseBodyChunk(Buffer.alloc(0), true);
-      else if (isEventStream(head.headers)) {
-        // An event stream goes on chunk by chunk, watched as it passes; outbound runs on its headers now.
-        const result = await this.runOutbound(state, head, undefined);
-        if (result.action !== 'continue') return result;
-        this.state = { kind: 'streaming-response', run };
-        return { ...result, next: { responseHeaders: true, responseBodyStreamed: true } };
-      } else {
-        // Any other answer is whole and small (JSON): held, so what its watchers learn (usage) reaches outbound.
-        this.state = { ...state, kind: 'awaiting-response-body', head };
-        return { action: 'continue', next: { responseHeaders: true, responseBody: true } };
-      }
-    }
-    return this.runOutbound(state, head, undefined);
+    return this.enter(await backendHeaders(state, head, this.callServices, this.record));
   }
 
   async responseBody(body: Buffer, endOfStream: boolean): Promise<PhaseResult> {
     const state = this.state;
     switch (state.kind) {
       case 'streaming-response':
-        // Each chunk is answered unchanged; the last only once its watchers have counted it.
-        await state.run.responseBodyChunk(body, endOfStream);
-        return continueUnchanged;
       case 'awaiting-response-body':
-        if (state.pipeline.needs.responseStream) await state.run.responseBodyChunk(body, true);
-        return this.runOutbound(state, state.head, body);
+        return this.enter(await backendBody(state, body, endOfStream, this.callServices, this.record));
       default:
         return continueUnchanged;
     }
@@ -329,17 +248,9 @@ class PolicyExchange implements Exchange {
     forwarded: ForwardedRequest,
     clientBody: Buffer | undefined,
   ): PhaseResult {
-    const { api } = request;
-    const route = backendRoute(this.engine.routes, forwarded, api);
-    if (this.engine.backendRouting === 'envoy-route' && !routedByEnvoy(route.origin, api.serviceUrl))
-      return this.refuse(unroutedBackendRefusal(route, api.serviceUrl), run);
-    const mutation = forwardMutation(
-      request,
-      forwarded,
-      route,
-      this.engine.backendRouting,
-      this.record.method,
-    );
+    const mutation = forwardTo(this.engine, request, forwarded, this.record.method);
+    if (mutation.kind === 'refused') return this.refuse(mutation.refusal, run);
+    const { route } = mutation;
     this.state = {
       kind: 'forwarded',
       run,
@@ -350,51 +261,18 @@ class PolicyExchange implements Exchange {
     return mutation.result;
   }
 
-  private async runOutbound(
-    state: Omit<Forwarded, 'kind'>,
-    head: MessageHead,
-    body: Buffer | undefined,
-  ): Promise<PhaseResult> {
-    const { run, sent } = state;
-    const status = Number(firstHeader(head.headers, ':status') ?? 200);
-    const details = head.attributes.get(responseAttributes.codeDetails);
-    const backendHeaders = policyVisibleHeaders(head.headers);
-    if (typeof details === 'string' && details !== 'via_upstream' && status >= 500) {
-      // Envoy's own reply: the backend was not reached or did not answer in time.
-      const timeout = status === 504 || details.includes('timeout');
-      const final = await run.onBackendFailure(timeout ? 'Timeout' : 'BackendConnectionFailure', details);
-      this.state = { kind: 'answered', run };
-      this.record.responded(final.status);
-      return localReplyReplacement(final, backendHeaders);
-    }
-    const first: BackendResponse = { status, headers: backendHeaders, ...(body ? { body } : {}) };
-    let fetched: { readonly response: BackendResponse; readonly replaced: boolean };
-    try {
-      fetched = await retriedAndRedirected(run, first, sent, {
-        engine: this.engine.services,
-        request: this.services,
-      });
-    } catch (error) {
-      const timeout = (error as { code?: string }).code === 'TIMEOUT';
-      const final = await run.onBackendFailure(
-        timeout ? 'Timeout' : 'BackendConnectionFailure',
-        timeout ? 'Request to the backend timed out.' : 'The backend could not be reached.',
-      );
-      return this.answer(final, run);
-    }
-    const final = await run.onResponse(fetched.response);
-    this.record.status(final.status);
-    // A response the engine fetched itself is not the one Envoy holds: send it whole.
-    if (final.bodyChanged || fetched.replaced) return this.answer(final, run);
-    this.state = { kind: 'answered', run };
-    return outboundMutation({ status, headers: backendHeaders }, final, this.record.traceHeaders());
+  /** The engine's services for its own backend calls, and the request's whose deadline bounds them. */
+  private get callServices(): CallServices {
+    return { engine: this.engine.services, request: this.services };
   }
 
-  /** The engine answers with this response, whole (a policy's, or one it fetched itself). */
+  private enter(step: Step): PhaseResult {
+    this.state = step.state;
+    return step.result;
+  }
+
   private answer(response: FinalResponse, run: PipelineRun | undefined): PhaseResult {
-    this.state = { kind: 'answered', run };
-    this.record.responded(response.status);
-    return immediateResponse(response, run, this.record.traceHeaders());
+    return this.enter(answeredWhole(response, run, this.record));
   }
 
   /** The engine refuses the request itself; `run`: the pipeline run to end with the exchange, if one started. */

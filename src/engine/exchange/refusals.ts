@@ -10,7 +10,8 @@ import { diffHeaders, framingHeaders } from '../../extproc/header-changes.js';
 import type { HeaderChange } from '../../extproc/headers.js';
 import type { FinalResponse, Pipeline, PipelineRun } from '../../policy/index.js';
 import type { BackendRoute } from '../backend-routes.js';
-import type { ExchangeSummary } from './summary.js';
+import type { Step } from './state.js';
+import type { ExchangeRecord, ExchangeSummary } from './summary.js';
 
 /**
  * An answer the engine gives itself, before or instead of any policy: API Management's JSON error shape with a
@@ -128,8 +129,21 @@ export const malformedRequest: FinalResponse = {
   bodyChanged: true,
 };
 
-/** A response the engine sends whole (a policy's, or one it fetched itself) as Envoy's immediate response. */
-export function immediateResponse(
+/** The engine answers with this response, whole (a policy's, or one it fetched itself). */
+export function answeredWhole(
+  response: FinalResponse,
+  run: PipelineRun | undefined,
+  record: ExchangeRecord,
+): Step {
+  record.responded(response.status);
+  return {
+    state: { kind: 'answered', run },
+    result: immediateResponse(response, run, record.traceHeaders()),
+  };
+}
+
+/** A response the engine sends whole as Envoy's immediate response. */
+function immediateResponse(
   response: FinalResponse,
   run: PipelineRun | undefined,
   traceHeaders: readonly HeaderChange[],

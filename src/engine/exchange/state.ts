@@ -1,5 +1,5 @@
 import type { MatchResult } from '../../catalog/catalog.js';
-import type { MessageHead } from '../../extproc/exchange.js';
+import type { MessageHead, PhaseResult } from '../../extproc/exchange.js';
 import type { Pipeline, PipelineRun } from '../../policy/index.js';
 import type { AdmittedRequest } from './admission.js';
 import type { SentRequest } from './backend-calls.js';
@@ -17,12 +17,12 @@ export interface Forwarded {
  * later phase may read. ExtProcStream's table (extproc/stream.ts) orders the phases; PipelineRun's own state
  * orders the sections.
  *
- *   matching ─┬─ not-an-api
- *             ├─ awaiting-soap-body ─┐
- *             ├─ awaiting-request-body ─┤
- *             └───────────────────── deciding ─┬─ forwarded ─┬─ awaiting-response-body ─ answered
- *                                              │             ├─ streaming-response
- *                                              └─ answered   └─ answered
+ *   matching ─┬─► not-an-api
+ *             ├─► awaiting-soap-body ────┐
+ *             ├─► awaiting-request-body ─┤
+ *             └──────────────────────────┴─► deciding ─┬─► forwarded ─┬─► awaiting-response-body ─► answered
+ *                                                      └─► answered   ├─► streaming-response
+ *                                                                     └─► answered
  *
  * A refusal (a path, route or version the engine will not serve, a body over the limit, a backend Envoy would not
  * reach) goes to `answered` from wherever it is found.
@@ -71,4 +71,10 @@ export function runOf(state: ExchangeState): PipelineRun | undefined {
     case 'answered':
       return state.run;
   }
+}
+
+/** One step of the exchange: the state it goes to, and the answer to Envoy's message. */
+export interface Step {
+  readonly state: ExchangeState;
+  readonly result: PhaseResult;
 }

@@ -1,8 +1,8 @@
 import { traceRequestHeader } from '../../envoy/contract.js';
-import type { HeaderChange } from '../../extproc/headers.js';
+import { firstHeader, type HeaderChange, type HeaderFields } from '../../extproc/headers.js';
 import type { Logger, Pipeline, PipelineRun, TraceEntry } from '../../policy/index.js';
 import { redactFields, redactUrl } from '../../redact.js';
-import type { TraceRouter } from '../trace.js';
+import { type TraceRouter, traceKeyMatches } from '../trace.js';
 import type { TraceStep } from '../trace-steps.js';
 
 /** The request header that switches tracing on for one request (with the configured key) — a secret, stripped. */
@@ -60,18 +60,22 @@ export class ExchangeRecord {
   /** The pipeline that ran for the operation, shown in the debug trace. */
   private pipeline: Pipeline | undefined;
 
-  /** The request headers arrived: what was asked, under which ids. */
-  start(request: { requestId: string; traceId: string | undefined; method: string; path: string }): void {
+  /**
+   * The request headers arrived: what was asked, under which ids. A request whose `x-portcullis-trace` header
+   * carries the configured key is traced: its steps and entries are collected for its `debug-trace` line.
+   */
+  start(
+    request: { requestId: string; traceId: string | undefined; method: string; path: string },
+    headers: HeaderFields,
+    debugTrace: DebugTrace | undefined,
+  ): void {
     const { requestId, traceId, method, path } = request;
     this.summary =
       traceId === undefined
         ? { requestId, method, path, outcome: 'abandoned' }
         : { requestId, traceId, method, path, outcome: 'abandoned' };
-  }
-
-  /** Traces this request: its steps and entries are collected for its `debug-trace` line. */
-  traceWith(collector: { finish(): TraceEntry[]; steps(): TraceStep[] }): void {
-    this.traceCollector = collector;
+    if (debugTrace && traceKeyMatches(firstHeader(headers, debugTraceHeader), debugTrace.key))
+      this.traceCollector = debugTrace.router.collect(requestId);
   }
 
   get tracing(): boolean {
