@@ -92,7 +92,8 @@ async function outbound(
   try {
     fetched = await retriedAndRedirected(run, first, sent, services);
   } catch (error) {
-    const timeout = (error as { code?: string }).code === 'TIMEOUT';
+    const timeout =
+      typeof error === 'object' && error !== null && 'code' in error && error.code === 'TIMEOUT';
     const final = await run.onBackendFailure(
       timeout ? 'Timeout' : 'BackendConnectionFailure',
       timeout ? 'Request to the backend timed out.' : 'The backend could not be reached.',
