@@ -60,9 +60,9 @@ apis:
       headers: [['X-Target', 'http://own.test:9000/v2']],
     });
     expect(played.response.status).toBe(200);
-    expect(new URL(played.backend?.url ?? '').pathname + new URL(played.backend?.url ?? '').search).toBe(
-      '/v2/choose?x=1',
-    );
+    // No routing header: the double sends it to the request's authority, where Envoy would take its own route.
+    expect(new URL(played.backend?.url ?? 'http://missing/').pathname).toBe('/v2/choose');
+    expect(played.backend?.url).toMatch(/\/v2\/choose\?x=1$/);
   });
 
   it('ignores a routing header the client sent: it does not reach the backend', async () => {

@@ -47,8 +47,10 @@ export async function gatewayOf(
   write: (name: string, text: string) => string,
   files: Readonly<Record<string, string>>,
 ): Promise<GatewayUnderTest> {
-  for (const [name, text] of Object.entries(files)) write(name, text);
-  return GatewayUnderTest.load(write('gateway.yaml', files['gateway.yaml'] ?? ''));
+  const written = Object.entries(files).map(([name, text]) => ({ name, file: write(name, text) }));
+  const config = written.find(({ name }) => name === 'gateway.yaml');
+  if (!config) throw new TypeError(`gatewayOf: no gateway.yaml among ${Object.keys(files).join(', ')}`);
+  return GatewayUnderTest.load(config.file);
 }
 
 /** The exchanges of the gateway, with the engine options given, calling `backend`. */
