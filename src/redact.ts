@@ -50,7 +50,7 @@ export const credentialHeaderNames: ReadonlySet<string> = new Set([
   'set-cookie',
   'x-api-key',
   'api-key',
-  // The operator's debug-trace key (see extproc/policy-exchange.ts).
+  // The operator's debug-trace key (see engine/exchange/summary.ts).
   'x-portcullis-trace',
 ]);
 

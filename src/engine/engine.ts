@@ -16,10 +16,11 @@ import { backendCertificateTable, certificatePrivateKeys, clientTrustStore } fro
 import type { TrustStore } from './client-certificate.js';
 import type { ElementCounters } from './element-counters.js';
 import { EngineState, type EngineStateKeeper, type HeldEngineState } from './engine-state.js';
+import { policyExchanges } from './exchange/policy-exchange.js';
+import type { ExchangeSummary } from './exchange/summary.js';
 import { tracedExchanges } from './exchange-spans.js';
 import { assertExtAuthzServes } from './ext-authz-check.js';
 import type { EngineMetrics } from './metrics.js';
-import { type ExchangeSummary, policyExchanges } from './policy-exchange.js';
 import { bothObservers, PolicySpans, traceWithSpanEvents } from './policy-spans.js';
 import { createEngineServices, type EngineServices } from './services.js';
 import { TraceRouter } from './trace.js';

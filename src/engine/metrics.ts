@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { MetricSink } from '../policy/index.js';
 import type { ElementCounters } from './element-counters.js';
-import type { ExchangeSummary } from './policy-exchange.js';
+import type { ExchangeSummary } from './exchange/summary.js';
 
 /** A custom metric as emit-metric and llm-emit-token-metric give it. */
 export type CustomMetric = Parameters<MetricSink['emit']>[0];

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { policyExchanges } from '../engine/policy-exchange.js';
+import { policyExchanges } from '../engine/exchange/policy-exchange.js';
 import { formatSteps, StepRecorder, type TraceStep } from '../engine/trace-steps.js';
 import {
   ApiInfo,

@@ -177,6 +177,8 @@ function stronglyConnected(
 const longestFunctionLines = 150;
 /** Each step of the authorization flow is one file a reader takes in at once. */
 const longestAuthorizeFileLines = 200;
+/** The exchange is where every change to the gateway's semantics lands: each of its jobs one file read at once. */
+const longestExchangeFileLines = 300;
 
 describe('the size of units', () => {
   it(`has no function over ${longestFunctionLines} lines`, () => {
@@ -202,6 +204,18 @@ describe('the size of units', () => {
       .filter((file) => relative(file).startsWith(`auth${path.sep}authorize${path.sep}`))
       .map((file) => ({ file, lines: parsed.get(file)!.getLineStarts().length }))
       .filter(({ lines }) => lines > longestAuthorizeFileLines)
+      .map(({ file, lines }) => `${relative(file)}: ${lines} lines`);
+    expect(long).toEqual([]);
+  });
+
+  it(`keeps each file of the exchange (engine/exchange/) under ${longestExchangeFileLines} lines`, () => {
+    const exchange = files.filter((file) =>
+      relative(file).startsWith(`engine${path.sep}exchange${path.sep}`),
+    );
+    expect(exchange.length).toBeGreaterThan(0);
+    const long = exchange
+      .map((file) => ({ file, lines: parsed.get(file)!.getLineStarts().length }))
+      .filter(({ lines }) => lines > longestExchangeFileLines)
       .map(({ file, lines }) => `${relative(file)}: ${lines} lines`);
     expect(long).toEqual([]);
   });

@@ -1,0 +1,30 @@
+import type { Catalog } from '../../catalog/catalog.js';
+import type { SubscriptionDirectory } from '../../catalog/subscriptions.js';
+import type { Pipeline, PolicyServices } from '../../policy/index.js';
+import type { BackendRoutes } from '../backend-routes.js';
+import type { BackendRouting } from '../backend-routing.js';
+import type { TrustStore } from '../client-certificate.js';
+import type { SummaryTargets } from './summary.js';
+
+/** What the exchanges of one configuration share: its catalog and routes, the policy services, its limits. */
+export interface PolicyEngine extends SummaryTargets {
+  readonly catalog: Catalog<Pipeline>;
+  readonly routes: BackendRoutes;
+  /** Whether Envoy follows the engine's backend choice (see backend-routing.ts); default `engine`. */
+  readonly backendRouting?: BackendRouting;
+  readonly services: PolicyServices;
+  /**
+   * The largest request body a pipeline that reads the body is given (the gateway's `limits.maxRequestBodyBytes`,
+   * which Envoy buffers against too); a larger one is refused with 413. Absent: no check beyond Envoy's.
+   */
+  readonly maxRequestBodyBytes?: number;
+  /**
+   * The longest Envoy waits for one answer when the engine asks (its `max_message_timeout`, contract.ts
+   * `maxMessageTimeoutMs`); absent: slow policy work asks for what it needs, uncapped.
+   */
+  readonly maxMessageTimeoutMs?: number;
+  /** Subscriptions and their keys; without it every API is open. */
+  readonly subscriptions?: SubscriptionDirectory;
+  /** The authorities client certificates are checked against (`tls.clientCertificates.trustedCa`). */
+  readonly trust?: TrustStore;
+}
