@@ -54,7 +54,7 @@ export const modules: Readonly<Record<string, ModuleRule>> = {
     why: "The ext_authz variant drives the same exchanges (extproc/exchange.ts) over Envoy's Authorization service.",
   },
   engine: {
-    owns: "an engine process put together from a loaded configuration (`engine.ts`): the policy exchange over the catalog and pipelines, policy services (`services.ts`: caches, `guarded-limits.ts`, `element-counters.ts`, `value-codecs.ts`, `http-fetch.ts`), client and backend certificates, debug traces (`trace-steps.ts`: the one step format of debug traces, `run` and `test`), metrics, reload generations (`generations.ts`), `backend-routing.ts` (whether the Envoy in front follows the engine's backend choice)",
+    owns: "an engine process put together from a loaded configuration (`engine.ts`): the policy exchange over the catalog and pipelines (`exchange/`: its states in one union, one file per job), policy services (`services.ts`: caches, `guarded-limits.ts`, `element-counters.ts`, `value-codecs.ts`, `http-fetch.ts`), client and backend certificates, debug traces (`trace-steps.ts`: the one step format of debug traces, `run` and `test`), metrics, reload generations (`generations.ts`), `backend-routing.ts` (whether the Envoy in front follows the engine's backend choice)",
     mayImport: ['policy', 'catalog', 'state', 'identity', 'extproc', 'expr', 'envoy/contract.ts', 'config'],
     because: { expr: 'cached values', config: 'the loaded configuration' },
   },
