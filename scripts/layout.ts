@@ -107,7 +107,8 @@ export const mayImport: Readonly<Record<string, readonly string[]>> = Object.fro
 export const sharedFiles: Readonly<Record<string, string>> = {
   'log.ts': 'the one logger (pino behind the `Logger` shape modules take; request and trace ids, redaction)',
   'tracing.ts': "a process's trace identity and W3C trace-context helpers (`telemetry.otlp`)",
-  'tracing-export.ts': "the process's OpenTelemetry tracer provider, imported only when `telemetry.otlp` is set",
+  'tracing-export.ts':
+    "the process's OpenTelemetry tracer provider, imported only when `telemetry.otlp` is set",
   'metrics-export.ts': 'its metrics pushed over OTLP from the prom-client registries',
   'redact.ts': 'credentials out of every log line, trace and error',
   'bounded-body.ts': 'the one bounded request-body reader of the Koa processes',
