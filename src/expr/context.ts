@@ -221,6 +221,12 @@ export class RequestModel {
   matchedParameters: Map<string, string>;
   /** The client certificate (X509Certificate2) when the client presented one on a TLS connection. */
   certificate: CertificateModel | null;
+  /**
+   * The base URL the request goes to once an operation matched (the runner sets it): the one set-backend-service
+   * chose, else the API's service URL; undefined when there is none (no operation matched, a side request).
+   */
+  backendBase: (() => string | undefined) | undefined;
+  #parsedBase: { readonly text: string; readonly url: URL } | undefined;
 
   constructor(init: {
     method: string;
@@ -242,6 +248,30 @@ export class RequestModel {
     const mp = init.matchedParameters;
     this.matchedParameters = mp instanceof Map ? mp : new Map(Object.entries(mp ?? {}));
     this.certificate = CertificateModel.from(init.certificate);
+    this.backendBase = undefined;
+  }
+
+  /**
+   * `context.Request.Url` as API Management gives it: the URL the request is forwarded to — the backend's base URL
+   * (its path included) followed by the operation's path as rewrite-uri left it, and the query — so a policy reads
+   * the backend's host (`Url.Host.Contains("…azurewebsites.net")` after set-backend-service) and can call the
+   * backend itself (`send-request` to `Url.ToString()`), as Microsoft's public policy snippets do. Without a
+   * backend (no operation matched), the URL the client called. The query is this request's own collection.
+   */
+  get backendUrl(): UrlModel {
+    const base = this.backendBase?.();
+    if (base === undefined) return this.originalUrl;
+    if (this.#parsedBase?.text !== base) this.#parsedBase = { text: base, url: new URL(base) };
+    const parsed = this.#parsedBase.url;
+    const scheme = parsed.protocol.replace(/:$/, '');
+    const basePath = decodeUrlPath(parsed.pathname).replace(/\/+$/, '');
+    return new UrlModel({
+      scheme,
+      host: parsed.hostname,
+      port: parsed.port ? Number(parsed.port) : (DEFAULT_PORTS[scheme] ?? 80),
+      path: `${basePath}${this.url.path}`,
+      query: this.url.query,
+    });
   }
 }
 

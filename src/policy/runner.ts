@@ -190,6 +190,10 @@ export class PipelineRun {
     });
     const secrets = new RequestSecrets(pipeline.secrets ?? [], request, context.variables);
     this.run = new RunContext(context, services, secrets);
+    // context.Request.Url is the URL the request goes to (RequestModel.backendUrl): set-backend-service's choice,
+    // else the API's service URL.
+    const run = this.run;
+    model.backendBase = () => run.backend.baseUrl ?? context.api.serviceUrl?.toString();
     if (request.responses !== undefined) this.run.declaredResponses = request.responses;
     const observer = services.observer;
     if (observer !== undefined) {

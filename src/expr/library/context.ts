@@ -127,7 +127,7 @@ export const RequestType = defineType({
   classes: [RequestModel],
   props: {
     Method: prop((r: RequestModel) => r.method),
-    Url: prop((r: RequestModel) => r.url),
+    Url: prop((r: RequestModel) => r.backendUrl),
     OriginalUrl: prop((r: RequestModel) => r.originalUrl),
     Headers: prop((r: RequestModel) => r.headers),
     Body: prop((r: RequestModel) => r.body),

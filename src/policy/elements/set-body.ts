@@ -115,7 +115,7 @@ function liquidContext(ctx: PolicyContext): Record<string, unknown> {
   return {
     Request: {
       Method: ctx.request.method,
-      Url: url(ctx.request.url),
+      Url: url(ctx.request.backendUrl),
       OriginalUrl: url(ctx.request.originalUrl),
       IpAddress: ctx.request.ipAddress,
       Headers: headers(ctx.request.headers),

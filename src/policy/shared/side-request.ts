@@ -86,7 +86,7 @@ export function compileSideRequest(
     const source = run.context.request;
     const request = new RequestModel({
       method: copy ? source.method : 'GET',
-      url: copy ? source.url.clone() : 'http://localhost/',
+      url: copy ? source.backendUrl.clone() : 'http://localhost/',
       headers: copy ? new HeaderCollection(source.headers.entries()) : new HeaderCollection(),
       // In outbound, copy mode does not copy the body (the request body is gone by then).
       body:
@@ -94,7 +94,8 @@ export function compileSideRequest(
           ? new MessageBody(source.body.bytes)
           : null,
     });
-    let target = copy ? source.url.toString() : undefined;
+    // A copy goes where the request goes (context.Request.Url: the backend's URL), unless set-url says otherwise.
+    let target = copy ? source.backendUrl.toString() : undefined;
     if (url !== undefined) target = url(run).trim();
     if (target === undefined || !URL.canParse(target)) {
       throw new TypeError(`send-request/set-url must be an absolute URL, got "${target ?? ''}"`);
