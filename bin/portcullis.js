@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { supportedNodeFolder } from '../scripts/node-runtime.js';
+import { standFor, supportedNodeFolder } from '../scripts/node-runtime.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -29,16 +29,5 @@ if (nodeFolder === undefined) {
   const child = spawn(`${nodeFolder}/node`, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: 'inherit',
   });
-  // A terminal's Ctrl-C reaches the whole foreground process group, the child too: passing it on as well would be a
-  // second SIGINT, which the child takes as "stop now". Signals sent to this process alone are passed on.
-  process.on('SIGINT', () => {});
-  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
-  child.on('exit', (status, signal) => {
-    if (signal) {
-      process.removeAllListeners(signal);
-      process.kill(process.pid, signal);
-    } else {
-      process.exit(status ?? 1);
-    }
-  });
+  standFor(child);
 }

@@ -7,3 +7,4 @@ export function pinnedNodeFolder(root: string): string;
 export function pinnedNodeBinary(root: string): string;
 export function canProvidePinnedNode(): boolean;
 export function supportedNodeFolder(root: string): string | undefined;
+export function standFor(child: import('node:child_process').ChildProcess): void;

@@ -49,3 +49,22 @@ export function supportedNodeFolder(root) {
         : `Install Node ${oldestSupportedMajor} (https://nodejs.org) and run again.`),
   );
 }
+
+/**
+ * Makes this process stand for `child`, which runs the same command on the supported Node: its exit status (or the
+ * signal that ended it) becomes this process's. A terminal's Ctrl-C reaches the whole foreground process group, the
+ * child too: passing it on as well would be a second SIGINT, which Portcullis takes as "stop now"; signals sent to
+ * this process alone are passed on.
+ */
+export function standFor(child) {
+  process.on('SIGINT', () => {});
+  for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (status, signal) => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    } else {
+      process.exit(status ?? 1);
+    }
+  });
+}

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { supportedNodeFolder } from './node-runtime.js';
+import { standFor, supportedNodeFolder } from './node-runtime.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const [command, ...args] = process.argv.slice(2);
@@ -26,14 +26,4 @@ const env =
     ? process.env
     : { ...process.env, PATH: `${folder}${path.delimiter}${process.env.PATH ?? ''}` };
 const child = spawn(command, args, { stdio: 'inherit', env });
-// As in bin/portcullis.js: a terminal's Ctrl-C already reaches the child; signals sent to this process are passed on.
-process.on('SIGINT', () => {});
-for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
-child.on('exit', (status, signal) => {
-  if (signal) {
-    process.removeAllListeners(signal);
-    process.kill(process.pid, signal);
-  } else {
-    process.exit(status ?? 1);
-  }
-});
+standFor(child);
