@@ -1,7 +1,12 @@
 import path from 'node:path';
-import { type Database, open, type RootDatabase } from 'lmdb';
+import type * as Lmdb from 'lmdb';
+import type { Database, RootDatabase } from 'lmdb';
+import { lazyPackage } from './lazy-package.js';
 import { maxEmbeddedStreams } from './options.js';
 import { makeFilePrivate, makePrivateDirectory } from './private-files.js';
+
+/** lmdb, loaded when a store is first opened (lazy-package.ts). */
+const lmdb = lazyPackage<typeof Lmdb>('lmdb');
 
 /**
  * The embedded durable store of a single machine (`state.dataDir`): one LMDB environment that every process of the
@@ -49,7 +54,7 @@ function openPrivateEnvironment(directory: string, options: { noSync?: boolean }
   makePrivateDirectory(directory);
   const mode = { permissionsMode: 0o600 };
   // noSubdir: false, or lmdb-js takes a directory whose name has a dot (`state.v1`) for the database file itself.
-  const root = open({ path: directory, maxDbs: maxDatabases, noSubdir: false, ...options, ...mode });
+  const root = lmdb().open({ path: directory, maxDbs: maxDatabases, noSubdir: false, ...options, ...mode });
   for (const file of ENVIRONMENT_FILES) makeFilePrivate(path.join(directory, file));
   return root;
 }

@@ -1,5 +1,5 @@
-import { type ChainableCommander, ReplyError } from 'ioredis';
-import type { RedisConnection } from './redis-connection.js';
+import type { ChainableCommander } from 'ioredis';
+import { ioredis, type RedisConnection } from './redis-connection.js';
 
 /** Where a logger's events go: a stream (Redis Stream, or embedded) trimmed to about `maxLength` entries. */
 export interface StreamTarget {
@@ -217,7 +217,7 @@ export class RedisEventStream extends EventStream {
     });
     // A pipeline resolves even when the connection failed under it: only Redis's own replies count as
     // answered; anything else means the batch may not have arrived and is sent again (at least once).
-    const lost = (results ?? []).find(([error]) => error && !(error instanceof ReplyError));
+    const lost = (results ?? []).find(([error]) => error && !(error instanceof ioredis().ReplyError));
     if (lost !== undefined) throw lost[0];
     const refused = (results ?? []).flatMap(([error]) => (error ? [`xadd rejected: ${error.message}`] : []));
     return { written: (results ?? []).length - refused.length, refused };

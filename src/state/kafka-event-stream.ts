@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
-import { Kafka, logLevel, type Message, Partitioners, type Producer, type SASLOptions } from 'kafkajs';
+import type * as KafkaJs from 'kafkajs';
+import type { Message, Producer, SASLOptions } from 'kafkajs';
 import {
   type BatchOutcome,
   EventStream,
@@ -9,7 +10,11 @@ import {
   type RetainedEvent,
   type StreamEvent,
 } from './event-stream.js';
+import { lazyPackage } from './lazy-package.js';
 import { isInlinePem, type KafkaTarget } from './options.js';
+
+/** kafkajs, loaded when a Kafka logger first connects (lazy-package.ts). */
+const kafkajs = lazyPackage<typeof KafkaJs>('kafkajs');
 
 /** A logger's target with its TLS settings read (the PEM files' contents), as kafkajs takes them. */
 export type KafkaConnection = Omit<KafkaTarget, 'tls'> & { readonly tls: boolean | ConnectionOptions };
@@ -142,6 +147,7 @@ export class KafkaEventStream extends EventStream<KafkaConnection> {
 
 /** A connected producer; retries are few and short, because the stream retries the whole batch itself. */
 async function connect(target: KafkaConnection): Promise<Producer> {
+  const { Kafka, logLevel, Partitioners } = kafkajs();
   const kafka = new Kafka({
     clientId: target.clientId,
     brokers: target.brokers,

@@ -1,9 +1,7 @@
 import { type Context, isSpanContextValid, ROOT_CONTEXT, type SpanContext, trace } from '@opentelemetry/api';
-import { SeverityNumber } from '@opentelemetry/api-logs';
-import { ExportResultCode } from '@opentelemetry/core';
-import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { LoggerProvider, type LogRecordProcessor, type ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import type { ExportResultCode } from '@opentelemetry/core';
+import type { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
+import type { LoggerProvider, LogRecordProcessor, ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import {
   type BatchOutcome,
   EventStream,
@@ -11,7 +9,17 @@ import {
   type RetainedEvent,
   type StreamEvent,
 } from './event-stream.js';
+import { lazyPackage } from './lazy-package.js';
 import type { OtlpLogsTarget } from './options.js';
+
+// The logs SDK and its OTLP exporter, loaded when an OTLP logger's stream is made (lazy-package.ts).
+const apiLogs = lazyPackage<typeof import('@opentelemetry/api-logs')>('@opentelemetry/api-logs');
+const core = lazyPackage<typeof import('@opentelemetry/core')>('@opentelemetry/core');
+const exporter = lazyPackage<typeof import('@opentelemetry/exporter-logs-otlp-http')>(
+  '@opentelemetry/exporter-logs-otlp-http',
+);
+const resources = lazyPackage<typeof import('@opentelemetry/resources')>('@opentelemetry/resources');
+const logsSdk = lazyPackage<typeof import('@opentelemetry/sdk-logs')>('@opentelemetry/sdk-logs');
 
 /** An event as the OTLP stream queues it: when it was sent, and the span of the request that sent it. */
 interface OtlpEvent extends StreamEvent {
@@ -46,7 +54,7 @@ export class OtlpEventStream extends EventStream<OtlpLogsTarget> {
     super(options);
     const [target] = options.targets.values();
     if (target === undefined) throw new TypeError('an OTLP event stream needs its logger');
-    this.#exporter = new OTLPLogExporter({
+    this.#exporter = new (exporter().OTLPLogExporter)({
       url: `${target.endpoint.replace(/\/$/, '')}/v1/logs`,
       headers: resolvedHeaders(target, [...options.targets.keys()][0]!),
       timeoutMillis: target.timeoutMs,
@@ -57,8 +65,8 @@ export class OtlpEventStream extends EventStream<OtlpLogsTarget> {
       forceFlush: async () => {},
       shutdown: async () => {},
     };
-    this.#provider = new LoggerProvider({
-      resource: resourceFromAttributes({ 'service.name': target.serviceName }),
+    this.#provider = new (logsSdk().LoggerProvider)({
+      resource: resources().resourceFromAttributes({ 'service.name': target.serviceName }),
       processors: [collect],
     });
   }
@@ -80,7 +88,7 @@ export class OtlpEventStream extends EventStream<OtlpLogsTarget> {
     for (const event of batch as readonly OtlpEvent[])
       logger.emit({
         timestamp: event.time,
-        severityNumber: SeverityNumber.INFO,
+        severityNumber: apiLogs().SeverityNumber.INFO,
         severityText: 'INFO',
         body: event.message,
         attributes: {
@@ -94,7 +102,7 @@ export class OtlpEventStream extends EventStream<OtlpLogsTarget> {
     const result = await new Promise<{ code: ExportResultCode; error?: Error }>((resolve) =>
       this.#exporter.export(records, resolve),
     );
-    if (result.code !== ExportResultCode.SUCCESS) {
+    if (result.code !== core().ExportResultCode.SUCCESS) {
       const target = this.target(batch[0]!.loggerId);
       throw new Error(`otlp ${target.endpoint}: ${result.error?.message ?? 'export failed'}`);
     }

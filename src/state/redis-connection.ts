@@ -1,7 +1,12 @@
-import { Cluster, Redis } from 'ioredis';
+import type * as IORedis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import { lazyPackage } from './lazy-package.js';
 import { StateUnavailableError } from './limits.js';
 
 /** One Redis, or the nodes of a Redis Cluster: every command, pipeline and script has the same API on both. */
+/** ioredis, loaded with the first connection (lazy-package.ts). */
+export const ioredis = lazyPackage<typeof IORedis>('ioredis');
+
 export type RedisClient = Redis | Cluster;
 
 /** Where to connect: one Redis (`url`), or a Redis Cluster found from any of its nodes (`cluster`). */
@@ -71,7 +76,7 @@ function perNode(options: ConnectionSettings) {
 }
 
 function connectOne(options: ConnectionSettings & { readonly url: string }): Redis {
-  const client = new Redis(options.url, {
+  const client = new (ioredis().Redis)(options.url, {
     ...perNode(options),
     keyPrefix: options.keyPrefix,
     // Reconnecting is RedisConnection's (#reconnectLater): ioredis's own timer would keep a stopping process
@@ -89,7 +94,7 @@ function connectOne(options: ConnectionSettings & { readonly url: string }): Red
 
 function connectCluster(options: ConnectionSettings & { readonly cluster: readonly string[] }): Cluster {
   if (options.cluster.length === 0) throw new TypeError('a Redis Cluster needs at least one node URL');
-  const cluster = new Cluster([...options.cluster], {
+  const cluster = new (ioredis().Cluster)([...options.cluster], {
     // The prefix goes before any hash tag, so `{…}` in keys still picks the slot (a prefix with braces of its
     // own would put every key in one slot: correct, but one node would do all the work).
     keyPrefix: options.keyPrefix,
@@ -214,7 +219,7 @@ export class RedisConnection {
    * none (its commandTimeout covers every command, and nothing waits in a queue).
    */
   #withinDeadline<T>(pending: Promise<T>): Promise<T> {
-    if (!(this.client instanceof Cluster)) return pending;
+    if (!(this.client instanceof ioredis().Cluster)) return pending;
     const limit = this.options.commandTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
