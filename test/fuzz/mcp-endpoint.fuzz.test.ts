@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSession } from '../support/mcp/helpers.js';
+import { openSession } from '../doubles/mcp.js';
 import { fuzzParameters, STACK_FRAME, testTimeout } from './budget.js';
 import { type FuzzService, startFuzzService } from './service.js';
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { hashPassword } from '../../src/auth/index.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { createService, type Service } from '../../src/service/service.js';
-import { type EchoBackend, startEchoBackend } from '../helpers/backend.js';
+import { type EchoBackend, startEchoBackend } from '../doubles/echo-backend.js';
 import { discover, obtainTokens, register, type TestServer, USER } from '../integration/auth/harness.js';
 
 export interface FuzzService {

@@ -7,7 +7,7 @@ import {
   createAuthorizationServer,
   hashPassword,
 } from '../../../src/auth/index.js';
-import { insecure } from '../../helpers/oauth-client.js';
+import { insecure } from '../../doubles/oauth-client.js';
 
 export const USER = { username: 'alice', password: 'correct horse battery staple', name: 'Alice Example' };
 const passwordHash = hashPassword(USER.password);

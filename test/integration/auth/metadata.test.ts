@@ -1,6 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshTokens } from '../../helpers/oauth-client.js';
+import { refreshTokens } from '../../doubles/oauth-client.js';
 import {
   authorize,
   discover,

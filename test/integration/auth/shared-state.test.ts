@@ -10,7 +10,7 @@ import { hashPassword } from '../../../src/auth/index.js';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { freePort } from '../../../src/config/plan.js';
 import { createService, type Service } from '../../../src/service/service.js';
-import { type RunningRedis, startRedis } from '../../helpers/redis.js';
+import { type RunningRedis, startRedis } from '../../processes/redis.js';
 import { Browser, postForm, USER } from './harness.js';
 
 /**

@@ -19,7 +19,7 @@ import Provider from 'oidc-provider';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadSigningKeys } from '../../../src/auth/stores/file.js';
 import { Identities, IdentityError, identitiesConfigSchema } from '../../../src/identity/index.js';
-import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../../helpers/certificates.js';
+import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../../processes/certificates.js';
 import { startServer, type TestServer } from '../auth/harness.js';
 
 /**

@@ -5,16 +5,16 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEmbeddedStores } from '../../../../src/auth/stores/embedded.js';
 import type { AuthorizationCodeRecord, InteractionRecord } from '../../../../src/auth/stores/types.js';
-import { until } from '../../../helpers/wait.js';
-import { START, storeSecretRecords } from '../../../support/auth-stores.js';
-import { EmbeddedDirectories } from './backends.js';
+import { until } from '../../../processes/wait.js';
+import { START, storeSecretRecords } from '../../../suites/auth-stores.js';
+import { EmbeddedDirectories } from './harness.js';
 
 /** What only the embedded store promises: nothing secret in its files, the sweep, several processes, crashes. */
 
 const directories = new EmbeddedDirectories();
 afterAll(() => directories.release());
 
-const child = fileURLToPath(new URL('./embedded-child.ts', import.meta.url));
+const child = fileURLToPath(new URL('../../../processes/auth-store-worker.ts', import.meta.url));
 
 /** Runs embedded-child.ts; `lines()` is every complete line it printed so far. */
 function runChild(...args: string[]): { process: ChildProcess; lines(): string[]; exited: Promise<unknown> } {
