@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { compileExpression, ExpressionError } from '../../src/expr/index.js';
 import { makeContext } from '../doubles/policy-context.js';
 import { findExpressions } from '../fixtures/expression-scan.js';
-import { fuzzParameters, testTimeout } from './budget.js';
+import { fuzzParameters, testTimeout } from './harness.js';
 
 const CORPUS = '/work/shared/corpus/apim-snippets';
 const BUDGET = { runs: 3000, seconds: 5 };

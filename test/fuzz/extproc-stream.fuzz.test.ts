@@ -10,7 +10,7 @@ import type { ProcessingRequest, ProcessingResponse } from '../../src/extproc/me
 import { connectFakeEnvoy, headerMap } from '../doubles/extproc-client.js';
 import { EXTPROC_GATEWAY } from '../processes/extproc-gateway.js';
 import { type RunningEngine, startEngine } from '../processes/gateway.js';
-import { fuzzParameters, STACK_FRAME, testTimeout } from './budget.js';
+import { fuzzParameters, STACK_FRAME, testTimeout } from './harness.js';
 
 const BUDGET = { runs: 300, seconds: 5 };
 

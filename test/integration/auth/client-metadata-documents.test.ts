@@ -13,7 +13,7 @@ import {
   type RegisteredClient,
   startServer,
   type TestServer,
-} from './harness.js';
+} from '../../processes/auth-server.js';
 
 /**
  * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document): an https client_id URL names the

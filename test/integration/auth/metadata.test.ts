@@ -11,7 +11,7 @@ import {
   register,
   startServer,
   type TestServer,
-} from './harness.js';
+} from '../../processes/auth-server.js';
 
 /** Every value the metadata advertises is checked against what the endpoint actually does. */
 describe('metadata tells the truth', () => {
