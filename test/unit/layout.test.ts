@@ -33,6 +33,8 @@ interface Edge {
 
 function sourceFiles(directory: string): string[] {
   return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    // Dot-folders hold tools' own files (test/e2e/python-sdk/.venv), not ours.
+    if (entry.name.startsWith('.')) return [];
     const file = path.join(directory, entry.name);
     return entry.isDirectory() ? sourceFiles(file) : entry.name.endsWith('.ts') ? [file] : [];
   });
