@@ -233,7 +233,8 @@ describe('the size of units', () => {
 
 /** Every relative module a file names: static imports and re-exports, and `import('…')` with a literal. */
 function relativeModulesOf(file: string): string[] {
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const source =
+    parsed.get(file) ?? ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
   const found = importsOf(source).map(({ specifier }) => specifier);
   const visit = (node: ts.Node) => {
     if (
@@ -269,7 +270,10 @@ describe('the test layout (STYLE.md, "Test code")', () => {
     const folders = readdirSync(testRoot, { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
       .map((entry) => entry.name);
-    expect(folders.filter((folder) => !(folder in testFolders))).toEqual([]);
+    expect(
+      folders.filter((folder) => !(folder in testFolders)),
+      'folders under test/ that testFolders in scripts/layout.ts does not name (STYLE.md, "Test code")',
+    ).toEqual([]);
   });
 
   it(`gives a test folder one setup file, ${testSetupFile}, imported only beside it and below it`, () => {
