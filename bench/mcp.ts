@@ -16,7 +16,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { hashPassword } from '../src/auth/index.js';
 import { freePort } from '../src/config/plan.js';
-import { PageDriver } from '../test/helpers/stack-browser.js';
+import { signIn } from './support/sign-in.js';
 import { formatLoad, type LoadResult, root, spawnChild, stopChildren, waitFor } from './support/stack.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
       scope: 'read:courses-work',
       state: 'bench',
     }).toString();
-    const callback = await new PageDriver().authorize(authorize.href, USER);
+    const callback = await signIn(authorize.href, USER);
     const token = (await (
       await fetch(`${gateway}/v1/token`, {
         method: 'POST',

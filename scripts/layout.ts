@@ -119,6 +119,38 @@ export const sharedFiles: Readonly<Record<string, string>> = {
   'yaml-data.ts': 'YAML documents whose aliases cannot expand past a bound (alias bombs refused)',
 };
 
+/**
+ * The folders directly under `test/`, each named for what it holds (STYLE.md, "Test code"); the layout test refuses
+ * any other. The test folders (`testKinds`) hold `*.test.ts` files and, per folder, at most one setup file
+ * (`testSetupFile`) that only the tests beside it and below it import; code shared across test folders lives in one
+ * of the others.
+ */
+export const testFolders: Readonly<Record<string, string>> = {
+  unit: 'tests of one unit in-process, laid out like the source',
+  integration:
+    'tests of a module against the real things it talks to (Envoy, Redis, the engine), laid out like the source',
+  e2e: 'tests of the whole gateway as `portcullis up` runs it',
+  fuzz: 'property-based fuzzing (`npm run fuzz` runs it long)',
+  processes:
+    'the real thing a test runs against, started, watched and stopped: Envoy, the engine and gateway stacks and the files they start from, `up` and the CLI, the authorization server, Redis, Kafka, network namespaces, certificates, spawned workers; `until()` / `elapse()`',
+  doubles:
+    'stand-ins for what Portcullis talks to or is handed: backends, clients and browsers, a fake Envoy stream, fake policy services and context, MCP fakes, a recording logger, a management store',
+  suites: 'conformance suites every implementation of a store runs',
+  fixtures:
+    'data files tests read, the code that vendors or scans them, scratch folders for the files a test writes',
+  soak: '`npm run soak`: stalled and abandoned uploads through a real Envoy, pass or fail',
+  kafka: "the Kafka broker's jars, pinned by Maven (`processes/kafka.ts` runs them)",
+};
+
+/** The folders under `test/` that hold tests; every other `.ts` file in them is its folder's `testSetupFile`. */
+export const testKinds: readonly string[] = ['unit', 'integration', 'e2e', 'fuzz'];
+
+/** The one name of a test folder's own setup. */
+export const testSetupFile = 'harness.ts';
+
+/** Folders whose code imports nothing under `test/`: the product does not depend on its tests, nor do benchmarks. */
+export const independentOfTests: readonly string[] = ['src', 'bench'];
+
 const root = fileURLToPath(new URL('..', import.meta.url));
 const architecturePage = path.join(root, 'docs', 'architecture.md');
 export const generatedStart =

@@ -250,7 +250,7 @@ if (forTests) {
   }
 }
 
-// Apache Kafka's broker jars (Maven Central), for the Kafka sink's tests (test/helpers/kafka.ts runs a KRaft broker
+// Apache Kafka's broker jars (Maven Central), for the Kafka sink's tests (test/processes/kafka.ts runs a KRaft broker
 // from them with the machine's Java): test/kafka/pom.xml pins the version; Maven copies the jars and their
 // dependencies into .portcullis/kafka-<version>/libs. Fetched into a temporary folder and renamed, so an
 // interrupted fetch is fetched again next time.

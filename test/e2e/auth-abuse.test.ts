@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Answer, BrowserAt, sendFrom } from '../helpers/source-address.js';
-import { type Stack, startStack, USERS } from '../helpers/stack.js';
-import { until } from '../helpers/wait.js';
-import { initializeMessage } from '../support/mcp/helpers.js';
+import { initializeMessage } from '../doubles/mcp.js';
+import { type Answer, BrowserAt, sendFrom } from '../doubles/source-address.js';
+import { type Stack, startStack, USERS } from '../processes/stack.js';
+import { until } from '../processes/wait.js';
 
 /**
  * The authorization server's abuse limits and security log as `portcullis up` runs them, every request through

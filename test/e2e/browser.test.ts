@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Stack, startStack, USERS } from '../helpers/stack.js';
+import { type Stack, startStack, USERS } from '../processes/stack.js';
 
 /**
  * Headless Chromium (Debian's package, driven by playwright-core) goes through the real login and consent pages

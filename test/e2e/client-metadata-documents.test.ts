@@ -3,12 +3,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DocumentHost, startDocumentHost } from '../helpers/document-host.js';
-import { HeadlessProvider } from '../helpers/mcp-oauth-provider.js';
-import { insecure, type PublicClient, refreshTokens, signInWithPkce } from '../helpers/oauth-client.js';
-import { type Stack, startStack, USERS } from '../helpers/stack.js';
-import { PageDriver } from '../helpers/stack-browser.js';
-import { until } from '../helpers/wait.js';
+import { type DocumentHost, startDocumentHost } from '../doubles/document-host.js';
+import { HeadlessProvider } from '../doubles/mcp-oauth-provider.js';
+import { insecure, type PublicClient, refreshTokens, signInWithPkce } from '../doubles/oauth-client.js';
+import { PageDriver } from '../doubles/stack-browser.js';
+import { type Stack, startStack, USERS } from '../processes/stack.js';
+import { until } from '../processes/wait.js';
 
 /**
  * Client ID Metadata Documents through `portcullis up` and Envoy: clients known only by the https URL of their

@@ -4,10 +4,10 @@ import { exportJWK, generateKeyPair } from 'jose';
 import * as oauth from 'oauth4webapi';
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insecure, registerPublicClient, signInWithPkce } from '../helpers/oauth-client.js';
-import { type Stack, startStack, USERS } from '../helpers/stack.js';
-import { PageDriver } from '../helpers/stack-browser.js';
-import { until } from '../helpers/wait.js';
+import { insecure, registerPublicClient, signInWithPkce } from '../doubles/oauth-client.js';
+import { PageDriver } from '../doubles/stack-browser.js';
+import { type Stack, startStack, USERS } from '../processes/stack.js';
+import { until } from '../processes/wait.js';
 
 /**
  * get-authorization-context's user-delegated connections through `portcullis up` (Envoy, the engine and the service

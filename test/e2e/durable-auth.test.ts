@@ -1,14 +1,14 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initializeMessage } from '../doubles/mcp.js';
 import {
   insecure,
   type PublicClient,
   registerPublicClient,
   signInWithPkce,
-} from '../helpers/oauth-client.js';
-import { type Stack, startStack, USERS } from '../helpers/stack.js';
-import { PageDriver } from '../helpers/stack-browser.js';
-import { initializeMessage } from '../support/mcp/helpers.js';
+} from '../doubles/oauth-client.js';
+import { PageDriver } from '../doubles/stack-browser.js';
+import { type Stack, startStack, USERS } from '../processes/stack.js';
 
 /**
  * Issue 15, the authorization server's part: with state.dataDir (no Redis) a restart of `portcullis up` loses no

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { freePort } from '../../src/config/plan.js';
-import { type EchoBackend, startEchoBackend } from '../helpers/backend.js';
-import { startUp, type UpRun } from '../helpers/up.js';
-import { until } from '../helpers/wait.js';
+import { type EchoBackend, startEchoBackend } from '../doubles/echo-backend.js';
+import { startUp, type UpRun } from '../processes/up.js';
+import { until } from '../processes/wait.js';
 
 /** An API policy that marks every answer with `x-generation: <mark>`, so a test sees when a reload applied. */
 const marking = (mark: string) =>

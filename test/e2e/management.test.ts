@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { hashPassword } from '../../src/auth/index.js';
 import { freePort } from '../../src/config/plan.js';
-import { sendFrom } from '../helpers/source-address.js';
-import { countSaidBy, saidBy, startUp, type UpRun } from '../helpers/up.js';
-import { until } from '../helpers/wait.js';
+import { sendFrom } from '../doubles/source-address.js';
+import { countSaidBy, saidBy, startUp, type UpRun } from '../processes/up.js';
+import { until } from '../processes/wait.js';
 
 /**
  * The management API as an operator uses it: `portcullis up` with a `management` section, every call through

@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/config/plan.js';
-import { type Stack, startStack, USERS } from '../helpers/stack.js';
-import { PageDriver } from '../helpers/stack-browser.js';
-import { type ProxyAnswer, startTokenProxy, type TokenProxy } from '../helpers/token-proxy.js';
-import { until } from '../helpers/wait.js';
+import { PageDriver } from '../doubles/stack-browser.js';
+import { type ProxyAnswer, startTokenProxy, type TokenProxy } from '../doubles/token-proxy.js';
+import { type Stack, startStack, USERS } from '../processes/stack.js';
+import { until } from '../processes/wait.js';
 
 /**
  * The official MCP conformance suite (`@modelcontextprotocol/conformance`, server mode) against the endpoint as

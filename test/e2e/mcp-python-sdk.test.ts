@@ -4,9 +4,9 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DocumentHost, startDocumentHost } from '../helpers/document-host.js';
-import { type Stack, startStack, USERS } from '../helpers/stack.js';
-import { PageDriver } from '../helpers/stack-browser.js';
+import { type DocumentHost, startDocumentHost } from '../doubles/document-host.js';
+import { PageDriver } from '../doubles/stack-browser.js';
+import { type Stack, startStack, USERS } from '../processes/stack.js';
 
 /**
  * A second, independent MCP client: the official MCP Python SDK (`mcp` from PyPI, pinned in

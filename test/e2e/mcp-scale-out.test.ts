@@ -15,11 +15,11 @@ import { loadConfigFile } from '../../src/config/load.js';
 import { freePort, planRuntime } from '../../src/config/plan.js';
 import { buildBootstrap } from '../../src/envoy/bootstrap/bootstrap.js';
 import { serviceClusterName } from '../../src/envoy/contract.js';
-import { type RunningChild, startChild } from '../helpers/child.js';
-import { type RunningEnvoy, startEnvoy } from '../helpers/envoy.js';
-import { HeadlessProvider } from '../helpers/mcp-oauth-provider.js';
-import { type RunningRedis, startRedis } from '../helpers/redis.js';
-import { until } from '../helpers/wait.js';
+import { HeadlessProvider } from '../doubles/mcp-oauth-provider.js';
+import { type RunningChild, startChild } from '../processes/child.js';
+import { type RunningEnvoy, startEnvoy } from '../processes/envoy.js';
+import { type RunningRedis, startRedis } from '../processes/redis.js';
+import { until } from '../processes/wait.js';
 
 /**
  * Issue 19 item 5 (scale-out): two service processes (`portcullis service`, A and B) behind one real Envoy share

@@ -5,9 +5,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HeadlessProvider } from '../helpers/mcp-oauth-provider.js';
-import { type Stack, startStack, USERS } from '../helpers/stack.js';
-import { until } from '../helpers/wait.js';
+import { HeadlessProvider } from '../doubles/mcp-oauth-provider.js';
+import { type Stack, startStack, USERS } from '../processes/stack.js';
+import { until } from '../processes/wait.js';
 
 /**
  * The official MCP SDK client against the stack as `portcullis up` runs it, every request through Envoy: from

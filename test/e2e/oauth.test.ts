@@ -1,9 +1,9 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Stack, startStack, USERS } from '../helpers/stack.js';
-import { PageDriver } from '../helpers/stack-browser.js';
-import { initializeMessage } from '../support/mcp/helpers.js';
+import { initializeMessage } from '../doubles/mcp.js';
+import { PageDriver } from '../doubles/stack-browser.js';
+import { type Stack, startStack, USERS } from '../processes/stack.js';
 
 /**
  * A strict, independent OAuth client (oauth4webapi) against the authorization server as `portcullis up` runs it,

@@ -4,19 +4,19 @@ import path from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LoadBalancer, startLoadBalancer } from '../helpers/load-balancer.js';
-import { buildSegment, type Segment } from '../helpers/netns.js';
+import { type LoadBalancer, startLoadBalancer } from '../doubles/load-balancer.js';
+import { initializeMessage } from '../doubles/mcp.js';
 import {
   insecure,
   type PublicClient,
   registerPublicClient,
   signInWithPkce,
-} from '../helpers/oauth-client.js';
-import { type RunningRedisCluster, startRedisCluster } from '../helpers/redis.js';
-import { type Stack, startStack, USERS } from '../helpers/stack.js';
-import { PageDriver } from '../helpers/stack-browser.js';
-import { isCli, isEnvoy } from '../helpers/up.js';
-import { initializeMessage } from '../support/mcp/helpers.js';
+} from '../doubles/oauth-client.js';
+import { PageDriver } from '../doubles/stack-browser.js';
+import { buildSegment, type Segment } from '../processes/netns.js';
+import { type RunningRedisCluster, startRedisCluster } from '../processes/redis.js';
+import { type Stack, startStack, USERS } from '../processes/stack.js';
+import { isCli, isEnvoy } from '../processes/up.js';
 
 /**
  * Issue 23, beyond one machine: two gateway hosts — two network namespaces, each running its own `portcullis up`

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { hotRestartSharedMemory } from '../../src/config/envoy.js';
 import { freePort } from '../../src/config/plan.js';
-import { load, markingPolicy } from '../helpers/load.js';
-import { descendantsOf } from '../helpers/processes.js';
-import { countSaidBy, saidBy, startUp, type UpRun } from '../helpers/up.js';
-import { until } from '../helpers/wait.js';
+import { load, markingPolicy } from '../doubles/load.js';
+import { descendantsOf } from '../processes/process-tree.js';
+import { countSaidBy, saidBy, startUp, type UpRun } from '../processes/up.js';
+import { until } from '../processes/wait.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const exampleDir = path.join(root, 'examples', 'courses');

@@ -7,12 +7,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { freePort } from '../../src/config/plan.js';
-import { type EchoBackend, startEchoBackend } from '../helpers/backend.js';
-import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../helpers/certificates.js';
-import { load, markingPolicy } from '../helpers/load.js';
-import { portlessGateway } from '../helpers/portless-gateway.js';
-import { isCli, isEnvoy, printedUrl, processesOf, saidBy, startUp, type UpRun } from '../helpers/up.js';
-import { until } from '../helpers/wait.js';
+import { type EchoBackend, startEchoBackend } from '../doubles/echo-backend.js';
+import { load, markingPolicy } from '../doubles/load.js';
+import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../processes/certificates.js';
+import { portlessGateway } from '../processes/portless-gateway.js';
+import { isCli, isEnvoy, printedUrl, processesOf, saidBy, startUp, type UpRun } from '../processes/up.js';
+import { until } from '../processes/wait.js';
 
 /** The portless gateway (two engines, the service with an authorization server), its API run through echo.xml. */
 const gatewayConfig = (echo: EchoBackend) => stringify(portlessGateway(echo.url, 'echo.xml'));

@@ -3,9 +3,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Stack, startStack, USERS } from '../helpers/stack.js';
-import { PageDriver } from '../helpers/stack-browser.js';
-import { until } from '../helpers/wait.js';
+import { PageDriver } from '../doubles/stack-browser.js';
+import { type Stack, startStack, USERS } from '../processes/stack.js';
+import { until } from '../processes/wait.js';
 
 /**
  * The Koa service follows a running gateway's catalog: a product with a new API, added by editing the file `up`

@@ -8,12 +8,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { freePort } from '../../src/config/plan.js';
-import { type RunningChild, startChild } from '../helpers/child.js';
-import { type RunningEnvoy, startEnvoyWith } from '../helpers/envoy.js';
-import { HeadlessProvider } from '../helpers/mcp-oauth-provider.js';
-import { registerPublicClient, signInWithPkce } from '../helpers/oauth-client.js';
-import { PageDriver } from '../helpers/stack-browser.js';
-import { until } from '../helpers/wait.js';
+import { HeadlessProvider } from '../doubles/mcp-oauth-provider.js';
+import { registerPublicClient, signInWithPkce } from '../doubles/oauth-client.js';
+import { PageDriver } from '../doubles/stack-browser.js';
+import { type RunningChild, startChild } from '../processes/child.js';
+import { type RunningEnvoy, startEnvoyWith } from '../processes/envoy.js';
+import { until } from '../processes/wait.js';
 
 /**
  * The done-when test of "the engine inside an Envoy someone else configured": a real Envoy started from the

@@ -5,10 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { describe, it, type TestContext } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { freePort } from '../../src/config/plan.js';
-import { runCli } from '../helpers/cli.js';
-import { descendantsOf, isAlive } from '../helpers/processes.js';
-import { startUp, type UpRun } from '../helpers/up.js';
-import { until } from '../helpers/wait.js';
+import { runCli } from '../processes/cli.js';
+import { descendantsOf, isAlive } from '../processes/process-tree.js';
+import { startUp, type UpRun } from '../processes/up.js';
+import { until } from '../processes/wait.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const exampleDir = path.join(root, 'examples', 'courses');

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileExpression, ExpressionError } from '../../src/expr/index.js';
-import { findExpressions } from '../support/expr/corpus-scan.js';
-import { makeContext } from '../support/expr/evaluate.js';
-import { fuzzParameters, testTimeout } from './budget.js';
+import { makeContext } from '../doubles/policy-context.js';
+import { findExpressions } from '../fixtures/expression-scan.js';
+import { fuzzParameters, testTimeout } from './harness.js';
 
 const CORPUS = '/work/shared/corpus/apim-snippets';
 const BUDGET = { runs: 3000, seconds: 5 };

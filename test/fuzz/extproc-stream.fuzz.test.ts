@@ -7,10 +7,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProcessingRequest, ProcessingResponse } from '../../src/extproc/messages.js';
-import { connectFakeEnvoy, headerMap } from '../helpers/extproc-client.js';
-import { type RunningEngine, startEngine } from '../helpers/gateway.js';
-import { EXTPROC_GATEWAY } from '../support/extproc/gateway.js';
-import { fuzzParameters, STACK_FRAME, testTimeout } from './budget.js';
+import { connectFakeEnvoy, headerMap } from '../doubles/extproc-client.js';
+import { EXTPROC_GATEWAY } from '../processes/extproc-gateway.js';
+import { type RunningEngine, startEngine } from '../processes/gateway.js';
+import { fuzzParameters, STACK_FRAME, testTimeout } from './harness.js';
 
 const BUDGET = { runs: 300, seconds: 5 };
 

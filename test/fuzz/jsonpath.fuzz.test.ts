@@ -10,7 +10,7 @@ import { parseJson } from '../../src/expr/library/json/parse.js';
 import { selectTokens } from '../../src/expr/library/json/path.js';
 import { JArray, JObject, type JToken } from '../../src/expr/library/json/tokens.js';
 import { CsException } from '../../src/expr/runtime/core.js';
-import { fuzzParameters, testTimeout } from './budget.js';
+import { fuzzParameters, testTimeout } from './harness.js';
 
 const BUDGET = { runs: 2000, seconds: 5 };
 

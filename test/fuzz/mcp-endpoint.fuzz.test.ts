@@ -5,9 +5,8 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSession } from '../support/mcp/helpers.js';
-import { fuzzParameters, STACK_FRAME, testTimeout } from './budget.js';
-import { type FuzzService, startFuzzService } from './service.js';
+import { openSession } from '../doubles/mcp.js';
+import { type FuzzService, fuzzParameters, STACK_FRAME, startFuzzService, testTimeout } from './harness.js';
 
 const BUDGET = { runs: 400, seconds: 5 };
 

@@ -5,8 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fuzzParameters, STACK_FRAME, testTimeout } from './budget.js';
-import { type FuzzService, startFuzzService } from './service.js';
+import { type FuzzService, fuzzParameters, STACK_FRAME, startFuzzService, testTimeout } from './harness.js';
 
 const BUDGET = { runs: 400, seconds: 5 };
 

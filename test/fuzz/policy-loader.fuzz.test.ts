@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validatePolicies } from '../../src/policy/validate.js';
-import { fuzzParameters, STACK_FRAME, testTimeout } from './budget.js';
+import { fuzzParameters, STACK_FRAME, testTimeout } from './harness.js';
 
 const CORPUS = '/work/shared/corpus/apim-snippets';
 const BUDGET = { runs: 1500, seconds: 5 };

@@ -9,12 +9,20 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { mayImport } from '../../scripts/layout.js';
+import {
+  independentOfTests,
+  mayImport,
+  testFolders,
+  testKinds,
+  testSetupFile,
+} from '../../scripts/layout.js';
 
 /** Packages that would tie the policy language to a transport: it is a library tested, fuzzed and benchmarked alone. */
 const transportPackages = /^(@grpc\/|koa$|@koa\/|ioredis$)/;
 
-const src = fileURLToPath(new URL('../../src', import.meta.url));
+const repository = fileURLToPath(new URL('../..', import.meta.url));
+const src = path.join(repository, 'src');
+const testRoot = path.join(repository, 'test');
 
 interface Edge {
   readonly from: string;
@@ -25,6 +33,8 @@ interface Edge {
 
 function sourceFiles(directory: string): string[] {
   return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    // Dot-folders hold tools' own files (test/e2e/python-sdk/.venv), not ours.
+    if (entry.name.startsWith('.')) return [];
     const file = path.join(directory, entry.name);
     return entry.isDirectory() ? sourceFiles(file) : entry.name.endsWith('.ts') ? [file] : [];
   });
@@ -218,5 +228,72 @@ describe('the size of units', () => {
       .filter(({ lines }) => lines > longestExchangeFileLines)
       .map(({ file, lines }) => `${relative(file)}: ${lines} lines`);
     expect(long).toEqual([]);
+  });
+});
+
+/** Every relative module a file names: static imports and re-exports, and `import('…')` with a literal. */
+function relativeModulesOf(file: string): string[] {
+  const source =
+    parsed.get(file) ?? ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found = importsOf(source).map(({ specifier }) => specifier);
+  const visit = (node: ts.Node) => {
+    if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] !== undefined &&
+      ts.isStringLiteralLike(node.arguments[0])
+    )
+      found.push(node.arguments[0].text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found
+    .filter((specifier) => specifier.startsWith('.'))
+    .map((specifier) => path.resolve(path.dirname(file), specifier));
+}
+
+const inside = (folder: string, file: string) => !path.relative(folder, file).startsWith('..');
+
+describe('the test layout (STYLE.md, "Test code")', () => {
+  it(`keeps ${independentOfTests.map((folder) => `${folder}/`).join(' and ')} free of imports from test/`, () => {
+    const breaches = independentOfTests
+      .flatMap((folder) => sourceFiles(path.join(repository, folder)))
+      .flatMap((file) =>
+        relativeModulesOf(file)
+          .filter((target) => inside(testRoot, target))
+          .map((target) => `${path.relative(repository, file)} imports ${path.relative(repository, target)}`),
+      );
+    expect(breaches).toEqual([]);
+  });
+
+  it('names every folder under test/ in scripts/layout.ts', () => {
+    const folders = readdirSync(testRoot, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+    expect(
+      folders.filter((folder) => !(folder in testFolders)),
+      'folders under test/ that testFolders in scripts/layout.ts does not name (STYLE.md, "Test code")',
+    ).toEqual([]);
+  });
+
+  it(`gives a test folder one setup file, ${testSetupFile}, imported only beside it and below it`, () => {
+    const breaches: string[] = [];
+    for (const kind of testKinds) {
+      for (const file of sourceFiles(path.join(testRoot, kind))) {
+        const name = path.basename(file);
+        if (!name.endsWith('.test.ts') && name !== testSetupFile)
+          breaches.push(
+            `${path.relative(repository, file)}: a test folder's setup is named ${testSetupFile}`,
+          );
+        for (const target of relativeModulesOf(file).map((module) => module.replace(/\.js$/, '.ts'))) {
+          const local = testKinds.some((other) => inside(path.join(testRoot, other), target));
+          if (local && !inside(path.dirname(target), file))
+            breaches.push(
+              `${path.relative(repository, file)} imports ${path.relative(repository, target)}, another test folder's`,
+            );
+        }
+      }
+    }
+    expect(breaches).toEqual([]);
   });
 });

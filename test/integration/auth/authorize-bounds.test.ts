@@ -2,7 +2,13 @@ import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryStores } from '../../../src/auth/index.js';
 import type { AuthStores, ExpiringStore } from '../../../src/auth/stores/types.js';
-import { discover, type RegisteredClient, register, startServer, type TestServer } from './harness.js';
+import {
+  discover,
+  type RegisteredClient,
+  register,
+  startServer,
+  type TestServer,
+} from '../../processes/auth-server.js';
 
 /** Wraps an expiring store and keeps the set of keys it holds, as seen through its own operations. */
 function counted<T>(store: ExpiringStore<T>, live: Set<string>): ExpiringStore<T> {

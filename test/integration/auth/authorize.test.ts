@@ -12,7 +12,7 @@ import {
   startServer,
   type TestServer,
   USER,
-} from './harness.js';
+} from '../../processes/auth-server.js';
 
 /** Asserts a page error: 400-ish status, never a Location header, the error code on the page. */
 async function expectDirectError(response: Response, code: string, status = 400) {

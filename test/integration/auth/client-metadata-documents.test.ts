@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DocumentHost, startDocumentHost } from '../../helpers/document-host.js';
-import { refreshTokens } from '../../helpers/oauth-client.js';
+import { type DocumentHost, startDocumentHost } from '../../doubles/document-host.js';
+import { refreshTokens } from '../../doubles/oauth-client.js';
 import {
   authorize,
   Browser,
@@ -13,7 +13,7 @@ import {
   type RegisteredClient,
   startServer,
   type TestServer,
-} from './harness.js';
+} from '../../processes/auth-server.js';
 
 /**
  * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document): an https client_id URL names the

@@ -1,8 +1,16 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshTokens } from '../../helpers/oauth-client.js';
-import { discover, insecure, obtainTokens, register, startServer, type TestServer, USER } from './harness.js';
+import { refreshTokens } from '../../doubles/oauth-client.js';
+import {
+  discover,
+  insecure,
+  obtainTokens,
+  register,
+  startServer,
+  type TestServer,
+  USER,
+} from '../../processes/auth-server.js';
 
 describe('OAuth flow driven by oauth4webapi', () => {
   let server: TestServer;

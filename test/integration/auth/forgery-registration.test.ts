@@ -9,7 +9,7 @@ import {
   register,
   startServer,
   type TestServer,
-} from './harness.js';
+} from '../../processes/auth-server.js';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 

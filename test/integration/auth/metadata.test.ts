@@ -1,6 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshTokens } from '../../helpers/oauth-client.js';
+import { refreshTokens } from '../../doubles/oauth-client.js';
 import {
   authorize,
   discover,
@@ -11,7 +11,7 @@ import {
   register,
   startServer,
   type TestServer,
-} from './harness.js';
+} from '../../processes/auth-server.js';
 
 /** Every value the metadata advertises is checked against what the endpoint actually does. */
 describe('metadata tells the truth', () => {

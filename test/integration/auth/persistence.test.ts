@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { discover, obtainTokens, register, startServer } from './harness.js';
+import { discover, obtainTokens, register, startServer } from '../../processes/auth-server.js';
 
 describe('data directory', () => {
   let dataDir: string;

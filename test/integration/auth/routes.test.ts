@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { discover, register, startServer, type TestServer } from './harness.js';
+import { discover, register, startServer, type TestServer } from '../../processes/auth-server.js';
 
 /**
  * The route table (src/auth/routes.ts) as clients see it: exact paths from the configured URLs, 405 with Allow for

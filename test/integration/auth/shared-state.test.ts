@@ -10,8 +10,8 @@ import { hashPassword } from '../../../src/auth/index.js';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { freePort } from '../../../src/config/plan.js';
 import { createService, type Service } from '../../../src/service/service.js';
-import { type RunningRedis, startRedis } from '../../helpers/redis.js';
-import { Browser, postForm, USER } from './harness.js';
+import { Browser, postForm, USER } from '../../processes/auth-server.js';
+import { type RunningRedis, startRedis } from '../../processes/redis.js';
 
 /**
  * Two service processes' worth of authorization servers — two Koa apps built by createService from one

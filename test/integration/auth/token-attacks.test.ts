@@ -11,7 +11,7 @@ import {
   register,
   startServer,
   type TestServer,
-} from './harness.js';
+} from '../../processes/auth-server.js';
 
 describe('token endpoint attacks', () => {
   let server: TestServer;

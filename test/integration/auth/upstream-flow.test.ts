@@ -15,7 +15,7 @@ import {
   register,
   startServer,
   type TestServer,
-} from './harness.js';
+} from '../../processes/auth-server.js';
 
 /**
  * The upstream sign-in against a real OpenID Connect provider (node-oidc-provider with its development login

@@ -11,7 +11,7 @@ import {
   register,
   startServer,
   type TestServer,
-} from './harness.js';
+} from '../../processes/auth-server.js';
 
 /**
  * A scripted upstream provider on a loopback port whose token endpoint returns whatever ID token the test

@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { createService } from '../../../src/service/service.js';
-import { register } from './harness.js';
+import { register } from '../../processes/auth-server.js';
 
 /** auth.identityProvider from a configuration file to the login page of the service. */
 

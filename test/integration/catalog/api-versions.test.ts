@@ -4,9 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { runCli } from '../../helpers/cli.js';
-import { type GatewayStack, startGateway, startGatewayForFile } from '../../helpers/gateway.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { runCli } from '../../processes/cli.js';
+import { type GatewayStack, startGateway, startGatewayForFile } from '../../processes/gateway.js';
 
 /**
  * API Management's Header and Query versioning through the real Envoy and engine: the versions of one set share a

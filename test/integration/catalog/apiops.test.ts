@@ -4,9 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { runCli } from '../../helpers/cli.js';
-import { type GatewayStack, startGatewayForFile } from '../../helpers/gateway.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { runCli } from '../../processes/cli.js';
+import { type GatewayStack, startGatewayForFile } from '../../processes/gateway.js';
 
 const sample = fileURLToPath(new URL('../../fixtures/apiops/sample-artifacts', import.meta.url));
 const subscriptionKey = 'apiops-subscription-1-primary-key';

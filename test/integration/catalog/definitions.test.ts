@@ -1,10 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
 
-const fixture = (path: string) =>
-  fileURLToPath(new URL(`../../support/fixtures/catalog/${path}`, import.meta.url));
+const fixture = (path: string) => fileURLToPath(new URL(`../../fixtures/catalog/${path}`, import.meta.url));
 
 /** The operations header the API policy sets, to show which imported operation matched. */
 const operationHeader = `<policies>

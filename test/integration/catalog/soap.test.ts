@@ -1,11 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
 
-const wsdl = fileURLToPath(
-  new URL('../../support/fixtures/catalog/wsdl/calculator-1.1.wsdl', import.meta.url),
-);
+const wsdl = fileURLToPath(new URL('../../fixtures/catalog/wsdl/calculator-1.1.wsdl', import.meta.url));
 
 const envelope = (body: string) =>
   `<?xml version="1.0"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>${body}</soap:Body></soap:Envelope>`;

@@ -6,7 +6,7 @@ import { buildBootstrap } from '../../../src/envoy/bootstrap/bootstrap.js';
 import type { BootstrapPlan } from '../../../src/envoy/bootstrap/plan.js';
 import type { Address } from '../../../src/envoy/config-types.js';
 import { extensionNamed } from '../../../src/envoy/config-types.js';
-import { envoyValidates } from '../../helpers/envoy.js';
+import { envoyValidates } from '../../processes/envoy.js';
 
 const plan: BootstrapPlan = {
   gateway: { host: '0.0.0.0', port: 8080 },

@@ -7,7 +7,7 @@ import { freePort, planRuntime } from '../../../src/config/plan.js';
 import { buildBootstrap } from '../../../src/envoy/bootstrap/bootstrap.js';
 import { extensionNamed } from '../../../src/envoy/config-types.js';
 import { clientAddressHeader } from '../../../src/envoy/contract.js';
-import { type RunningEnvoy, startEnvoy } from '../../helpers/envoy.js';
+import { type RunningEnvoy, startEnvoy } from '../../processes/envoy.js';
 
 /**
  * The contract the service's abuse limits rest on: on every request Envoy routes to the service, the client

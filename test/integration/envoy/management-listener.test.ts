@@ -9,7 +9,7 @@ import { planRuntime } from '../../../src/config/plan.js';
 import { managementPaths } from '../../../src/envoy/bootstrap/management.js';
 import type { Address } from '../../../src/envoy/config-types.js';
 import { type Bootstrap, extensionNamed } from '../../../src/envoy/config-types.js';
-import { envoyValidates } from '../../helpers/envoy.js';
+import { envoyValidates } from '../../processes/envoy.js';
 
 const hash = `scrypt$16384$8$1$${Buffer.alloc(16, 1).toString('base64url')}$${Buffer.alloc(32, 2).toString('base64url')}`;
 

@@ -6,8 +6,8 @@ import { parse, stringify } from 'yaml';
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
 import { buildEnvoySnippet } from '../../../src/envoy/snippet.js';
-import { runCli } from '../../helpers/cli.js';
-import { envoyValidates } from '../../helpers/envoy.js';
+import { runCli } from '../../processes/cli.js';
+import { envoyValidates } from '../../processes/envoy.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 

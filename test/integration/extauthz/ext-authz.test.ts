@@ -2,10 +2,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { runCli } from '../../helpers/cli.js';
-import { type GatewayStack, startEngine, startGateway } from '../../helpers/gateway.js';
-import { apiYaml, policy } from '../policies/support.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { runCli } from '../../processes/cli.js';
+import { type GatewayStack, startEngine, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
 
 /**
  * The engine's ext_authz variant behind a real Envoy whose ext_authz filter stands where ext_proc would: what the

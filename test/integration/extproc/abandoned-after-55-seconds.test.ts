@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BodyGateway, startBodyGateway } from '../../helpers/body-gateway.js';
-import { stalledUpload } from '../../helpers/stalled-upload.js';
-import { elapse, until } from '../../helpers/wait.js';
+import { stalledUpload } from '../../doubles/stalled-upload.js';
+import { type BodyGateway, startBodyGateway } from '../../processes/body-gateway.js';
+import { elapse, until } from '../../processes/wait.js';
 
 /** Past the age at which the old path crashed Envoy 1.40 (50–60 s in every run; 40–45 s never did). */
 const holdMs = 55_000;

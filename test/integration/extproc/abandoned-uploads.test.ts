@@ -1,8 +1,8 @@
 import autocannon from 'autocannon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BodyGateway, startBodyGateway } from '../../helpers/body-gateway.js';
-import { type StalledUpload, stalledUpload } from '../../helpers/stalled-upload.js';
-import { elapse, until } from '../../helpers/wait.js';
+import { type StalledUpload, stalledUpload } from '../../doubles/stalled-upload.js';
+import { type BodyGateway, startBodyGateway } from '../../processes/body-gateway.js';
+import { elapse, until } from '../../processes/wait.js';
 
 const kibibyte = 1024;
 const limit = 1024 * kibibyte;

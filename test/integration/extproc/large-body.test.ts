@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BodyGateway, startBodyGateway } from '../../helpers/body-gateway.js';
-import { until } from '../../helpers/wait.js';
+import { type BodyGateway, startBodyGateway } from '../../processes/body-gateway.js';
+import { until } from '../../processes/wait.js';
 
 const mebibyte = 1024 * 1024;
 const limit = mebibyte;

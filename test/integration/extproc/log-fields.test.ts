@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { until } from '../../helpers/wait.js';
-import { captureProcessLog } from '../../support/logger.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { captureProcessLog } from '../../doubles/logger.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { until } from '../../processes/wait.js';
 
 /**
  * Every line the engine logs while it handles a request carries the request id (Envoy's `x-request-id`, which the

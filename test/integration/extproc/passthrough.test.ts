@@ -6,9 +6,9 @@ import type { BootstrapPlan } from '../../../src/envoy/bootstrap/plan.js';
 import { passThroughExchanges } from '../../../src/extproc/passthrough.js';
 import { type ListeningExtProcServer, startExtProcServer } from '../../../src/extproc/server.js';
 import { createServiceApp } from '../../../src/service/app.js';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type RunningEnvoy, startEnvoy } from '../../helpers/envoy.js';
-import { until } from '../../helpers/wait.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { type RunningEnvoy, startEnvoy } from '../../processes/envoy.js';
+import { until } from '../../processes/wait.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

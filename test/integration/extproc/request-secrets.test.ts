@@ -1,11 +1,11 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { runCli } from '../../helpers/cli.js';
-import { type GatewayStack, startGatewayForFile } from '../../helpers/gateway.js';
-import { scratchFolder } from '../../helpers/scratch.js';
-import { until } from '../../helpers/wait.js';
-import { captureProcessLog } from '../../support/logger.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { captureProcessLog } from '../../doubles/logger.js';
+import { scratchFolder } from '../../fixtures/scratch.js';
+import { runCli } from '../../processes/cli.js';
+import { type GatewayStack, startGatewayForFile } from '../../processes/gateway.js';
+import { until } from '../../processes/wait.js';
 
 const traceKey = 'operator-trace-key-0123456789';
 /** A secret named value the policy writes into a trace message. */

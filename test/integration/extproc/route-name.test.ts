@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProcessingResponse } from '../../../src/extproc/messages.js';
-import { connectFakeEnvoy, headerMap } from '../../helpers/extproc-client.js';
-import { type RunningEngine, startEngine } from '../../helpers/gateway.js';
+import { connectFakeEnvoy, headerMap } from '../../doubles/extproc-client.js';
+import { type RunningEngine, startEngine } from '../../processes/gateway.js';
 
 // Two APIs on the same suffix, told apart by host; the route name overrides the host.
 const config = `

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
 
 /** The spec's sample policies (§4.3 items 3–5) on live traffic through a real Envoy and the engine. */
 describe('spec §4.3 sample policies through Envoy', () => {

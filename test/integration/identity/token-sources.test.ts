@@ -19,8 +19,8 @@ import Provider from 'oidc-provider';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadSigningKeys } from '../../../src/auth/stores/file.js';
 import { Identities, IdentityError, identitiesConfigSchema } from '../../../src/identity/index.js';
-import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../../helpers/certificates.js';
-import { startServer, type TestServer } from '../auth/harness.js';
+import { startServer, type TestServer } from '../../processes/auth-server.js';
+import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../../processes/certificates.js';
 
 /**
  * Each token source against a real server the test starts: node-oidc-provider for client credentials (secret basic,

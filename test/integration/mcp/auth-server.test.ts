@@ -10,7 +10,7 @@ import {
   sampleOperations,
   send,
   startApp,
-} from '../../support/mcp/helpers.js';
+} from '../../doubles/mcp.js';
 
 /**
  * The contract with src/auth: its `verifyAccessToken` is the endpoint's verifier as is, and the tokens it

@@ -14,7 +14,6 @@ import type {
   ToolCallRequest,
   ToolOperation,
 } from '../../../src/mcp/index.js';
-import { until } from '../../helpers/wait.js';
 import {
   createTokenKit,
   MutableCatalog,
@@ -22,7 +21,8 @@ import {
   sampleOperations,
   startApp,
   type TokenKit,
-} from '../../support/mcp/helpers.js';
+} from '../../doubles/mcp.js';
+import { until } from '../../processes/wait.js';
 
 /**
  * The official SDK client always offers its latest revision in `initialize`; to pin it to an older one, this

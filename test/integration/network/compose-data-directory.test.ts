@@ -5,8 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseDocument } from 'yaml';
-import { type RunningChild, startChild } from '../../helpers/child.js';
-import { type RunningRedis, startRedis } from '../../helpers/redis.js';
+import { type RunningChild, startChild } from '../../processes/child.js';
+import { type RunningRedis, startRedis } from '../../processes/redis.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const cli = path.join(root, 'bin/portcullis.js');

@@ -8,9 +8,9 @@ import { bootstrapYaml } from '../../../src/config/envoy.js';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
 import { findEnvoy } from '../../../src/envoy/binary.js';
-import { type CertificateWorkshop, certificateWorkshop } from '../../helpers/certificates.js';
-import { buildNetwork, layout, type Network } from '../../helpers/netns.js';
-import { until } from '../../helpers/wait.js';
+import { type CertificateWorkshop, certificateWorkshop } from '../../processes/certificates.js';
+import { buildNetwork, layout, type Network } from '../../processes/netns.js';
+import { until } from '../../processes/wait.js';
 
 /**
  * Spec §4.3.1 and §4.3.7 across real network namespaces: a public client, the gateway with a public and a private

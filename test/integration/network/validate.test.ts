@@ -10,7 +10,7 @@ import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime, planSidecar } from '../../../src/config/plan.js';
 import { findEnvoy } from '../../../src/envoy/binary.js';
 import { buildSidecarBootstrap } from '../../../src/envoy/sidecar.js';
-import { type CertificateWorkshop, certificateWorkshop } from '../../helpers/certificates.js';
+import { type CertificateWorkshop, certificateWorkshop } from '../../processes/certificates.js';
 
 const run = promisify(execFile);
 

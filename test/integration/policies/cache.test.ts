@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { apiYaml, policy, type ScriptedBackend, startScriptedBackend } from './support.js';
+import { type ScriptedBackend, startScriptedBackend } from '../../doubles/scripted-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
 
 /**
  * cache-lookup / cache-store as in the spec (§4.3 item 2): duration 120; a hit is served without the backend;

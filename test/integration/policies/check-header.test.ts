@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { engineTransports } from '../../helpers/ext-authz.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { apiYaml, policy } from './support.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { engineTransports } from '../../processes/ext-authz.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
 
 /** check-header: a missing header or a value not in the list is refused with the configured status and message. */
 describe.each(engineTransports)('check-header through Envoy (%s)', (transport) => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { engineTransports } from '../../helpers/ext-authz.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { apiYaml, policy } from './support.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { engineTransports } from '../../processes/ext-authz.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
 
 /** choose/when/otherwise: the first true `when` wins, later conditions are not evaluated, otherwise is the rest. */
 describe.each(engineTransports)('choose through Envoy (%s)', (transport) => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { apiYaml, policy, type ScriptedBackend, startScriptedBackend } from './support.js';
+import { type ScriptedBackend, startScriptedBackend } from '../../doubles/scripted-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
 
 /** forward-request: timeout (→ on-error with reason Timeout), follow-redirects, fail-on-error-status-code. */
 describe('forward-request through Envoy', () => {

@@ -3,10 +3,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CompactEncrypt, exportJWK, generateKeyPair, importX509, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type CertificateWorkshop, certificateWorkshop } from '../../helpers/certificates.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { apiYaml, policy } from './support.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { type CertificateWorkshop, certificateWorkshop } from '../../processes/certificates.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
 
 type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 type EncryptionKey = Parameters<CompactEncrypt['encrypt']>[0];

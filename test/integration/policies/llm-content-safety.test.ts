@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ContentSafetyBackend,
   startContentSafetyBackend,
-} from '../../helpers/content-safety-backend.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { type OpenAiBackend, startOpenAiBackend } from '../../helpers/openai-backend.js';
-import { apiYaml, policy } from './support.js';
+} from '../../doubles/content-safety-backend.js';
+import { type OpenAiBackend, startOpenAiBackend } from '../../doubles/openai-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
 
 /**
  * llm-content-safety through the real Envoy and engine, against a local service speaking the Azure AI Content

@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { mockEmbedding, type OpenAiBackend, startOpenAiBackend } from '../../helpers/openai-backend.js';
-import { type RunningRedis, startRedis } from '../../helpers/redis.js';
-import { apiYaml, policy } from './support.js';
+import { mockEmbedding, type OpenAiBackend, startOpenAiBackend } from '../../doubles/openai-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
+import { type RunningRedis, startRedis } from '../../processes/redis.js';
 
 /** Prompts with chosen nearness (cosine distances to the first: ≈0.0001 and 0.2); others embed by their letters. */
 const NEAR: Record<string, number[]> = {

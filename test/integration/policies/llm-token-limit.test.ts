@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countTextTokens, estimatePromptTokens } from '../../../src/policy/shared/prompt-tokens.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { type OpenAiBackend, startOpenAiBackend } from '../../helpers/openai-backend.js';
-import { apiYaml, policy } from './support.js';
+import { type OpenAiBackend, startOpenAiBackend } from '../../doubles/openai-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
 
 /**
  * llm-token-limit / azure-openai-token-limit through the real Envoy and engine, in front of an OpenAI-compatible

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { apiYaml, closedPort, policy } from './support.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { closedPort } from '../../doubles/scripted-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
 
 /**
  * on-error: a backend that cannot be reached (LastError.Reason BackendConnectionFailure, as Envoy reports it), the

@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { apiYaml, policy } from './support.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
 
 /**
  * Issue 29: RE2 never backtracks, but one search is O(input × program) and used to be stopped only between searches.

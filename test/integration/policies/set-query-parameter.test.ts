@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { engineTransports } from '../../helpers/ext-authz.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { apiYaml, policy } from './support.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { engineTransports } from '../../processes/ext-authz.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
 
 /** set-query-parameter: the query string the backend receives, for every exists-action. */
 describe.each(engineTransports)('set-query-parameter through Envoy (%s)', (transport) => {

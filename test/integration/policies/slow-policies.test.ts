@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { apiYaml, policy, type ScriptedBackend, startScriptedBackend } from './support.js';
+import { type ScriptedBackend, startScriptedBackend } from '../../doubles/scripted-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
 
 /**
  * Policy work slower than Envoy's wait for one engine answer (`engine.messageTimeoutMs`, 500 ms as `up` configures

@@ -7,8 +7,8 @@ import {
   type RunningRedisCluster,
   startRedis,
   startRedisCluster,
-} from '../../helpers/redis.js';
-import { until } from '../../helpers/wait.js';
+} from '../../processes/redis.js';
+import { until } from '../../processes/wait.js';
 
 /**
  * The MCP session store of `state.redis`, against a real Redis and a real three-node Redis Cluster: two stores on

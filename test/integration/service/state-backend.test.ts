@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { freePort } from '../../../src/config/plan.js';
 import { createService, type Service } from '../../../src/service/service.js';
-import { clientConnections, type RunningRedis, startRedis } from '../../helpers/redis.js';
-import { until } from '../../helpers/wait.js';
+import { clientConnections, type RunningRedis, startRedis } from '../../processes/redis.js';
+import { until } from '../../processes/wait.js';
 
 /**
  * The service's stores (the authorization server's records, the MCP sessions) live in the backend of `state.redis`,

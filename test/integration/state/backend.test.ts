@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineState } from '../../../src/engine/engine-state.js';
 import type { Logger } from '../../../src/log.js';
-import { clientConnections, type RunningRedis, startRedis } from '../../helpers/redis.js';
-import { until } from '../../helpers/wait.js';
+import { clientConnections, type RunningRedis, startRedis } from '../../processes/redis.js';
+import { until } from '../../processes/wait.js';
 
 const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 

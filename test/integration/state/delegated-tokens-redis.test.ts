@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DelegatedTokens, redisSealedRecords } from '../../../src/state/delegated-tokens.js';
 import { RedisConnection } from '../../../src/state/redis-connection.js';
-import { type RunningRedis, startRedis } from '../../helpers/redis.js';
+import { type RunningRedis, startRedis } from '../../processes/redis.js';
 
 /** The delegated tokens in a real Redis: the service writes on one connection, an engine reads on another. */
 

@@ -8,7 +8,7 @@ import { openEmbeddedState } from '../../../src/state/embedded.js';
 import { EmbeddedLimitStore } from '../../../src/state/embedded-limits.js';
 import { type QuotaRequest, StateUnavailableError } from '../../../src/state/limits.js';
 
-const WORKER = fileURLToPath(new URL('../../support/state/quota-worker.ts', import.meta.url));
+const WORKER = fileURLToPath(new URL('../../processes/quota-worker.ts', import.meta.url));
 
 let directory: string;
 

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { runCli } from '../../helpers/cli.js';
-import { until } from '../../helpers/wait.js';
-import { apiYaml, policy } from '../policies/support.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { runCli } from '../../processes/cli.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
+import { until } from '../../processes/wait.js';
 import { type SharedStateStack, startSharedStateStack } from './harness.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/portcullis.js', import.meta.url));

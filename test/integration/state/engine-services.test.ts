@@ -10,8 +10,8 @@ import { PipelineRun } from '../../../src/policy/runner.js';
 import { PolicyError } from '../../../src/policy/runtime.js';
 import type { Logger } from '../../../src/policy/services.js';
 import { type LimitStore, StateUnavailableError } from '../../../src/state/limits.js';
-import { type RunningRedis, startRedis } from '../../helpers/redis.js';
-import { until } from '../../helpers/wait.js';
+import { type RunningRedis, startRedis } from '../../processes/redis.js';
+import { until } from '../../processes/wait.js';
 
 const quiet: Logger & { lines: string[] } = {
   lines: [],

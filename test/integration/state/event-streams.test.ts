@@ -8,10 +8,10 @@ import { type EmbeddedState, openEmbeddedState } from '../../../src/state/embedd
 import { EmbeddedEventStream } from '../../../src/state/embedded-event-stream.js';
 import { RedisEventStream } from '../../../src/state/event-stream.js';
 import { RedisConnection } from '../../../src/state/redis-connection.js';
-import { type RunningRedis, startRedis } from '../../helpers/redis.js';
-import { eventStreamSuite } from '../../support/state/event-stream-suite.js';
+import { type RunningRedis, startRedis } from '../../processes/redis.js';
+import { eventStreamSuite } from '../../suites/event-stream.js';
 
-const WORKER = fileURLToPath(new URL('../../support/state/event-worker.ts', import.meta.url));
+const WORKER = fileURLToPath(new URL('../../processes/event-worker.ts', import.meta.url));
 
 let directory: string;
 let embedded: EmbeddedState;

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { freePort } from '../../../src/config/plan.js';
-import { type RunningEnvoy, startEnvoy } from '../../helpers/envoy.js';
-import { until } from '../../helpers/wait.js';
+import { type RunningEnvoy, startEnvoy } from '../../processes/envoy.js';
+import { until } from '../../processes/wait.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/portcullis.js', import.meta.url));
 

@@ -1,10 +1,10 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../src/config/plan.js';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type RunningKafka, startKafka } from '../../helpers/kafka.js';
-import { until } from '../../helpers/wait.js';
-import { apiYaml, policy } from '../policies/support.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
+import { type RunningKafka, startKafka } from '../../processes/kafka.js';
+import { until } from '../../processes/wait.js';
 import { type SharedStateStack, startSharedStateStack } from './harness.js';
 
 const TOPIC = 'apim-events';

@@ -1,10 +1,10 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type CertificateWorkshop, certificateWorkshop } from '../../helpers/certificates.js';
-import { type RunningKafka, startKafka } from '../../helpers/kafka.js';
-import { until } from '../../helpers/wait.js';
-import { apiYaml, policy } from '../policies/support.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { type CertificateWorkshop, certificateWorkshop } from '../../processes/certificates.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
+import { type RunningKafka, startKafka } from '../../processes/kafka.js';
+import { until } from '../../processes/wait.js';
 import { type SharedStateStack, startSharedStateStack } from './harness.js';
 
 /** Over TLS, verified against the CA the test made. */

@@ -8,9 +8,9 @@ import { StateUnavailableError } from '../../../src/state/limits.js';
 import { MemoryLimitStore } from '../../../src/state/memory-limits.js';
 import { RedisConnection } from '../../../src/state/redis-connection.js';
 import { RedisLimitStore } from '../../../src/state/redis-limits.js';
-import { type RunningRedis, startRedis } from '../../helpers/redis.js';
-import { elapse, until } from '../../helpers/wait.js';
-import { limitStoreSuite } from '../../support/state/limit-store-suite.js';
+import { type RunningRedis, startRedis } from '../../processes/redis.js';
+import { elapse, until } from '../../processes/wait.js';
+import { limitStoreSuite } from '../../suites/limit-store.js';
 
 let unique = 0;
 const key = (name: string) => `${name}-${process.pid}-${++unique}`;

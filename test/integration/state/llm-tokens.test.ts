@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { estimatePromptTokens } from '../../../src/policy/shared/prompt-tokens.js';
-import { type OpenAiBackend, startOpenAiBackend } from '../../helpers/openai-backend.js';
-import { type RunningRedis, startRedis } from '../../helpers/redis.js';
-import { until } from '../../helpers/wait.js';
-import { apiYaml, policy } from '../policies/support.js';
+import { type OpenAiBackend, startOpenAiBackend } from '../../doubles/openai-backend.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
+import { type RunningRedis, startRedis } from '../../processes/redis.js';
+import { until } from '../../processes/wait.js';
 import { type SharedStateStack, startSharedStateStack } from './harness.js';
 
 /**

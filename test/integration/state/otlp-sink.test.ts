@@ -5,9 +5,9 @@ import { createEngineServices, type EngineServices } from '../../../src/engine/s
 import { compilePolicyDocument, readPolicyDocument } from '../../../src/policy/document.js';
 import { buildPipeline } from '../../../src/policy/pipeline.js';
 import { PipelineRun } from '../../../src/policy/runner.js';
-import { type OtlpReceiver, startOtlpReceiver } from '../../helpers/otlp-receiver.js';
-import { until } from '../../helpers/wait.js';
-import { recordingLogger } from '../../support/logger.js';
+import { recordingLogger } from '../../doubles/logger.js';
+import { type OtlpReceiver, startOtlpReceiver } from '../../doubles/otlp-receiver.js';
+import { until } from '../../processes/wait.js';
 
 /** Runs `statements` as an operation's inbound section through the real runner on `services`. */
 async function inbound(services: EngineServices, statements: string) {

@@ -5,9 +5,9 @@ import { stateConfigSchema } from '../../../src/state/options.js';
 import { RedisByteCache } from '../../../src/state/redis-cache.js';
 import { RedisConnection } from '../../../src/state/redis-connection.js';
 import { RedisLimitStore } from '../../../src/state/redis-limits.js';
-import { type RunningRedisCluster, startRedisCluster } from '../../helpers/redis.js';
-import { elapse, until } from '../../helpers/wait.js';
-import { limitStoreSuite } from '../../support/state/limit-store-suite.js';
+import { type RunningRedisCluster, startRedisCluster } from '../../processes/redis.js';
+import { elapse, until } from '../../processes/wait.js';
+import { limitStoreSuite } from '../../suites/limit-store.js';
 
 /**
  * The Redis backends of the engine's state against a real three-node Redis Cluster (three primaries, no

@@ -8,8 +8,8 @@ import {
   type RunningRedisCluster,
   startRedis,
   startRedisCluster,
-} from '../../helpers/redis.js';
-import { until } from '../../helpers/wait.js';
+} from '../../processes/redis.js';
+import { until } from '../../processes/wait.js';
 
 const MODULE = fileURLToPath(new URL('../../../src/state/redis-connection.ts', import.meta.url));
 

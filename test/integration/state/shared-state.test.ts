@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type RunningRedis, startRedis } from '../../helpers/redis.js';
-import { until } from '../../helpers/wait.js';
-import { apiYaml, policy } from '../policies/support.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { apiYaml, policy } from '../../processes/gateway-files.js';
+import { type RunningRedis, startRedis } from '../../processes/redis.js';
+import { until } from '../../processes/wait.js';
 import { type SharedStateStack, startSharedStateStack } from './harness.js';
 
 /**

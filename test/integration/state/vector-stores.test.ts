@@ -11,8 +11,8 @@ import {
   VECTORS_PER_PARTITION,
   type VectorStore,
 } from '../../../src/state/vector-store.js';
-import { type RunningRedis, startRedis } from '../../helpers/redis.js';
-import { until } from '../../helpers/wait.js';
+import { type RunningRedis, startRedis } from '../../processes/redis.js';
+import { until } from '../../processes/wait.js';
 
 /**
  * The semantic cache's three vector stores give the same answers: the nearest entry of a partition within the

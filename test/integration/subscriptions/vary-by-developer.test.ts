@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
 
 const aliceKey = 'alice-key-0123456789abcdef';
 const bobKey = 'bob-key-0123456789abcdef00';

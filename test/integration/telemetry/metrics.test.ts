@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../src/config/plan.js';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type OtlpReceiver, type ReceivedPoint, startOtlpReceiver } from '../../helpers/otlp-receiver.js';
-import { startUp, type UpRun } from '../../helpers/up.js';
-import { until } from '../../helpers/wait.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { type OtlpReceiver, type ReceivedPoint, startOtlpReceiver } from '../../doubles/otlp-receiver.js';
+import { startUp, type UpRun } from '../../processes/up.js';
+import { until } from '../../processes/wait.js';
 
 /**
  * `telemetry.otlp` pushes the engine's and the service's metrics to the collector: `portcullis up` on a gateway file

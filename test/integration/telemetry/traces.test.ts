@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProcessTracing } from '../../../src/tracing.js';
 import { startTracing } from '../../../src/tracing-export.js';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type GatewayStack, startGateway } from '../../helpers/gateway.js';
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../helpers/otlp-receiver.js';
-import { until } from '../../helpers/wait.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../doubles/otlp-receiver.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { until } from '../../processes/wait.js';
 
 /**
  * One request's trace across the real Envoy (its own OpenTelemetry tracer, configured by the generated bootstrap),

@@ -9,14 +9,14 @@ import type { ExchangeFactory } from '../../../src/extproc/exchange.js';
 import { firstHeader } from '../../../src/extproc/headers.js';
 import { type ListeningExtProcServer, startExtProcServer } from '../../../src/extproc/server.js';
 import { PipelineRun } from '../../../src/policy/runner.js';
+import { fakeServices, pipelineOf, policies, request } from '../../doubles/policy-services.js';
 import {
   type CertificateAuthority,
   type CertificateWorkshop,
   certificateWorkshop,
   type Issued,
-} from '../../helpers/certificates.js';
-import { type RunningEnvoy, startEnvoy } from '../../helpers/envoy.js';
-import { fakeServices, pipelineOf, policies, request } from '../../support/policy/fakes.js';
+} from '../../processes/certificates.js';
+import { type RunningEnvoy, startEnvoy } from '../../processes/envoy.js';
 
 /**
  * TLS and client certificates through a real Envoy: the engine side here is the production path in small — the

@@ -6,9 +6,9 @@ import { loadConfigFile } from '../../../src/config/load.js';
 import { freePort, planRuntime, withBoundPorts } from '../../../src/config/plan.js';
 import { buildEngine } from '../../../src/engine/engine.js';
 import { type ListeningExtProcServer, startExtProcServer } from '../../../src/extproc/server.js';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
-import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../../helpers/certificates.js';
-import { type RunningEnvoy, startEnvoy } from '../../helpers/envoy.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { type CertificateWorkshop, certificateWorkshop, type Issued } from '../../processes/certificates.js';
+import { type RunningEnvoy, startEnvoy } from '../../processes/envoy.js';
 
 /**
  * The client certificate on the production path: the gateway configuration's `tls` section, the plan `up` makes,

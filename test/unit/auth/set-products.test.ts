@@ -7,7 +7,7 @@ import {
   createAuthorizationServer,
   hashPassword,
 } from '../../../src/auth/index.js';
-import { recordingLogger } from '../../support/logger.js';
+import { recordingLogger } from '../../doubles/logger.js';
 
 /**
  * A reloaded configuration changes the products, so the scopes, of a running AS: what it advertises and what it

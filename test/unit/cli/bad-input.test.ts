@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, it } from 'vitest';
-import { runCli } from '../../helpers/cli.js';
+import { runCli } from '../../processes/cli.js';
 
 const packageVersion = (
   (await import('../../../package.json', { with: { type: 'json' } })) as { default: { version: string } }

@@ -16,8 +16,8 @@ import type { EnvoyAddresses } from '../../../src/cli/hot-restart.js';
 import { loadConfigText } from '../../../src/config/load.js';
 import { readConfigFiles } from '../../../src/config/snapshot.js';
 import type { ChangeOutcome } from '../../../src/management/store.js';
-import { until } from '../../helpers/wait.js';
-import { recordingLogger } from '../../support/logger.js';
+import { recordingLogger } from '../../doubles/logger.js';
+import { until } from '../../processes/wait.js';
 
 /**
  * GatewayReload's decisions — what it refuses, which processes a change touches and in which order, how it waits for

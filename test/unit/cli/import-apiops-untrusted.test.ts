@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, it } from 'vitest';
-import { runCli } from '../../helpers/cli.js';
+import { runCli } from '../../processes/cli.js';
 
 const sample = fileURLToPath(new URL('../../fixtures/apiops/sample-artifacts', import.meta.url));
 const scratch = mkdtempSync(path.join(tmpdir(), 'portcullis-apiops-untrusted-'));

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { runCli } from '../../helpers/cli.js';
+import { runCli } from '../../processes/cli.js';
 
 const example = fileURLToPath(new URL('../../../examples/courses/', import.meta.url));
 const scratch = mkdtempSync(path.join(tmpdir(), 'portcullis-test-cli-'));

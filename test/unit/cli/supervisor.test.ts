@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isListeningReport, isReloadReport, type ReloadReport } from '../../../src/cli/child-report.js';
 import { type ChildOutput, type ChildSpec, type GaveUp, Supervisor } from '../../../src/cli/supervisor.js';
 import type { Logger } from '../../../src/log.js';
-import { elapse, until } from '../../helpers/wait.js';
+import { elapse, until } from '../../processes/wait.js';
 
 const supervisors: Supervisor[] = [];
 

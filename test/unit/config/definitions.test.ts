@@ -7,7 +7,7 @@ import { ConfigError } from '../../../src/config/config-error.js';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { formatDiagnostic } from '../../../src/diagnostic.js';
 
-const fixtures = fileURLToPath(new URL('../../support/fixtures/catalog/openapi/', import.meta.url));
+const fixtures = fileURLToPath(new URL('../../fixtures/catalog/openapi/', import.meta.url));
 
 async function gatewayFile(yaml: string): Promise<string> {
   const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-definitions-'));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileSetWatcher, referencedFiles } from '../../../src/config/watch.js';
-import { elapse, until } from '../../helpers/wait.js';
+import { elapse, until } from '../../processes/wait.js';
 
 async function folder(): Promise<string> {
   return mkdtemp(path.join(tmpdir(), 'portcullis-reload-'));

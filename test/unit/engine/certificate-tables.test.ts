@@ -6,7 +6,7 @@ import {
   type CertificateAuthority,
   type CertificateWorkshop,
   certificateWorkshop,
-} from '../../helpers/certificates.js';
+} from '../../processes/certificates.js';
 
 describe('certificate tables the engine reads at start', () => {
   let workshop: CertificateWorkshop;

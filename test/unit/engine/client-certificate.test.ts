@@ -7,7 +7,7 @@ import {
   type CertificateWorkshop,
   certificateWorkshop,
   type Issued,
-} from '../../helpers/certificates.js';
+} from '../../processes/certificates.js';
 
 /** The attributes as Envoy sends them for a mutual-TLS connection: the PEM URL-encoded. */
 function attributes(pem: string | undefined, mtls = true): Map<string, AttributeValue> {

@@ -11,7 +11,7 @@ import {
   SwappableExchanges,
 } from '../../../src/engine/generations.js';
 import type { Exchange } from '../../../src/extproc/exchange.js';
-import { until } from '../../helpers/wait.js';
+import { until } from '../../processes/wait.js';
 
 async function folder(): Promise<string> {
   return mkdtemp(path.join(tmpdir(), 'portcullis-reload-'));

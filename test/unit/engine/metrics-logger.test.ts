@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEngineServices, type EngineServices } from '../../../src/engine/services.js';
 import { type StateConfig, stateConfigSchema } from '../../../src/state/options.js';
-import { recordingLogger } from '../../support/logger.js';
+import { recordingLogger } from '../../doubles/logger.js';
 
 /** Custom metrics (emit-metric, llm-emit-token-metric) as JSON events on the logger `state.metricsLogger` names. */
 describe('state.metricsLogger', () => {

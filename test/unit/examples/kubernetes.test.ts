@@ -8,15 +8,15 @@ import { compileGateway } from '../../../src/config/gateway.js';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { envoyRouteProblems } from '../../../src/engine/backend-routing.js';
 import { servicePathPrefixes } from '../../../src/envoy/bootstrap/routes.js';
-import { runCli } from '../../helpers/cli.js';
-import { envoyValidates } from '../../helpers/envoy.js';
+import { runCli } from '../../processes/cli.js';
+import { envoyValidates } from '../../processes/envoy.js';
 import {
   type KubernetesObject,
   kubernetesValidator,
   type Manifest,
   manifestsIn,
   renderKustomization,
-} from '../../helpers/kubernetes-manifests.js';
+} from './harness.js';
 
 /**
  * The Kubernetes examples, checked without a cluster and without the network: every object against the Kubernetes

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { compileExpression, ExpressionError } from '../../../src/expr/index.js';
-import { makeContext } from '../../support/expr/evaluate.js';
+import { makeContext } from '../../doubles/policy-context.js';
 
 /**
  * Issue 13: string.Join (and other builders) checked the size limit only after building — 500 M characters pushed

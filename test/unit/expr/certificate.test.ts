@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CertificateModel, RequestModel } from '../../../src/expr/index.js';
-import { makeContext, show } from '../../support/expr/evaluate.js';
+import { makeContext, show } from '../../doubles/policy-context.js';
 
 /** context.Request.Certificate as the X509Certificate2 real policies read. */
 describe('context.Request.Certificate', () => {

@@ -9,7 +9,7 @@ import {
   readsBody,
   UrlModel,
 } from '../../../src/expr/index.js';
-import { failure, makeContext, show, showBlock } from '../../support/expr/evaluate.js';
+import { failure, makeContext, show, showBlock } from '../../doubles/policy-context.js';
 
 describe('spec §4.3 sample expressions', () => {
   it('reads a query parameter', () => {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileExpression, ExpressionError } from '../../../src/expr/index.js';
-import { findExpressions } from '../../support/expr/corpus-scan.js';
+import { findExpressions } from '../../fixtures/expression-scan.js';
 
 const CORPUS = '/work/shared/corpus/apim-snippets';
 

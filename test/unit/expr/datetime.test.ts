@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failure, show } from '../../support/expr/evaluate.js';
+import { failure, show } from '../../doubles/policy-context.js';
 
 const d = 'new DateTime(2024, 2, 29, 13, 5, 9, 45, DateTimeKind.Utc)';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileExpression, ExpressionError } from '../../../src/expr/index.js';
-import { makeContext } from '../../support/expr/evaluate.js';
+import { makeContext } from '../../doubles/policy-context.js';
 
 function caught(f: () => unknown): ExpressionError {
   try {

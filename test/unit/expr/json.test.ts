@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failure, show, showBlock } from '../../support/expr/evaluate.js';
+import { failure, show, showBlock } from '../../doubles/policy-context.js';
 
 const doc =
   'JObject.Parse("{\\"a\\":1,\\"b\\":[1,2.5,\\"x\\",true,null],\\"c\\":{\\"d\\":\\"e\\"},\\"f\\":1.0}")';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failure, show, showBlock } from '../../support/expr/evaluate.js';
+import { failure, show, showBlock } from '../../doubles/policy-context.js';
 
 describe('Convert, Encoding, Uri, WebUtility', () => {
   it.each([

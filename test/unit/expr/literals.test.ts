@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CsChar, CsDecimal, CsDouble } from '../../../src/expr/index.js';
-import { evaluate, show } from '../../support/expr/evaluate.js';
+import { evaluate, show } from '../../doubles/policy-context.js';
 
 describe('literals', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failure, show } from '../../support/expr/evaluate.js';
+import { failure, show } from '../../doubles/policy-context.js';
 
 describe('operators (.NET semantics)', () => {
   it.each([

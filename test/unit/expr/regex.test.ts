@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileExpression, ExpressionError, toDotNetString } from '../../../src/expr/index.js';
-import { makeContext, show, showBlock } from '../../support/expr/evaluate.js';
+import { makeContext, show, showBlock } from '../../doubles/policy-context.js';
 
 const ORIGIN = { file: 'policies/api.xml', line: 12, column: 7 };
 

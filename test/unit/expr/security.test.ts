@@ -5,7 +5,7 @@ import {
   ExpressionError,
   toDotNetString,
 } from '../../../src/expr/index.js';
-import { makeContext } from '../../support/expr/evaluate.js';
+import { makeContext } from '../../doubles/policy-context.js';
 
 function error(text: string, kind: 'expression' | 'block' = 'expression', limits = {}): ExpressionError {
   try {

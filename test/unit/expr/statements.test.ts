@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failure, showBlock } from '../../support/expr/evaluate.js';
+import { failure, showBlock } from '../../doubles/policy-context.js';
 
 describe('@{ } statement blocks', () => {
   it.each([

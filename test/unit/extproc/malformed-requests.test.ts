@@ -3,9 +3,9 @@
  * fails. Over a real gRPC stream to the real engine.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectFakeEnvoy, headerMap } from '../../helpers/extproc-client.js';
-import { type RunningEngine, startEngine } from '../../helpers/gateway.js';
-import { EXTPROC_GATEWAY } from '../../support/extproc/gateway.js';
+import { connectFakeEnvoy, headerMap } from '../../doubles/extproc-client.js';
+import { EXTPROC_GATEWAY } from '../../processes/extproc-gateway.js';
+import { type RunningEngine, startEngine } from '../../processes/gateway.js';
 
 const POLICY = `<policies>
   <inbound><base /><set-header name="x-path" exists-action="override"><value>@(context.Request.Url.Path)</value></set-header></inbound>

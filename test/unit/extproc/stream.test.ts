@@ -4,8 +4,8 @@ import type { Exchange, ExchangeFactory, PhaseResult } from '../../../src/extpro
 import { GrpcServerCall } from '../../../src/extproc/grpc-h2.js';
 import type { ProcessingResponse } from '../../../src/extproc/messages.js';
 import { type ListeningExtProcServer, startExtProcServer } from '../../../src/extproc/server.js';
-import { connectFakeEnvoy, type FakeEnvoyStream, headerMap } from '../../helpers/extproc-client.js';
-import { elapse, until } from '../../helpers/wait.js';
+import { connectFakeEnvoy, type FakeEnvoyStream, headerMap } from '../../doubles/extproc-client.js';
+import { elapse, until } from '../../processes/wait.js';
 
 let server: ListeningExtProcServer | undefined;
 let envoy: FakeEnvoyStream | undefined;

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hashPassword } from '../../../src/auth/index.js';
 import { createManagementApp } from '../../../src/management/index.js';
-import { type ManagementStoreOptions, TestManagementStore } from '../../helpers/management-store.js';
+import { type ManagementStoreOptions, TestManagementStore } from '../../doubles/management-store.js';
 
 export const administrator = { name: 'admin', password: 'correct horse battery staple' } as const;
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { until } from '../../helpers/wait.js';
+import { until } from '../../processes/wait.js';
 import { type ManagementHarness, startManagement } from './harness.js';
 
 /** A store whose changes "restart Envoy" until released, as GatewayReload does when the bootstrap changes. */

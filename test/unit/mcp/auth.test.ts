@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordingLogger } from '../../support/logger.js';
+import { recordingLogger } from '../../doubles/logger.js';
 import {
   createTokenKit,
   FakeCaller,
@@ -12,7 +12,7 @@ import {
   send,
   startApp,
   type TokenKit,
-} from '../../support/mcp/helpers.js';
+} from '../../doubles/mcp.js';
 
 let kit: TokenKit;
 let app: RunningApp;

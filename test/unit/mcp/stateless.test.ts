@@ -12,7 +12,7 @@ import {
   startApp,
   type TokenKit,
   textOf,
-} from '../../support/mcp/helpers.js';
+} from '../../doubles/mcp.js';
 
 /** The stateless 2026-07-28 revision (SEP-2575, SEP-2243, SEP-2549) on the endpoint, without Envoy. */
 

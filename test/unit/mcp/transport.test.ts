@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../../helpers/wait.js';
 import {
   createTokenKit,
   FakeCaller,
@@ -14,7 +13,8 @@ import {
   startApp,
   type TokenKit,
   textOf,
-} from '../../support/mcp/helpers.js';
+} from '../../doubles/mcp.js';
+import { until } from '../../processes/wait.js';
 
 let kit: TokenKit;
 let app: RunningApp;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { headerOnlyDiagnostic, headerOnlyViolations } from '../../../src/policy/header-only.js';
 import { buildPipeline } from '../../../src/policy/pipeline.js';
-import { compileAt, pipelineOf, policies } from '../../support/policy/fakes.js';
+import { compileAt, pipelineOf, policies } from '../../doubles/policy-services.js';
 
 const inbound = (xml: string) => pipelineOf(policies({ inbound: `<base />${xml}` }));
 const reasons = (xml: string) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BranchChoice, PolicyObserver } from '../../../src/policy/services.js';
-import { fakeServices, inbound } from '../../support/policy/fakes.js';
+import { fakeServices, inbound } from '../../doubles/policy-services.js';
 
 /** What an observer of a run is told: each statement with where it was written and how it ended, each branch. */
 function recordingObserver() {

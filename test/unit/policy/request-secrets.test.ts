@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseJwt, VariablesModel } from '../../../src/expr/index.js';
 import { RequestSecrets, tokenOf } from '../../../src/policy/request-secrets.js';
-import { fakeServices, pipelineOf, policies, request, runAll } from '../../support/policy/fakes.js';
+import { fakeServices, pipelineOf, policies, request, runAll } from '../../doubles/policy-services.js';
 
 /** A compact JWS with the given claims (its signature is not checked here). */
 function jws(claims: Record<string, unknown>): string {

@@ -8,7 +8,7 @@ import {
   policies,
   request,
   runAll,
-} from '../../support/policy/fakes.js';
+} from '../../doubles/policy-services.js';
 
 describe('PipelineRun', () => {
   it('sets every LastError field for a failure in a nested statement', async () => {

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildPipeline } from '../../../src/policy/pipeline.js';
 import { PipelineRun } from '../../../src/policy/runner.js';
-import { compileAt, fakeServices, header, policies, request, runAll } from '../../support/policy/fakes.js';
+import { compileAt, fakeServices, header, policies, request, runAll } from '../../doubles/policy-services.js';
 
 const xml = readFileSync(new URL('./fixtures/spec-course-api.xml', import.meta.url), 'utf8');
 const namedValues = {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { verifyPassword } from '../../../src/auth/index.js';
 import { UsageError } from '../../../src/cli/command.js';
 import { command as serviceCommand } from '../../../src/cli/commands/service.js';
-import { runCli } from '../../helpers/cli.js';
+import { runCli } from '../../processes/cli.js';
 
 describe.concurrent('portcullis hash-password', () => {
   it('prints an scrypt hash of the password on standard input (one trailing newline is not part of it)', async () => {

@@ -2,7 +2,7 @@ import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolOperation } from '../../../src/mcp/index.js';
 import { apiAudience, createGatewayCaller } from '../../../src/service/gateway-caller.js';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
 
 /** The echo backend stands in for Envoy's gateway listener: the caller's HTTP request is what it records. */
 let gateway: EchoBackend;

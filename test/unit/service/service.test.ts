@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { loadConfigFile } from '../../../src/config/load.js';
 import { createService, type Service } from '../../../src/service/service.js';
-import { type EchoBackend, startEchoBackend } from '../../helpers/backend.js';
+import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
 
 let directory: string;
 

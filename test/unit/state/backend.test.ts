@@ -13,7 +13,7 @@ import {
 } from '../../../src/state/backend.js';
 import { sharedSealedRecords } from '../../../src/state/delegated-tokens.js';
 import { stateBackendKind, stateConfigSchema } from '../../../src/state/options.js';
-import { until } from '../../helpers/wait.js';
+import { until } from '../../processes/wait.js';
 
 const lines: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
 const logger: Logger = {

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { type CaseResult, passed, reportLines, runSuite } from '../../../src/testing/suite.js';
-import { scratchFolder } from '../../helpers/scratch.js';
+import { scratchFolder } from '../../fixtures/scratch.js';
 
 /**
  * The gateway's own credentials in policy tests: the identities' tokens and the credential manager's connections come

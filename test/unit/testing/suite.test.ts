@@ -2,7 +2,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { junitXml, passed, reportLines, runSuite } from '../../../src/testing/suite.js';
-import { scratchFolder } from '../../helpers/scratch.js';
+import { scratchFolder } from '../../fixtures/scratch.js';
 
 /**
  * Cases run through the engine's own exchange over a real configuration (policies in files), with stubs; what the

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SHOWN_VALUE_CHARS, shownValue } from '../../../src/engine/trace-steps.js';
 import { passed, reportLines, runSuite } from '../../../src/testing/suite.js';
-import { scratchFolder } from '../../helpers/scratch.js';
+import { scratchFolder } from '../../fixtures/scratch.js';
 
 /**
  * The values of the policy expressions each statement evaluated, in the trace `portcullis test` and `run` print

@@ -5,18 +5,18 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEmbeddedStores } from '../../../../src/auth/stores/embedded.js';
 import type { AuthorizationCodeRecord, InteractionRecord } from '../../../../src/auth/stores/types.js';
-import { until } from '../../../helpers/wait.js';
-import { START, storeSecretRecords } from '../../../support/auth-stores.js';
-import { EmbeddedDirectories } from './backends.js';
+import { until } from '../../../processes/wait.js';
+import { START, storeSecretRecords } from '../../../suites/auth-stores.js';
+import { EmbeddedDirectories } from './harness.js';
 
 /** What only the embedded store promises: nothing secret in its files, the sweep, several processes, crashes. */
 
 const directories = new EmbeddedDirectories();
 afterAll(() => directories.release());
 
-const child = fileURLToPath(new URL('./embedded-child.ts', import.meta.url));
+const child = fileURLToPath(new URL('../../../processes/auth-store-worker.ts', import.meta.url));
 
-/** Runs embedded-child.ts; `lines()` is every complete line it printed so far. */
+/** Runs test/processes/auth-store-worker.ts; `lines()` is every complete line it printed so far. */
 function runChild(...args: string[]): { process: ChildProcess; lines(): string[]; exited: Promise<unknown> } {
   const spawned = spawn(process.execPath, ['--import', 'tsx', child, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -36,7 +36,7 @@ function runChild(...args: string[]): { process: ChildProcess; lines(): string[]
     lines: () => output.split('\n').slice(0, -1),
     exited: exited.then((status) => {
       if (status !== 0 && status !== 'SIGKILL')
-        throw new Error(`embedded-child ${args[0]} exited ${status}: ${errors}`);
+        throw new Error(`auth-store-worker ${args[0]} exited ${status}: ${errors}`);
       return status;
     }),
   };

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStores } from '../../../../src/auth/stores/redis.js';
 import { StateUnavailableError } from '../../../../src/state/limits.js';
 import { RedisConnection } from '../../../../src/state/redis-connection.js';
-import { type RunningRedis, startRedis } from '../../../helpers/redis.js';
-import { storeSecretRecords } from '../../../support/auth-stores.js';
-import { START } from './backends.js';
+import { type RunningRedis, startRedis } from '../../../processes/redis.js';
+import { storeSecretRecords } from '../../../suites/auth-stores.js';
+import { START } from './harness.js';
 
 /** What only the Redis store promises: key layout, TTLs, nothing secret in clear, shared state, failures. */
 

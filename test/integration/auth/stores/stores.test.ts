@@ -5,11 +5,11 @@ import {
   type RunningRedisCluster,
   startRedis,
   startRedisCluster,
-} from '../../../helpers/redis.js';
-import { authStoreConformance } from '../../../support/auth-stores.js';
-import { EmbeddedDirectories, embeddedBackend, memoryBackend, redisBackend } from './backends.js';
+} from '../../../processes/redis.js';
+import { authStoreConformance } from '../../../suites/auth-stores.js';
+import { EmbeddedDirectories, embeddedBackend, memoryBackend, redisBackend } from './harness.js';
 
-/** The shared specification of AuthStores (test/support/auth-stores.ts) against each backend. */
+/** The shared specification of AuthStores (test/suites/auth-stores.ts) against each backend. */
 
 let redis: RunningRedis;
 let cluster: RunningRedisCluster;

@@ -7,7 +7,7 @@ import { UsageError } from '../../../../src/cli/command.js';
 import { command } from '../../../../src/cli/commands/import.js';
 import { parseConfig } from '../../../../src/config/load.js';
 
-const fixtures = path.join(import.meta.dirname, '../../../support/fixtures/catalog');
+const fixtures = path.join(import.meta.dirname, '../../../fixtures/catalog');
 
 const gateway = `# The test gateway: comments and layout must survive an import.
 gateway:

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ImportRefusedError } from '../../../../src/catalog/importers/model.js';
 import { importer } from '../../../../src/catalog/importers/openapi.js';
 
-const fixtures = path.join(import.meta.dirname, '../../../support/fixtures/catalog', 'openapi');
+const fixtures = path.join(import.meta.dirname, '../../../fixtures/catalog', 'openapi');
 const scratch = mkdtempSync(path.join(tmpdir(), 'portcullis-openapi-confined-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 

@@ -6,7 +6,7 @@ import { ImportError, type ImportedApi } from '../../../../src/catalog/importers
 import { importer, jsonLinePointers } from '../../../../src/catalog/importers/openapi.js';
 import type { Diagnostic } from '../../../../src/diagnostic.js';
 
-const fixtures = path.join(import.meta.dirname, '../../../support/fixtures/catalog', 'openapi');
+const fixtures = path.join(import.meta.dirname, '../../../fixtures/catalog', 'openapi');
 const load = (name: string, options: { serviceUrl?: string; apiId?: string } = {}) =>
   importer.importFile(path.join(fixtures, name), { urlSuffix: 'api', ...options });
 const operation = (api: ImportedApi, id: string) => {

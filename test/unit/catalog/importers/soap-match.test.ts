@@ -68,7 +68,7 @@ describe('matchSoapOperation on imported WSDLs', () => {
   let calculator: ImportedApi;
   let hotel: ImportedApi;
   beforeAll(async () => {
-    const fixtures = path.join(import.meta.dirname, '../../../support/fixtures/catalog', 'wsdl');
+    const fixtures = path.join(import.meta.dirname, '../../../fixtures/catalog', 'wsdl');
     calculator = await importer.importFile(path.join(fixtures, 'calculator-1.1.wsdl'), { urlSuffix: 'c' });
     hotel = await importer.importFile(path.join(fixtures, 'hotel-2.0.wsdl'), { urlSuffix: 'h' });
   });

@@ -6,7 +6,7 @@ import { ImportError, type ImportedApi } from '../../../../src/catalog/importers
 import { importer } from '../../../../src/catalog/importers/wadl.js';
 import type { Diagnostic } from '../../../../src/diagnostic.js';
 
-const fixture = path.join(import.meta.dirname, '../../../support/fixtures/catalog', 'wadl', 'courses.wadl');
+const fixture = path.join(import.meta.dirname, '../../../fixtures/catalog', 'wadl', 'courses.wadl');
 
 describe('WADL', () => {
   let api: ImportedApi;

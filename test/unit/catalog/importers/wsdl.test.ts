@@ -6,7 +6,7 @@ import { ImportError } from '../../../../src/catalog/importers/model.js';
 import { importer } from '../../../../src/catalog/importers/wsdl.js';
 import type { Diagnostic } from '../../../../src/diagnostic.js';
 
-const fixtures = path.join(import.meta.dirname, '../../../support/fixtures/catalog', 'wsdl');
+const fixtures = path.join(import.meta.dirname, '../../../fixtures/catalog', 'wsdl');
 const load = (name: string) => importer.importFile(path.join(fixtures, name), { urlSuffix: 'soap' });
 
 describe('WSDL 1.1', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendSelectionHeader } from '../../../../src/envoy/contract.js';
-import { scratchFolder } from '../../../helpers/scratch.js';
+import { scratchFolder } from '../../../fixtures/scratch.js';
 import { answer, type ExchangeUnderTest, exchangeUnderTest, gatewayOf, play, policy } from './harness.js';
 
 const { write } = scratchFolder('exchange-envoy-route');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scratchFolder } from '../../../helpers/scratch.js';
+import { scratchFolder } from '../../../fixtures/scratch.js';
 import { type ExchangeUnderTest, exchangeUnderTest, gatewayOf, play, policy } from './harness.js';
 
 const { write } = scratchFolder('exchange-local-reply');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestAttributes } from '../../../../src/envoy/contract.js';
 import type { GatewayUnderTest } from '../../../../src/testing/gateway-under-test.js';
-import { scratchFolder } from '../../../helpers/scratch.js';
+import { scratchFolder } from '../../../fixtures/scratch.js';
 import { answer, type ExchangeUnderTest, exchangeUnderTest, gatewayOf, play, policy } from './harness.js';
 
 const limit = 1024;

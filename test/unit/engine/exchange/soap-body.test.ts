@@ -1,11 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scratchFolder } from '../../../helpers/scratch.js';
+import { scratchFolder } from '../../../fixtures/scratch.js';
 import { answer, type ExchangeUnderTest, exchangeUnderTest, gatewayOf, play } from './harness.js';
 
-const wsdl = fileURLToPath(
-  new URL('../../../support/fixtures/catalog/wsdl/calculator-1.1.wsdl', import.meta.url),
-);
+const wsdl = fileURLToPath(new URL('../../../fixtures/catalog/wsdl/calculator-1.1.wsdl', import.meta.url));
 const envelope = (body: string) =>
   `<?xml version="1.0"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>${body}</soap:Body></soap:Envelope>`;
 const { write } = scratchFolder('exchange-soap');

@@ -1,6 +1,6 @@
 import { InitializeResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { dispatcher, methodContext, request } from '../context.js';
+import { dispatcher, methodContext, request } from '../harness.js';
 
 describe('initialize', () => {
   it.each(['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'])(

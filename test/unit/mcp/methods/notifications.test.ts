@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dispatcher, methodContext } from '../context.js';
+import { dispatcher, methodContext } from '../harness.js';
 
 describe('notifications', () => {
   it('notifications/initialized marks the session initialized', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dispatcher, methodContext, request } from '../context.js';
+import { dispatcher, methodContext, request } from '../harness.js';
 
 describe('ping', () => {
   it('answers an empty result', async () => {

@@ -1,7 +1,7 @@
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { json } from '../../../support/mcp/helpers.js';
-import { dispatcher, methodContext, request } from '../context.js';
+import { json } from '../../../doubles/mcp.js';
+import { dispatcher, methodContext, request } from '../harness.js';
 
 async function call(
   t: ReturnType<typeof methodContext>,

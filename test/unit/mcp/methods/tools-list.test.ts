@@ -2,7 +2,7 @@ import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { encodeCursor } from '../../../../src/mcp/methods/tools-list.js';
 import type { ToolOperation } from '../../../../src/mcp/types.js';
-import { dispatcher, methodContext, request } from '../context.js';
+import { dispatcher, methodContext, request } from '../harness.js';
 
 type ListResult = { tools: { name: string; [k: string]: unknown }[]; nextCursor?: string };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolOperation } from '../../../../src/mcp/index.js';
-import { dispatcher, methodContext, request } from '../context.js';
+import { dispatcher, methodContext, request } from '../harness.js';
 
 /**
  * Issue 13 item 3: a tool call's arguments must not escape the tool's operation. The gateway normalises every

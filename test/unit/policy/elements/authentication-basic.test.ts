@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inbound } from '../../../support/policy/fakes.js';
+import { inbound } from '../../../doubles/policy-services.js';
 
 describe('authentication-basic', () => {
   it('replaces Authorization with Basic credentials for the backend', async () => {

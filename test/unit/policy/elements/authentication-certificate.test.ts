@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BackendCertificates } from '../../../../src/policy/elements/authentication-certificate.js';
-import { fakeServices, inbound, pipelineOf, policies } from '../../../support/policy/fakes.js';
+import { fakeServices, inbound, pipelineOf, policies } from '../../../doubles/policy-services.js';
 
 const thumbprint = 'AB'.repeat(20);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { IdentityTokens } from '../../../../src/policy/services.js';
-import { fakeServices, inbound } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { fakeServices, inbound } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 /** An identity set that answers `token:<resource>:<client-id>`, or refuses the client-id "nobody". */
 function withIdentities(asked: { resource: string; clientId?: string }[] = []) {

@@ -1,7 +1,7 @@
 /** `<base />` stitching across global → product → API → operation, as API Management does it. */
 import { describe, expect, it } from 'vitest';
 import { buildPipeline } from '../../../../src/policy/pipeline.js';
-import { compileAt, fakeServices, policies, request, runAll } from '../../../support/policy/fakes.js';
+import { compileAt, fakeServices, policies, request, runAll } from '../../../doubles/policy-services.js';
 
 /** A document whose inbound appends `tag` to the `order` header, with `<base />` where the marker is. */
 function scope(scope: 'global' | 'product' | 'api' | 'operation', inbound: string) {

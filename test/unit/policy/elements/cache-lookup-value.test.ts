@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fakeServices, inbound } from '../../../support/policy/fakes.js';
+import { fakeServices, inbound } from '../../../doubles/policy-services.js';
 
 describe('cache-lookup-value', () => {
   it('reads a cached value into a variable', async () => {

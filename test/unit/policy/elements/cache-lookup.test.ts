@@ -6,8 +6,8 @@ import {
   policies,
   request,
   runAll,
-} from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+} from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 const pipeline = (lookup = '', children = '<vary-by-header>Authorization</vary-by-header>') =>
   pipelineOf(

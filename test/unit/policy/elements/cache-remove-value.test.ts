@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fakeServices, inbound } from '../../../support/policy/fakes.js';
+import { fakeServices, inbound } from '../../../doubles/policy-services.js';
 
 describe('cache-remove-value', () => {
   it('removes a cached value', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fakeServices, pipelineOf, policies, request, runAll } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { fakeServices, pipelineOf, policies, request, runAll } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 const pipeline = (store: string) =>
   pipelineOf(

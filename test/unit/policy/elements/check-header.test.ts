@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inbound } from '../../../support/policy/fakes.js';
+import { inbound } from '../../../doubles/policy-services.js';
 
 const policy = (ignoreCase: boolean) =>
   `<check-header name="X-Tier" failed-check-httpcode="403" failed-check-error-message="Tier not allowed" ignore-case="${ignoreCase}">

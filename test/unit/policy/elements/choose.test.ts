@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { inbound } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { inbound } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 const doc = (method: string) =>
   inbound(

@@ -6,7 +6,7 @@ import {
   policies,
   request,
   runAll,
-} from '../../../support/policy/fakes.js';
+} from '../../../doubles/policy-services.js';
 
 const cors = (attrs = '') =>
   pipelineOf(

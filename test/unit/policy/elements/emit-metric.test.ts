@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fakeServices, inbound } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { fakeServices, inbound } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 describe('emit-metric', () => {
   it('emits name, namespace, value and dimensions (defaults filled from the request)', async () => {

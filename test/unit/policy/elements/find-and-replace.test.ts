@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inbound, outbound, pipelineOf, policies } from '../../../support/policy/fakes.js';
+import { inbound, outbound, pipelineOf, policies } from '../../../doubles/policy-services.js';
 
 describe('find-and-replace', () => {
   it('replaces every occurrence in the response body', async () => {

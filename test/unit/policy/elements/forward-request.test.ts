@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PipelineRun } from '../../../../src/policy/runner.js';
-import { fakeServices, pipelineOf, policies, request } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { fakeServices, pipelineOf, policies, request } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 const forward = async (backend: string) => {
   const run = new PipelineRun(pipelineOf(policies({ backend })), request(), fakeServices());

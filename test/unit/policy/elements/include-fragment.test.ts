@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PolicyLoadError } from '../../../../src/policy/diagnostics.js';
 import { compilePolicyDocument, readPolicyDocument } from '../../../../src/policy/document.js';
 import { buildPipeline } from '../../../../src/policy/pipeline.js';
-import { fakeServices, policies, request, runAll } from '../../../support/policy/fakes.js';
+import { fakeServices, policies, request, runAll } from '../../../doubles/policy-services.js';
 
 const fragment = readPolicyDocument(
   '<fragment>\n  <set-header name="X-F"><value>f</value></set-header>\n  <set-variable name="v" value="@(1 + 1)" />\n</fragment>',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { header, outbound } from '../../../support/policy/fakes.js';
+import { header, outbound } from '../../../doubles/policy-services.js';
 
 const json = {
   headers: [['Content-Type', 'application/json']] as [string, string][],

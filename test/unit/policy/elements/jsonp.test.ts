@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { header, outbound } from '../../../support/policy/fakes.js';
+import { header, outbound } from '../../../doubles/policy-services.js';
 
 describe('jsonp', () => {
   it('wraps the JSON body in the named callback', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PipelineRun } from '../../../../src/policy/runner.js';
-import { fakeServices, pipelineOf, policies, request } from '../../../support/policy/fakes.js';
+import { fakeServices, pipelineOf, policies, request } from '../../../doubles/policy-services.js';
 
 describe('limit-concurrency', () => {
   it('refuses with 429 beyond max-count requests inside at once, per key, and frees slots', async () => {

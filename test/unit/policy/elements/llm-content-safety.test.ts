@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { HttpRequest } from '../../../../src/policy/services.js';
-import { fakeServices, inbound } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { fakeServices, inbound } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 /** A fake Content Safety service whose answers the test gives per operation (analyze, shieldPrompt). */
 function services(answers: { analyze?: unknown; shieldPrompt?: unknown; status?: number }) {

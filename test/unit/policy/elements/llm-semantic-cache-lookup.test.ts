@@ -8,8 +8,8 @@ import {
   policies,
   request,
   runAll,
-} from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+} from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 /** Any other text: one of 64 orthogonal directions, picked by a hash of the text (different texts lie apart). */
 function elsewhere(text: string): number[] {

@@ -4,7 +4,7 @@ import { PipelineRun } from '../../../../src/policy/runner.js';
 import { countTextTokens, estimatePromptTokens } from '../../../../src/policy/shared/prompt-tokens.js';
 import { quotaPeriodWindow } from '../../../../src/policy/shared/token-limit.js';
 import { validatePolicies } from '../../../../src/policy/validate.js';
-import { fakeServices, header, pipelineOf, policies, request } from '../../../support/policy/fakes.js';
+import { fakeServices, header, pipelineOf, policies, request } from '../../../doubles/policy-services.js';
 
 const document = (statement: string) => `<policies>
   <inbound>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { header, inbound } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { header, inbound } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 describe('mock-response', () => {
   it('answers with the status and content type without calling the backend', async () => {

@@ -6,8 +6,8 @@ import {
   policies,
   request,
   runAll,
-} from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+} from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 describe('quota-by-key', () => {
   it('allows calls up to the quota in a fixed window, then 403 QuotaExceeded with Retry-After', async () => {

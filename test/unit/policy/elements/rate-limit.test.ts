@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildPipeline } from '../../../../src/policy/pipeline.js';
-import { compileAt, fakeServices, policies, request, runAll } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { compileAt, fakeServices, policies, request, runAll } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 const product = compileAt(
   policies({

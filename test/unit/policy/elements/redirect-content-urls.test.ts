@@ -8,7 +8,7 @@ import {
   policies,
   request,
   runAll,
-} from '../../../support/policy/fakes.js';
+} from '../../../doubles/policy-services.js';
 
 const api = { path: 'shop', serviceUrl: UrlModel.parse('http://backend.internal:8080/v1') };
 

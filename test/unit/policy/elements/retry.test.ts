@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PipelineRun } from '../../../../src/policy/runner.js';
 import { waitMs } from '../../../../src/policy/shared/retry-schedule.js';
-import { fakeServices, inbound, pipelineOf, policies, request } from '../../../support/policy/fakes.js';
+import { fakeServices, inbound, pipelineOf, policies, request } from '../../../doubles/policy-services.js';
 
 const counter =
   '<set-variable name="n" value="@(context.Variables.GetValueOrDefault&lt;int&gt;(&quot;n&quot;, 0) + 1)" />';

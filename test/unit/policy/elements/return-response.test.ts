@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ResponseModel } from '../../../../src/expr/index.js';
-import { header, inbound } from '../../../support/policy/fakes.js';
+import { header, inbound } from '../../../doubles/policy-services.js';
 
 describe('return-response', () => {
   it('answers with 200 and an empty body by default, skipping the backend', async () => {
@@ -33,9 +33,9 @@ describe('return-response', () => {
   });
 
   it('starts from a response held in a variable', async () => {
-    const services = (await import('../../../support/policy/fakes.js')).fakeServices();
+    const services = (await import('../../../doubles/policy-services.js')).fakeServices();
     const { PipelineRun } = await import('../../../../src/policy/runner.js');
-    const { pipelineOf, policies, request } = await import('../../../support/policy/fakes.js');
+    const { pipelineOf, policies, request } = await import('../../../doubles/policy-services.js');
     const pipeline = pipelineOf(
       policies({
         inbound:

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ResponseModel } from '../../../../src/expr/index.js';
-import { fakeServices, inbound } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { fakeServices, inbound } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 describe('send-request', () => {
   it('builds the request from its children and stores the response as an IResponse', async () => {

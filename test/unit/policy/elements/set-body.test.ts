@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { inbound, outbound } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { inbound, outbound } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 describe('set-body', () => {
   it('replaces the response body with literal text, kept as written', async () => {

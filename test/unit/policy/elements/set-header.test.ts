@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { header, inbound, outbound } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { header, inbound, outbound } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 const headersOf = async (statements: string, headers: [string, string][] = []) => {
   const { outcome } = await inbound(statements, { headers });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { outbound } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { outbound } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 describe('set-status', () => {
   it('sets code and reason of the response', async () => {

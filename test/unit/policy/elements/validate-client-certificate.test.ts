@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientCertificate, trustStore } from '../../../../src/engine/client-certificate.js';
 import type { ClientCertificate } from '../../../../src/policy/elements/validate-client-certificate.js';
 import { PipelineRun } from '../../../../src/policy/runner.js';
-import { type CertificateWorkshop, certificateWorkshop } from '../../../helpers/certificates.js';
-import { fakeServices, pipelineOf, policies, request } from '../../../support/policy/fakes.js';
+import { fakeServices, pipelineOf, policies, request } from '../../../doubles/policy-services.js';
+import { type CertificateWorkshop, certificateWorkshop } from '../../../processes/certificates.js';
 
 let workshop: CertificateWorkshop;
 let trusted: ClientCertificate;

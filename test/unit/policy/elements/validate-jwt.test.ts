@@ -1,8 +1,8 @@
 import { exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Jwt } from '../../../../src/expr/index.js';
-import { type FakeServices, fakeServices, inbound } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from './util.js';
+import { type FakeServices, fakeServices, inbound } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 const ISSUER = 'https://idp.example.com/tenant';
 const CONFIG = 'https://idp.example.com/tenant/.well-known/openid-configuration';
@@ -138,7 +138,7 @@ describe('validate-jwt', () => {
     const p = policy();
     const shared = { policy: p };
     // One compiled pipeline, so the element's cache is shared across requests.
-    const { pipelineOf, policies, request } = await import('../../../support/policy/fakes.js');
+    const { pipelineOf, policies, request } = await import('../../../doubles/policy-services.js');
     const { PipelineRun } = await import('../../../../src/policy/runner.js');
     const pipeline = pipelineOf(policies({ inbound: shared.policy }));
     const send = async (t: string) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { header, outbound } from '../../../support/policy/fakes.js';
+import { header, outbound } from '../../../doubles/policy-services.js';
 
 const xml = {
   headers: [['Content-Type', 'application/xml']] as [string, string][],

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { Jwt } from '../../../../src/expr/index.js';
 import { PolicyLoadError } from '../../../../src/policy/diagnostics.js';
 import { compilePolicyDocument, readPolicyDocument } from '../../../../src/policy/document.js';
-import { fakeServices, inbound, policies } from '../../../support/policy/fakes.js';
-import { diagnosticsOf } from '../elements/util.js';
+import { fakeServices, inbound, policies } from '../../../doubles/policy-services.js';
+import { diagnosticsOf } from '../harness.js';
 
 /** `<decryption-keys>` of validate-jwt and validate-azure-ad-token: encrypted tokens (JWE) opened before the signature check. */
 

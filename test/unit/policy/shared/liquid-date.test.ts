@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { liquidDate } from '../../../../src/policy/shared/liquid-date.js';
-import { outbound } from '../../../support/policy/fakes.js';
+import { outbound } from '../../../doubles/policy-services.js';
 
 describe('Liquid Date filter (C# mode)', () => {
   it("formats with .NET custom formats: the docs' example", () => {

@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { stopProcess } from './child.js';
-import { isAlive } from './processes.js';
+import { isAlive } from './process-tree.js';
 
 const run = promisify(execFile);
 

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashPassword } from '../../src/auth/index.js';
 import { freePort } from '../../src/config/plan.js';
-import { type EchoBackend, startEchoBackend } from './backend.js';
-import { descendantsOf, isAlive } from './processes.js';
+import { type EchoBackend, startEchoBackend } from '../doubles/echo-backend.js';
+import { descendantsOf, isAlive } from './process-tree.js';
 import { startUp, type UpRun } from './up.js';
 import { until } from './wait.js';
 

@@ -10,10 +10,10 @@
  * timeout (a run of about six minutes); the default, 70 s, keeps a run near two minutes.
  */
 import { parseArgs } from 'node:util';
-import { startBodyGateway } from '../test/helpers/body-gateway.js';
-import type { GatewayStack } from '../test/helpers/gateway.js';
-import { type StalledUpload, stalledUpload } from '../test/helpers/stalled-upload.js';
-import { elapse } from '../test/helpers/wait.js';
+import { type StalledUpload, stalledUpload } from '../doubles/stalled-upload.js';
+import { startBodyGateway } from '../processes/body-gateway.js';
+import type { GatewayStack } from '../processes/gateway.js';
+import { elapse } from '../processes/wait.js';
 
 const { values } = parseArgs({
   options: {

@@ -1,6 +1,6 @@
-import { apiYaml, policy } from '../integration/policies/support.js';
-import { type EchoBackend, startEchoBackend } from './backend.js';
+import { type EchoBackend, startEchoBackend } from '../doubles/echo-backend.js';
 import { type GatewayStack, startGateway } from './gateway.js';
+import { apiYaml, policy } from './gateway-files.js';
 
 /**
  * A real Envoy and engine in front of an echo backend, with one API: `POST /body/upper`, whose policy reads the body

@@ -5,8 +5,8 @@
  *   consume DIR N    prints "ready", waits for a line on standard input (so racers start together), tries to
  *                    consume codes code-0 … code-(N-1), prints the id of each it won, then exits
  */
-import { createEmbeddedStores } from '../../../../src/auth/stores/embedded.js';
-import { openEmbeddedState } from '../../../../src/state/embedded.js';
+import { createEmbeddedStores } from '../../src/auth/stores/embedded.js';
+import { openEmbeddedState } from '../../src/state/embedded.js';
 
 const [mode, directory, count] = process.argv.slice(2);
 const state = openEmbeddedState(directory!);

@@ -18,7 +18,7 @@ export interface KubernetesObject {
   [field: string]: unknown;
 }
 
-const schemaDir = fileURLToPath(new URL('../fixtures/k8s-schemas/', import.meta.url));
+const schemaDir = fileURLToPath(new URL('../../fixtures/k8s-schemas/', import.meta.url));
 const schemaBaseId = 'https://portcullis.invalid/k8s-schemas/';
 
 /** A kind's key in the vendored schemas' $defs (test/fixtures/k8s-schemas/vendor.ts writes them so). */

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { type CertificateWorkshop, certificateWorkshop } from './certificates.js';
+import { type CertificateWorkshop, certificateWorkshop } from '../processes/certificates.js';
 
 export type DocumentHandler = (request: IncomingMessage, response: ServerResponse) => void;
 

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { descendantsOf, isAlive } from './processes.js';
+import { descendantsOf, isAlive } from './process-tree.js';
 
 const cli = fileURLToPath(new URL('../../bin/portcullis.js', import.meta.url));
 

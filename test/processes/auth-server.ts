@@ -1,3 +1,8 @@
+/**
+ * The authorization server alone, the real one (in-process, on a free loopback port), and the client's side of its
+ * flows: discovery, registration, the login and consent pages, tokens. For the authorization server's own tests and
+ * for what talks to it (token sources, the fuzzed service).
+ */
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import * as oauth from 'oauth4webapi';
@@ -6,8 +11,8 @@ import {
   type AuthServerOptions,
   createAuthorizationServer,
   hashPassword,
-} from '../../../src/auth/index.js';
-import { insecure } from '../../helpers/oauth-client.js';
+} from '../../src/auth/index.js';
+import { insecure } from '../doubles/oauth-client.js';
 
 export const USER = { username: 'alice', password: 'correct horse battery staple', name: 'Alice Example' };
 const passwordHash = hashPassword(USER.password);

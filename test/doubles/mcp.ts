@@ -10,8 +10,8 @@ import type {
   ToolCallRequest,
   ToolCatalog,
   ToolOperation,
-} from '../../../src/mcp/index.js';
-import { createMcpEndpoint, type McpEndpoint, type McpEndpointOptions } from '../../../src/mcp/index.js';
+} from '../../src/mcp/index.js';
+import { createMcpEndpoint, type McpEndpoint, type McpEndpointOptions } from '../../src/mcp/index.js';
 
 export const ISSUER = 'https://auth.example.test';
 

@@ -4,8 +4,8 @@
  * 16 (so the writers of two processes interleave), then exits once they are written.
  */
 
-import { openEmbeddedState } from '../../../src/state/embedded.js';
-import { EmbeddedEventStream } from '../../../src/state/embedded-event-stream.js';
+import { openEmbeddedState } from '../../src/state/embedded.js';
+import { EmbeddedEventStream } from '../../src/state/embedded-event-stream.js';
 
 const [directory, stream, name, count] = process.argv.slice(2);
 const state = openEmbeddedState(directory!);

@@ -4,8 +4,8 @@ import type { MethodContext, SessionView } from '../../../src/mcp/protocol/metho
 import { findRevision } from '../../../src/mcp/protocol/revisions.js';
 import { ToolRegistry } from '../../../src/mcp/tools/registry.js';
 import type { ToolOperation } from '../../../src/mcp/types.js';
-import { type LoggedLine, recordingLogger } from '../../support/logger.js';
-import { FakeCaller, MutableCatalog, sampleOperations } from '../../support/mcp/helpers.js';
+import { type LoggedLine, recordingLogger } from '../../doubles/logger.js';
+import { FakeCaller, MutableCatalog, sampleOperations } from '../../doubles/mcp.js';
 
 export const dispatcher = new Dispatcher(methodTable);
 

@@ -29,3 +29,14 @@ export function captureProcessLog(): {
     stop,
   };
 }
+
+/** The engine's structured log lines (one JSON object each), as written while `run` ran. */
+export async function logLines(run: () => Promise<void>): Promise<Record<string, unknown>[]> {
+  const log = captureProcessLog();
+  try {
+    await run();
+  } finally {
+    log.stop();
+  }
+  return log.lines();
+}

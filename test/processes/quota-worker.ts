@@ -3,8 +3,8 @@
  * `node --import tsx quota-worker.ts DIR KEY CALLS LIMIT` makes CALLS concurrent quota calls against a limit of
  * LIMIT and prints how many were admitted.
  */
-import { openEmbeddedState } from '../../../src/state/embedded.js';
-import { EmbeddedLimitStore } from '../../../src/state/embedded-limits.js';
+import { openEmbeddedState } from '../../src/state/embedded.js';
+import { EmbeddedLimitStore } from '../../src/state/embedded-limits.js';
 
 const [directory, key, calls, limit] = process.argv.slice(2);
 const state = openEmbeddedState(directory!);

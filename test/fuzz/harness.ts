@@ -3,11 +3,12 @@ import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type fc from 'fast-check';
 import { hashPassword } from '../../src/auth/index.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { createService, type Service } from '../../src/service/service.js';
-import { type EchoBackend, startEchoBackend } from '../helpers/backend.js';
-import { discover, obtainTokens, register, type TestServer, USER } from '../integration/auth/harness.js';
+import { type EchoBackend, startEchoBackend } from '../doubles/echo-backend.js';
+import { discover, obtainTokens, register, type TestServer, USER } from '../processes/auth-server.js';
 
 export interface FuzzService {
   readonly url: string;
@@ -73,3 +74,30 @@ auth:
     },
   };
 }
+
+/**
+ * How long each fuzz property runs. `npm test` gives every property a small, bounded budget so the suite stays fast;
+ * `npm run fuzz` raises it (FUZZ_RUNS, FUZZ_SECONDS). A failure prints fast-check's seed and path: set FUZZ_SEED
+ * (and the path fast-check prints) to replay exactly that case.
+ */
+export function fuzzParameters<T>(defaults: { runs: number; seconds: number }): fc.Parameters<T> {
+  const runs = Number(process.env.FUZZ_RUNS ?? defaults.runs);
+  const seconds = Number(process.env.FUZZ_SECONDS ?? defaults.seconds);
+  const seed = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
+  return {
+    numRuns: runs,
+    // Stop early, successfully, when the time budget is spent: the run count is an upper bound.
+    interruptAfterTimeLimit: seconds * 1000,
+    markInterruptAsFailure: false,
+    ...(seed === undefined ? {} : { seed }),
+    ...(process.env.FUZZ_PATH ? { path: process.env.FUZZ_PATH } : {}),
+  };
+}
+
+/** The vitest timeout for a property with this budget: its time limit plus room to finish the run in flight. */
+export function testTimeout(defaults: { seconds: number }): number {
+  return (Number(process.env.FUZZ_SECONDS ?? defaults.seconds) + 30) * 1000;
+}
+
+/** A Node stack frame, as it would appear in a body or message that leaked one. */
+export const STACK_FRAME = /\n\s+at .+[(:]\d+:\d+\)?/;

@@ -7,7 +7,7 @@ import {
   RequestModel,
   ResponseModel,
   toDotNetString,
-} from '../../../src/expr/index.js';
+} from '../../src/expr/index.js';
 
 /** A request like the spec samples use: a course lookup with a customer key. */
 export function makeContext(body?: string): PolicyContext {

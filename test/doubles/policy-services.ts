@@ -1,8 +1,8 @@
 /** Fake services and helpers for policy unit tests: in-memory, deterministic, inspectable. */
-import { compilePolicyDocument, readPolicyDocument } from '../../../src/policy/document.js';
-import { buildPipeline, type Pipeline, type ScopeDocuments } from '../../../src/policy/pipeline.js';
-import { type FinalResponse, PipelineRun, type RequestDescription } from '../../../src/policy/runner.js';
-import type { Scope } from '../../../src/policy/schema.js';
+import { compilePolicyDocument, readPolicyDocument } from '../../src/policy/document.js';
+import { buildPipeline, type Pipeline, type ScopeDocuments } from '../../src/policy/pipeline.js';
+import { type FinalResponse, PipelineRun, type RequestDescription } from '../../src/policy/runner.js';
+import type { Scope } from '../../src/policy/schema.js';
 import type {
   BackendInfo,
   CachedResponse,
@@ -12,11 +12,11 @@ import type {
   MetricSink,
   PolicyServices,
   TraceEntry,
-} from '../../../src/policy/services.js';
-import type { NamedValue } from '../../../src/policy/source.js';
-import { MemoryLimitStore } from '../../../src/state/memory-limits.js';
-import { MemoryVectorStore } from '../../../src/state/vector-store.js';
-import { type LoggedLine, recordingLogger } from '../logger.js';
+} from '../../src/policy/services.js';
+import type { NamedValue } from '../../src/policy/source.js';
+import { MemoryLimitStore } from '../../src/state/memory-limits.js';
+import { MemoryVectorStore } from '../../src/state/vector-store.js';
+import { type LoggedLine, recordingLogger } from './logger.js';
 
 export interface FakeServices extends PolicyServices {
   readonly traces: TraceEntry[];

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EventStream, EventStreamOptions, StreamTarget } from '../../../src/state/event-stream.js';
+import type { EventStream, EventStreamOptions, StreamTarget } from '../../src/state/event-stream.js';
 
 /**
  * The one specification of log-to-eventhub's sink, run against every backend that retains events (Redis Streams,

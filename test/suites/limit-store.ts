@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LimitStore, QuotaRequest } from '../../../src/state/limits.js';
+import type { LimitStore, QuotaRequest } from '../../src/state/limits.js';
 
 /**
  * The one specification of a LimitStore, run against every backend (in-process, embedded, Redis). A backend on a

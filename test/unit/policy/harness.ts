@@ -1,5 +1,5 @@
-import { PolicyLoadError } from '../../../../src/policy/diagnostics.js';
-import { compileAt, policies } from '../../../support/policy/fakes.js';
+import { PolicyLoadError } from '../../../src/policy/diagnostics.js';
+import { compileAt, policies } from '../../doubles/policy-services.js';
 
 /** `path: message` of every load-time problem of an inbound (or given) section. */
 export function diagnosticsOf(

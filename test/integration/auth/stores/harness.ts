@@ -7,8 +7,8 @@ import { createMemoryStores } from '../../../../src/auth/stores/memory.js';
 import { createRedisStores } from '../../../../src/auth/stores/redis.js';
 import { type EmbeddedState, openEmbeddedState } from '../../../../src/state/embedded.js';
 import { RedisConnection, type RedisTarget } from '../../../../src/state/redis-connection.js';
-import type { Backend } from '../../../support/auth-stores.js';
-import { START } from '../../../support/auth-stores.js';
+import type { Backend } from '../../../suites/auth-stores.js';
+import { START } from '../../../suites/auth-stores.js';
 
 export { START };
 
