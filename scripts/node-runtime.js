@@ -52,12 +52,16 @@ export function supportedNodeFolder(root) {
 
 /**
  * Makes this process stand for `child`, which runs the same command on the supported Node: its exit status (or the
- * signal that ended it) becomes this process's. A terminal's Ctrl-C reaches the whole foreground process group, the
- * child too: passing it on as well would be a second SIGINT, which Portcullis takes as "stop now"; signals sent to
- * this process alone are passed on.
+ * signal that ended it) becomes this process's, and signals sent to this process are passed on. SIGINT only when no
+ * terminal is attached: a terminal's Ctrl-C reaches the whole foreground process group, the child too, and passing
+ * it on as well would be a second SIGINT, which Portcullis takes as "stop now"; without a terminal (a test, a
+ * service manager) SIGINT reaches this process alone.
  */
 export function standFor(child) {
-  process.on('SIGINT', () => {});
+  const fromTerminal = process.stdin.isTTY === true;
+  process.on('SIGINT', () => {
+    if (!fromTerminal) child.kill('SIGINT');
+  });
   for (const signal of ['SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (status, signal) => {
     if (signal) {
