@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from '../../config/load.js';
@@ -14,13 +15,19 @@ import { startExtProcServer } from '../../extproc/server.js';
 import { errorFields, processLogger } from '../../log.js';
 import type { ProcessMetricsExport } from '../../metrics-export.js';
 import type { ProcessTracing } from '../../tracing.js';
-import { reportListening, reportReload } from '../child-report.js';
+import {
+  reportListening,
+  reportReload,
+  reportStandby,
+  reportTakeOverRefused,
+  takeOverFromParent,
+} from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 
 export const command: CliCommand = {
   usage:
-    'portcullis engine --port PORT|0 [--host HOST] | --socket PATH [--config FILE [--no-watch]] [--authz] [--backend-routing engine|envoy-route] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads; --authz: ext_authz instead of ext_proc, header-only pipelines; envoy-route: the Envoy in front routes by its own routes, so policies may not choose another backend)',
+    "portcullis engine --port PORT|0 [--host HOST] | --socket PATH [--config FILE [--no-watch]] [--authz] [--backend-routing engine|envoy-route] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads; --authz: ext_authz instead of ext_proc, header-only pipelines; envoy-route: the Envoy in front routes by its own routes, so policies may not choose another backend; under up, --standby: a warm spare that listens only when up hands it a dead engine's port)",
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
@@ -41,14 +48,24 @@ export const command: CliCommand = {
         authz: { type: 'boolean', default: false },
         // Whether the Envoy in front follows the engine's backend choice (engine/backend-routing.ts).
         'backend-routing': { type: 'string', default: 'engine' },
+        // Under `up`, with --snapshot: a warm spare (cli/warm-spare.ts). It loads and builds everything, then
+        // waits for up to hand it a dead engine's port (and metrics port) over IPC.
+        standby: { type: 'boolean', default: false },
       },
     });
+    const standby = values.standby === true;
+    if (standby && (values.port !== undefined || values.socket !== undefined))
+      throw new UsageError(
+        "--standby takes its port from up when it takes an engine's place: no --port or --socket",
+      );
+    if (standby && values.snapshot === undefined)
+      throw new UsageError('--standby runs under up, with --snapshot');
     const socketPath = values.socket;
     if (socketPath !== undefined && values.port !== undefined)
       throw new UsageError('--port and --socket exclude each other');
     if (socketPath === '') throw new UsageError('--socket must be a file path, got ""');
     const port = Number(values.port);
-    if (socketPath === undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
+    if (!standby && socketPath === undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
     if (values.config !== undefined && values.snapshot !== undefined)
       throw new UsageError('--config and --snapshot exclude each other');
@@ -66,7 +83,10 @@ export const command: CliCommand = {
     let tracing: ProcessTracing | undefined;
     let metricsPush: ProcessMetricsExport | undefined;
     let engine: SwappableExchanges<EngineParts> | undefined;
+    // The snapshot file as it was when last built: a warm spare that missed a reload catches up when it takes over.
+    let built = '';
     const build = async (file: string) => {
+      if (snapshot) built = await snapshotVersion(file);
       const loaded = await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file));
       const otlp = loaded.config.telemetry?.otlp;
       // The OpenTelemetry SDK is imported only when a collector is configured (hundreds of modules otherwise loaded
@@ -118,10 +138,37 @@ export const command: CliCommand = {
         onProtocolError: (message: string) => processLogger.error(`protocol error: ${message}`),
       },
     };
-    const address = socketPath !== undefined ? { socketPath } : { host: values.host!, port };
-    const server = values.authz
-      ? await startExtAuthzServer(handlers, address)
-      : await startExtProcServer(handlers, address);
+    let listenPort = port;
+    let metricsPort = values['metrics-port'];
+    const stopped = standby ? waitForStopSignal({ exitWithParent: true }) : undefined;
+    if (stopped) {
+      reportStandby();
+      processLogger.info('engine standing by as a warm spare (nothing listens until an engine dies)');
+      const takeOver = await Promise.race([takeOverFromParent(), stopped.then(() => undefined)]).catch(
+        () => undefined,
+      );
+      if (!takeOver) {
+        process.off('SIGHUP', reloadOnHangup);
+        reloader?.close();
+        await engine?.current.close();
+        await states.close();
+        await tracing?.shutdown();
+        return 0;
+      }
+      // A reload up sent while this spare was still starting (before it could hear SIGHUP) is caught up on now.
+      if (reloader && (await snapshotVersion(snapshot!)) !== built) await reloader.reload();
+      listenPort = takeOver.port;
+      metricsPort = takeOver.metricsPort === undefined ? undefined : String(takeOver.metricsPort);
+    }
+    const address = socketPath !== undefined ? { socketPath } : { host: values.host!, port: listenPort };
+    const server = await (values.authz
+      ? startExtAuthzServer(handlers, address)
+      : startExtProcServer(handlers, address)
+    ).catch((error: unknown) => {
+      // The dead engine's port is taken: up restarts the engine its usual way (on another port if need be).
+      if (standby) reportTakeOverRefused(error instanceof Error ? error.message : String(error));
+      throw error;
+    });
     activeStreams = () => server.activeStreams();
     processLogger.info(
       `engine listening on ${socketPath !== undefined ? `unix:${socketPath}` : `${values.host}:${server.port}`}`,
@@ -129,14 +176,14 @@ export const command: CliCommand = {
     // Under `up`: the port it got when asked for any (0), so Envoy is configured with it.
     reportListening(server.port);
     const metricsServer =
-      engine && values['metrics-port'] !== undefined
-        ? await serveMetrics(new CurrentMetrics(engine), values.host!, Number(values['metrics-port']))
+      engine && metricsPort !== undefined
+        ? await serveMetrics(new CurrentMetrics(engine), values.host!, Number(metricsPort))
         : undefined;
     if (metricsServer)
       processLogger.info(
         `engine metrics on http://${values.host}:${(metricsServer.address() as AddressInfo).port}/metrics`,
       );
-    await waitForStopSignal({ exitWithParent: values.supervised === true });
+    await (stopped ?? waitForStopSignal({ exitWithParent: values.supervised === true }));
     processLogger.info(`engine draining ${server.activeStreams()} open stream(s)`);
     process.off('SIGHUP', reloadOnHangup);
     reloader?.close();
@@ -150,6 +197,12 @@ export const command: CliCommand = {
     return 0;
   },
 };
+
+/** Tells a replaced snapshot from the one built (up replaces it by renaming a new file over it). */
+async function snapshotVersion(file: string): Promise<string> {
+  const info = await stat(file).catch(() => undefined);
+  return info ? `${info.ino} ${info.mtimeMs} ${info.size}` : '';
+}
 
 /**
  * The metrics of whichever configuration serves now: they belong to the engine state, so they count on across
