@@ -237,10 +237,10 @@ describe('Supervisor', () => {
     expect(supervising.restartCounts()).toEqual({ worker: 1 });
     expect(supervising.send('worker', { word: 'hello' })).toBe(true);
     await until(() => lines.includes('worker | heard hello'), 'the stand-in speaking as the worker');
-    // Its death is the worker's: with no stand-in left, the restart after the delay.
+    // Its death is the worker's: with no stand-in left, the restart after the delay (doubled: it lived briefly).
     expect(supervising.signal('worker', 'SIGKILL')).toBe(true);
     await until(() => restarts === 1, 'the restart');
-    expect(lines).toContain('up: worker exited (killed by SIGKILL); restarting in 20 ms (restart 2)');
+    expect(lines).toContain('up: worker exited (killed by SIGKILL); restarting in 40 ms (restart 2)');
   });
 
   it('restarts a child after the delay when its stand-in fails to take its place', async () => {
