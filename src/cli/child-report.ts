@@ -166,14 +166,21 @@ export function isTakeOverMessage(message: unknown): message is TakeOverMessage 
   );
 }
 
-/** Resolves with the take-over `up` sends its warm spare; rejects when the channel closes first (up is gone). */
-export function takeOverFromParent(): Promise<TakeOverMessage> {
+/**
+ * Resolves with the take-over `up` sends its warm spare, or undefined once `stop` resolves (the spare is stopped:
+ * it stops listening to the channel, which would keep it alive); rejects when the channel closes first (up is gone).
+ */
+export function takeOverFromParent(stop: Promise<unknown>): Promise<TakeOverMessage | undefined> {
   return new Promise((resolve, reject) => {
     if (!process.connected) return reject(new Error('no IPC channel to up: --standby runs only under up'));
     const done = () => {
       process.off('message', listener);
       process.off('disconnect', gone);
     };
+    void stop.then(() => {
+      done();
+      resolve(undefined);
+    });
     const listener = (message: unknown) => {
       if (!isTakeOverMessage(message)) return;
       done();

@@ -128,9 +128,9 @@ describe('portcullis up with one engine and its warm spare', () => {
     console.log(
       `one engine killed with a warm spare: ${failed.length} failed, the last ${lastFailure ? lastFailure - killedAt : 0} ms after the kill`,
     );
-    // A restart leaves three clients failing through the engine's whole start (hundreds of answers): with the
-    // spare, only the requests of that instant fail.
-    expect(failed.length).toBeLessThan(30);
+    // A restart leaves the three clients failing through the 100 ms wait and the engine's whole start (hundreds of
+    // prompt 500s): with the spare, only the requests of that instant fail.
+    expect(failed.length).toBeLessThan(100);
     // What answered at all answered 200 or 5xx.
     expect(stream.results.filter((result) => result.status !== 200 && result.status < 500)).toEqual([]);
     // Every answer after the take-over ran the policy that runs.

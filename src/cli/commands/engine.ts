@@ -144,9 +144,7 @@ export const command: CliCommand = {
     if (stopped) {
       reportStandby();
       processLogger.info('engine standing by as a warm spare (nothing listens until an engine dies)');
-      const takeOver = await Promise.race([takeOverFromParent(), stopped.then(() => undefined)]).catch(
-        () => undefined,
-      );
+      const takeOver = await takeOverFromParent(stopped).catch(() => undefined);
       if (!takeOver) {
         process.off('SIGHUP', reloadOnHangup);
         reloader?.close();
