@@ -20,6 +20,7 @@ import {
   reportReload,
   reportStandby,
   reportTakeOverRefused,
+  type TakeOverMessage,
   takeOverFromParent,
 } from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
@@ -53,13 +54,7 @@ export const command: CliCommand = {
         standby: { type: 'boolean', default: false },
       },
     });
-    const standby = values.standby === true;
-    if (standby && (values.port !== undefined || values.socket !== undefined))
-      throw new UsageError(
-        "--standby takes its port from up when it takes an engine's place: no --port or --socket",
-      );
-    if (standby && values.snapshot === undefined)
-      throw new UsageError('--standby runs under up, with --snapshot');
+    const standby = values.standby === true && standbyOptions(values);
     const socketPath = values.socket;
     if (socketPath !== undefined && values.port !== undefined)
       throw new UsageError('--port and --socket exclude each other');
@@ -138,35 +133,28 @@ export const command: CliCommand = {
         onProtocolError: (message: string) => processLogger.error(`protocol error: ${message}`),
       },
     };
-    let listenPort = port;
-    let metricsPort = values['metrics-port'];
+    // Caches, counters, tracing: what a stopped engine closes, once it no longer serves.
+    const closeEngine = async () => {
+      process.off('SIGHUP', reloadOnHangup);
+      reloader?.close();
+      await engine?.current.close();
+      await states.close();
+      await tracing?.shutdown();
+    };
     const stopped = standby ? waitForStopSignal({ exitWithParent: true }) : undefined;
-    if (stopped) {
-      reportStandby();
-      processLogger.info('engine standing by as a warm spare (nothing listens until an engine dies)');
-      const takeOver = await takeOverFromParent(stopped).catch(() => undefined);
-      if (!takeOver) {
-        process.off('SIGHUP', reloadOnHangup);
-        reloader?.close();
-        await engine?.current.close();
-        await states.close();
-        await tracing?.shutdown();
-        return 0;
-      }
-      // A reload up sent while this spare was still starting (before it could hear SIGHUP) is caught up on now.
+    // A reload up sent while this spare was still starting (before it could hear SIGHUP) is caught up on now.
+    const catchUp = async () => {
       if (reloader && (await snapshotVersion(snapshot!)) !== built) await reloader.reload();
-      listenPort = takeOver.port;
-      metricsPort = takeOver.metricsPort === undefined ? undefined : String(takeOver.metricsPort);
+    };
+    const takeOver = stopped && (await standBy(stopped, catchUp));
+    if (stopped && !takeOver) {
+      await closeEngine();
+      return 0;
     }
+    const listenPort = takeOver ? takeOver.port : port;
+    const metricsPort = takeOver ? takeOver.metricsPort : values['metrics-port'];
     const address = socketPath !== undefined ? { socketPath } : { host: values.host!, port: listenPort };
-    const server = await (values.authz
-      ? startExtAuthzServer(handlers, address)
-      : startExtProcServer(handlers, address)
-    ).catch((error: unknown) => {
-      // The dead engine's port is taken: up restarts the engine its usual way (on another port if need be).
-      if (standby) reportTakeOverRefused(error instanceof Error ? error.message : String(error));
-      throw error;
-    });
+    const server = await listen(values.authz === true, handlers, address, standby);
     activeStreams = () => server.activeStreams();
     processLogger.info(
       `engine listening on ${socketPath !== undefined ? `unix:${socketPath}` : `${values.host}:${server.port}`}`,
@@ -184,17 +172,55 @@ export const command: CliCommand = {
     await (stopped ?? waitForStopSignal({ exitWithParent: values.supervised === true }));
     processLogger.info(`engine draining ${server.activeStreams()} open stream(s)`);
     process.off('SIGHUP', reloadOnHangup);
-    reloader?.close();
     await server.shutdown(5000);
     // A last export, with what the requests just drained counted.
     await metricsPush?.shutdown();
     metricsServer?.close();
-    await engine?.current.close();
-    await states.close();
-    await tracing?.shutdown();
+    await closeEngine();
     return 0;
   },
 };
+
+/** `--standby` runs under up, from the snapshot, on the port up gives it. */
+function standbyOptions(values: { port?: string; socket?: string; snapshot?: string }): true {
+  if (values.port !== undefined || values.socket !== undefined)
+    throw new UsageError(
+      "--standby takes its port from up when it takes an engine's place: no --port or --socket",
+    );
+  if (values.snapshot === undefined) throw new UsageError('--standby runs under up, with --snapshot');
+  return true;
+}
+
+/** Serves ext_proc (or ext_authz) at `address`; a warm spare tells up when it cannot take the port it was given. */
+async function listen(
+  authz: boolean,
+  handlers: Parameters<typeof startExtProcServer>[0],
+  address: Parameters<typeof startExtProcServer>[1],
+  standby: boolean,
+): Promise<{ readonly port: number; activeStreams(): number; shutdown(graceMs: number): Promise<void> }> {
+  try {
+    return await (authz ? startExtAuthzServer(handlers, address) : startExtProcServer(handlers, address));
+  } catch (error) {
+    // The dead engine's port is taken: up restarts the engine its usual way (on another port if need be).
+    if (standby) reportTakeOverRefused(error instanceof Error ? error.message : String(error));
+    throw error;
+  }
+}
+
+/**
+ * A warm spare (`--standby`): tells up it stands by, then waits for the dead engine's port it is to take — undefined
+ * when it is stopped first. Before it takes over, it catches up on a reload it may have missed (`catchUp`).
+ */
+async function standBy(
+  stopped: Promise<unknown>,
+  catchUp: () => Promise<void>,
+): Promise<TakeOverMessage | undefined> {
+  reportStandby();
+  processLogger.info('engine standing by as a warm spare (nothing listens until an engine dies)');
+  const takeOver = await takeOverFromParent(stopped).catch(() => undefined);
+  if (takeOver) await catchUp();
+  return takeOver;
+}
 
 /** Tells a replaced snapshot from the one built (up replaces it by renaming a new file over it). */
 async function snapshotVersion(file: string): Promise<string> {
