@@ -103,3 +103,94 @@ export function gatewayUrlFromParent(): Promise<string> {
     process.on('disconnect', gone);
   });
 }
+
+/**
+ * What an engine started as `up`'s warm spare (`engine --standby`) tells it once it has loaded the running snapshot
+ * and built the engine: it can take a dead engine's place now, without listening yet.
+ */
+export interface StandbyReport {
+  readonly kind: 'standby';
+}
+
+/**
+ * What `up` tells its warm spare when an engine died: listen on that engine's port (and serve its metrics port),
+ * from now on as that engine. The spare answers with a ListeningReport, or a TakeOverRefusal when it cannot.
+ */
+export interface TakeOverMessage {
+  readonly kind: 'take-over';
+  readonly port: number;
+  readonly metricsPort?: number;
+}
+
+/** The warm spare could not take the dead engine's place (its port is taken); it exits after saying so. */
+export interface TakeOverRefusal {
+  readonly kind: 'take-over-refused';
+  readonly reason: string;
+}
+
+/** Tells `up` this warm spare is ready to take an engine's place. */
+export function reportStandby(): void {
+  process.send?.({ kind: 'standby' } satisfies StandbyReport);
+}
+
+/** Tells `up` this warm spare could not take the engine's place, and why. */
+export function reportTakeOverRefused(reason: string): void {
+  process.send?.({ kind: 'take-over-refused', reason } satisfies TakeOverRefusal);
+}
+
+export function isStandbyReport(message: unknown): message is StandbyReport {
+  return typeof message === 'object' && message !== null && (message as StandbyReport).kind === 'standby';
+}
+
+export function isTakeOverRefusal(message: unknown): message is TakeOverRefusal {
+  const candidate = message as Partial<TakeOverRefusal> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    candidate.kind === 'take-over-refused' &&
+    typeof candidate.reason === 'string'
+  );
+}
+
+export function isTakeOverMessage(message: unknown): message is TakeOverMessage {
+  const candidate = message as Partial<TakeOverMessage> | null;
+  // The engine's port is one an engine bound (never 0); a metrics port may be left to the system.
+  const isPort = (port: unknown, least: number) =>
+    Number.isInteger(port) && (port as number) >= least && (port as number) <= 65535;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    candidate.kind === 'take-over' &&
+    isPort(candidate.port, 1) &&
+    (candidate.metricsPort === undefined || isPort(candidate.metricsPort, 0))
+  );
+}
+
+/**
+ * Resolves with the take-over `up` sends its warm spare, or undefined once `stop` resolves (the spare is stopped:
+ * it stops listening to the channel, which would keep it alive); rejects when the channel closes first (up is gone).
+ */
+export function takeOverFromParent(stop: Promise<unknown>): Promise<TakeOverMessage | undefined> {
+  return new Promise((resolve, reject) => {
+    if (!process.connected) return reject(new Error('no IPC channel to up: --standby runs only under up'));
+    const done = () => {
+      process.off('message', listener);
+      process.off('disconnect', gone);
+    };
+    void stop.then(() => {
+      done();
+      resolve(undefined);
+    });
+    const listener = (message: unknown) => {
+      if (!isTakeOverMessage(message)) return;
+      done();
+      resolve(message);
+    };
+    const gone = () => {
+      done();
+      reject(new Error('up went away before it needed this warm spare'));
+    };
+    process.on('message', listener);
+    process.on('disconnect', gone);
+  });
+}

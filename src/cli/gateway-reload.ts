@@ -51,8 +51,11 @@ export interface GatewayReloadOptions {
   readonly children: ReloadableChildren;
   /** The Envoys serving the gateway: hot-restarted when a change alters the bootstrap. */
   readonly envoys: RestartableEnvoys;
-  /** The engines' names under the supervisor. The service is `SERVICE`. */
-  readonly engines: readonly string[];
+  /**
+   * The engines' names under the supervisor, or what gives them at each reload (a warm spare standing by reloads
+   * too, see warm-spare.ts). The service is `SERVICE`.
+   */
+  readonly engines: readonly string[] | (() => readonly string[]);
   /** The plan `up` starts with (ports left to the system are 0 until `adopt` is given the bound ones). */
   readonly plan: RuntimePlan;
   /** The texts of the configuration's files that run: a reload from disk that finds them unchanged does nothing. */
@@ -110,7 +113,7 @@ export class GatewayReload implements ManagedConfiguration {
   private readonly directory: string;
   private readonly children: ReloadableChildren;
   private readonly envoys: RestartableEnvoys;
-  private readonly engines: readonly string[];
+  private readonly engines: () => readonly string[];
   private readonly snapshotFile: string;
   private readonly childReloadTimeoutMs: number;
   private readonly log: Logger;
@@ -122,7 +125,8 @@ export class GatewayReload implements ManagedConfiguration {
     this.directory = options.stateDirectory;
     this.children = options.children;
     this.envoys = options.envoys;
-    this.engines = options.engines;
+    const engines = options.engines;
+    this.engines = typeof engines === 'function' ? engines : () => engines;
     this.snapshotFile = options.snapshotFile;
     this.childReloadTimeoutMs = options.childReloadTimeoutMs ?? defaultChildReloadTimeoutMs;
     const bootstrap = bootstrapObject(plan);
@@ -370,7 +374,7 @@ export class GatewayReload implements ManagedConfiguration {
   }
 
   private reloadEngines(): Promise<void> {
-    return this.reloadChildren(this.engines);
+    return this.reloadChildren(this.engines());
   }
 
   /**

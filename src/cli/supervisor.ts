@@ -26,12 +26,25 @@ export interface ChildSpec {
   readonly restart?: () => Promise<unknown>;
   /** The name its deaths are counted and reported under (the Envoys of one hot-restart family share one). */
   readonly family?: string;
+  /**
+   * A stand-in that can take the dead child's place at once (an engine's warm spare, see warm-spare.ts), tried
+   * before `restart`: undefined when none is ready now, else the take-over, which rejects when it failed — then
+   * `restart` runs after the usual delay.
+   */
+  readonly standIn?: () => Promise<unknown> | undefined;
+  /**
+   * What happens when it dies while it serves, for a child that has no `restart` and is not a gateway process whose
+   * repeated deaths make up give up (a warm spare): called instead of `onUnexpectedExit`.
+   */
+  readonly died?: (exit: ChildExit) => void;
 }
 
 /** A child being started, as its readiness probe sees it. */
 export interface StartingChild {
   /** Resolves with the first port the child reports over IPC (never, for a child without IPC or that never does). */
   readonly port: Promise<number>;
+  /** Resolves with the first message the child sends over IPC that `accepts` takes (a warm spare's standby report). */
+  message<T>(accepts: (message: unknown) => message is T): Promise<T>;
 }
 
 export interface StartedChild {
@@ -64,6 +77,8 @@ export type ChildOutput = (name: string, line: string) => void;
  */
 export class Supervisor {
   private readonly children = new Map<string, ChildProcess>();
+  /** What each running child is now: a warm spare that took a dead engine's place became that engine (`promote`). */
+  private readonly identities = new WeakMap<ChildProcess, Identity>();
   private stopping = false;
   private readonly exitListeners: ((exit: ChildExit) => void)[] = [];
   private readonly giveUpListeners: ((gaveUp: GaveUp) => void)[] = [];
@@ -131,6 +146,59 @@ export class Supervisor {
     return child?.connected === true && child.send(message as object);
   }
 
+  /**
+   * Sends a message over a child's IPC channel and resolves with the first answer `accepts` takes; rejects when the
+   * child is not running, exits first, or does not answer within `timeoutMs`.
+   */
+  request<T>(
+    name: string,
+    message: unknown,
+    accepts: (message: unknown) => message is T,
+    timeoutMs: number,
+  ): Promise<T> {
+    const child = this.children.get(name);
+    if (!child?.connected) return Promise.reject(new Error(`${name} is not running`));
+    return new Promise<T>((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        child.off('message', listener);
+        child.off('exit', gone);
+      };
+      const listener = (answer: unknown) => {
+        if (!accepts(answer)) return;
+        done();
+        resolve(answer);
+      };
+      const gone = (code: number | null, signal: NodeJS.Signals | null) => {
+        done();
+        reject(new Error(`${name} exited before it answered (${describeExit({ name, code, signal })})`));
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`${name} did not answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      child.on('message', listener);
+      child.once('exit', gone);
+      child.send(message as object);
+    });
+  }
+
+  /**
+   * The running child `from` becomes `spec.name` from now on: its lines, reload reports and deaths are that child's
+   * (a warm spare that took a dead engine's port is that engine). Its life as `spec.name` starts now. False when
+   * `from` is not running.
+   */
+  promote(from: string, spec: ChildSpec): boolean {
+    const child = this.children.get(from);
+    const identity = child && this.identities.get(child);
+    if (!child || !identity || child.exitCode !== null || child.signalCode !== null) return false;
+    this.children.delete(from);
+    this.children.set(spec.name, child);
+    identity.spec = spec;
+    identity.since = Date.now();
+    return true;
+  }
+
   async start(spec: ChildSpec, readyTimeoutMs = 30_000): Promise<StartedChild> {
     if (this.stopping) throw new Error(`not starting ${spec.name}: stopping everything`);
     const startedAt = Date.now();
@@ -141,6 +209,8 @@ export class Supervisor {
       detached: true,
     });
     this.children.set(spec.name, child);
+    const identity: Identity = { spec, since: startedAt };
+    this.identities.set(child, identity);
     let ready = false;
     let reportedPort: number | undefined;
     const port = new Promise<number>((resolve) => {
@@ -150,42 +220,55 @@ export class Supervisor {
         resolve(message.port);
       });
     });
+    const message = <T>(accepts: (message: unknown) => message is T) =>
+      new Promise<T>((resolve) => {
+        const listener = (candidate: unknown) => {
+          if (!accepts(candidate)) return;
+          child.off('message', listener);
+          resolve(candidate);
+        };
+        child.on('message', listener);
+      });
     child.on('message', (message) => {
       if (!isReloadReport(message)) return;
-      for (const listener of [...this.reloadListeners]) listener(spec.name, message);
+      for (const listener of [...this.reloadListeners]) listener(identity.spec.name, message);
     });
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
       createInterface({ input: stream }).on('line', (line) => {
         // Envoy and companions (a sample backend) log what they like: credentials are removed from what is shown.
-        this.out(spec.name, redactText(line));
+        this.out(identity.spec.name, redactText(line));
       });
     }
     const exited = new Promise<ChildExit>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ name: spec.name, code, signal }));
+      child.once('exit', (code, signal) => resolve({ name: identity.spec.name, code, signal }));
       child.once('error', (error) => {
         this.log.error(`${spec.name} cannot start ${spec.command}: ${error.message}`);
-        resolve({ name: spec.name, code: 127, signal: null });
+        resolve({ name: identity.spec.name, code: 127, signal: null });
       });
     });
     void exited.then((exit) => {
+      // What it is when it dies: a promoted spare dies as the engine it became.
+      const { spec: now, since } = identity;
       // Only the current process of that name leaves the table (a restart may already have replaced it).
-      if (this.children.get(spec.name) === child) this.children.delete(spec.name);
-      const planned = this.expected.get(spec.name);
-      this.expected.delete(spec.name);
+      if (this.children.get(now.name) === child) this.children.delete(now.name);
+      const planned = this.expected.get(now.name);
+      this.expected.delete(now.name);
       if (planned) return planned(exit);
       // A child that dies before it is ready is reported by `start` rejecting: the caller decides what it means
       // (fatal at start-up, a refused reload, another try of a restart).
       if (this.stopping || !ready) return;
       // Whatever it started in its group goes with it; its replacement starts afresh.
       signalGroup(child, 'SIGKILL');
-      if (spec.restart)
+      if (now.restart)
         this.restartLater(
-          spec.family ?? spec.name,
-          spec.restart,
+          now.family ?? now.name,
+          now.restart,
           `exited (${describeExit(exit)})`,
-          startedAt,
+          since,
+          now.standIn,
         );
+      else if (now.died) now.died(exit);
       else for (const listener of this.exitListeners) listener(exit);
     });
 
@@ -193,7 +276,7 @@ export class Supervisor {
     const timeout = setTimeout(() => abort.abort(), readyTimeoutMs);
     try {
       await Promise.race([
-        spec.ready(abort.signal, { port }),
+        spec.ready(abort.signal, { port, message }),
         exited.then((exit) => {
           throw new Error(`${spec.name} exited before it was ready (${describeExit(exit)})`);
         }),
@@ -217,10 +300,18 @@ export class Supervisor {
   }
 
   /**
-   * A child of `family` died (`how`: "exited (killed by SIGKILL)") after it had been up since `upSince`: restart it
-   * after the policy's delay, or give up on it. A restart that fails before the child is ready is one more death.
+   * A child of `family` died (`how`: "exited (killed by SIGKILL)") after it had been up since `upSince`: its stand-in
+   * takes its place at once when one is ready, else it is restarted after the policy's delay — or up gives up on it.
+   * Either way it is one more death and one more restart. A restart that fails before the child is ready is one more
+   * death; a stand-in that fails to take over is not (the restart after the delay follows).
    */
-  private restartLater(family: string, restart: () => Promise<unknown>, how: string, upSince: number): void {
+  private restartLater(
+    family: string,
+    restart: () => Promise<unknown>,
+    how: string,
+    upSince: number,
+    standIn?: () => Promise<unknown> | undefined,
+  ): void {
     const history = this.histories.get(family) ?? new RestartHistory(this.policy);
     this.histories.set(family, history);
     const decision = history.died(upSince);
@@ -229,7 +320,32 @@ export class Supervisor {
         listener({ family, last: how, deaths: decision.deaths, windowMs: decision.windowMs });
       return;
     }
+    const takingOver = this.stopping ? undefined : standIn?.();
+    if (takingOver) {
+      this.log.warn(`${family} ${how}; its warm spare takes its place (restart ${decision.restart})`);
+      takingOver.then(
+        () => this.log.info(`${family} is back (restart ${decision.restart})`),
+        (error: unknown) => {
+          if (this.stopping) return;
+          const message = error instanceof Error ? error.message : String(error);
+          this.log.warn(
+            `${family}'s warm spare did not take its place (${message}); restarting in ${decision.delayMs} ms (restart ${decision.restart})`,
+          );
+          this.restartAfter(family, restart, decision, standIn);
+        },
+      );
+      return;
+    }
     this.log.warn(`${family} ${how}; restarting in ${decision.delayMs} ms (restart ${decision.restart})`);
+    this.restartAfter(family, restart, decision, standIn);
+  }
+
+  private restartAfter(
+    family: string,
+    restart: () => Promise<unknown>,
+    decision: { readonly restart: number; readonly delayMs: number },
+    standIn: (() => Promise<unknown> | undefined) | undefined,
+  ): void {
     const timer = setTimeout(async () => {
       this.pendingRestarts.delete(timer);
       if (this.stopping) return;
@@ -240,7 +356,7 @@ export class Supervisor {
       } catch (error) {
         if (this.stopping) return;
         const message = error instanceof Error ? error.message : String(error);
-        this.restartLater(family, restart, `did not come back (${message})`, attempt);
+        this.restartLater(family, restart, `did not come back (${message})`, attempt, standIn);
       }
     }, decision.delayMs);
     this.pendingRestarts.add(timer);
@@ -268,6 +384,12 @@ export class Supervisor {
     await Promise.all(children.map(([, child]) => stopChild(child, graceMs)));
     this.children.clear();
   }
+}
+
+/** What a running child is now: the spec it runs under (changed by `promote`) and since when it serves as that. */
+interface Identity {
+  spec: ChildSpec;
+  since: number;
 }
 
 export function describeExit(exit: ChildExit): string {

@@ -391,6 +391,12 @@ const gatewayConfigObject = z
         messageTimeoutMs: z.number().int().min(1).max(60_000).default(500),
         metricsPort: port.optional(),
         /**
+         * Under `up`: one more engine process, loaded and built but not listening, that takes a dead engine's port at
+         * once (cli/warm-spare.ts). Unset: on with one engine (nothing else serves the APIs while it restarts), off
+         * with several (the others take a dead one's share). It costs one more Node process (~80–100 MB).
+         */
+        warmSpare: z.boolean().optional(),
+        /**
          * A secret that switches on a debug trace for one request (header `x-portcullis-trace`); without it no
          * request can be traced.
          */

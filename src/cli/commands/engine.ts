@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from '../../config/load.js';
@@ -14,13 +15,20 @@ import { startExtProcServer } from '../../extproc/server.js';
 import { errorFields, processLogger } from '../../log.js';
 import type { ProcessMetricsExport } from '../../metrics-export.js';
 import type { ProcessTracing } from '../../tracing.js';
-import { reportListening, reportReload } from '../child-report.js';
+import {
+  reportListening,
+  reportReload,
+  reportStandby,
+  reportTakeOverRefused,
+  type TakeOverMessage,
+  takeOverFromParent,
+} from '../child-report.js';
 import { type CliCommand, UsageError } from '../command.js';
 import { waitForStopSignal } from '../signals.js';
 
 export const command: CliCommand = {
   usage:
-    'portcullis engine --port PORT|0 [--host HOST] | --socket PATH [--config FILE [--no-watch]] [--authz] [--backend-routing engine|envoy-route] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads; --authz: ext_authz instead of ext_proc, header-only pipelines; envoy-route: the Envoy in front routes by its own routes, so policies may not choose another backend)',
+    "portcullis engine --port PORT|0 [--host HOST] | --socket PATH [--config FILE [--no-watch]] [--authz] [--backend-routing engine|envoy-route] [--metrics-port PORT]   (without --config: pass-through; SIGHUP reloads; --authz: ext_authz instead of ext_proc, header-only pipelines; envoy-route: the Envoy in front routes by its own routes, so policies may not choose another backend; under up, --standby: a warm spare that listens only when up hands it a dead engine's port)",
   async run(args) {
     const { values } = parseArgs({
       args: [...args],
@@ -41,14 +49,18 @@ export const command: CliCommand = {
         authz: { type: 'boolean', default: false },
         // Whether the Envoy in front follows the engine's backend choice (engine/backend-routing.ts).
         'backend-routing': { type: 'string', default: 'engine' },
+        // Under `up`, with --snapshot: a warm spare (cli/warm-spare.ts). It loads and builds everything, then
+        // waits for up to hand it a dead engine's port (and metrics port) over IPC.
+        standby: { type: 'boolean', default: false },
       },
     });
+    const standby = values.standby === true && standbyOptions(values);
     const socketPath = values.socket;
     if (socketPath !== undefined && values.port !== undefined)
       throw new UsageError('--port and --socket exclude each other');
     if (socketPath === '') throw new UsageError('--socket must be a file path, got ""');
     const port = Number(values.port);
-    if (socketPath === undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
+    if (!standby && socketPath === undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
     if (values.config !== undefined && values.snapshot !== undefined)
       throw new UsageError('--config and --snapshot exclude each other');
@@ -66,7 +78,10 @@ export const command: CliCommand = {
     let tracing: ProcessTracing | undefined;
     let metricsPush: ProcessMetricsExport | undefined;
     let engine: SwappableExchanges<EngineParts> | undefined;
+    // The snapshot file as it was when last built: a warm spare that missed a reload catches up when it takes over.
+    let built = '';
     const build = async (file: string) => {
+      if (snapshot) built = await snapshotVersion(file);
       const loaded = await (snapshot ? loadRunningSnapshot(file) : loadConfigFile(file));
       const otlp = loaded.config.telemetry?.otlp;
       // The OpenTelemetry SDK is imported only when a collector is configured (hundreds of modules otherwise loaded
@@ -118,10 +133,28 @@ export const command: CliCommand = {
         onProtocolError: (message: string) => processLogger.error(`protocol error: ${message}`),
       },
     };
-    const address = socketPath !== undefined ? { socketPath } : { host: values.host!, port };
-    const server = values.authz
-      ? await startExtAuthzServer(handlers, address)
-      : await startExtProcServer(handlers, address);
+    // Caches, counters, tracing: what a stopped engine closes, once it no longer serves.
+    const closeEngine = async () => {
+      process.off('SIGHUP', reloadOnHangup);
+      reloader?.close();
+      await engine?.current.close();
+      await states.close();
+      await tracing?.shutdown();
+    };
+    const stopped = standby ? waitForStopSignal({ exitWithParent: true }) : undefined;
+    // A reload up sent while this spare was still starting (before it could hear SIGHUP) is caught up on now.
+    const catchUp = async () => {
+      if (reloader && (await snapshotVersion(snapshot!)) !== built) await reloader.reload();
+    };
+    const takeOver = stopped && (await standBy(stopped, catchUp));
+    if (stopped && !takeOver) {
+      await closeEngine();
+      return 0;
+    }
+    const listenPort = takeOver ? takeOver.port : port;
+    const metricsPort = takeOver ? takeOver.metricsPort : values['metrics-port'];
+    const address = socketPath !== undefined ? { socketPath } : { host: values.host!, port: listenPort };
+    const server = await listen(values.authz === true, handlers, address, standby);
     activeStreams = () => server.activeStreams();
     processLogger.info(
       `engine listening on ${socketPath !== undefined ? `unix:${socketPath}` : `${values.host}:${server.port}`}`,
@@ -129,27 +162,71 @@ export const command: CliCommand = {
     // Under `up`: the port it got when asked for any (0), so Envoy is configured with it.
     reportListening(server.port);
     const metricsServer =
-      engine && values['metrics-port'] !== undefined
-        ? await serveMetrics(new CurrentMetrics(engine), values.host!, Number(values['metrics-port']))
+      engine && metricsPort !== undefined
+        ? await serveMetrics(new CurrentMetrics(engine), values.host!, Number(metricsPort))
         : undefined;
     if (metricsServer)
       processLogger.info(
         `engine metrics on http://${values.host}:${(metricsServer.address() as AddressInfo).port}/metrics`,
       );
-    await waitForStopSignal({ exitWithParent: values.supervised === true });
+    await (stopped ?? waitForStopSignal({ exitWithParent: values.supervised === true }));
     processLogger.info(`engine draining ${server.activeStreams()} open stream(s)`);
     process.off('SIGHUP', reloadOnHangup);
-    reloader?.close();
     await server.shutdown(5000);
     // A last export, with what the requests just drained counted.
     await metricsPush?.shutdown();
     metricsServer?.close();
-    await engine?.current.close();
-    await states.close();
-    await tracing?.shutdown();
+    await closeEngine();
     return 0;
   },
 };
+
+/** `--standby` runs under up, from the snapshot, on the port up gives it. */
+function standbyOptions(values: { port?: string; socket?: string; snapshot?: string }): true {
+  if (values.port !== undefined || values.socket !== undefined)
+    throw new UsageError(
+      "--standby takes its port from up when it takes an engine's place: no --port or --socket",
+    );
+  if (values.snapshot === undefined) throw new UsageError('--standby runs under up, with --snapshot');
+  return true;
+}
+
+/** Serves ext_proc (or ext_authz) at `address`; a warm spare tells up when it cannot take the port it was given. */
+async function listen(
+  authz: boolean,
+  handlers: Parameters<typeof startExtProcServer>[0],
+  address: Parameters<typeof startExtProcServer>[1],
+  standby: boolean,
+): Promise<{ readonly port: number; activeStreams(): number; shutdown(graceMs: number): Promise<void> }> {
+  try {
+    return await (authz ? startExtAuthzServer(handlers, address) : startExtProcServer(handlers, address));
+  } catch (error) {
+    // The dead engine's port is taken: up restarts the engine its usual way (on another port if need be).
+    if (standby) reportTakeOverRefused(error instanceof Error ? error.message : String(error));
+    throw error;
+  }
+}
+
+/**
+ * A warm spare (`--standby`): tells up it stands by, then waits for the dead engine's port it is to take — undefined
+ * when it is stopped first. Before it takes over, it catches up on a reload it may have missed (`catchUp`).
+ */
+async function standBy(
+  stopped: Promise<unknown>,
+  catchUp: () => Promise<void>,
+): Promise<TakeOverMessage | undefined> {
+  reportStandby();
+  processLogger.info('engine standing by as a warm spare (nothing listens until an engine dies)');
+  const takeOver = await takeOverFromParent(stopped).catch(() => undefined);
+  if (takeOver) await catchUp();
+  return takeOver;
+}
+
+/** Tells a replaced snapshot from the one built (up replaces it by renaming a new file over it). */
+async function snapshotVersion(file: string): Promise<string> {
+  const info = await stat(file).catch(() => undefined);
+  return info ? `${info.ino} ${info.mtimeMs} ${info.size}` : '';
+}
 
 /**
  * The metrics of whichever configuration serves now: they belong to the engine state, so they count on across

@@ -34,6 +34,7 @@ import {
   type StartedChild,
   Supervisor,
 } from '../supervisor.js';
+import { WarmSpare, wantsWarmSpare } from '../warm-spare.js';
 
 /** A wildcard listen address is reached on loopback. */
 function connectableHost(host: string): string {
@@ -142,6 +143,8 @@ class UpSession {
     readonly gaveUp: Promise<GaveUp>,
     readonly stopSignal: Promise<unknown>,
     readonly gateway: GatewayReload,
+    /** The engine kept ready to take a dead engine's place (`engine.warmSpare`), if any. */
+    readonly spare: WarmSpare | undefined,
   ) {
     // A child that keeps dying while later ones are still starting ends the start-up.
     this.#keptDying = gaveUp.then((giving) => {
@@ -165,12 +168,29 @@ class UpSession {
     );
     const gaveUp = new Promise<GaveUp>((resolve) => supervisor.onGiveUp(resolve));
     const stopSignal = waitForStopSignal();
+    const spare = wantsWarmSpare(loaded.config.engine)
+      ? new WarmSpare(supervisor, {
+          command: process.execPath,
+          // What an engine loads, on the engines' host; its port is the dead engine's, given when it takes over.
+          args: [
+            cliEntry,
+            'engine',
+            '--supervised',
+            '--standby',
+            '--snapshot',
+            snapshotFile,
+            '--host',
+            plan.engine.endpoints[0]!.host,
+          ],
+        })
+      : undefined;
     const gateway = new GatewayReload({
       configFile,
       stateDirectory,
       children: supervisor,
       envoys,
-      engines: engineNames,
+      // The spare standing by follows each reload like the engines, so it takes over on what runs.
+      engines: () => [...engineNames, ...(spare?.reloadable() ?? [])],
       plan,
       texts,
       snapshotFile,
@@ -188,6 +208,7 @@ class UpSession {
       gaveUp,
       stopSignal,
       gateway,
+      spare,
     );
   }
 
@@ -210,6 +231,8 @@ class UpSession {
       await this.#startChildren();
       await this.#startManagement();
       await this.#startEnvoy();
+      // In the background, once the gateway serves: its start does not delay "Portcullis is up".
+      this.spare?.start();
       return true;
     } catch (error) {
       processLogger.error(error instanceof Error ? error.message : String(error));
@@ -280,7 +303,8 @@ class UpSession {
   }
 
   async stopEverything(): Promise<void> {
-    // First, so that no child is restarted while the others stop.
+    // First, so that no child is restarted (and no spare started) while the others stop.
+    this.spare?.close();
     await this.supervisor.stopAll();
     await this.management?.close();
     await this.envoys.cleanUp();
@@ -358,6 +382,15 @@ class UpSession {
       ready: async (signal, child) => {
         const port = await child.port;
         await pollUntil(() => checkEngineHealth(host, port), signal);
+      },
+      // The spare listens on the port Envoy knows this engine by, at once; when it cannot, `restart` follows.
+      standIn: () => {
+        const port = this.bound.engines[index]!;
+        return this.spare?.takeOver(
+          this.#engineSpec(index, port),
+          port,
+          metricsPort === undefined ? undefined : metricsPort + index,
+        );
       },
       restart: () =>
         this.#restartOnItsPort(

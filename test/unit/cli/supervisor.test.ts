@@ -206,4 +206,87 @@ describe('Supervisor', () => {
     await until(() => deaths.length > 0, 'the death');
     expect(deaths).toEqual(['once 5']);
   });
+
+  it('lets a stand-in take the place of a child that died at once: one restart, and the stand-in is that child from then on', async () => {
+    const lines: string[] = [];
+    const supervising = supervisor(lines);
+    // Says what it is told, so its lines show under whichever name it runs as.
+    const echoes = `
+      process.on('message', (message) => console.log('heard ' + message.word));
+      process.on('disconnect', () => process.exit(0));
+    `;
+    await supervising.start(node('stand-in', echoes, { ipc: true }));
+    let restarts = 0;
+    const spec: ChildSpec = node('worker', 'setInterval(() => {}, 1000)', {
+      restart: async () => {
+        restarts += 1;
+      },
+      standIn: async () => {
+        expect(supervising.promote('stand-in', { ...spec, standIn: () => undefined })).toBe(true);
+      },
+    });
+    const worker = await supervising.start(spec);
+    expect(worker).toEqual({});
+    expect(supervising.signal('worker', 'SIGKILL')).toBe(true);
+    await until(() => lines.includes('up: worker is back (restart 1)'), 'the stand-in in its place');
+    expect(lines).toContain(
+      'up: worker exited (killed by SIGKILL); its warm spare takes its place (restart 1)',
+    );
+    expect(restarts).toBe(0);
+    expect(supervising.running()).toEqual(['worker']);
+    expect(supervising.restartCounts()).toEqual({ worker: 1 });
+    expect(supervising.send('worker', { word: 'hello' })).toBe(true);
+    await until(() => lines.includes('worker | heard hello'), 'the stand-in speaking as the worker');
+    // Its death is the worker's: with no stand-in left, the restart after the delay (doubled: it lived briefly).
+    expect(supervising.signal('worker', 'SIGKILL')).toBe(true);
+    await until(() => restarts === 1, 'the restart');
+    expect(lines).toContain('up: worker exited (killed by SIGKILL); restarting in 40 ms (restart 2)');
+  });
+
+  it('restarts a child after the delay when its stand-in fails to take its place', async () => {
+    const lines: string[] = [];
+    const supervising = supervisor(lines);
+    let restarts = 0;
+    await supervising.start(
+      node('worker', 'setTimeout(() => process.exit(3), 30)', {
+        restart: async () => {
+          restarts += 1;
+        },
+        standIn: () => Promise.reject(new Error('port 4000 is taken')),
+      }),
+    );
+    await until(() => restarts === 1, 'the restart');
+    expect(lines.filter((line) => line.startsWith('up: worker'))).toEqual([
+      'up: worker exited (exit code 3); its warm spare takes its place (restart 1)',
+      "up: worker's warm spare did not take its place (port 4000 is taken); restarting in 20 ms (restart 1)",
+      'up: worker is back (restart 1)',
+    ]);
+  });
+
+  it('hands the death of a child with `died` to it, not to onUnexpectedExit, and answers requests over IPC', async () => {
+    const supervising = supervisor();
+    const unexpected: string[] = [];
+    supervising.onUnexpectedExit((exit) => unexpected.push(exit.name));
+    const died: string[] = [];
+    await supervising.start(
+      node(
+        'answering',
+        `process.on('message', (message) => { process.send({ kind: 'answer', to: message.ask }); if (message.ask === 'go') process.exit(6); });`,
+        { ipc: true, died: (exit) => died.push(`${exit.name} ${exit.code}`) },
+      ),
+    );
+    const isAnswer = (message: unknown): message is { kind: 'answer'; to: string } =>
+      (message as { kind?: unknown } | null)?.kind === 'answer';
+    expect(await supervising.request('answering', { ask: 'ping' }, isAnswer, 2000)).toEqual({
+      kind: 'answer',
+      to: 'ping',
+    });
+    await expect(supervising.request('nobody', { ask: 'ping' }, isAnswer, 2000)).rejects.toThrow(
+      'nobody is not running',
+    );
+    await supervising.request('answering', { ask: 'go' }, isAnswer, 2000);
+    await until(() => died.length > 0, 'the death');
+    expect(died).toEqual(['answering 6']);
+    expect(unexpected).toEqual([]);
+  });
 });
