@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { hashPassword } from '../../src/auth/index.js';
 import { freePort } from '../../src/config/plan.js';
-import { type EchoBackend, startEchoBackend } from '../helpers/backend.js';
-import { load, markingPolicy } from '../helpers/load.js';
-import { portlessGateway } from '../helpers/portless-gateway.js';
-import { isAlive, listeningPortsOf } from '../helpers/processes.js';
-import { countSaidBy, isCli, printedUrl, processesOf, saidBy, startUp, type UpRun } from '../helpers/up.js';
-import { until } from '../helpers/wait.js';
+import { type EchoBackend, startEchoBackend } from '../doubles/echo-backend.js';
+import { load, markingPolicy } from '../doubles/load.js';
+import { portlessGateway } from '../processes/portless-gateway.js';
+import { isAlive, listeningPortsOf } from '../processes/process-tree.js';
+import { countSaidBy, isCli, printedUrl, processesOf, saidBy, startUp, type UpRun } from '../processes/up.js';
+import { until } from '../processes/wait.js';
 
 const ADMIN = { name: 'admin', password: 'management password for the warm spare test' };
 

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type ChildSpec, type GaveUp, Supervisor } from '../../../src/cli/supervisor.js';
 import { SPARE, WarmSpare, wantsWarmSpare } from '../../../src/cli/warm-spare.js';
 import type { Logger } from '../../../src/log.js';
-import { until } from '../../helpers/wait.js';
+import { until } from '../../processes/wait.js';
 
 const policy = {
   initialDelayMs: 20,
