@@ -67,11 +67,24 @@ function compact(entry: Entry): Entry {
   return { ...entry, operations };
 }
 
-/** Adds or replaces (same id) the API in the gateway file, keeping its comments and layout. */
-async function writeIntoConfig(file: string, entry: Entry): Promise<'added' | 'replaced'> {
+/**
+ * Adds or replaces (same id) the API in the gateway file, keeping its comments and layout; a file that does not
+ * exist yet is created holding just this API (the start of a new gateway).
+ */
+async function writeIntoConfig(file: string, entry: Entry): Promise<'added' | 'replaced' | 'created'> {
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
     throw new InputError(`--config ${file}: cannot read the file (${error.code ?? error.message})`);
   });
+  if (text === undefined) {
+    const created = stringify({ apis: [entry] });
+    parseConfig(created, file);
+    // `wx`: never over a file that appeared in the meantime.
+    await writeFile(file, created, { encoding: 'utf8', flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+      throw new InputError(`--config ${file}: cannot create the file (${error.code ?? error.message})`);
+    });
+    return 'created';
+  }
   // The file must be valid before we touch it: an error afterwards would otherwise look like ours.
   parseConfig(text, file);
   const document = parseDocument(text);
@@ -151,8 +164,11 @@ export const command: CliCommand = {
     }
     try {
       const outcome = await writeIntoConfig(values.config, entry);
+      const what = `API "${api.id}" (${api.operations.length} operations)`;
       process.stdout.write(
-        `${outcome} API "${api.id}" (${api.operations.length} operations) in ${values.config}\n`,
+        outcome === 'created'
+          ? `created ${values.config} with ${what}\n`
+          : `${outcome} ${what} in ${values.config}\n`,
       );
       return 0;
     } catch (error) {

@@ -138,6 +138,27 @@ describe('portcullis import', () => {
     expect(config.products).toEqual([{ id: 'shop', apis: ['courses', 'pets'], subscriptionRequired: true }]);
   });
 
+  it('creates a gateway file that does not exist yet, holding the API, and it loads', async () => {
+    const created = path.join(folder, 'new-gateway.yaml');
+    await rm(created, { force: true });
+    const code = await command.run([
+      'wadl',
+      path.join(fixtures, 'wadl', 'courses.wadl'),
+      '--suffix',
+      'school',
+      '--api-id',
+      'school',
+      '--config',
+      created,
+    ]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toBe(`created ${created} with API "school" (5 operations)\n`);
+    const config = parseConfig(await readFile(created, 'utf8'), created);
+    expect(config.apis.map((api) => api.id)).toEqual(['school']);
+    expect(config.apis[0]!.operations).toHaveLength(5);
+  });
+
   it('replaces an API with the same id, keeping its policies and operation policies by id', async () => {
     const code = await command.run([
       'openapi',
