@@ -15,7 +15,7 @@ type Entry = Record<string, unknown>;
  * The imported API as a configuration `apis:` entry. Whatever the configuration schema does not accept (yet) is
  * left out and named on stderr, so the entry always validates; once the schema takes a field, it flows through.
  */
-function configEntry(api: ImportedApi): { entry: Entry; dropped: string[] } {
+function configEntry({ notes: _notes, ...api }: ImportedApi): { entry: Entry; dropped: string[] } {
   const entry = structuredClone(api) as unknown as Entry;
   const dropped = new Set<string>();
   // Each round removes the unknown keys zod reported; nested objects may reveal more in the next round.
@@ -145,6 +145,11 @@ export const command: CliCommand = {
       process.stderr.write(`${error.message}\n`);
       return 1;
     }
+    for (const note of api.notes ?? []) process.stderr.write(`portcullis import: ${file}: ${note}\n`);
+    if (api.operations.length === 0)
+      process.stderr.write(
+        `portcullis import: ${file} declares no operations: the API is imported with none, and every call to it gets 404 until it has some\n`,
+      );
     const { entry, dropped } = configEntry(api);
     if (dropped.length > 0) {
       process.stderr.write(

@@ -159,6 +159,33 @@ describe('portcullis import', () => {
     expect(config.apis[0]!.operations).toHaveLength(5);
   });
 
+  it('says so when a definition has nothing to serve: webhooks only, no paths', async () => {
+    const definition = path.join(folder, 'webhooks.yaml');
+    await writeFile(
+      definition,
+      [
+        'openapi: 3.1.0',
+        'info: { title: Pet events, version: "1" }',
+        'servers: [{ url: "https://pets.example.com" }]',
+        'webhooks:',
+        '  newPet:',
+        '    post:',
+        '      requestBody: { content: { application/json: { schema: { type: object } } } }',
+        '      responses: { "200": { description: received } }',
+      ].join('\n'),
+    );
+    const code = await command.run(['openapi', definition, '--suffix', 'events']);
+    expect(code).toBe(0);
+    expect(stderr).toBe(
+      [
+        `portcullis import: ${definition}: webhooks not imported (newPet): they are requests the API sends to its subscribers, not requests it serves`,
+        `portcullis import: ${definition} declares no operations: the API is imported with none, and every call to it gets 404 until it has some`,
+        '',
+      ].join('\n'),
+    );
+    expect((parseYaml(stdout) as { apis: { operations: unknown[] }[] }).apis[0]!.operations).toEqual([]);
+  });
+
   it('replaces an API with the same id, keeping its policies and operation policies by id', async () => {
     const code = await command.run([
       'openapi',
