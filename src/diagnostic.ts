@@ -33,3 +33,33 @@ export class DiagnosticsError extends Error {
     super(problems.map(formatDiagnostic).join('\n'));
   }
 }
+
+/** Levenshtein distance; small inputs only (element, attribute and member names). */
+function distance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]!;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = prev[j]!;
+      prev[j] = Math.min(up + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = up;
+    }
+  }
+  return prev[b.length]!;
+}
+
+/** ` (did you mean "x"?)` when a known name is close enough to be a likely typo, else an empty string. */
+export function didYouMean(found: string, known: Iterable<string>): string {
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const candidate of known) {
+    const d = distance(found.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  const limit = Math.max(2, Math.floor(found.length / 3));
+  return best !== undefined && bestDistance <= limit ? ` (did you mean "${best}"?)` : '';
+}

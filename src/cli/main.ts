@@ -92,4 +92,12 @@ function firstLine(text: string): string {
   return text.split('\n')[0]!.trim();
 }
 
+// A reader that stops early (`portcullis policy-reference --format json | head`) closes the pipe: what is left to
+// print has nowhere to go, which is the reader's choice, not a failure. Quietly, as `cat` or `grep` do, for every
+// command; any other write error still fails loudly.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 process.exitCode = await main(process.argv.slice(2));

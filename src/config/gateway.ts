@@ -28,6 +28,8 @@ export interface CompiledGateway {
   readonly catalog: Catalog<Pipeline>;
   /** Named backends (`set-backend-service backend-id`) by id → URL. */
   readonly backends: ReadonlyMap<string, string>;
+  /** How many policy documents (fragments included) were read and compiled: what `validate` says it checked. */
+  readonly policyDocuments: number;
 }
 
 /** Policy documents that failed to load, and configuration problems found while compiling. */
@@ -87,6 +89,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   );
   for (const [keys, message] of loggerProblems(loaded))
     problems.push(problemInText(configText(), loaded.file, keys, message));
+  let policyDocuments = 0;
   const source = (keys: (string | number)[], value: string): { file: string; text: string } | undefined => {
     const { file, text } = policySource(loaded, keys, value);
     if (text === undefined) {
@@ -94,6 +97,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       problems.push(problemInText(configText(), loaded.file, keys, message));
       return undefined;
     }
+    policyDocuments += 1;
     return { file, text };
   };
 
@@ -196,6 +200,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     config,
     catalog,
     backends: new Map(config.backends.map((backend) => [backend.id, backend.url])),
+    policyDocuments,
   };
 }
 
@@ -246,12 +251,18 @@ function defined<T extends object>(record: T): { [K in keyof T]: Exclude<T[K], u
  * compiled as the engine would at start — formatted `file:line:col: path: message`; empty when it would start.
  */
 export async function gatewayFileProblems(file: string): Promise<string[]> {
+  return (await checkGatewayFile(file)).problems;
+}
+
+/** gatewayFileProblems, and when there are none, how many policy documents the file names (all checked). */
+export async function checkGatewayFile(
+  file: string,
+): Promise<{ readonly problems: string[]; readonly policyDocuments: number }> {
   try {
-    compileGateway(await loadConfigFile(file));
-    return [];
+    return { problems: [], policyDocuments: compileGateway(await loadConfigFile(file)).policyDocuments };
   } catch (error) {
     if (error instanceof ConfigError || error instanceof GatewayLoadError)
-      return error.problems.map(formatDiagnostic);
+      return { problems: error.problems.map(formatDiagnostic), policyDocuments: 0 };
     throw error;
   }
 }

@@ -40,12 +40,13 @@ export function saysWhatWasFound(issue: { readonly code: string }): boolean {
   return issue.code === 'invalid_type';
 }
 
-const units: Readonly<Record<string, string>> = {
-  string: 'characters',
-  array: 'entries',
-  set: 'entries',
-  map: 'entries',
-  file: 'bytes',
+/** What a length counts, one and many: "at least 1 entry", "at least 2 entries". */
+const units: Readonly<Record<string, readonly [string, string]>> = {
+  string: ['character', 'characters'],
+  array: ['entry', 'entries'],
+  set: ['entry', 'entries'],
+  map: ['entry', 'entries'],
+  file: ['byte', 'bytes'],
 };
 
 function bound(
@@ -59,7 +60,8 @@ function bound(
   const shown = limit instanceof Date ? limit.toISOString() : String(limit);
   const unit = units[origin];
   const comparison = exact ? 'exactly' : inclusive === false ? exclusiveWord : inclusiveWord;
-  return unit === undefined ? `must be ${comparison} ${shown}` : `must have ${comparison} ${shown} ${unit}`;
+  if (unit === undefined) return `must be ${comparison} ${shown}`;
+  return `must have ${comparison} ${shown} ${unit[shown === '1' ? 0 : 1]}`;
 }
 
 const formatNames: Readonly<Record<string, string>> = {

@@ -132,6 +132,12 @@ export type HttpConnectionManager = {
   readonly stream_idle_timeout?: Duration;
   readonly request_timeout?: Duration;
   readonly generate_request_id?: boolean;
+  readonly request_id_extension?: {
+    readonly typed_config: {
+      readonly '@type': 'type.googleapis.com/envoy.extensions.request_id.uuid.v3.UuidRequestIdConfig';
+      readonly pack_trace_reason: boolean;
+    };
+  };
   readonly use_remote_address: boolean;
   readonly normalize_path: boolean;
   readonly merge_slashes: boolean;

@@ -77,13 +77,27 @@ export function parseXml(source: PolicySource): XmlElement {
   let cursor = 0;
   let pendingAttributes: XmlAttribute[] = [];
   let failure: XmlError | undefined;
+  let lastClosed: Building | undefined;
 
   parser.on('error', (err) => {
+    if (failure) return;
+    const message = err.message.replace(/^(?:[^:\n]*:)?\d+:\d+: /, '');
+    // saxes says only "unexpected close tag." for `</b>` where `<a>` is open, after closing `<a>` itself (the
+    // closetag just handled): name both, and where `<a>` opened, which is where the mistake usually is (a tag never
+    // closed), not at the close tag that noticed it.
+    const open = lastClosed;
+    if (message.startsWith('unexpected close tag') && open !== undefined) {
+      const closeAt = masked.lastIndexOf('</', parser.position - 1);
+      const closing = /^<\/([^\s>]*)/.exec(masked.slice(closeAt))?.[1] ?? '';
+      const opened = source.position(open.offset);
+      failure = new XmlError(
+        closeAt,
+        `</${closing}> does not close <${open.name}>, which is open since ${opened.line}:${opened.column}`,
+      );
+      return;
+    }
     // saxes reports "file:line:col: message"; we position it ourselves from the parser's offset.
-    failure ??= new XmlError(
-      Math.max(0, parser.position - 1),
-      err.message.replace(/^(?:[^:\n]*:)?\d+:\d+: /, ''),
-    );
+    failure = new XmlError(Math.max(0, parser.position - 1), message);
   });
   parser.on('doctype', () => {
     failure ??= new XmlError(
@@ -119,6 +133,7 @@ export function parseXml(source: PolicySource): XmlElement {
   });
   parser.on('closetag', (tag) => {
     const b = stack.pop()!;
+    lastClosed = b;
     const selfClosing = tag.isSelfClosing;
     const end = selfClosing ? b.contentStart : masked.lastIndexOf('</', parser.position - 1);
     const element: XmlElement = {

@@ -108,6 +108,22 @@ describe('the documentation', () => {
     expect(broken).toEqual([]);
   });
 
+  it.each(['engine', 'service'])(
+    "names every option of `portcullis %s --help` in the README's Commands table",
+    async (name) => {
+      const { commands } = await import('../../src/cli/commands/index.js');
+      const { usage } = await commands.find((command) => command.name === name)!.load();
+      const row = readFileSync(path.join(root, 'README.md'), 'utf8')
+        .split('\n')
+        .find((line) => line.startsWith('| `portcullis engine '));
+      expect(row, 'the Commands row of engine and service').toBeDefined();
+      const cells = row!.split(' / ');
+      const mine = cells.find((cell) => cell.includes(`portcullis ${name} `));
+      const options = [...new Set(usage.split('   (')[0]!.match(/--[a-z-]+/g))];
+      for (const option of options) expect(mine, option).toContain(option);
+    },
+  );
+
   it(`keeps the README under ${longestReadmeLines} lines (the rest belongs in docs/)`, () => {
     const lines = readFileSync(path.join(root, 'README.md'), 'utf8').split('\n').length;
     expect(lines).toBeLessThan(longestReadmeLines);

@@ -93,6 +93,8 @@ export interface ImportedApi {
   /** `soap` for a WSDL pass-through API: the engine must match operations by `soap` instead of the template. */
   type: 'http' | 'soap';
   operations: ImportedOperation[];
+  /** What the definition holds that the import leaves out, for the user to read (never part of the API entry). */
+  notes?: string[];
 }
 
 /** Choices the definition does not make: where the API is published, and overrides. */

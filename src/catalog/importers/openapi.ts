@@ -315,6 +315,21 @@ async function toApi(
     serviceUrl: httpUrl(serviceUrl!)!,
     type: 'http',
     operations,
+    ...webhookNotes(document),
+  };
+}
+
+/**
+ * OpenAPI 3.1's webhooks are requests the API sends to its subscribers, not requests it serves: nothing for the
+ * gateway to route. Said, so a webhook-only definition does not import to no operations in silence.
+ */
+function webhookNotes(document: Json): { notes?: string[] } {
+  const names = isObject(document.webhooks) ? Object.keys(document.webhooks) : [];
+  if (names.length === 0) return {};
+  return {
+    notes: [
+      `webhooks not imported (${names.join(', ')}): they are requests the API sends to its subscribers, not requests it serves`,
+    ],
   };
 }
 

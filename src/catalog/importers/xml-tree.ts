@@ -68,9 +68,22 @@ export function parseXml(text: string, file: string): XmlElement {
     failure ??= new ImportError([{ file, ...positionOf(Math.max(0, offset)), message }]);
   };
 
+  let lastClosed: Building | undefined;
   parser.on('error', (error) => {
     // saxes prefixes "line:col: "; our own position replaces it.
-    fail(parser.position - 1, error.message.replace(/^(?:[^:\n]*:)?\d+:\d+: /, ''));
+    const message = error.message.replace(/^(?:[^:\n]*:)?\d+:\d+: /, '');
+    // saxes says only "unexpected close tag." for `</b>` where `<a>` is open, after closing `<a>` (the closetag just
+    // handled): name both, and where `<a>` opened, where the tag that was never closed is.
+    if (message.startsWith('unexpected close tag') && lastClosed) {
+      const closeAt = text.lastIndexOf('</', parser.position - 1);
+      const closing = /^<\/([^\s>]*)/.exec(text.slice(closeAt))?.[1] ?? '';
+      fail(
+        closeAt,
+        `</${closing}> does not close <${lastClosed.localName}>, which is open since ${lastClosed.line}:${lastClosed.column}`,
+      );
+      return;
+    }
+    fail(parser.position - 1, message);
   });
   parser.on('doctype', () => {
     fail(text.lastIndexOf('<!DOCTYPE', parser.position), 'a DOCTYPE is not allowed (no DTDs or entities)');
@@ -107,6 +120,7 @@ export function parseXml(text: string, file: string): XmlElement {
   });
   parser.on('closetag', () => {
     const building = stack.pop()!;
+    lastClosed = building;
     const { counts: _counts, ...element } = building;
     const parent = stack[stack.length - 1];
     if (parent) parent.children.push(element);

@@ -15,7 +15,7 @@ type Entry = Record<string, unknown>;
  * The imported API as a configuration `apis:` entry. Whatever the configuration schema does not accept (yet) is
  * left out and named on stderr, so the entry always validates; once the schema takes a field, it flows through.
  */
-function configEntry(api: ImportedApi): { entry: Entry; dropped: string[] } {
+function configEntry({ notes: _notes, ...api }: ImportedApi): { entry: Entry; dropped: string[] } {
   const entry = structuredClone(api) as unknown as Entry;
   const dropped = new Set<string>();
   // Each round removes the unknown keys zod reported; nested objects may reveal more in the next round.
@@ -67,11 +67,24 @@ function compact(entry: Entry): Entry {
   return { ...entry, operations };
 }
 
-/** Adds or replaces (same id) the API in the gateway file, keeping its comments and layout. */
-async function writeIntoConfig(file: string, entry: Entry): Promise<'added' | 'replaced'> {
+/**
+ * Adds or replaces (same id) the API in the gateway file, keeping its comments and layout; a file that does not
+ * exist yet is created holding just this API (the start of a new gateway).
+ */
+async function writeIntoConfig(file: string, entry: Entry): Promise<'added' | 'replaced' | 'created'> {
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
     throw new InputError(`--config ${file}: cannot read the file (${error.code ?? error.message})`);
   });
+  if (text === undefined) {
+    const created = stringify({ apis: [entry] });
+    parseConfig(created, file);
+    // `wx`: never over a file that appeared in the meantime.
+    await writeFile(file, created, { encoding: 'utf8', flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+      throw new InputError(`--config ${file}: cannot create the file (${error.code ?? error.message})`);
+    });
+    return 'created';
+  }
   // The file must be valid before we touch it: an error afterwards would otherwise look like ours.
   parseConfig(text, file);
   const document = parseDocument(text);
@@ -132,6 +145,11 @@ export const command: CliCommand = {
       process.stderr.write(`${error.message}\n`);
       return 1;
     }
+    for (const note of api.notes ?? []) process.stderr.write(`portcullis import: ${file}: ${note}\n`);
+    if (api.operations.length === 0)
+      process.stderr.write(
+        `portcullis import: ${file} declares no operations: the API is imported with none, and every call to it gets 404 until it has some\n`,
+      );
     const { entry, dropped } = configEntry(api);
     if (dropped.length > 0) {
       process.stderr.write(
@@ -151,8 +169,11 @@ export const command: CliCommand = {
     }
     try {
       const outcome = await writeIntoConfig(values.config, entry);
+      const what = `API "${api.id}" (${api.operations.length} operations)`;
       process.stdout.write(
-        `${outcome} API "${api.id}" (${api.operations.length} operations) in ${values.config}\n`,
+        outcome === 'created'
+          ? `created ${values.config} with ${what}\n`
+          : `${outcome} ${what} in ${values.config}\n`,
       );
       return 0;
     } catch (error) {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { gatewayFileProblems } from '../../config/gateway.js';
+import { checkGatewayFile } from '../../config/gateway.js';
 import { parseYamlWith } from '../../config/load.js';
 import { formatDiagnostic } from '../../diagnostic.js';
 import { SCOPES, type Scope } from '../../policy/schema.js';
@@ -53,9 +53,8 @@ export const command: CliCommand = {
     const namedValues =
       values['named-values'] === undefined ? undefined : await readNamedValues(values['named-values']);
     const isConfiguration = (file: string) => /\.ya?ml$/i.test(file);
-    const configurationProblems = await Promise.all(
-      positionals.filter(isConfiguration).map(gatewayFileProblems),
-    );
+    const configurations = await Promise.all(positionals.filter(isConfiguration).map(checkGatewayFile));
+    const configurationProblems = configurations.map((checked) => checked.problems);
     for (const problem of configurationProblems.flat()) process.stdout.write(`${problem}\n`);
     // A policy file that cannot be read is reported like any other problem of it, as a configuration file is.
     const unreadable: string[] = [];
@@ -81,6 +80,20 @@ export const command: CliCommand = {
       ...(namedValues === undefined ? {} : { namedValues }),
     });
     for (const d of diagnostics) process.stdout.write(`${formatDiagnostic(d)}\n`);
-    return diagnostics.length > 0 || unreadable.length > 0 || configurationProblems.flat().length > 0 ? 1 : 0;
+    if (diagnostics.length > 0 || unreadable.length > 0 || configurationProblems.flat().length > 0) return 1;
+    // Silence on success reads as "did it run at all?": say what was checked.
+    const policies =
+      inputs.length + configurations.reduce((sum, checked) => sum + checked.policyDocuments, 0);
+    process.stdout.write(
+      `ok: ${[
+        ...(configurations.length > 0 ? [counted(configurations.length, 'configuration')] : []),
+        counted(policies, 'policy', 'policies'),
+      ].join(', ')}\n`,
+    );
+    return 0;
   },
 };
+
+function counted(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}

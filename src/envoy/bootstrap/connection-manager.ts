@@ -28,6 +28,15 @@ export function gatewayConnectionManager(
       request_timeout: seconds(limitsOf(plan).requestTimeoutMs),
       // The engine assigns request ids (kept when the client sent one), so every log line agrees.
       generate_request_id: false,
+      // Envoy's tracer would otherwise write its sampling decision into the id's version digit (4 → 9, a or b) after
+      // the engine logged it, and the backend would get an id no log line carries. Sampling stays random_sampling's
+      // (tracing.ts); only the "stable sampling by request id" that packing allows is given up.
+      request_id_extension: {
+        typed_config: {
+          '@type': 'type.googleapis.com/envoy.extensions.request_id.uuid.v3.UuidRequestIdConfig',
+          pack_trace_reason: false,
+        },
+      },
       // An edge gateway trusts the TCP peer, not a client-supplied X-Forwarded-For; behind trusted proxies, the
       // entry the nearest one appended (the client address the engine's source.address and the service see).
       use_remote_address: true,

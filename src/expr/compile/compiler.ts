@@ -3,6 +3,7 @@
  * and the shape of every statement are settled here, once; evaluation only runs closures. Locals live in frame
  * arrays (slot 0 holds the enclosing frame, for lambdas and local functions).
  */
+import { didYouMean } from '../../diagnostic.js';
 import { ExpressionError, locate } from '../errors.js';
 import { type ExpressionLimits, resolveLimits } from '../limits.js';
 import '../library/index.js';
@@ -239,7 +240,10 @@ class Compiler {
 
   private checkMemberName(name: string, pos: number): void {
     if (!KNOWN_MEMBERS.has(name) && !this.anonNames.has(name)) {
-      throw new CompileError(`'${name}' is not a member available to policy expressions`, pos);
+      throw new CompileError(
+        `'${name}' is not a member available to policy expressions${didYouMean(name, [...KNOWN_MEMBERS, ...this.anonNames])}`,
+        pos,
+      );
     }
   }
 
@@ -397,7 +401,11 @@ class Compiler {
       this.references.add(name);
       this.bareCount.set(name, (this.bareCount.get(name) ?? 0) + 1);
       const p = findProperty(TYPES_BY_NAME.get('IContext')!, name);
-      if (!p) throw new CompileError(`'${name}' is not a member of context`, e.pos);
+      if (!p)
+        throw new CompileError(
+          `'${name}' is not a member of context${didYouMean(name, TYPES_BY_NAME.get('IContext')!.props.keys())}`,
+          e.pos,
+        );
       return (rt) => p.get(rt, rt.ctx);
     }
     if (
@@ -551,7 +559,7 @@ class Compiler {
       const m = info.staticMethods.get(name);
       if (!m) {
         throw new CompileError(
-          `'${name}' is not a static method of '${info.name}' available to policy expressions`,
+          `'${name}' is not a static method of '${info.name}' available to policy expressions${didYouMean(name, info.staticMethods.keys())}`,
           callee.pos,
         );
       }

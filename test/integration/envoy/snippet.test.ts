@@ -1,15 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { parseConfig } from '../../../src/config/load.js';
-import { planRuntime } from '../../../src/config/plan.js';
+import { freePort, planRuntime } from '../../../src/config/plan.js';
 import { buildEnvoySnippet } from '../../../src/envoy/snippet.js';
+import { startEchoBackend } from '../../doubles/echo-backend.js';
+import { scratchFolder } from '../../fixtures/scratch.js';
+import { type RunningChild, startChild } from '../../processes/child.js';
 import { runCli } from '../../processes/cli.js';
-import { envoyValidates } from '../../processes/envoy.js';
+import { envoyValidates, type RunningEnvoy, startEnvoyWith } from '../../processes/envoy.js';
+import { until } from '../../processes/wait.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
+const cli = path.join(root, 'bin', 'portcullis.js');
 
 const config = parseConfig(
   `
@@ -27,14 +32,17 @@ async function snippetFor(socketPath?: string) {
 }
 
 /** An operator's Envoy: one listener, one virtual host with its own route named for the API, plus the snippet. */
-function operatorsEnvoy(snippet: Awaited<ReturnType<typeof snippetFor>>) {
+function operatorsEnvoy(
+  snippet: Awaited<ReturnType<typeof snippetFor>>,
+  ports: { readonly admin: number; readonly listener: number } = { admin: 9901, listener: 10000 },
+) {
   return {
-    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 9901 } } },
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: ports.admin } } },
     static_resources: {
       listeners: [
         {
           name: 'mine',
-          address: { socket_address: { address: '127.0.0.1', port_value: 10000 } },
+          address: { socket_address: { address: '127.0.0.1', port_value: ports.listener } },
           filter_chains: [
             {
               filters: [
@@ -129,6 +137,8 @@ describe('envoy-config --snippet', () => {
       '--snippet',
       '--engine-socket',
       '/run/portcullis/engine.sock',
+      '--service-url',
+      'http://127.0.0.1:8090',
     ]);
     expect(outcome.stderr).toBe('');
     expect(outcome.status).toBe(0);
@@ -161,5 +171,92 @@ describe('envoy-config --snippet', () => {
       const pasted = example.static_resources.clusters.find((c: { name: string }) => c.name === cluster.name);
       expect(pasted, cluster.name).toBeDefined();
     }
+  });
+
+  describe('with the engine on TCP, as docs/your-own-envoy.md runs it', () => {
+    const scratch = scratchFolder('snippet');
+    const cleanups: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+
+    it('points the engine cluster at --engine-port, and an Envoy of its own serves the API through that engine', async () => {
+      const backend = await startEchoBackend();
+      cleanups.push(() => backend.close());
+      // What a user writes: no engine or service section (both default to port 0, any free port).
+      const file = scratch.write(
+        'gateway.yaml',
+        [
+          'apis:',
+          `  - { id: courses, urlSuffix: courses, serviceUrl: "${backend.url}", operations: [{ method: GET, urlTemplate: /api/Course }], policy: courses.xml }`,
+        ].join('\n'),
+      );
+      scratch.write(
+        'courses.xml',
+        '<policies><inbound><base /><set-header name="x-through" exists-action="override"><value>engine</value></set-header></inbound><backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error></policies>',
+      );
+      const enginePort = await freePort();
+      const engine: RunningChild = await startChild(
+        process.execPath,
+        [cli, 'engine', '--config', file, '--port', String(enginePort)],
+        { what: 'portcullis engine --port', ready: (output) => output.includes('engine listening on') },
+      );
+      cleanups.push(() => engine.stop());
+
+      const outcome = await runCli([
+        'envoy-config',
+        '--config',
+        file,
+        '--snippet',
+        '--engine-port',
+        String(enginePort),
+        '--service-url',
+        'http://127.0.0.1:8090',
+      ]);
+      expect(outcome.stderr).toBe('');
+      expect(outcome.status).toBe(0);
+      const snippet = parse(outcome.stdout) as Awaited<ReturnType<typeof snippetFor>>;
+      expect(JSON.stringify(snippet.clusters)).not.toContain('"port_value":0');
+
+      const ports = { admin: await freePort(), listener: await freePort() };
+      const envoy: RunningEnvoy = await startEnvoyWith(operatorsEnvoy(snippet, ports), {
+        admin: { host: '127.0.0.1', port: ports.admin },
+        gateway: { host: '127.0.0.1', port: ports.listener },
+      });
+      cleanups.push(() => envoy.stop());
+      await until(
+        async () =>
+          (await envoy.stats('portcullis_engine.membership_healthy')).get(
+            'cluster.portcullis_engine.membership_healthy',
+          ) === 1,
+        'Envoy to find the engine healthy on its port',
+        { timeoutMs: 10_000, detail: () => `${envoy.log()}\n${engine.output()}` },
+      );
+      const response = await fetch(`http://127.0.0.1:${ports.listener}/courses/api/Course`);
+      expect(response.status, await response.clone().text()).toBe(200);
+      await response.text();
+      expect(backend.received.at(-1)).toMatchObject({
+        url: '/api/Course',
+        headers: { 'x-through': 'engine' },
+      });
+    }, 60_000);
+
+    it.each([
+      [[], /engine\.ports in .*defaults\.yaml is 0 .*--engine-port PORT/],
+      [['--engine-port', '50051'], /service\.port in .*defaults\.yaml is 0 .*--service-url URL/],
+      [
+        ['--engine-port', '0', '--service-url', 'http://127.0.0.1:8090'],
+        /--engine-port must be a port number from 1 to 65535, got "0"/,
+      ],
+    ])('refuses to print a port 0 (with %j), naming the flag and the setting', async (flags, message) => {
+      const file = scratch.write(
+        'defaults.yaml',
+        'apis: [{ id: courses, urlSuffix: courses, serviceUrl: "http://10.0.0.4:8081" }]\n',
+      );
+      const outcome = await runCli(['envoy-config', '--config', file, '--snippet', ...flags]);
+      expect(outcome.stdout).toBe('');
+      expect(outcome.stderr).toMatch(message);
+      expect(outcome.status).toBe(1);
+    });
   });
 });

@@ -22,12 +22,45 @@ describe('portcullis validate on a gateway configuration', () => {
 
   it('accepts the bundled example with every policy it names', async () => {
     expect(await command.run([example])).toBe(0);
-    expect(out.join('')).toBe('');
+    expect(out.join('')).toMatch(/^ok: 1 configuration, \d+ policies\n$/);
   });
 
   it('accepts the AI gateway example (examples/llm) with its token-limit and token-metric policies', async () => {
     expect(await command.run([llmExample])).toBe(0);
-    expect(out.join('')).toBe('');
+    expect(out.join('')).toMatch(/^ok: 1 configuration, \d+ polic(y|ies)\n$/);
+  });
+
+  it('says what it checked when all is well: the configurations and every policy document, fragments included', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-validate-'));
+    const policy = '<policies><inbound><base /></inbound></policies>';
+    for (const name of ['global.xml', 'api.xml', 'operation.xml', 'other.xml'])
+      await writeFile(path.join(directory, name), policy);
+    await writeFile(
+      path.join(directory, 'fragment.xml'),
+      '<fragment><set-header name="x" exists-action="override"><value>1</value></set-header></fragment>',
+    );
+    const file = path.join(directory, 'gateway.yaml');
+    await writeFile(
+      file,
+      [
+        'policy: global.xml',
+        'fragments: { shared: fragment.xml }',
+        'apis:',
+        '  - id: a',
+        '    urlSuffix: a',
+        '    serviceUrl: http://127.0.0.1:1',
+        '    policy: api.xml',
+        '    operations: [{ method: GET, urlTemplate: /x, policy: operation.xml }]',
+      ].join('\n'),
+    );
+    expect(await command.run([file])).toBe(0);
+    expect(out.join('')).toBe('ok: 1 configuration, 4 policies\n');
+    out = [];
+    expect(await command.run([file, path.join(directory, 'other.xml')])).toBe(0);
+    expect(out.join('')).toBe('ok: 1 configuration, 5 policies\n');
+    out = [];
+    expect(await command.run([path.join(directory, 'other.xml')])).toBe(0);
+    expect(out.join('')).toBe('ok: 1 policy\n');
   });
 
   it('reports configuration and policy problems with file, line and column', async () => {

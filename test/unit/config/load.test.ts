@@ -35,6 +35,12 @@ describe('gateway configuration', () => {
     for (const secret of ['short-key-1', '12345', 'tiny-trace']) expect(error.message).not.toContain(secret);
   });
 
+  it('counts lengths in good English: at least 1 entry, not 1 entries', () => {
+    expect(problems('engine: { ports: [] }')).toEqual([
+      'gateway.yaml:1:11: engine.ports: must have at least 1 entry',
+    ]);
+  });
+
   it('refuses a YAML alias bomb, and an alias before its anchor, as configuration problems', () => {
     const levels = ['a: &a [x, x, x, x, x, x, x, x, x]'];
     for (let level = 1; level < 9; level++) {

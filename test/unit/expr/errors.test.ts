@@ -69,6 +69,15 @@ describe('error positions and messages', () => {
     ['String.Nope("x")', "'Nope' is not a static method of 'String'"],
     ['"x".Nope()', "'Nope' is not a member available to policy expressions"],
     ['context.Nope', "'Nope' is not a member of context"],
+    [
+      'context.Request.Headrs.GetValueOrDefault("a", "")',
+      `'Headrs' is not a member available to policy expressions (did you mean "Headers"?)`,
+    ],
+    ['context.Reqest.Method', `'Reqest' is not a member of context (did you mean "Request"?)`],
+    [
+      'String.Concatt("a", "b")',
+      `'Concatt' is not a static method of 'String' available to policy expressions (did you mean "Concat"?)`,
+    ],
     ['System.Nope.X', "does not exist in 'System'"],
     ['unknownName', "the name 'unknownName' does not exist in the current context"],
     ['12abc', "invalid numeric literal '12a'"],

@@ -54,7 +54,12 @@ describe('reading documents', () => {
   });
 
   it('reports malformed XML at its position', () => {
-    expect(diagnostics('<policies>\n  <inbound>\n</policies>')[0]).toBe('p.xml:3:11: unexpected close tag.');
+    expect(diagnostics('<policies>\n  <inbound>\n</policies>')[0]).toBe(
+      'p.xml:3:1: </policies> does not close <inbound>, which is open since 2:3',
+    );
+    expect(
+      diagnostics('<policies>\n  <inbound>\n    <set-header name="x">\n  </inbound>\n</policies>')[0],
+    ).toBe('p.xml:4:3: </inbound> does not close <set-header>, which is open since 3:5');
   });
 
   it('refuses a document the XML parser itself fails on, at its position (a fuzzing counterexample)', () => {

@@ -22,7 +22,7 @@ describe('portcullis validate', () => {
       fixture('good.xml'),
       fixture('tagging.xml'),
     ]);
-    expect(out.join('')).toBe('');
+    expect(out.join('')).toBe('ok: 2 policies\n');
     expect(code).toBe(0);
   });
 

@@ -138,6 +138,54 @@ describe('portcullis import', () => {
     expect(config.products).toEqual([{ id: 'shop', apis: ['courses', 'pets'], subscriptionRequired: true }]);
   });
 
+  it('creates a gateway file that does not exist yet, holding the API, and it loads', async () => {
+    const created = path.join(folder, 'new-gateway.yaml');
+    await rm(created, { force: true });
+    const code = await command.run([
+      'wadl',
+      path.join(fixtures, 'wadl', 'courses.wadl'),
+      '--suffix',
+      'school',
+      '--api-id',
+      'school',
+      '--config',
+      created,
+    ]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toBe(`created ${created} with API "school" (5 operations)\n`);
+    const config = parseConfig(await readFile(created, 'utf8'), created);
+    expect(config.apis.map((api) => api.id)).toEqual(['school']);
+    expect(config.apis[0]!.operations).toHaveLength(5);
+  });
+
+  it('says so when a definition has nothing to serve: webhooks only, no paths', async () => {
+    const definition = path.join(folder, 'webhooks.yaml');
+    await writeFile(
+      definition,
+      [
+        'openapi: 3.1.0',
+        'info: { title: Pet events, version: "1" }',
+        'servers: [{ url: "https://pets.example.com" }]',
+        'webhooks:',
+        '  newPet:',
+        '    post:',
+        '      requestBody: { content: { application/json: { schema: { type: object } } } }',
+        '      responses: { "200": { description: received } }',
+      ].join('\n'),
+    );
+    const code = await command.run(['openapi', definition, '--suffix', 'events']);
+    expect(code).toBe(0);
+    expect(stderr).toBe(
+      [
+        `portcullis import: ${definition}: webhooks not imported (newPet): they are requests the API sends to its subscribers, not requests it serves`,
+        `portcullis import: ${definition} declares no operations: the API is imported with none, and every call to it gets 404 until it has some`,
+        '',
+      ].join('\n'),
+    );
+    expect((parseYaml(stdout) as { apis: { operations: unknown[] }[] }).apis[0]!.operations).toEqual([]);
+  });
+
   it('replaces an API with the same id, keeping its policies and operation policies by id', async () => {
     const code = await command.run([
       'openapi',

@@ -120,7 +120,12 @@ describe('invalid WADL', () => {
 
   it('reports malformed XML at its line and column', async () => {
     expect(await problemsOf(wadl('  <resources base="http://x/">\n  </resource>'))).toEqual([
-      { file: 'api.wadl', line: 3, column: 13, message: 'unexpected close tag.' },
+      {
+        file: 'api.wadl',
+        line: 3,
+        column: 3,
+        message: '</resource> does not close <resources>, which is open since 2:3',
+      },
     ]);
   });
 
