@@ -42,6 +42,8 @@ apis:
       - { id: list-courses, method: GET, urlTemplate: /api/Course }
 products:
   - { id: courses, apis: [courses] }
+# Every connection uses the one session: let it run as many requests at once (the default, 8, answers the rest 429).
+mcp: { maxConcurrentRequestsPerSession: ${Math.min(256, connections)} }
 auth:
   issuer: ${gateway}
   baseUrl: ${gateway}

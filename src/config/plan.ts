@@ -34,21 +34,43 @@ export interface PlanOptions {
 }
 
 /**
- * Asks the kernel for a port that is free now by binding port 0 and letting go of it. Only for tests that must
- * write a port into a configuration before anything runs: nothing of `up` depends on a port staying free.
+ * The ports `freePort` hands out: below Linux's ephemeral range (32768–60999), where the kernel never puts a bind to
+ * port 0. Asking the kernel for a port (bind 0, let go) was racy: the port went back to the ephemeral pool, and an
+ * engine, a service or an Envoy listener binding port 0 in the meantime could get it before the process the test
+ * wrote it for — `up` then failed with "Address already in use" (a CI run caught it).
  */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
+const HANDED_OUT = { first: 10_000, last: 32_767 };
+/** Each vitest worker (and each other process) hands out its own slice, in order, so no two callers share a port. */
+const SLICES = 16;
+let nextPort: number | undefined;
+
+/** Whether nothing listens on `port` now: bound once and let go. */
+function bindable(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A port that is free now, for a test or a benchmark to write into a configuration before anything runs (nothing of
+ * `up` depends on a port staying free; `up` leaves its own to the system). Taken from this process's slice of
+ * `HANDED_OUT`, one after another from a random start, skipping any that something listens on.
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const size = Math.floor((HANDED_OUT.last - HANDED_OUT.first + 1) / SLICES);
+  const slice = Number(process.env.VITEST_POOL_ID ?? process.pid) % SLICES;
+  const first = HANDED_OUT.first + slice * size;
+  let next = nextPort ?? first + Math.floor(Math.random() * size);
+  for (let tried = 0; tried < size; tried += 1) {
+    const port: number = first + ((next - first) % size);
+    next = port + 1;
+    nextPort = next;
+    if (await bindable(port, host)) return port;
+  }
+  throw new Error(`no free port in ${first}–${first + size - 1} on ${host}`);
 }
 
 /** The ports processes bound themselves where the plan left them to the system (0). */
