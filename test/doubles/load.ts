@@ -34,6 +34,12 @@ export interface LoadOptions {
   readonly timeoutMs?: number;
 }
 
+/** Whether the stream is served again by itself since `since`: its last 20 answers after it all 200. */
+export function servedAgainSince(stream: LoadStream, since: number): boolean {
+  const recent = stream.results.filter((result) => result.at > since);
+  return recent.length >= 20 && recent.slice(-20).every((result) => result.status === 200);
+}
+
 /** A steady stream of requests from a few clients until stopped (or a bounded count / time is reached). */
 export function load(url: string, options: LoadOptions = {}): LoadStream {
   const { clients = 3, maxRequests = 4000, maxMs = 60_000, timeoutMs = 10_000 } = options;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { hashPassword } from '../../src/auth/index.js';
 import { type EchoBackend, startEchoBackend } from '../doubles/echo-backend.js';
-import { type LoadStream, load, markingPolicy } from '../doubles/load.js';
+import { type LoadStream, load, markingPolicy, servedAgainSince } from '../doubles/load.js';
 import { portlessGateway } from '../processes/portless-gateway.js';
 import { listeningPortsOf } from '../processes/process-tree.js';
 import { isCli, isEnvoy, printedUrl, processesOf, saidBy, startUp, type UpRun } from '../processes/up.js';
@@ -143,14 +143,7 @@ describe('portcullis up supervises its children', () => {
     );
     const backAt = Date.now();
     // Serving again by itself: a run of answers, all 200.
-    await until(
-      () => {
-        const recent = stream.results.filter((result) => result.at > backAt);
-        return recent.length >= 20 && recent.slice(-20).every((result) => result.status === 200);
-      },
-      'requests answered again',
-      15_000,
-    );
+    await until(() => servedAgainSince(stream, backAt), 'requests answered again', 15_000);
     await stream.stop();
     const gap = measure(stream, killedAt, backAt);
     console.log(

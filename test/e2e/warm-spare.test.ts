@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { hashPassword } from '../../src/auth/index.js';
 import { freePort } from '../../src/config/plan.js';
 import { type EchoBackend, startEchoBackend } from '../doubles/echo-backend.js';
-import { load, markingPolicy } from '../doubles/load.js';
+import { load, markingPolicy, servedAgainSince } from '../doubles/load.js';
 import { portlessGateway } from '../processes/portless-gateway.js';
 import { isAlive, listeningPortsOf } from '../processes/process-tree.js';
 import { countSaidBy, isCli, printedUrl, processesOf, saidBy, startUp, type UpRun } from '../processes/up.js';
@@ -105,14 +105,7 @@ describe('portcullis up with one engine and its warm spare', () => {
       10_000,
     );
     const backAt = Date.now();
-    await until(
-      () => {
-        const recent = stream.results.filter((result) => result.at > backAt);
-        return recent.length >= 20 && recent.slice(-20).every((result) => result.status === 200);
-      },
-      'requests answered again',
-      15_000,
-    );
+    await until(() => servedAgainSince(stream, backAt), 'requests answered again', 15_000);
     await stream.stop();
     expect(isAlive(engine)).toBe(false);
     // The pid serving the engine's port (and its metrics port) is the spare's, which stood by before the kill.
