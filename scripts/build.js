@@ -3,17 +3,41 @@
 // `node scripts/build.js` builds when the sources changed since the last build (`--force`: always); setup runs it,
 // and so does bin/portcullis.js when it finds dist/ older than src/.
 //
-// esbuild transpiles each file on its own (no bundle: dist/ mirrors src/, so every `new URL('../..', import.meta.url)`
-// in the sources still reaches the same folder, and a stack frame maps to one source file). Types are checked
-// separately (`npm run check`, tsc --noEmit): a build that also type-checked, `tsc` to dist/, took 27 s here against
-// esbuild's 0.4 s, and would run before every start after an edit. Node 24's own type stripping was the third way;
-// it cannot run these sources as they are: their 1,500 relative imports name `.js` files (NodeNext resolution), which
-// stripping does not map to `.ts`, and a dozen files use parameter properties, which it does not accept.
+// esbuild bundles the CLI (src/cli/main.ts) into dist/cli/main.js and chunks under dist/chunks/, split where the
+// sources import lazily (each command, the importers, the telemetry exporters), so a process loads a handful of files
+// instead of resolving ~760 modules one by one: that resolution was half of an engine's start. Packages are bundled
+// too, except those that find files beside themselves at run time (.proto files, native addons, worker scripts) or
+// that the sources load on demand through createRequire — those stay in node_modules (`unbundled` below). Source
+// maps (linked) map a stack frame back to its .ts line. Types are checked separately (`npm run check`, tsc
+// --noEmit): a build that also type-checked, `tsc` to dist/, took 27 s here against esbuild's 1–2 s, and would run
+// before every start after an edit. Node 24's own type stripping was the third way; it cannot run these sources as
+// they are: their 1,500 relative imports name `.js` files (NodeNext resolution), which stripping does not map to
+// `.ts`, and a dozen files use parameter properties, which it does not accept.
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const STAMP = '.built-from';
+
+/**
+ * Packages left in node_modules: each reads files that lie beside it (protobufjs and the gRPC proto loader and health
+ * check read .proto files; pino starts worker scripts by path), loads a native addon (lmdb, msgpackr-extract), or is
+ * loaded only on demand through createRequire (src/state/lazy-package.ts, the tokenizer), which a bundle cannot see.
+ */
+const unbundled = [
+  '@grpc/proto-loader',
+  'protobufjs',
+  'grpc-health-check',
+  'pino',
+  'thread-stream',
+  'lmdb',
+  'msgpackr',
+  'msgpackr-extract',
+  'gpt-tokenizer',
+  'ioredis',
+  'kafkajs',
+  'esbuild',
+];
 
 /** The newest modification time under src/ (files and folders, so a deleted file counts) and how many entries. */
 function sourcesState(sources) {
@@ -46,18 +70,23 @@ export async function build(root) {
   const { build: esbuild } = await import('esbuild');
   const sources = path.join(root, 'src');
   const state = sourcesState(sources);
-  const entryPoints = readdirSync(sources, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
-    .map((entry) => path.join(entry.parentPath, entry.name));
   const staging = path.join(root, `dist.building-${process.pid}`);
   await esbuild({
-    entryPoints,
+    entryPoints: [path.join(sources, 'cli', 'main.ts')],
     outdir: staging,
     outbase: sources,
+    bundle: true,
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    external: unbundled,
     format: 'esm',
     platform: 'node',
     target: 'node24',
     sourcemap: 'linked',
+    // Bundled CommonJS packages call require() for Node's own modules; an ES module has no require of its own.
+    banner: {
+      js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);",
+    },
     logLevel: 'error',
   });
   writeFileSync(path.join(staging, STAMP), state);

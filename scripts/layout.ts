@@ -115,6 +115,8 @@ export const sharedFiles: Readonly<Record<string, string>> = {
   'diagnostic.ts': 'the one diagnostic type and formatter (`file:line:col: path: message`)',
   'limit-counters.ts': 'the rate-limit and quota counter contract (types)',
   'version.ts': 'the version from `package.json`',
+  'package-root.ts':
+    'the folder holding `package.json`, `proto/`, `bin/` and `.venv/`, wherever the running module lies',
   'inside-folder.ts': 'whether a file is inside a folder, lexically (no `..`, links not followed)',
   'yaml-data.ts': 'YAML documents whose aliases cannot expand past a bound (alias bombs refused)',
 };

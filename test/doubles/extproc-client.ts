@@ -1,6 +1,6 @@
 import { type ClientDuplexStream, credentials, type ServiceError } from '@grpc/grpc-js';
 import type { ProcessingRequest, ProcessingResponse } from '../../src/extproc/messages.js';
-import { ExternalProcessorService } from '../../src/extproc/proto.js';
+import { ExternalProcessorService } from '../../src/extproc/proto-client.js';
 
 /**
  * Plays Envoy's side of one ext_proc stream, for unit tests of the engine's protocol handling: send a message, read

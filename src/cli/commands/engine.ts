@@ -9,7 +9,6 @@ import { buildEngine, type EngineParts } from '../../engine/engine.js';
 import { EngineStateKeeper } from '../../engine/engine-state.js';
 import { ConfigReloader, SwappableExchanges } from '../../engine/generations.js';
 import { type MetricsSource, processMetrics, serveMetrics } from '../../engine/metrics.js';
-import { startExtAuthzServer } from '../../extauthz/server.js';
 import { passThroughExchanges } from '../../extproc/passthrough.js';
 import { startExtProcServer } from '../../extproc/server.js';
 import { errorFields, processLogger } from '../../log.js';
@@ -199,7 +198,11 @@ async function listen(
   standby: boolean,
 ): Promise<{ readonly port: number; activeStreams(): number; shutdown(graceMs: number): Promise<void> }> {
   try {
-    return await (authz ? startExtAuthzServer(handlers, address) : startExtProcServer(handlers, address));
+    if (!authz) return await startExtProcServer(handlers, address);
+    // ext_authz only when asked for: its server loads its protos through proto-loader, which an ext_proc engine's
+    // start need not pay.
+    const { startExtAuthzServer } = await import('../../extauthz/server.js');
+    return await startExtAuthzServer(handlers, address);
   } catch (error) {
     // The dead engine's port is taken: up restarts the engine its usual way (on another port if need be).
     if (standby) reportTakeOverRefused(error instanceof Error ? error.message : String(error));

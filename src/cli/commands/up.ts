@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { compileGateway } from '../../config/gateway.js';
 import { type LoadedConfig, loadConfigText } from '../../config/load.js';
@@ -20,6 +19,7 @@ import { listenersOf } from '../../envoy/bootstrap/plan.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
 import { logProcessTo, processLogger } from '../../log.js';
 import { createManagementApp, type ManagementServer, serveManagement } from '../../management/index.js';
+import { packageRoot } from '../../package-root.js';
 import type { GatewayUrlMessage } from '../child-report.js';
 import { type CliCommand, InputError, UsageError } from '../command.js';
 import { GatewayReload, SERVICE } from '../gateway-reload.js';
@@ -43,7 +43,7 @@ function connectableHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-const cliEntry = fileURLToPath(new URL('../../../bin/portcullis.js', import.meta.url));
+const cliEntry = path.join(packageRoot, 'bin', 'portcullis.js');
 
 export const command: CliCommand = {
   usage:
