@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   createLogger,
   errorFields,
+  gathered,
   type RequestLogFields,
   requestLogger,
   traceparentTraceId,
@@ -121,5 +122,32 @@ describe('traceparentTraceId', () => {
       'garbage',
     ])
       expect(traceparentTraceId(bad)).toBeUndefined();
+  });
+});
+
+describe('the gathered stderr writer', () => {
+  it('writes the lines of many turns of the event loop at once, 50 ms after the first, and a full 64 KiB at once', async () => {
+    vi.useFakeTimers();
+    try {
+      const writes: string[] = [];
+      const writer = gathered({ write: (text: string) => writes.push(text) });
+      // A loaded engine's event loop turns over per request: lines of separate turns must still share a write.
+      for (let line = 0; line < 20; line += 1) {
+        writer.write(`{"n":${line}}\n`);
+        await vi.advanceTimersByTimeAsync(1);
+      }
+      expect(writes).toEqual([]);
+      await vi.advanceTimersByTimeAsync(50);
+      expect(writes).toHaveLength(1);
+      expect(writes[0]!.split('\n').filter(Boolean)).toHaveLength(20);
+
+      writer.write(`${'x'.repeat(64 * 1024)}\n`);
+      expect(writes).toHaveLength(2);
+      writer.write('{"last":true}\n');
+      writer.flush();
+      expect(writes.at(-1)).toBe('{"last":true}\n');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
