@@ -1,9 +1,10 @@
 import { Server, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import type { ExchangeFactory } from '../extproc/exchange.js';
-import { type GrpcAddress, listenGrpc } from '../extproc/grpc-listener.js';
+import type { GrpcAddress } from '../extproc/grpc-listener.js';
 import type { StreamObserver } from '../extproc/stream.js';
 import { answerCheck, type CheckObserver } from './check.js';
+import { listenGrpc } from './listener.js';
 import type { CheckRequest, CheckResponse } from './messages.js';
 import { AuthorizationService, authorizationServiceName } from './proto.js';
 

@@ -9,9 +9,9 @@
  */
 import { EventEmitter } from 'node:events';
 import http2 from 'node:http2';
-import { status as GrpcStatus } from '@grpc/grpc-js';
-import protobuf from 'protobufjs';
+import protobuf from 'protobufjs/light.js';
 import { bindOwnerOnly, type GrpcAddress, removeSocketFile } from './grpc-listener.js';
+import { GrpcStatus } from './grpc-status.js';
 
 export { GrpcStatus };
 

@@ -1,6 +1,4 @@
 import { chmodSync, lstatSync, rmSync } from 'node:fs';
-import { type Server, ServerCredentials } from '@grpc/grpc-js';
-import type { HealthImplementation } from 'grpc-health-check';
 
 /**
  * Where an engine's gRPC server listens: a TCP address, or a Unix domain socket (for an Envoy on the same host, as
@@ -8,52 +6,6 @@ import type { HealthImplementation } from 'grpc-health-check';
  * is given access through the directory) and removed at shutdown.
  */
 export type GrpcAddress = { readonly host: string; readonly port: number } | { readonly socketPath: string };
-
-export interface GrpcListener {
-  /** The bound port (useful when asked for port 0); 0 on a Unix domain socket. */
-  readonly port: number;
-  /**
-   * Reports every health service NOT_SERVING, stops taking new calls, lets open ones finish for up to `graceMs`,
-   * then cancels whatever is left (and removes the socket file).
-   */
-  shutdown(graceMs?: number): Promise<void>;
-}
-
-/** Binds `server` (its services and `health` already added) at `address`; what ext_proc and ext_authz share. */
-export async function listenGrpc(
-  server: Server,
-  address: GrpcAddress,
-  health: HealthImplementation,
-  serviceNames: readonly string[],
-): Promise<GrpcListener> {
-  const target = 'socketPath' in address ? `unix:${address.socketPath}` : `${address.host}:${address.port}`;
-  const port = await bindOwnerOnly(
-    address,
-    () =>
-      new Promise<number>((resolve, reject) => {
-        server.bindAsync(target, ServerCredentials.createInsecure(), (error, bound) =>
-          error ? reject(error) : resolve('socketPath' in address ? 0 : bound),
-        );
-      }),
-  );
-  return {
-    port,
-    async shutdown(graceMs = 5000) {
-      for (const name of ['', ...serviceNames]) health.setStatus(name, 'NOT_SERVING');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, graceMs);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      removeSocketFile(address);
-    },
-  };
-}
 
 /**
  * Binds with `bind` at `address`; for a Unix domain socket, first replaces a socket file a killed engine left, and

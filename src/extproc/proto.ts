@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import protobuf from 'protobufjs';
+import protobuf from 'protobufjs/light.js';
 import { packageRoot } from '../package-root.js';
 import type { ProcessingMode, ProcessingRequest, ProcessingResponse } from './messages.js';
 

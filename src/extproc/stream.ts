@@ -1,4 +1,3 @@
-import { status as GrpcStatus } from '@grpc/grpc-js';
 import type {
   Exchange,
   ExchangeFactory,
@@ -8,6 +7,7 @@ import type {
   StreamContext,
   TrailersResult,
 } from './exchange.js';
+import { GrpcStatus } from './grpc-status.js';
 import { attributeValues, headerFieldsFromMap, headerMutation } from './headers.js';
 import type {
   CommonResponse,

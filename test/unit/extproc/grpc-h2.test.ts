@@ -161,3 +161,11 @@ describe('gRPC over HTTP/2 (the engine transport)', () => {
     expect(statusOf(unknown)).toEqual({ code: GrpcStatus.NOT_FOUND, message: 'unknown service "other"' });
   });
 });
+
+describe("the engine's gRPC status codes", () => {
+  it('are the numbers @grpc/grpc-js (and the gRPC specification) give them', async () => {
+    const { status } = await import('@grpc/grpc-js');
+    for (const [name, code] of Object.entries(GrpcStatus))
+      expect(status[name as keyof typeof status]).toBe(code);
+  });
+});
