@@ -2,15 +2,31 @@
  * What Portcullis runs on (issue #31): a supported Node, stated once, and compiled JavaScript — no TypeScript loader
  * reaches the runtime. The compiled tree is scanned, not the sources: it is what bin/portcullis.js runs.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildIfStale } from '../../scripts/build.js';
-import { isSupportedNode, oldestSupportedMajor, pinnedNodeVersion } from '../../scripts/node-runtime.js';
+import {
+  isSupportedNode,
+  oldestSupportedMajor,
+  pinnedNodeBinary,
+  pinnedNodeVersion,
+} from '../../scripts/node-runtime.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const packageJson = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  version: string;
   engines: { node: string };
   dependencies: Record<string, string>;
 };
@@ -63,5 +79,23 @@ describe('the runtime', () => {
     expect(
       specifiers(`import a from 'x';\nexport { b } from "y";\nawait import('tsx/esm/api');\nrequire(\`z\`);`),
     ).toEqual(['x', 'y', 'tsx/esm/api', 'z']);
+  });
+
+  it("run as a program, starts the pinned Node itself when setup provided one, else the PATH's node — never both", () => {
+    // A `node` first on PATH that only says it ran: the launcher's shell line must not need it when the pinned Node
+    // is there (one Node start, not an old Node's plus a hand-over), and must use it when there is none.
+    const folder = mkdtempSync(path.join(tmpdir(), 'portcullis-path-'));
+    try {
+      writeFileSync(path.join(folder, 'node'), '#!/bin/sh\necho "the PATH node ran"\n');
+      chmodSync(path.join(folder, 'node'), 0o755);
+      const output = execFileSync(path.join(root, 'bin', 'portcullis.js'), ['--version'], {
+        env: { ...process.env, PATH: `${folder}${path.delimiter}/usr/bin${path.delimiter}/bin` },
+        encoding: 'utf8',
+      });
+      if (existsSync(pinnedNodeBinary(root))) expect(output).toBe(`portcullis ${packageJson.version}\n`);
+      else expect(output).toBe('the PATH node ran\n');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
