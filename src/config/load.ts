@@ -1,13 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isNode, LineCounter, parseDocument } from 'yaml';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Diagnostic } from '../diagnostic.js';
 import { YamlAliasError, yamlData } from '../yaml-data.js';
 import { ConfigError } from './config-error.js';
 import { expandDefinitions } from './definitions.js';
 import { type GatewayConfig, gatewayConfigSchema } from './schema.js';
 import { issueWording, saysWhatWasFound } from './wording.js';
+
+// zod compiles each object schema into a function (new Function) on its first parse; a process parses its
+// configuration once or twice, so the compile costs more than it saves (loading the example: 72 → 60 ms of CPU).
+// Nothing on the request path uses zod.
+z.config({ jitless: true });
 
 export interface LoadedConfig {
   readonly file: string;
