@@ -240,6 +240,38 @@ for (const [entry, result] of fixed) {
     `  ${entry.label.padEnd(38)} ${Math.round(result.requestsPerSecond).toLocaleString('en-US').padStart(7)} req/s   p50 ${result.p50.toFixed(2)} ms   p99 ${result.p99.toFixed(2)} ms   added p99 ${added.toFixed(2)} ms${versusGo}`,
   );
 }
+// Issue #32's targets, each from the figures above.
+const byLabel = (label: string) => rows.find((entry) => entry.label === label)!;
+const passThrough = summarize(byLabel('Envoy + engine pass-through'));
+const samplePolicy = byLabel('Envoy + engine, sample inbound policy');
+const sample = summarize(samplePolicy);
+const cacheHit = summarize(byLabel('Envoy + engine, cache hit'));
+const sampleFixed = fixed.get(samplePolicy)!;
+const sampleAddedP99 = sampleFixed.p99 - directFixed.p99 - (goFixed.p99 - directFixed.p99);
+const engineCpuRatio = (sample.cpu.get('engine (examples/courses)') ?? 0) / (goCpu.get('ext_proc') ?? 1);
+const target = (label: string, measured: string, wanted: string, met: boolean) =>
+  console.log(
+    `  ${label.padEnd(44)} ${measured.padEnd(30)} target ${wanted.padEnd(30)} ${met ? 'met' : 'NOT MET'}`,
+  );
+console.log('\ntargets (issue #32)');
+const ratioTo = (summary: { requestsPerSecond: number }) =>
+  summary.requestsPerSecond / goSummary.requestsPerSecond;
+target('pass-through vs Go no-op', ratioTo(passThrough).toFixed(2), '≥ 1.0', ratioTo(passThrough) >= 1);
+target('sample inbound policy vs Go no-op', ratioTo(sample).toFixed(2), '≥ 0.9', ratioTo(sample) >= 0.9);
+target('cache hit vs Go no-op', ratioTo(cacheHit).toFixed(2), '≥ 1.2', ratioTo(cacheHit) >= 1.2);
+const holds = sampleFixed.requestsPerSecond >= rate * 0.98;
+target(
+  'sample policy at the fixed rate',
+  `${Math.round(sampleFixed.requestsPerSecond)} of ${rate} req/s, p99 ${sampleAddedP99 >= 0 ? '+' : ''}${sampleAddedP99.toFixed(2)} ms`,
+  'holds it, p99 ≤ +1.0 ms over Go',
+  holds && sampleAddedP99 <= 1,
+);
+target(
+  'engine CPU per sample request vs Go no-op',
+  `${engineCpuRatio.toFixed(2)}×`,
+  '≤ 2×',
+  engineCpuRatio <= 2,
+);
 console.log(
   `load average at end ${loadavg()
     .map((x) => x.toFixed(2))
