@@ -318,8 +318,8 @@ class DocumentCompiler {
       const declared = DECLARED.get(el.name);
       if (declared !== undefined) {
         const u = declared.unavailable;
-        if (u === 'not-implemented') {
-          this.report(el.offset, path, 'not-implemented', `"${el.name}" is not implemented yet`);
+        if ('missing' in u) {
+          this.report(el.offset, path, 'not-implemented', `"${el.name}" is not implemented: ${u.missing}`);
         } else {
           this.report(
             el.offset,

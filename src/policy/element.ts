@@ -75,6 +75,6 @@ export interface DeclaredElement {
   readonly name: string;
   readonly sections: readonly Section[];
   readonly scopes: readonly Scope[];
-  /** `not-implemented`, or the Azure service it would need. */
-  readonly unavailable: 'not-implemented' | { readonly azure: string };
+  /** Why it is not run: the Azure service it would need, or what else is missing (in a sentence). */
+  readonly unavailable: { readonly azure: string } | { readonly missing: string };
 }
