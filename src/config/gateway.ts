@@ -179,6 +179,15 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
           urlTemplate: operation.urlTemplate,
           soap: operation.soap,
           responses: operation.responses,
+          definition: {
+            templateParameters: operation.templateParameters,
+            queryParameters: operation.queryParameters,
+            headerParameters: operation.headerParameters,
+            requestContent: operation.requestContent,
+            requestBody: operation.requestBody,
+            requestContentType: operation.requestContentType,
+            responses: operation.responses,
+          },
           pipeline: pipeline(defined({ global, api: apiDocument, operation: operationDocument })),
           productPipelines: perProduct((product) =>
             pipeline(defined({ global, product, api: apiDocument, operation: operationDocument })),

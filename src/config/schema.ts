@@ -84,6 +84,8 @@ const responseSchema = z
     /** `200`, `4XX` or `default`, as the definition wrote it. */
     status: z.string().min(1),
     description: z.string().optional(),
+    /** The response headers it declares: what validate-headers checks. */
+    headers: z.array(parameterSchema).optional(),
     contentType: z.string().optional(),
     schema: jsonSchema.optional(),
     /** Every media type of the response with its schema and example: what mock-response answers with. */
@@ -127,6 +129,10 @@ export const operationSchema = z
     requestBody: jsonSchema.optional(),
     requestBodyRequired: z.boolean().optional(),
     requestContentType: z.string().optional(),
+    /** Every media type of the request body with its schema: what validate-content checks against. */
+    requestContent: z
+      .array(z.object({ contentType: z.string().min(1), schema: jsonSchema.optional() }).strict())
+      .optional(),
     responses: z.array(responseSchema).default([]),
     /** For the operations of a SOAP pass-through API. */
     soap: soapMatchSchema.optional(),

@@ -36,10 +36,6 @@ const DAPR =
 
 export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   // Content validation
-  missing('validate-content', [I, O, E], GPAO, 'in progress on issue #39'),
-  missing('validate-parameters', [I], ALL, 'in progress on issue #39'),
-  missing('validate-headers', [O, E], ALL, 'in progress on issue #39'),
-  missing('validate-status-code', [O, E], GPAO, 'in progress on issue #39'),
   missing(
     'validate-odata-request',
     [I],

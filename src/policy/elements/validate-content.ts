@@ -1,0 +1,230 @@
+import { defineElement } from '../element.js';
+import { bodyText, messageOf } from '../message.js';
+import type { RunContext } from '../runtime.js';
+import { bool, elements, GPAO, int, oneOf, str } from '../schema.js';
+import { positionOf } from '../shared/json-position.js';
+import { declaredResponse } from '../shared/mock-content.js';
+import { requestContentOf } from '../shared/operation-definition.js';
+import {
+  type Action,
+  action,
+  actionGetter,
+  apiSchemaError,
+  definitionName,
+  INTERNAL_ERROR,
+  schemaErrorText,
+  settle,
+  type ValidationError,
+  validatesRequest,
+  validatorOf,
+} from '../shared/validation.js';
+
+/** The largest `max-size` the documentation allows: 100 KB. */
+const MAX_SIZE = 102_400;
+
+/** A media type without its parameters, lower-cased: content types compare case-insensitively. */
+const mediaType = (value: string | undefined): string => (value ?? '').split(';')[0]!.trim().toLowerCase();
+
+/**
+ * Validates the size and the content of the request body (inbound) or the response body (outbound, on-error)
+ * against the JSON schemas of the operation's definition (learn.microsoft.com/azure/api-management/validate-content-policy).
+ */
+export const validateContent = defineElement({
+  name: 'validate-content',
+  summary:
+    "Validates the body's size, content type and JSON content against the operation's definition (detect, prevent or ignore).",
+  sections: ['inbound', 'outbound', 'on-error'],
+  scopes: GPAO,
+  body: 'read',
+  attributes: {
+    'unspecified-content-type-action': action({ required: true }),
+    'max-size': int({ required: true, min: 0, max: MAX_SIZE, expression: false }),
+    'size-exceeded-action': action({ required: true }),
+    'errors-variable-name': str({ expression: false }),
+  },
+  content: elements(
+    {
+      name: 'content-type-map',
+      max: 1,
+      attributes: {
+        'any-content-type-value': str({ expression: false }),
+        'missing-content-type-value': str({ expression: false }),
+      },
+      content: elements({
+        name: 'type',
+        attributes: {
+          from: str({ expression: false }),
+          when: bool(),
+          to: str({ required: true, expression: false }),
+        },
+      }),
+    },
+    {
+      name: 'content',
+      attributes: {
+        type: str({ expression: false }),
+        'validate-as': oneOf(['json', 'xml', 'soap'], { required: true, expression: false }),
+        'schema-id': str({ expression: false }),
+        'schema-ref': str({ expression: false }),
+        action: action({ required: true }),
+        'allow-additional-properties': bool({ expression: false }),
+      },
+    },
+  ),
+  compile(node, c) {
+    const inbound = validatesRequest(c);
+    const unspecifiedAction = actionGetter(
+      node.getter('unspecified-content-type-action'),
+      'validate-content/@unspecified-content-type-action',
+    );
+    const sizeAction = actionGetter(
+      node.getter('size-exceeded-action'),
+      'validate-content/@size-exceeded-action',
+    );
+    const maxSize = node.literal('max-size');
+    const errorsVariable = node.literal('errors-variable-name');
+    const map = node.child('content-type-map');
+    const mappings = (map?.childrenNamed('type') ?? []).map((type) => {
+      const from = type.literal('from');
+      const when = type.getter('when');
+      if ((from === undefined) === (when === undefined))
+        c.error(
+          type,
+          'attribute',
+          'validate-content/content-type-map/type takes from or when, got both or neither',
+        );
+      return {
+        from: from === undefined ? undefined : mediaType(from),
+        when,
+        to: mediaType(type.literal('to')),
+      };
+    });
+    const anyType = map?.literal('any-content-type-value');
+    const missingType = map?.literal('missing-content-type-value');
+    const contents = node.childrenNamed('content').map((content) => {
+      const as = content.literal('validate-as');
+      if (as !== 'json')
+        c.error(
+          content,
+          'not-implemented',
+          `validate-content/content/@validate-as="${as}" is not implemented: only JSON schemas are validated (issue #39)`,
+        );
+      if (content.has('schema-id') || content.has('schema-ref'))
+        c.error(
+          content,
+          'not-implemented',
+          'validate-content/content/@schema-id is not implemented: Portcullis has no schema registry yet; the schema comes from the API definition (issue #39)',
+        );
+      return {
+        type: mediaType(content.literal('type')),
+        action: actionGetter(content.getter('action'), 'validate-content/content/@action'),
+        additional: content.literal('allow-additional-properties'),
+      };
+    });
+    const message = inbound ? 'request' : 'response';
+    const Message = inbound ? 'Request' : 'Response';
+    const bodyType = inbound ? 'RequestBody' : 'ResponseBody';
+    const hidden = (details: string) => (inbound ? details : INTERNAL_ERROR);
+
+    /** The content type validation uses: content-type-map applied to the message's own. */
+    const effectiveType = (run: RunContext, sent: string): string => {
+      for (const mapping of mappings) {
+        if (mapping.from !== undefined ? mapping.from === sent : mapping.when!(run)) return mapping.to;
+      }
+      if (anyType !== undefined) return mediaType(anyType);
+      if (sent === '' && missingType !== undefined) return mediaType(missingType);
+      return sent;
+    };
+
+    return (run) => {
+      settle(run, 'validate-content', inbound, errorsVariable, check(run));
+      return 'next';
+    };
+
+    function check(run: RunContext): ValidationError[] {
+      const target = messageOf(run, c.target);
+      const errors: ValidationError[] = [];
+      const body = target.body?.bytes ?? Buffer.alloc(0);
+      // The documentation checks max-size against Content-Length; a body without one (chunked) by its length.
+      const declaredLength = Number(target.headers.getJoined('Content-Length'));
+      const size = Number.isFinite(declaredLength) && declaredLength > 0 ? declaredLength : body.length;
+      if (size > maxSize) {
+        const details = `${Message}'s body is ${size} bytes long and it exceeds the configured limit of ${maxSize} bytes.`;
+        errors.push({
+          name: null,
+          type: bodyType,
+          rule: 'SizeLimit',
+          details,
+          publicResponse: inbound
+            ? `Request's body is ${size} bytes long and it exceeds the limit of ${maxSize} bytes.`
+            : INTERNAL_ERROR,
+          action: sizeAction(run),
+        });
+      }
+      const definition = run.operationDefinition;
+      if (definition === undefined) {
+        errors.push(apiSchemaError(unspecifiedAction(run)));
+        return errors;
+      }
+      const declared = inbound
+        ? requestContentOf(definition)
+        : (declaredResponse(definition.responses, run.context.response?.statusCode ?? 200)?.content ?? []);
+      const type = effectiveType(run, mediaType(target.headers.getJoined('Content-Type')));
+      const specified = declared.find((content) => mediaType(content.contentType) === type);
+      if (specified === undefined) {
+        // A message without a body has no content type to speak of.
+        if (body.length > 0 || type !== '') {
+          const details = `Unspecified content type ${type} is not allowed.`;
+          errors.push({
+            name: type,
+            type: bodyType,
+            rule: 'Unspecified',
+            details,
+            publicResponse: hidden(details),
+            action: unspecifiedAction(run),
+          });
+        }
+        return errors;
+      }
+      // An empty `type` applies to every content type the definition specifies.
+      const content =
+        contents.find((entry) => entry.type === type) ?? contents.find((entry) => entry.type === '');
+      if (content !== undefined && specified.schema !== undefined) {
+        const contentAction: Action = content.action(run);
+        if (contentAction !== 'ignore') {
+          const error = checkJson(bodyText(target), specified.schema, content.additional, type);
+          if (error !== undefined) errors.push({ ...error, type: bodyType, action: contentAction });
+        }
+      }
+      return errors;
+    }
+
+    function checkJson(
+      text: string,
+      schema: Readonly<Record<string, unknown>>,
+      additional: boolean | undefined,
+      type: string,
+    ): Omit<ValidationError, 'type' | 'action'> | undefined {
+      const name = definitionName(schema, `${message} body`);
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        return {
+          name: type,
+          rule: 'ValidationException',
+          details: `Body of the ${message} cannot be validated for the content type ${type}.\n\n${(err as Error).message}`,
+          publicResponse: INTERNAL_ERROR,
+        };
+      }
+      const validate = validatorOf(schema, additional);
+      if (validate(value)) return undefined;
+      const error = validate.errors?.[0];
+      const at = positionOf(text, error?.instancePath ?? '');
+      const details =
+        `Body of the ${message} does not conform to the definition ${name}, which is associated with the content type ${type}.` +
+        `\n\n${schemaErrorText(validate.errors)} Line: ${at.line}, Position: ${at.position}`;
+      return { name: type, rule: 'IncorrectMessage', details, publicResponse: hidden(details) };
+    }
+  },
+});
