@@ -121,7 +121,6 @@ export const validateContent = defineElement({
         additional: content.literal('allow-additional-properties'),
       };
     });
-    const message = inbound ? 'request' : 'response';
     const Message = inbound ? 'Request' : 'Response';
     const bodyType = inbound ? 'RequestBody' : 'ResponseBody';
     const hidden = (details: string) => (inbound ? details : INTERNAL_ERROR);
@@ -192,39 +191,47 @@ export const validateContent = defineElement({
       if (content !== undefined && specified.schema !== undefined) {
         const contentAction: Action = content.action(run);
         if (contentAction !== 'ignore') {
-          const error = checkJson(bodyText(target), specified.schema, content.additional, type);
+          const error = checkJson(inbound, bodyText(target), specified.schema, content.additional, type);
           if (error !== undefined) errors.push({ ...error, type: bodyType, action: contentAction });
         }
       }
       return errors;
     }
-
-    function checkJson(
-      text: string,
-      schema: Readonly<Record<string, unknown>>,
-      additional: boolean | undefined,
-      type: string,
-    ): Omit<ValidationError, 'type' | 'action'> | undefined {
-      const name = definitionName(schema, `${message} body`);
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch (err) {
-        return {
-          name: type,
-          rule: 'ValidationException',
-          details: `Body of the ${message} cannot be validated for the content type ${type}.\n\n${(err as Error).message}`,
-          publicResponse: INTERNAL_ERROR,
-        };
-      }
-      const validate = validatorOf(schema, additional);
-      if (validate(value)) return undefined;
-      const error = validate.errors?.[0];
-      const at = positionOf(text, error?.instancePath ?? '');
-      const details =
-        `Body of the ${message} does not conform to the definition ${name}, which is associated with the content type ${type}.` +
-        `\n\n${schemaErrorText(validate.errors)} Line: ${at.line}, Position: ${at.position}`;
-      return { name: type, rule: 'IncorrectMessage', details, publicResponse: hidden(details) };
-    }
   },
 });
+
+/** The first way a JSON body breaks its schema, as the documented IncorrectMessage (or ValidationException) error. */
+function checkJson(
+  inbound: boolean,
+  text: string,
+  schema: Readonly<Record<string, unknown>>,
+  additional: boolean | undefined,
+  type: string,
+): Omit<ValidationError, 'type' | 'action'> | undefined {
+  const message = inbound ? 'request' : 'response';
+  const name = definitionName(schema, `${message} body`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return {
+      name: type,
+      rule: 'ValidationException',
+      details: `Body of the ${message} cannot be validated for the content type ${type}.\n\n${(err as Error).message}`,
+      publicResponse: INTERNAL_ERROR,
+    };
+  }
+  const validate = validatorOf(schema, additional);
+  if (validate(value)) return undefined;
+  const error = validate.errors?.[0];
+  const at = positionOf(text, error?.instancePath ?? '');
+  const details =
+    `Body of the ${message} does not conform to the definition ${name}, which is associated with the content type ${type}.` +
+    `\n\n${schemaErrorText(validate.errors)} Line: ${at.line}, Position: ${at.position}`;
+  return {
+    name: type,
+    rule: 'IncorrectMessage',
+    details,
+    publicResponse: inbound ? details : INTERNAL_ERROR,
+  };
+}

@@ -128,7 +128,7 @@ describe('the validation policies through Envoy', () => {
     expect(response.status).toBe(400);
     expect(response.headers.get('x-reason')).toBe('Bad request');
     expect(response.headers.get('x-source')).toBe('validate-content');
-    expect((await response.json()).message).toMatch(
+    expect(((await response.json()) as { message: string }).message).toMatch(
       /^Body of the request does not conform to the definition request body, which is associated with the content type application\/json\.\n\nThe value must have required property 'name'\. Line: 1, Position: 1$/,
     );
     expect(backend.received.length).toBe(before);
@@ -137,18 +137,20 @@ describe('the validation policies through Envoy', () => {
   it('validate-content refuses a body over max-size and a content type the definition does not specify', async () => {
     const big = await post(`{"name":"${'x'.repeat(300)}"}`);
     expect(big.status).toBe(400);
-    expect((await big.json()).message).toMatch(
+    expect(((await big.json()) as { message: string }).message).toMatch(
       /^Request's body is \d+ bytes long and it exceeds the limit of 200 bytes\.$/,
     );
     const xml = await post('<pet/>', 'application/xml');
     expect(xml.status).toBe(400);
-    expect((await xml.json()).message).toBe('Unspecified content type application/xml is not allowed.');
+    expect(((await xml.json()) as { message: string }).message).toBe(
+      'Unspecified content type application/xml is not allowed.',
+    );
   });
 
   it('validate-parameters refuses a path or query value that cannot be read, and an undeclared query parameter', async () => {
     const path = await fetch(`${gateway.url}/pets/pets/seven`);
     expect(path.status).toBe(400);
-    expect((await path.json()).message).toBe(
+    expect(((await path.json()) as { message: string }).message).toBe(
       "Value of the path parameter id couldn't be parsed according to the definition.\n\nInput string was not in a correct format.",
     );
     const query = await fetch(`${gateway.url}/pets/pets/7?verbose=maybe`);
@@ -156,7 +158,9 @@ describe('the validation policies through Envoy', () => {
     expect(query.headers.get('x-source')).toBe('validate-parameters');
     const unspecified = await fetch(`${gateway.url}/pets/pets/7?debug=1`);
     expect(unspecified.status).toBe(400);
-    expect((await unspecified.json()).message).toBe('Unspecified query parameter debug is not allowed.');
+    expect(((await unspecified.json()) as { message: string }).message).toBe(
+      'Unspecified query parameter debug is not allowed.',
+    );
   });
 
   it('validate-status-code hides an undeclared status (and its stack trace) behind 502', async () => {
@@ -172,7 +176,7 @@ describe('the validation policies through Envoy', () => {
     const body = await fetch(`${gateway.url}/pets/pets/13`);
     expect(body.status).toBe(502);
     expect(body.headers.get('x-source')).toBe('validate-content');
-    expect((await body.json()).message).toBe(INTERNAL);
+    expect(((await body.json()) as { message: string }).message).toBe(INTERNAL);
     const header = await post('{"name":"Bad"}');
     expect(header.status).toBe(502);
     expect(header.headers.get('x-source')).toBe('validate-headers');
