@@ -467,6 +467,13 @@ const gatewayConfigObject = z
     policy: policySource.optional(),
     /** Policy fragments by id, for `<include-fragment fragment-id="…"/>`. */
     fragments: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), policySource).default({}),
+    /**
+     * The schema registry (API Management's Schemas): JSON Schemas by id, for validate-content's `schema-id`; each a
+     * JSON file beside the configuration, or the schema written in place.
+     */
+    schemas: z
+      .record(z.string().regex(/^[A-Za-z0-9_.-]+$/), z.union([z.string().min(1), jsonSchema]))
+      .default({}),
     state: stateConfigSchema.prefault({}),
     network: networkConfigSchema.prefault({}),
     tls: tlsConfigSchema.optional(),

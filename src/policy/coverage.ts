@@ -96,15 +96,6 @@ export const REFUSED_PARTS: readonly RefusedPart[] = [
     sample:
       '<validate-jwt><issuer-signing-keys><key certificate-id="c" /></issuer-signing-keys></validate-jwt>',
   },
-  ...['schema-id', 'schema-ref'].map(
-    (attribute): RefusedPart => ({
-      part: `validate-content/content@${attribute}`,
-      reason: 'Portcullis has no schema registry yet: the schema comes from the API definition (issue #39)',
-      sample:
-        '<validate-content unspecified-content-type-action="ignore" max-size="10" size-exceeded-action="ignore">' +
-        `<content validate-as="json" action="detect" ${attribute}="s" /></validate-content>`,
-    }),
-  ),
   ...['send-request', 'send-one-way-request'].flatMap((element) => [
     sideRequest(
       element,

@@ -22,6 +22,8 @@ export interface CompileContext {
   includeFragment(fragmentId: string, at: NodeSite): Statement | undefined;
   /** The gateway's certificate store ids when compiled for a configuration (CompileOptions.certificateIds). */
   readonly certificateIds?: ReadonlySet<string>;
+  /** The gateway's schema registry by id when compiled for a configuration (CompileOptions.schemas). */
+  readonly schemas?: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
   /**
    * The element reads the request body though its section's message is not the request, or though it only reads it
    * sometimes (send-request mode="copy"): the engine must buffer the body for it, as for `body`.

@@ -1,5 +1,6 @@
-import { defineElement } from '../element.js';
+import { type CompileContext, defineElement } from '../element.js';
 import { bodyText, messageOf } from '../message.js';
+import type { PolicyNode } from '../node.js';
 import type { RunContext } from '../runtime.js';
 import { bool, elements, GPAO, int, oneOf, str } from '../schema.js';
 import { positionOf } from '../shared/json-position.js';
@@ -24,6 +25,15 @@ const MAX_SIZE = 102_400;
 
 /** A media type without its parameters, lower-cased: content types compare case-insensitively. */
 const mediaType = (value: string | undefined): string => (value ?? '').split(';')[0]!.trim().toLowerCase();
+
+const CONTENT_ATTRIBUTES = {
+  type: str({ expression: false }),
+  'validate-as': oneOf(['json', 'xml', 'soap'], { required: true, expression: false }),
+  'schema-id': str({ expression: false }),
+  'schema-ref': str({ expression: false }),
+  action: action({ required: true }),
+  'allow-additional-properties': bool({ expression: false }),
+} as const;
 
 /**
  * Validates the size and the content of the request body (inbound) or the response body (outbound, on-error)
@@ -61,14 +71,7 @@ export const validateContent = defineElement({
     },
     {
       name: 'content',
-      attributes: {
-        type: str({ expression: false }),
-        'validate-as': oneOf(['json', 'xml', 'soap'], { required: true, expression: false }),
-        'schema-id': str({ expression: false }),
-        'schema-ref': str({ expression: false }),
-        action: action({ required: true }),
-        'allow-additional-properties': bool({ expression: false }),
-      },
+      attributes: CONTENT_ATTRIBUTES,
     },
   ),
   compile(node, c) {
@@ -101,26 +104,7 @@ export const validateContent = defineElement({
     });
     const anyType = map?.literal('any-content-type-value');
     const missingType = map?.literal('missing-content-type-value');
-    const contents = node.childrenNamed('content').map((content) => {
-      const as = content.literal('validate-as');
-      if (as !== 'json')
-        c.error(
-          content,
-          'not-implemented',
-          `validate-content/content/@validate-as="${as}" is not implemented: only JSON schemas are validated (issue #39)`,
-        );
-      if (content.has('schema-id') || content.has('schema-ref'))
-        c.error(
-          content,
-          'not-implemented',
-          'validate-content/content/@schema-id is not implemented: Portcullis has no schema registry yet; the schema comes from the API definition (issue #39)',
-        );
-      return {
-        type: mediaType(content.literal('type')),
-        action: actionGetter(content.getter('action'), 'validate-content/content/@action'),
-        additional: content.literal('allow-additional-properties'),
-      };
-    });
+    const contents = node.childrenNamed('content').map((content) => compileContent(content, c));
     const Message = inbound ? 'Request' : 'Response';
     const bodyType = inbound ? 'RequestBody' : 'ResponseBody';
     const hidden = (details: string) => (inbound ? details : INTERNAL_ERROR);
@@ -169,7 +153,17 @@ export const validateContent = defineElement({
         ? requestContentOf(definition)
         : (declaredResponse(definition.responses, run.context.response?.statusCode ?? 200)?.content ?? []);
       const type = effectiveType(run, mediaType(target.headers.getJoined('Content-Type')));
-      const specified = declared.find((content) => mediaType(content.contentType) === type);
+      // A content element with a schema of the registry specifies its content type itself.
+      const fromRegistry = contents.find((entry) => entry.schemaId !== undefined && entry.type === type);
+      const specified =
+        fromRegistry !== undefined
+          ? { contentType: type, schema: fromRegistry.registered }
+          : declared.find((content) => mediaType(content.contentType) === type);
+      if (fromRegistry !== undefined && fromRegistry.registered === undefined) {
+        // Compiled without the configuration's registry (a policy checked alone): nothing to validate against.
+        errors.push(apiSchemaError(fromRegistry.action(run)));
+        return errors;
+      }
       if (specified === undefined) {
         // A message without a body has no content type to speak of.
         if (body.length > 0 || type !== '') {
@@ -187,7 +181,9 @@ export const validateContent = defineElement({
       }
       // An empty `type` applies to every content type the definition specifies.
       const content =
-        contents.find((entry) => entry.type === type) ?? contents.find((entry) => entry.type === '');
+        fromRegistry ??
+        contents.find((entry) => entry.type === type) ??
+        contents.find((entry) => entry.type === '');
       if (content !== undefined && specified.schema !== undefined) {
         const contentAction: Action = content.action(run);
         if (contentAction !== 'ignore') {
@@ -233,5 +229,70 @@ function checkJson(
     rule: 'IncorrectMessage',
     details,
     publicResponse: inbound ? details : INTERNAL_ERROR,
+  };
+}
+
+/** The value a local JSON pointer (`#/components/schemas/address`) names in `document`, or undefined. */
+function pointerTarget(document: unknown, ref: string): unknown {
+  let at: unknown = document;
+  for (const raw of ref.slice(2).split('/')) {
+    const step = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    if (at === null || typeof at !== 'object' || !Object.hasOwn(at, step)) return undefined;
+    at = (at as Record<string, unknown>)[step];
+  }
+  return at;
+}
+
+/**
+ * A schema that validates against the part `ref` names of a registered schema, the references inside that part still
+ * resolved against the whole document (it keeps its own base URI).
+ */
+function referenced(
+  id: string,
+  document: Readonly<Record<string, unknown>>,
+  ref: string,
+): Readonly<Record<string, unknown>> {
+  const base = `urn:portcullis:schemas:${encodeURIComponent(id)}`;
+  return { $ref: `${base}${ref}`, $defs: { registered: { ...document, $id: base } } };
+}
+
+/** A `content` element: its content type, action, and the registry's schema when it names one (checked at load). */
+function compileContent(content: PolicyNode<typeof CONTENT_ATTRIBUTES>, c: CompileContext) {
+  const as = content.literal('validate-as');
+  if (as !== 'json')
+    c.error(
+      content,
+      'not-implemented',
+      `validate-content/content/@validate-as="${as}" is not implemented: only JSON schemas are validated (issue #39)`,
+    );
+  const schemaId = content.literal('schema-id');
+  const schemaRef = content.literal('schema-ref');
+  if (schemaRef !== undefined && schemaId === undefined)
+    c.error(content, 'attribute', 'validate-content/content/@schema-ref needs schema-id, got none');
+  let registered: Readonly<Record<string, unknown>> | undefined;
+  if (schemaId !== undefined) {
+    registered = c.schemas?.get(schemaId);
+    if (c.schemas !== undefined && registered === undefined)
+      c.error(
+        content,
+        'attribute',
+        `validate-content/content/@schema-id must name a schema of the configuration's schemas, got "${schemaId}" (known: ${[...c.schemas.keys()].join(', ') || 'none'})`,
+      );
+    if (registered !== undefined && schemaRef !== undefined) {
+      if (!schemaRef.startsWith('#/') || pointerTarget(registered, schemaRef) === undefined)
+        c.error(
+          content,
+          'attribute',
+          `validate-content/content/@schema-ref must be a local reference into schema "${schemaId}" (#/…), got "${schemaRef}"`,
+        );
+      else registered = referenced(schemaId, registered, schemaRef);
+    }
+  }
+  return {
+    schemaId,
+    registered,
+    type: mediaType(content.literal('type')),
+    action: actionGetter(content.getter('action'), 'validate-content/content/@action'),
+    additional: content.literal('allow-additional-properties'),
   };
 }

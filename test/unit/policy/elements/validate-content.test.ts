@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { JToken } from '../../../../src/expr/index.js';
 import { writeJson } from '../../../../src/expr/library/json/write.js';
+import { compilePolicyDocument, readPolicyDocument } from '../../../../src/policy/document.js';
+import { buildPipeline } from '../../../../src/policy/pipeline.js';
 import type { RequestDescription } from '../../../../src/policy/runner.js';
+import { PipelineRun } from '../../../../src/policy/runner.js';
 import type { OperationDefinition } from '../../../../src/policy/shared/operation-definition.js';
-import { inbound, outbound } from '../../../doubles/policy-services.js';
+import { fakeServices, inbound, outbound, policies, request } from '../../../doubles/policy-services.js';
 import { diagnosticsOf } from '../harness.js';
 
 // learn.microsoft.com/azure/api-management/validate-content-policy; errors: the "Validation errors" table
@@ -238,14 +241,91 @@ describe('validate-content', () => {
     expect(diagnosticsOf(policy('<content validate-as="xml" action="prevent" />'))).toEqual([
       expect.stringContaining('validate-content/content/@validate-as="xml" is not implemented'),
     ]);
-    expect(diagnosticsOf(policy('<content validate-as="json" schema-id="s" action="prevent" />'))).toEqual([
-      expect.stringContaining('validate-content/content/@schema-id is not implemented'),
-    ]);
+    expect(diagnosticsOf(policy('<content validate-as="json" schema-ref="#/a" action="prevent" />'))).toEqual(
+      [expect.stringContaining('schema-ref needs schema-id')],
+    );
     expect(diagnosticsOf(policy('').replace('max-size="100"', 'max-size="102401"'))).toEqual([
       expect.stringContaining('max-size'),
     ]);
     expect(
       diagnosticsOf(policy('', '').replace('size-exceeded-action="prevent"', 'size-exceeded-action="block"')),
     ).toEqual([expect.stringContaining('size-exceeded-action')]);
+  });
+
+  describe("schema-id: a schema of the registry (the configuration's `schemas`)", () => {
+    const registry = new Map<string, Record<string, unknown>>([
+      [
+        'orders',
+        {
+          components: {
+            schemas: {
+              order: {
+                type: 'object',
+                required: ['lines'],
+                properties: { lines: { type: 'array', items: { $ref: '#/components/schemas/line' } } },
+              },
+              line: { type: 'object', required: ['sku'], properties: { sku: { type: 'string' } } },
+            },
+          },
+        },
+      ],
+      ['anything', { type: 'object', required: ['id'] }],
+    ]);
+    const compile = (statement: string) =>
+      compilePolicyDocument(readPolicyDocument(policies({ inbound: statement }), { file: 'p.xml' }), {
+        scope: 'operation',
+        schemas: registry,
+      });
+    const run = async (statement: string, body: string, contentType = 'application/json') => {
+      const pipeline = buildPipeline({ operation: compile(statement) });
+      const runner = new PipelineRun(pipeline, request({ ...post(body, contentType) }), fakeServices());
+      const outcome = await runner.onRequest();
+      return { outcome, context: runner.context };
+    };
+
+    it('validates against the registered schema, for a content type the definition does not name', async () => {
+      const statement = policy(
+        '<content type="application/vnd.order+json" validate-as="json" schema-id="anything" action="prevent" />',
+      );
+      expect((await run(statement, '{"id":1}', 'application/vnd.order+json')).outcome.kind).toBe('forward');
+      const refused = await run(statement, '{}', 'application/vnd.order+json');
+      expect(refused.context.lastError?.message).toMatch(
+        /^Body of the request does not conform to the definition request body, which is associated with the content type application\/vnd\.order\+json\./,
+      );
+    });
+
+    it('schema-ref picks a part of the registered schema, whose own references still resolve', async () => {
+      const statement = policy(
+        '<content type="application/json" validate-as="json" schema-id="orders" schema-ref="#/components/schemas/order" action="prevent" />',
+      );
+      expect((await run(statement, '{"lines":[{"sku":"a"}]}')).outcome.kind).toBe('forward');
+      const refused = await run(statement, '{"lines":[{"qty":1}]}');
+      expect(refused.context.lastError?.message).toMatch(
+        /Property \/lines\/0 must have required property 'sku'\./,
+      );
+    });
+
+    it('refuses at load an id the registry does not have and a reference into nothing', () => {
+      const problems = (statement: string) => {
+        try {
+          compile(statement);
+          return [];
+        } catch (error) {
+          return (error as { diagnostics: { message: string }[] }).diagnostics.map((d) => d.message);
+        }
+      };
+      expect(problems(policy('<content validate-as="json" schema-id="nope" action="prevent" />'))).toEqual([
+        expect.stringContaining(
+          'must name a schema of the configuration\'s schemas, got "nope" (known: orders, anything)',
+        ),
+      ]);
+      expect(
+        problems(
+          policy(
+            '<content validate-as="json" schema-id="orders" schema-ref="#/components/schemas/none" action="prevent" />',
+          ),
+        ),
+      ).toEqual([expect.stringContaining('must be a local reference into schema "orders"')]);
+    });
   });
 });
