@@ -1,3 +1,4 @@
+import type { OperationDefinition } from '../policy/shared/operation-definition.js';
 import type { ImportedResponse, SoapMatch } from './importers/model.js';
 import { firstBodyElement, matchSoapOperation, needsBody, requestAction } from './importers/soap-match.js';
 import { compileUrlTemplate, type UrlTemplate } from './url-template.js';
@@ -20,6 +21,8 @@ export interface CatalogOperation<Pipeline> {
   readonly soap?: SoapMatch;
   /** The responses its definition declares (status, media types, schemas, examples): mock-response answers from them. */
   readonly responses: readonly ImportedResponse[];
+  /** Everything its definition declares: what the validation policies check requests and responses against. */
+  readonly definition: OperationDefinition;
 }
 
 /** Who may call an API, and where its subscription key travels. */
@@ -122,8 +125,12 @@ export interface ApiInit<Pipeline> {
     productPipelines?: ReadonlyMap<string, Pipeline>;
     soap?: SoapMatch | undefined;
     responses?: readonly ImportedResponse[] | undefined;
+    definition?: OperationDefinition | undefined;
   }[];
 }
+
+/** The definition of an operation given without one: nothing declared. */
+const NO_PARAMETERS = { templateParameters: [], queryParameters: [], headerParameters: [] } as const;
 
 const openAccess: ApiAccess = {
   subscriptionRequired: false,
@@ -176,6 +183,7 @@ export class Catalog<Pipeline> {
             productPipelines: operation.productPipelines ?? new Map(),
             ...(operation.soap ? { soap: operation.soap } : {}),
             responses: operation.responses ?? [],
+            definition: operation.definition ?? { ...NO_PARAMETERS, responses: operation.responses ?? [] },
           }))
           .sort((a, b) => b.template.specificity - a.template.specificity),
       }))

@@ -74,6 +74,40 @@ function loggerProblems(loaded: LoadedConfig): [(string | number)[], string][] {
   return problems;
 }
 
+/** The schema registry: each schema read from its file (relative to the configuration) or taken as written. */
+function schemaRegistry(
+  loaded: LoadedConfig,
+  problem: (keys: (string | number)[], message: string) => void,
+): Map<string, Readonly<Record<string, unknown>>> {
+  const schemas = new Map<string, Readonly<Record<string, unknown>>>();
+  for (const [id, value] of Object.entries(loaded.config.schemas)) {
+    if (typeof value !== 'string') {
+      schemas.set(id, value);
+      continue;
+    }
+    const file = path.resolve(loaded.directory, value);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(fileText(loaded.files, file) ?? readFileSync(file, 'utf8'));
+    } catch (error) {
+      problem(
+        ['schemas', id],
+        `schema file "${value}" cannot be read as JSON (${file}): ${(error as Error).message}`,
+      );
+      continue;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      problem(
+        ['schemas', id],
+        `schema file "${value}" must hold a JSON object, got ${JSON.stringify(parsed).slice(0, 40)}`,
+      );
+      continue;
+    }
+    schemas.set(id, parsed as Record<string, unknown>);
+  }
+  return schemas;
+}
+
 /**
  * Reads every policy document the configuration names, compiles each for its scope, stitches one pipeline per
  * operation and builds the catalog. Collects every problem before failing, so one run shows them all.
@@ -102,6 +136,9 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   };
 
   const certificateIds = new Set(Object.keys(config.tls?.certificates ?? {}));
+  const schemas = schemaRegistry(loaded, (keys, message) =>
+    problems.push(problemInText(configText(), loaded.file, keys, message)),
+  );
   const fragments = new Map<string, PolicyDocument>();
   for (const [id, value] of Object.entries(config.fragments)) {
     const input = source(['fragments', id], value);
@@ -119,7 +156,12 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     const document = input && read(input, namedValues, problems);
     if (!document) return undefined;
     try {
-      return compilePolicyDocument(document, { scope, fragments: (id) => fragments.get(id), certificateIds });
+      return compilePolicyDocument(document, {
+        scope,
+        fragments: (id) => fragments.get(id),
+        certificateIds,
+        schemas,
+      });
     } catch (error) {
       if (error instanceof PolicyLoadError) problems.push(...error.diagnostics);
       else throw error;
@@ -179,6 +221,15 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
           urlTemplate: operation.urlTemplate,
           soap: operation.soap,
           responses: operation.responses,
+          definition: {
+            templateParameters: operation.templateParameters,
+            queryParameters: operation.queryParameters,
+            headerParameters: operation.headerParameters,
+            requestContent: operation.requestContent,
+            requestBody: operation.requestBody,
+            requestContentType: operation.requestContentType,
+            responses: operation.responses,
+          },
           pipeline: pipeline(defined({ global, api: apiDocument, operation: operationDocument })),
           productPipelines: perProduct((product) =>
             pipeline(defined({ global, product, api: apiDocument, operation: operationDocument })),

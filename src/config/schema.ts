@@ -84,6 +84,8 @@ const responseSchema = z
     /** `200`, `4XX` or `default`, as the definition wrote it. */
     status: z.string().min(1),
     description: z.string().optional(),
+    /** The response headers it declares: what validate-headers checks. */
+    headers: z.array(parameterSchema).optional(),
     contentType: z.string().optional(),
     schema: jsonSchema.optional(),
     /** Every media type of the response with its schema and example: what mock-response answers with. */
@@ -127,6 +129,10 @@ export const operationSchema = z
     requestBody: jsonSchema.optional(),
     requestBodyRequired: z.boolean().optional(),
     requestContentType: z.string().optional(),
+    /** Every media type of the request body with its schema: what validate-content checks against. */
+    requestContent: z
+      .array(z.object({ contentType: z.string().min(1), schema: jsonSchema.optional() }).strict())
+      .optional(),
     responses: z.array(responseSchema).default([]),
     /** For the operations of a SOAP pass-through API. */
     soap: soapMatchSchema.optional(),
@@ -461,6 +467,13 @@ const gatewayConfigObject = z
     policy: policySource.optional(),
     /** Policy fragments by id, for `<include-fragment fragment-id="…"/>`. */
     fragments: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), policySource).default({}),
+    /**
+     * The schema registry (API Management's Schemas): JSON Schemas by id, for validate-content's `schema-id`; each a
+     * JSON file beside the configuration, or the schema written in place.
+     */
+    schemas: z
+      .record(z.string().regex(/^[A-Za-z0-9_.-]+$/), z.union([z.string().min(1), jsonSchema]))
+      .default({}),
     state: stateConfigSchema.prefault({}),
     network: networkConfigSchema.prefault({}),
     tls: tlsConfigSchema.optional(),

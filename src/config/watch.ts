@@ -8,7 +8,8 @@ import { isInlinePolicy } from './policy-source.js';
 
 /**
  * Every file a configuration depends on: the file itself, its policy documents (global, products, APIs,
- * operations, fragments; inline XML is not a file), its definition files and the files those reach through
+ * operations, fragments; inline XML is not a file), its schema registry's files, its definition files and the files
+ * those reach through
  * relative `$ref`s. Reads only the configuration (no policy is compiled), so it still answers when a policy or a
  * definition is broken — the watcher must keep watching exactly the file that needs fixing. `text`: the
  * configuration's text when it is already read (or not written yet).
@@ -29,6 +30,9 @@ export async function referencedFiles(configFile: string, text?: string): Promis
   };
   policy(config.policy);
   for (const value of Object.values(config.fragments)) policy(value);
+  // The schema registry's files (a schema written in place is part of the configuration).
+  for (const value of Object.values(config.schemas))
+    if (typeof value === 'string') files.add(path.resolve(directory, value));
   for (const product of config.products) policy(product.policy);
   for (const api of config.apis) {
     policy(api.policy);

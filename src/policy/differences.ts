@@ -98,6 +98,43 @@ export const DIFFERENCES: readonly Difference[] = [
     because: 'runtime',
     why: "tokens are checked with jose, not .NET's IdentityModel, whose messages cannot be reproduced faithfully.",
   },
+  {
+    area: '`validate-parameters`',
+    elements: ['validate-parameters'],
+    apiManagement:
+      "Every request header the API definition does not declare is unspecified (the page's example overrides " +
+      '`Host`, `User-Agent` and `Referrer` to `ignore`).',
+    portcullis:
+      'The headers Envoy adds on the way to the engine (`x-envoy-*`, `x-forwarded-for`, `x-forwarded-proto`, ' +
+      '`x-request-id`) are never unspecified; every header the client sent is.',
+    because: 'envoy',
+    why: 'the client did not send them, and Envoy adds them to every request.',
+  },
+  {
+    area: '`validate-headers`',
+    elements: ['validate-headers'],
+    apiManagement: 'Every response header the definition does not declare for the status is unspecified.',
+    portcullis:
+      "The transport's headers (`Content-Type`, `Content-Length`, `Transfer-Encoding`, `Connection`, `Date`, " +
+      '`Server`, `Keep-Alive`, `x-envoy-*`) are never unspecified.',
+    because: 'envoy',
+    why:
+      'Envoy writes them on the way back whatever the backend sent, and OpenAPI says a declared `Content-Type` ' +
+      'response header is ignored.',
+  },
+  {
+    area: '`validate-content`, `validate-parameters`, `validate-headers`',
+    elements: ['validate-content', 'validate-parameters', 'validate-headers'],
+    apiManagement:
+      "An error's Details end with the JSON schema validator's message and the place in the body " +
+      '(`{valError.Message} Line: {LineNumber}, Position: {LinePosition}`, Json.NET Schema).',
+    portcullis:
+      "The documented sentence, then Ajv's message for the first failure (`Property /age must be integer.`) and " +
+      "the line and column where the failing value starts (`Line: 0, Position: 0` for a parameter's value). JSON " +
+      'Schema `format` keywords are not checked.',
+    because: 'runtime',
+    why: 'schemas are checked with Ajv (JSON Schema 2020-12), not Json.NET Schema, whose messages cannot be reproduced faithfully.',
+  },
 ];
 
 /** The differences as Markdown (`portcullis differences`, docs/differences.md). */

@@ -80,6 +80,11 @@ export interface CompileOptions {
    * not checked here, the engine refuses it at run time.
    */
   readonly certificateIds?: ReadonlySet<string>;
+  /**
+   * The gateway's schema registry (`schemas:`), when the document is compiled for a configuration: validate-content's
+   * `schema-id` names one of them. Absent (a policy file checked alone): not checked, and not found at run time.
+   */
+  readonly schemas?: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
 }
 
 /** Reads a document; throws PolicyLoadError for XML problems and named values nobody defined. */
@@ -318,8 +323,8 @@ class DocumentCompiler {
       const declared = DECLARED.get(el.name);
       if (declared !== undefined) {
         const u = declared.unavailable;
-        if (u === 'not-implemented') {
-          this.report(el.offset, path, 'not-implemented', `"${el.name}" is not implemented yet`);
+        if ('missing' in u) {
+          this.report(el.offset, path, 'not-implemented', `"${el.name}" is not implemented: ${u.missing}`);
         } else {
           this.report(
             el.offset,
@@ -422,6 +427,7 @@ class DocumentCompiler {
         this.needs.requestBody = true;
       },
       ...(this.options.certificateIds ? { certificateIds: this.options.certificateIds } : {}),
+      ...(this.options.schemas ? { schemas: this.options.schemas } : {}),
     };
   }
 

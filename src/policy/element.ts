@@ -22,6 +22,8 @@ export interface CompileContext {
   includeFragment(fragmentId: string, at: NodeSite): Statement | undefined;
   /** The gateway's certificate store ids when compiled for a configuration (CompileOptions.certificateIds). */
   readonly certificateIds?: ReadonlySet<string>;
+  /** The gateway's schema registry by id when compiled for a configuration (CompileOptions.schemas). */
+  readonly schemas?: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
   /**
    * The element reads the request body though its section's message is not the request, or though it only reads it
    * sometimes (send-request mode="copy"): the engine must buffer the body for it, as for `body`.
@@ -75,6 +77,6 @@ export interface DeclaredElement {
   readonly name: string;
   readonly sections: readonly Section[];
   readonly scopes: readonly Scope[];
-  /** `not-implemented`, or the Azure service it would need. */
-  readonly unavailable: 'not-implemented' | { readonly azure: string };
+  /** Why it is not run: the Azure service it would need, or what else is missing (in a sentence). */
+  readonly unavailable: { readonly azure: string } | { readonly missing: string };
 }

@@ -114,7 +114,7 @@ export function policyReferenceData(): PolicyReference {
     })),
     declared: byName([...DECLARED.values()]).map((d) => ({
       name: d.name,
-      why: d.unavailable === 'not-implemented' ? 'not implemented yet' : `needs Azure ${d.unavailable.azure}`,
+      why: 'missing' in d.unavailable ? d.unavailable.missing : `needs Azure ${d.unavailable.azure}`,
     })),
   };
 }

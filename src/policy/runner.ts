@@ -40,6 +40,7 @@ import type { Section } from './schema.js';
 import type { PolicyServices } from './services.js';
 import { serializeHeaders } from './shared/headers.js';
 import type { DeclaredResponse } from './shared/mock-content.js';
+import type { OperationDefinition } from './shared/operation-definition.js';
 import { waitMs } from './shared/retry-schedule.js';
 
 export type HeaderInit = Iterable<readonly [string, string | readonly string[]]>;
@@ -70,6 +71,8 @@ export interface RequestDescription {
   readonly operation?: Partial<OperationInfo>;
   /** The responses the operation's definition declares (mock-response answers from them). */
   readonly responses?: readonly DeclaredResponse[];
+  /** What the operation's definition declares (the validation policies check against it). */
+  readonly definition?: OperationDefinition;
   readonly product?: Partial<ProductInfo> | null;
   readonly subscription?: Partial<SubscriptionInfo> | null;
   readonly user?: Partial<UserInfo> | null;
@@ -195,6 +198,7 @@ export class PipelineRun {
     const run = this.run;
     model.backendBase = () => run.backend.baseUrl ?? context.api.serviceUrl?.toString();
     if (request.responses !== undefined) this.run.declaredResponses = request.responses;
+    this.run.operationDefinition = request.definition;
     const observer = services.observer;
     if (observer !== undefined) {
       observer.runStarted(this.run);

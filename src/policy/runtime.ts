@@ -9,6 +9,7 @@ import type { RequestSecrets } from './request-secrets.js';
 import type { Section } from './schema.js';
 import type { CachingType, PolicyServices, RunWatch, StatementSite } from './services.js';
 import type { DeclaredResponse } from './shared/mock-content.js';
+import type { OperationDefinition } from './shared/operation-definition.js';
 
 export type { StatementSite } from './services.js';
 
@@ -98,6 +99,11 @@ export class RunContext {
   pendingRequest: RequestModel | undefined;
   /** The responses the operation's definition declares, which mock-response answers from (none: empty content). */
   declaredResponses: readonly DeclaredResponse[] = [];
+  /**
+   * What the matched operation's definition declares, which the validation policies check the messages against;
+   * undefined when no operation matched (an API's on-error for an unknown operation).
+   */
+  operationDefinition: OperationDefinition | undefined;
   /** Set when an observer shows this run's values (a trace, a test); undefined on live traffic. */
   watch: RunWatch | undefined;
 

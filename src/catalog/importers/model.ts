@@ -28,6 +28,8 @@ export interface ImportedResponse {
   /** Media type of `schema` (the JSON one when the definition offers several). */
   contentType?: string;
   schema?: JsonSchema;
+  /** The response headers the definition declares (validate-headers checks the backend's against them). */
+  headers?: ImportedParameter[];
   /**
    * Every media type the definition gives for this response, in its order, with its example: what mock-response
    * answers with (the example first, else a sample of the schema; the first media type unless the policy names one).
@@ -79,6 +81,8 @@ export interface ImportedOperation {
   requestBodyRequired?: boolean;
   /** Media type of `requestBody`. */
   requestContentType?: string;
+  /** Every media type the definition gives for the request body, with its schema (validate-content reads them). */
+  requestContent?: ResponseContent[];
   responses: ImportedResponse[];
   /** Present on every operation of a SOAP API. */
   soap?: SoapMatch;

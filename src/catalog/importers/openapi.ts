@@ -457,7 +457,10 @@ function scalarType(schema: JsonSchema | undefined): ParameterType {
   return (found as ParameterType | undefined) ?? 'string';
 }
 
-type BodyFields = Pick<ImportedOperation, 'requestBody' | 'requestBodyRequired' | 'requestContentType'>;
+type BodyFields = Pick<
+  ImportedOperation,
+  'requestBody' | 'requestBodyRequired' | 'requestContentType' | 'requestContent'
+>;
 
 function openapiBody(document: Json, dialect: Dialect, operation: Json): BodyFields {
   const body = operation.requestBody;
@@ -466,7 +469,14 @@ function openapiBody(document: Json, dialect: Dialect, operation: Json): BodyFie
   if (media === undefined) return {};
   const content = body.content[media];
   const schema = isObject(content) && isObject(content.schema) ? content.schema : undefined;
+  const requestContent = Object.entries(body.content).map(([contentType, value]) => ({
+    contentType,
+    ...(isObject(value) && isObject(value.schema)
+      ? { schema: exportSchema(document, dialect, value.schema) }
+      : {}),
+  }));
   return {
+    requestContent,
     ...(schema ? { requestBody: exportSchema(document, dialect, schema) } : {}),
     requestBodyRequired: body.required === true,
     requestContentType: media,
@@ -479,8 +489,13 @@ function swaggerBody(document: Json, operation: Json, parameters: readonly Json[
   );
   const body = parameters.find((parameter) => parameter.in === 'body');
   if (body && isObject(body.schema)) {
+    const schema = exportSchema(document, 'swagger-2.0', body.schema);
     return {
-      requestBody: exportSchema(document, 'swagger-2.0', body.schema),
+      requestContent: (consumes.length > 0 ? consumes : ['application/json']).map((contentType) => ({
+        contentType,
+        schema,
+      })),
+      requestBody: schema,
       requestBodyRequired: body.required === true,
       requestContentType: pickMediaType(consumes) ?? 'application/json',
     };
@@ -533,9 +548,15 @@ function responses(document: Json, dialect: Dialect, operation: Json): ImportedR
         dialect === 'swagger-2.0'
           ? swaggerResponseContent(document, value, produces)
           : openapiResponseContent(document, dialect, value);
+      const headers = isObject(value.headers)
+        ? Object.entries(value.headers)
+            .filter(([, header]) => isObject(header))
+            .map(([name, header]) => toParameter(document, dialect, { ...(header as Json), name }))
+        : [];
       return {
         status,
         ...(description ? { description } : {}),
+        ...(headers.length > 0 ? { headers } : {}),
         ...(contentType ? { contentType } : {}),
         ...(isObject(schema) ? { schema: exportSchema(document, dialect, schema) } : {}),
         ...(content.length > 0 ? { content } : {}),

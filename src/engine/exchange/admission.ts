@@ -234,6 +234,7 @@ export function enterOperation(request: AdmittedRequest, match: OperationMatch):
     urlTemplate: match.operation.template.text,
   };
   description.responses = match.operation.responses;
+  description.definition = match.operation.definition;
   return forProduct(request.access, match.operation.pipeline, match.operation.productPipelines);
 }
 

@@ -1,7 +1,8 @@
 /**
- * Elements of the API Management reference that Portcullis knows by name but does not run. A document that
- * uses one is rejected with `"<name>" is not implemented yet` (or the Azure service it needs), never silently
- * ignored. When an element is implemented it moves to its own file and leaves this table.
+ * Elements of the API Management reference that Portcullis knows by name but does not run, each with the reason. A
+ * document that uses one is rejected with that reason (`"<name>" is not implemented: …`, or the Azure service it
+ * needs), never silently ignored. When an element is implemented it moves to its own file and leaves this table.
+ * docs/policy-coverage.md lists these rows beside the reference's index (src/policy/coverage.ts).
  */
 import type { DeclaredElement } from '../element.js';
 import { ALL_SCOPES, GPAO, type Scope, SECTIONS, type Section } from '../schema.js';
@@ -10,12 +11,12 @@ import { ALL_SCOPES, GPAO, type Scope, SECTIONS, type Section } from '../schema.
 const [I, B, O, E] = SECTIONS;
 const ALL = ALL_SCOPES;
 
-const todo = (name: string, sections: readonly Section[], scopes: readonly Scope[]): DeclaredElement => ({
-  name,
-  sections,
-  scopes,
-  unavailable: 'not-implemented',
-});
+const missing = (
+  name: string,
+  sections: readonly Section[],
+  scopes: readonly Scope[],
+  reason: string,
+): DeclaredElement => ({ name, sections, scopes, unavailable: { missing: reason } });
 const azure = (
   name: string,
   sections: readonly Section[],
@@ -28,28 +29,43 @@ const azure = (
   unavailable: { azure: service },
 });
 
+const GRAPHQL =
+  'a GraphQL resolver policy: Portcullis publishes no GraphQL APIs (no schema import, no resolvers)';
+const DAPR =
+  'a self-hosted-gateway policy that calls a Dapr sidecar; Portcullis has no Dapr integration (issue #39)';
+
 export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
-  // Authentication and access restriction
   // Content validation
-  todo('validate-content', [I, O, E], GPAO),
-  todo('validate-parameters', [I], ALL),
-  todo('validate-headers', [O, E], ALL),
-  todo('validate-status-code', [O, E], GPAO),
-  todo('validate-odata-request', [I], ['global', 'workspace', 'product', 'api']),
-  todo('validate-graphql-request', [I], ['global', 'workspace', 'product', 'api']),
+  missing(
+    'validate-odata-request',
+    [I],
+    ['global', 'workspace', 'product', 'api'],
+    'Portcullis imports no OData definitions (CSDL), so there is no OData schema to validate against (issue #39)',
+  ),
+  missing(
+    'validate-graphql-request',
+    [I],
+    ['global', 'workspace', 'product', 'api'],
+    'Portcullis publishes no GraphQL APIs, so there is no GraphQL schema to validate against (issue #39)',
+  ),
   // Routing
-  todo('proxy', [I], GPAO),
+  missing('proxy', [I], GPAO, 'in progress on issue #39'),
   // Transformation
-  todo('xsl-transform', [I, O], GPAO),
+  missing('xsl-transform', [I, O], GPAO, 'in progress on issue #39'),
   // Cross-domain
-  todo('cross-domain', [I], ['global']),
+  missing(
+    'cross-domain',
+    [I],
+    ['global'],
+    'serves the crossdomain.xml of Adobe Flash and Silverlight clients, which browsers no longer run (issue #39)',
+  ),
   // Integration
   azure('send-service-bus-message', [I, O, E], GPAO, 'Service Bus'),
-  todo('publish-to-dapr', [I, B, O, E], ALL),
-  todo('invoke-dapr-binding', [I, B, O, E], ALL),
+  missing('publish-to-dapr', [I, B, O, E], ALL, DAPR),
+  missing('invoke-dapr-binding', [I, B, O, E], ALL, DAPR),
   // GraphQL resolvers
-  todo('http-data-source', [], []),
-  todo('sql-data-source', [], []),
-  todo('cosmosdb-data-source', [], []),
-  todo('publish-event', [], []),
+  missing('http-data-source', [], [], GRAPHQL),
+  missing('sql-data-source', [], [], GRAPHQL),
+  missing('cosmosdb-data-source', [], [], GRAPHQL),
+  missing('publish-event', [], [], GRAPHQL),
 ];

@@ -55,7 +55,11 @@ import { setVariable } from './set-variable.js';
 import { trace } from './trace.js';
 import { validateAzureAdToken } from './validate-azure-ad-token.js';
 import { validateClientCertificate } from './validate-client-certificate.js';
+import { validateContent } from './validate-content.js';
+import { validateHeaders } from './validate-headers.js';
 import { validateJwt } from './validate-jwt.js';
+import { validateParameters } from './validate-parameters.js';
+import { validateStatusCode } from './validate-status-code.js';
 import { wait } from './wait.js';
 import { xmlToJsonElement } from './xml-to-json.js';
 
@@ -114,6 +118,10 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   authenticationManagedIdentity,
   validateAzureAdToken,
   getAuthorizationContext,
+  validateContent,
+  validateParameters,
+  validateHeaders,
+  validateStatusCode,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));

@@ -14,7 +14,7 @@ function waitFor(check: () => boolean): Promise<void> {
 }
 
 describe('referencedFiles', () => {
-  it('lists the configuration, its policy files (not inline XML), fragments and definitions with their $refs', async () => {
+  it('lists the configuration, its policy files (not inline XML), fragments, schemas and definitions with their $refs', async () => {
     const dir = await folder();
     await mkdir(path.join(dir, 'defs', 'common'), { recursive: true });
     await writeFile(
@@ -27,6 +27,7 @@ describe('referencedFiles', () => {
       [
         'policy: global.xml',
         'fragments: { f: fragments/f.xml, g: "<fragment />" }',
+        'schemas: { order: schemas/order.json, inline: { type: object } }',
         'products: [{ id: p, apis: [a], policy: product.xml }]',
         'apis:',
         '  - id: a',
@@ -48,6 +49,7 @@ describe('referencedFiles', () => {
         'global.xml',
         'ops/get.xml',
         'product.xml',
+        'schemas/order.json',
       ].map((file) => path.join(dir, file)),
     );
   });

@@ -152,9 +152,9 @@ describe('element declarations', () => {
   });
 
   it('rejects an unimplemented element by name and an Azure-only one with its service', () => {
-    expect(diagnostics('<policies><inbound><validate-content max-size="10" /></inbound></policies>')).toEqual(
-      ['p.xml:1:20: policies/inbound/validate-content[1]: "validate-content" is not implemented yet'],
-    );
+    expect(diagnostics('<policies><inbound><cross-domain /></inbound></policies>', 'global')).toEqual([
+      'p.xml:1:20: policies/inbound/cross-domain[1]: "cross-domain" is not implemented: serves the crossdomain.xml of Adobe Flash and Silverlight clients, which browsers no longer run (issue #39)',
+    ]);
     expect(
       diagnostics('<policies><inbound><send-service-bus-message queue-name="x" /></inbound></policies>'),
     ).toEqual([

@@ -548,3 +548,84 @@ describe('jsonLinePointers', () => {
     ]);
   });
 });
+
+/**
+ * What the validation policies check against (learn.microsoft.com/azure/api-management/validate-content-policy,
+ * validate-headers-policy): every media type of the request body with its schema, and the response headers.
+ */
+describe('request media types and response headers for the validation policies', () => {
+  let folder: string;
+  beforeAll(async () => {
+    folder = await mkdtemp(path.join(tmpdir(), 'portcullis-openapi-validation-'));
+  });
+  afterAll(async () => {
+    await rm(folder, { recursive: true, force: true });
+  });
+  const load = async (name: string, document: unknown) => {
+    const file = path.join(folder, name);
+    await writeFile(file, JSON.stringify(document));
+    return importer.importFile(file, { urlSuffix: 'a', serviceUrl: 'https://backend.example.com' });
+  };
+
+  it('OpenAPI 3: every request media type, and each response header with its schema', async () => {
+    const api = await load('three.json', {
+      openapi: '3.0.3',
+      info: { title: 'Ex', version: '1' },
+      paths: {
+        '/a': {
+          post: {
+            operationId: 'a',
+            requestBody: {
+              content: {
+                'application/json': { schema: { type: 'object', required: ['n'] } },
+                'application/xml': {},
+              },
+            },
+            responses: {
+              '200': {
+                description: 'ok',
+                headers: {
+                  'X-Rate': { required: true, schema: { type: 'integer', maximum: 10 } },
+                  ETag: { schema: { type: 'string' } },
+                },
+              },
+            },
+          },
+        },
+      },
+    });
+    const operation = api.operations[0]!;
+    expect(operation.requestContent).toEqual([
+      { contentType: 'application/json', schema: { type: 'object', required: ['n'] } },
+      { contentType: 'application/xml' },
+    ]);
+    expect(operation.responses[0]!.headers).toEqual([
+      { name: 'X-Rate', required: true, type: 'integer', schema: { type: 'integer', maximum: 10 } },
+      { name: 'ETag', required: false, type: 'string' },
+    ]);
+  });
+
+  it('Swagger 2.0: the body schema for every media type consumed, and response headers by their keywords', async () => {
+    const api = await load('two.json', {
+      swagger: '2.0',
+      info: { title: 'Ex', version: '1' },
+      host: 'backend.example.com',
+      consumes: ['application/json', 'text/json'],
+      paths: {
+        '/a': {
+          post: {
+            operationId: 'a',
+            parameters: [{ in: 'body', name: 'b', schema: { type: 'object' } }],
+            responses: { '201': { description: 'made', headers: { Location: { type: 'string' } } } },
+          },
+        },
+      },
+    });
+    const operation = api.operations[0]!;
+    expect(operation.requestContent).toEqual([
+      { contentType: 'application/json', schema: { type: 'object' } },
+      { contentType: 'text/json', schema: { type: 'object' } },
+    ]);
+    expect(operation.responses[0]!.headers).toEqual([{ name: 'Location', required: false, type: 'string' }]);
+  });
+});

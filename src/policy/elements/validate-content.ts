@@ -1,0 +1,298 @@
+import { type CompileContext, defineElement } from '../element.js';
+import { bodyText, messageOf } from '../message.js';
+import type { PolicyNode } from '../node.js';
+import type { RunContext } from '../runtime.js';
+import { bool, elements, GPAO, int, oneOf, str } from '../schema.js';
+import { positionOf } from '../shared/json-position.js';
+import { declaredResponse } from '../shared/mock-content.js';
+import { requestContentOf } from '../shared/operation-definition.js';
+import {
+  type Action,
+  action,
+  actionGetter,
+  apiSchemaError,
+  definitionName,
+  INTERNAL_ERROR,
+  schemaErrorText,
+  settle,
+  type ValidationError,
+  validatesRequest,
+  validatorOf,
+} from '../shared/validation.js';
+
+/** The largest `max-size` the documentation allows: 100 KB. */
+const MAX_SIZE = 102_400;
+
+/** A media type without its parameters, lower-cased: content types compare case-insensitively. */
+const mediaType = (value: string | undefined): string => (value ?? '').split(';')[0]!.trim().toLowerCase();
+
+const CONTENT_ATTRIBUTES = {
+  type: str({ expression: false }),
+  'validate-as': oneOf(['json', 'xml', 'soap'], { required: true, expression: false }),
+  'schema-id': str({ expression: false }),
+  'schema-ref': str({ expression: false }),
+  action: action({ required: true }),
+  'allow-additional-properties': bool({ expression: false }),
+} as const;
+
+/**
+ * Validates the size and the content of the request body (inbound) or the response body (outbound, on-error)
+ * against the JSON schemas of the operation's definition (learn.microsoft.com/azure/api-management/validate-content-policy).
+ */
+export const validateContent = defineElement({
+  name: 'validate-content',
+  summary:
+    "Validates the body's size, content type and JSON content against the operation's definition (detect, prevent or ignore).",
+  sections: ['inbound', 'outbound', 'on-error'],
+  scopes: GPAO,
+  body: 'read',
+  attributes: {
+    'unspecified-content-type-action': action({ required: true }),
+    'max-size': int({ required: true, min: 0, max: MAX_SIZE, expression: false }),
+    'size-exceeded-action': action({ required: true }),
+    'errors-variable-name': str({ expression: false }),
+  },
+  content: elements(
+    {
+      name: 'content-type-map',
+      max: 1,
+      attributes: {
+        'any-content-type-value': str({ expression: false }),
+        'missing-content-type-value': str({ expression: false }),
+      },
+      content: elements({
+        name: 'type',
+        attributes: {
+          from: str({ expression: false }),
+          when: bool(),
+          to: str({ required: true, expression: false }),
+        },
+      }),
+    },
+    {
+      name: 'content',
+      attributes: CONTENT_ATTRIBUTES,
+    },
+  ),
+  compile(node, c) {
+    const inbound = validatesRequest(c);
+    const unspecifiedAction = actionGetter(
+      node.getter('unspecified-content-type-action'),
+      'validate-content/@unspecified-content-type-action',
+    );
+    const sizeAction = actionGetter(
+      node.getter('size-exceeded-action'),
+      'validate-content/@size-exceeded-action',
+    );
+    const maxSize = node.literal('max-size');
+    const errorsVariable = node.literal('errors-variable-name');
+    const map = node.child('content-type-map');
+    const mappings = (map?.childrenNamed('type') ?? []).map((type) => {
+      const from = type.literal('from');
+      const when = type.getter('when');
+      if ((from === undefined) === (when === undefined))
+        c.error(
+          type,
+          'attribute',
+          'validate-content/content-type-map/type takes from or when, got both or neither',
+        );
+      return {
+        from: from === undefined ? undefined : mediaType(from),
+        when,
+        to: mediaType(type.literal('to')),
+      };
+    });
+    const anyType = map?.literal('any-content-type-value');
+    const missingType = map?.literal('missing-content-type-value');
+    const contents = node.childrenNamed('content').map((content) => compileContent(content, c));
+    const Message = inbound ? 'Request' : 'Response';
+    const bodyType = inbound ? 'RequestBody' : 'ResponseBody';
+    const hidden = (details: string) => (inbound ? details : INTERNAL_ERROR);
+
+    /** The content type validation uses: content-type-map applied to the message's own. */
+    const effectiveType = (run: RunContext, sent: string): string => {
+      for (const mapping of mappings) {
+        if (mapping.from !== undefined ? mapping.from === sent : mapping.when!(run)) return mapping.to;
+      }
+      if (anyType !== undefined) return mediaType(anyType);
+      if (sent === '' && missingType !== undefined) return mediaType(missingType);
+      return sent;
+    };
+
+    return (run) => {
+      settle(run, 'validate-content', inbound, errorsVariable, check(run));
+      return 'next';
+    };
+
+    function check(run: RunContext): ValidationError[] {
+      const target = messageOf(run, c.target);
+      const errors: ValidationError[] = [];
+      const body = target.body?.bytes ?? Buffer.alloc(0);
+      // The documentation checks max-size against Content-Length; a body without one (chunked) by its length.
+      const declaredLength = Number(target.headers.getJoined('Content-Length'));
+      const size = Number.isFinite(declaredLength) && declaredLength > 0 ? declaredLength : body.length;
+      if (size > maxSize) {
+        const details = `${Message}'s body is ${size} bytes long and it exceeds the configured limit of ${maxSize} bytes.`;
+        errors.push({
+          name: null,
+          type: bodyType,
+          rule: 'SizeLimit',
+          details,
+          publicResponse: inbound
+            ? `Request's body is ${size} bytes long and it exceeds the limit of ${maxSize} bytes.`
+            : INTERNAL_ERROR,
+          action: sizeAction(run),
+        });
+      }
+      const definition = run.operationDefinition;
+      if (definition === undefined) {
+        errors.push(apiSchemaError(unspecifiedAction(run)));
+        return errors;
+      }
+      const declared = inbound
+        ? requestContentOf(definition)
+        : (declaredResponse(definition.responses, run.context.response?.statusCode ?? 200)?.content ?? []);
+      const type = effectiveType(run, mediaType(target.headers.getJoined('Content-Type')));
+      // A content element with a schema of the registry specifies its content type itself.
+      const fromRegistry = contents.find((entry) => entry.schemaId !== undefined && entry.type === type);
+      const specified =
+        fromRegistry !== undefined
+          ? { contentType: type, schema: fromRegistry.registered }
+          : declared.find((content) => mediaType(content.contentType) === type);
+      if (fromRegistry !== undefined && fromRegistry.registered === undefined) {
+        // Compiled without the configuration's registry (a policy checked alone): nothing to validate against.
+        errors.push(apiSchemaError(fromRegistry.action(run)));
+        return errors;
+      }
+      if (specified === undefined) {
+        // A message without a body has no content type to speak of.
+        if (body.length > 0 || type !== '') {
+          const details = `Unspecified content type ${type} is not allowed.`;
+          errors.push({
+            name: type,
+            type: bodyType,
+            rule: 'Unspecified',
+            details,
+            publicResponse: hidden(details),
+            action: unspecifiedAction(run),
+          });
+        }
+        return errors;
+      }
+      // An empty `type` applies to every content type the definition specifies.
+      const content =
+        fromRegistry ??
+        contents.find((entry) => entry.type === type) ??
+        contents.find((entry) => entry.type === '');
+      if (content !== undefined && specified.schema !== undefined) {
+        const contentAction: Action = content.action(run);
+        if (contentAction !== 'ignore') {
+          const error = checkJson(inbound, bodyText(target), specified.schema, content.additional, type);
+          if (error !== undefined) errors.push({ ...error, type: bodyType, action: contentAction });
+        }
+      }
+      return errors;
+    }
+  },
+});
+
+/** The first way a JSON body breaks its schema, as the documented IncorrectMessage (or ValidationException) error. */
+function checkJson(
+  inbound: boolean,
+  text: string,
+  schema: Readonly<Record<string, unknown>>,
+  additional: boolean | undefined,
+  type: string,
+): Omit<ValidationError, 'type' | 'action'> | undefined {
+  const message = inbound ? 'request' : 'response';
+  const name = definitionName(schema, `${message} body`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return {
+      name: type,
+      rule: 'ValidationException',
+      details: `Body of the ${message} cannot be validated for the content type ${type}.\n\n${(err as Error).message}`,
+      publicResponse: INTERNAL_ERROR,
+    };
+  }
+  const validate = validatorOf(schema, additional);
+  if (validate(value)) return undefined;
+  const error = validate.errors?.[0];
+  const at = positionOf(text, error?.instancePath ?? '');
+  const details =
+    `Body of the ${message} does not conform to the definition ${name}, which is associated with the content type ${type}.` +
+    `\n\n${schemaErrorText(validate.errors)} Line: ${at.line}, Position: ${at.position}`;
+  return {
+    name: type,
+    rule: 'IncorrectMessage',
+    details,
+    publicResponse: inbound ? details : INTERNAL_ERROR,
+  };
+}
+
+/** The value a local JSON pointer (`#/components/schemas/address`) names in `document`, or undefined. */
+function pointerTarget(document: unknown, ref: string): unknown {
+  let at: unknown = document;
+  for (const raw of ref.slice(2).split('/')) {
+    const step = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    if (at === null || typeof at !== 'object' || !Object.hasOwn(at, step)) return undefined;
+    at = (at as Record<string, unknown>)[step];
+  }
+  return at;
+}
+
+/**
+ * A schema that validates against the part `ref` names of a registered schema, the references inside that part still
+ * resolved against the whole document (it keeps its own base URI).
+ */
+function referenced(
+  id: string,
+  document: Readonly<Record<string, unknown>>,
+  ref: string,
+): Readonly<Record<string, unknown>> {
+  const base = `urn:portcullis:schemas:${encodeURIComponent(id)}`;
+  return { $ref: `${base}${ref}`, $defs: { registered: { ...document, $id: base } } };
+}
+
+/** A `content` element: its content type, action, and the registry's schema when it names one (checked at load). */
+function compileContent(content: PolicyNode<typeof CONTENT_ATTRIBUTES>, c: CompileContext) {
+  const as = content.literal('validate-as');
+  if (as !== 'json')
+    c.error(
+      content,
+      'not-implemented',
+      `validate-content/content/@validate-as="${as}" is not implemented: only JSON schemas are validated (issue #39)`,
+    );
+  const schemaId = content.literal('schema-id');
+  const schemaRef = content.literal('schema-ref');
+  if (schemaRef !== undefined && schemaId === undefined)
+    c.error(content, 'attribute', 'validate-content/content/@schema-ref needs schema-id, got none');
+  let registered: Readonly<Record<string, unknown>> | undefined;
+  if (schemaId !== undefined) {
+    registered = c.schemas?.get(schemaId);
+    if (c.schemas !== undefined && registered === undefined)
+      c.error(
+        content,
+        'attribute',
+        `validate-content/content/@schema-id must name a schema of the configuration's schemas, got "${schemaId}" (known: ${[...c.schemas.keys()].join(', ') || 'none'})`,
+      );
+    if (registered !== undefined && schemaRef !== undefined) {
+      if (!schemaRef.startsWith('#/') || pointerTarget(registered, schemaRef) === undefined)
+        c.error(
+          content,
+          'attribute',
+          `validate-content/content/@schema-ref must be a local reference into schema "${schemaId}" (#/…), got "${schemaRef}"`,
+        );
+      else registered = referenced(schemaId, registered, schemaRef);
+    }
+  }
+  return {
+    schemaId,
+    registered,
+    type: mediaType(content.literal('type')),
+    action: actionGetter(content.getter('action'), 'validate-content/content/@action'),
+    additional: content.literal('allow-additional-properties'),
+  };
+}
