@@ -35,13 +35,19 @@ export interface ApiAccess {
   readonly openProductId?: string | undefined;
 }
 
+export type ApiType = 'http' | 'soap' | 'websocket';
+
 export interface CatalogApi<Pipeline> {
   readonly id: string;
   readonly name: string;
   readonly urlSuffix: string;
   readonly serviceUrl: string;
-  /** `soap`: operations are matched by SOAP action or body element, not by method and template. */
-  readonly type: 'http' | 'soap';
+  /**
+   * `soap`: operations are matched by SOAP action or body element, not by method and template. `websocket`: one
+   * operation, onHandshake (`GET /`), whose inbound pipeline runs on the opening handshake; Envoy carries the
+   * upgraded connection.
+   */
+  readonly type: ApiType;
   /** Lower-case host names; empty means every host. */
   readonly hostnames: readonly string[];
   readonly productIds: readonly string[];
@@ -110,7 +116,7 @@ export interface ApiInit<Pipeline> {
   readonly name?: string;
   readonly urlSuffix: string;
   readonly serviceUrl: string;
-  readonly type?: 'http' | 'soap';
+  readonly type?: ApiType;
   readonly hostnames?: readonly string[];
   readonly productIds?: readonly string[];
   readonly access?: ApiAccess;

@@ -21,6 +21,12 @@ import { ConfigError } from './config-error.js';
 import { fileText, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
 import { policySource } from './policy-source.js';
 import type { GatewayConfig } from './schema.js';
+import {
+  inheritedOnHandshake,
+  refusedOnHandshake,
+  websocketApiProblems,
+  websocketOperations,
+} from './websocket-api.js';
 
 /** Everything the engine serves, compiled once from the configuration and its policy documents. */
 export interface CompiledGateway {
@@ -176,7 +182,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   );
   const pipeline = (docs: ScopeDocuments): Pipeline => Object.freeze({ ...buildPipeline(docs), secrets });
 
-  const global = compile(['policy'], config.policy, 'global');
+  const globalDocument = compile(['policy'], config.policy, 'global');
   const productDocuments = new Map(
     config.products.map((product, index) => [
       product.id,
@@ -188,10 +194,23 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const apis = config.apis.map((api, apiIndex) => {
     const products = productsOf(api.id);
     const apiDocument = compile(['apis', apiIndex, 'policy'], api.policy, 'api');
+    const websocket = api.type === 'websocket';
+    if (websocket) {
+      for (const [keys, message] of websocketApiProblems(api, apiIndex))
+        problems.push(problemInText(configText(), loaded.file, keys, message));
+      problems.push(...refusedOnHandshake(apiDocument, api.id));
+    }
+    // A WebSocket API inherits the global and product documents without what its handshake cannot run.
+    const inherited = (document: CompiledDocument | undefined) =>
+      websocket ? inheritedOnHandshake(document, api.id, problems) : document;
+    const global = inherited(globalDocument);
+    const productDocumentsHere = new Map(
+      products.map((product) => [product.id, inherited(productDocuments.get(product.id))]),
+    );
     // One pipeline without a product (a call with no key, or a key for the API or all APIs) and one per product
     // containing the API: which one runs is decided per request, by the subscription.
     const perProduct = (build: (product: CompiledDocument | undefined) => Pipeline) =>
-      new Map(products.map((product) => [product.id, build(productDocuments.get(product.id))]));
+      new Map(products.map((product) => [product.id, build(productDocumentsHere.get(product.id))]));
     return {
       id: api.id,
       name: api.name ?? api.id,
@@ -209,12 +228,13 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       },
       apiPipeline: pipeline(defined({ global, api: apiDocument })),
       productApiPipelines: perProduct((product) => pipeline(defined({ global, product, api: apiDocument }))),
-      operations: api.operations.map((operation, operationIndex) => {
+      operations: (websocket ? websocketOperations(api) : api.operations).map((operation, operationIndex) => {
         const operationDocument = compile(
           ['apis', apiIndex, 'operations', operationIndex, 'policy'],
           operation.policy,
           'operation',
         );
+        if (websocket) problems.push(...refusedOnHandshake(operationDocument, api.id));
         return {
           id: operation.id ?? `${operation.method} ${operation.urlTemplate}`,
           method: operation.method,

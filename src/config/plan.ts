@@ -176,6 +176,7 @@ function bootstrapApi(config: GatewayConfig, api: ApiConfig): BootstrapApi {
     ...(api.hostnames ? { hostnames: api.hostnames } : {}),
     ...(bypass ? { engineBypass: bypass } : {}),
     ...(sharedBy ? { versionSet: sharedBy } : {}),
+    ...(api.type === 'websocket' ? { websocket: true } : {}),
   };
 }
 

@@ -145,8 +145,11 @@ export const apiSchema = z
     id: z.string().regex(/^[A-Za-z0-9_-]+$/, { message: 'must be letters, digits, "-" or "_"' }),
     name: z.string().min(1).optional(),
     description: z.string().optional(),
-    /** `soap` for a WSDL pass-through API, whose operations are told apart by SOAP action or body element. */
-    type: z.enum(['http', 'soap']).default('http'),
+    /**
+     * `soap` for a WSDL pass-through API, whose operations are told apart by SOAP action or body element;
+     * `websocket` for a WebSocket pass-through API, whose one operation, onHandshake, runs on the opening handshake.
+     */
+    type: z.enum(['http', 'soap', 'websocket']).default('http'),
     /**
      * A definition file (relative to the configuration) whose operations are published too; operations listed
      * here with the same id win (to attach a policy, say).

@@ -225,6 +225,8 @@ export type RouteAction = OneOf<{ cluster: string; cluster_header: string }> & {
   readonly auto_host_rewrite?: boolean;
   readonly host_rewrite_literal?: string;
   readonly regex_rewrite?: { readonly pattern: RegexMatcher; readonly substitution: string };
+  /** Upgrades this route allows (HTTP/1.1 `Upgrade: websocket`), whatever the connection manager allows. */
+  readonly upgrade_configs?: readonly { readonly upgrade_type: string }[];
 };
 
 export type DirectResponseAction = { readonly status: number; readonly body?: DataSource };

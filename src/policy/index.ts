@@ -7,6 +7,7 @@ export type { DiagnosticCode, PolicyDiagnostic } from './diagnostics.js';
 export { formatDiagnostic, PolicyLoadError } from './diagnostics.js';
 export type {
   CompiledDocument,
+  SectionItem,
   CompileOptions,
   FragmentResolver,
   PolicyDocument,

@@ -7,15 +7,22 @@ import type { Pipeline } from '../../policy/index.js';
 import { forProduct } from './admission.js';
 
 /** What to ask Envoy for after the request headers. */
-export function phasesFor(pipeline: Pipeline, requestHasBody: boolean): PhaseRequests {
+export function phasesFor(
+  pipeline: Pipeline,
+  requestHasBody: boolean,
+  apiType: CatalogApi<Pipeline>['type'] = 'http',
+): PhaseRequests {
   // on-error runs for failures Envoy reports on the response path (backend unreachable), so it needs the headers.
   const onError = pipeline.elements['on-error'].length > 0;
   // A retry around forward-request calls the backend again with the same body: keep it.
   const retries = pipeline.elements.backend.includes('retry');
+  // A WebSocket handshake has no body, and after it the bytes are the upgraded connection's, which Envoy carries
+  // without the engine: only headers cross the stream.
+  const bodies = apiType !== 'websocket';
   return {
-    requestBody: (pipeline.needs.requestBody || retries) && requestHasBody,
+    requestBody: bodies && (pipeline.needs.requestBody || retries) && requestHasBody,
     responseHeaders: pipeline.needs.responseHeaders || onError || retries,
-    responseBody: pipeline.needs.responseBody,
+    responseBody: bodies && pipeline.needs.responseBody,
   };
 }
 

@@ -24,6 +24,8 @@ export interface BootstrapApi {
    * engine, which reads the version, picks among them. They get one route, through the engine, and no bypass.
    */
   readonly versionSet?: string;
+  /** A WebSocket API: its route lets the handshake upgrade, after the engine ran the handshake's policies. */
+  readonly websocket?: boolean;
 }
 
 /** A rule of a listener's inbound access list (network security group style): the first that matches decides. */

@@ -134,8 +134,21 @@ function apiRoutes(api: BootstrapApi): Route[] {
     : [];
   return [
     ...bypass,
-    { name: `api_${api.id}`, match: { path_separated_prefix: `/${api.urlSuffix}` }, route: toBackend('30s') },
+    {
+      name: `api_${api.id}`,
+      match: { path_separated_prefix: `/${api.urlSuffix}` },
+      route: api.websocket ? websocketRoute(toBackend('0s')) : toBackend('30s'),
+    },
   ];
+}
+
+/**
+ * A WebSocket API's route: the handshake may upgrade (Envoy decides that on the route the request first matched,
+ * this one, even when the engine's choice re-selects `engine_selected_backend`), and the upgraded connection,
+ * which lasts as long as its two ends want, has no overall deadline: only the connection manager's idle timeout.
+ */
+function websocketRoute(action: RouteAction): RouteAction {
+  return { ...action, upgrade_configs: [{ upgrade_type: 'websocket' }] };
 }
 
 /** forward-request's default timeout (API Management's), which the engine sets on a request it forwards. */

@@ -356,9 +356,10 @@ function exportApi(context: Parameters<ResourceKind['exportFrom']>[0], api: ApiE
       isCurrent: true,
       displayName: api.name ?? api.id,
       description: api.description,
-      type: api.type === 'soap' ? 'soap' : undefined,
-      protocols: ['https'],
-      serviceUrl: api.serviceUrl,
+      type: api.type === 'soap' || api.type === 'websocket' ? api.type : undefined,
+      // API Management names a WebSocket API's backend by its ws(s) URL and serves it over wss.
+      protocols: api.type === 'websocket' ? ['wss'] : ['https'],
+      serviceUrl: api.type === 'websocket' ? api.serviceUrl.replace(/^http/, 'ws') : api.serviceUrl,
       subscriptionRequired: api.subscriptionRequired ?? false,
       subscriptionKeyParameterNames:
         keyNames && (keyNames.header !== undefined || keyNames.query !== undefined)

@@ -1,0 +1,134 @@
+/**
+ * WebSocket APIs (`type: websocket`), as API Management has them
+ * (https://learn.microsoft.com/azure/api-management/websocket-api): a pass-through whose one operation, the
+ * system operation onHandshake, runs its policies on the opening handshake; after the upgrade the gateway only
+ * carries messages both ways. This file holds what the configuration knows of them: the operation, and which policy
+ * elements the handshake refuses.
+ */
+import type { Diagnostic } from '../diagnostic.js';
+import type { CompiledDocument, SectionItem } from '../policy/index.js';
+import type { ApiConfig, OperationConfig } from './schema.js';
+
+/** API Management's name of the operation every WebSocket API has, and the only one it may have. */
+export const onHandshakeId = 'onHandshake';
+
+/**
+ * The policies API Management does not support on onHandshake ("Unsupported policies" on the page above), by
+ * element name: applied at the API or operation scope they are refused; inherited from the global or a product
+ * scope they are skipped at run time.
+ */
+export const unsupportedOnHandshake: ReadonlyMap<string, string> = new Map([
+  ['mock-response', 'Mock response'],
+  ['cache-lookup', 'Get from cache'],
+  ['cache-store', 'Store to cache'],
+  ['cross-domain', 'Allow cross-domain calls'],
+  ['cors', 'CORS'],
+  ['jsonp', 'JSONP'],
+  ['set-method', 'Set request method'],
+  ['set-body', 'Set body'],
+  ['xml-to-json', 'Convert XML to JSON'],
+  ['json-to-xml', 'Convert JSON to XML'],
+  ['xsl-transform', 'Transform XML using XSLT'],
+  ['validate-content', 'Validate content'],
+  ['validate-parameters', 'Validate parameters'],
+  ['validate-headers', 'Validate headers'],
+  ['validate-status-code', 'Validate status code'],
+]);
+
+/**
+ * The operations a WebSocket API serves: onHandshake (`GET /`), created when the configuration lists none (it may
+ * list it, to attach a policy). Any other operation is a problem (`operationProblems`).
+ */
+export function websocketOperations(api: ApiConfig): OperationConfig[] {
+  if (api.operations.length > 0) return api.operations;
+  return [
+    {
+      id: onHandshakeId,
+      method: 'GET',
+      urlTemplate: '/',
+      templateParameters: [],
+      queryParameters: [],
+      headerParameters: [],
+      responses: [],
+    },
+  ];
+}
+
+/** What is wrong with a WebSocket API's declaration: each problem's key path and message. */
+export function websocketApiProblems(api: ApiConfig, apiIndex: number): [(string | number)[], string][] {
+  const problems: [(string | number)[], string][] = [];
+  if (api.definition !== undefined)
+    problems.push([
+      ['apis', apiIndex, 'definition'],
+      'a WebSocket API has no definition file: its one operation is onHandshake',
+    ]);
+  if (api.operations.length > 1)
+    problems.push([
+      ['apis', apiIndex, 'operations'],
+      `a WebSocket API has one operation, onHandshake; got ${api.operations.length}`,
+    ]);
+  for (const [index, operation] of api.operations.entries()) {
+    const found = `${operation.id ?? '(no id)'} ${operation.method.toUpperCase()} ${operation.urlTemplate}`;
+    if (operation.id !== onHandshakeId || operation.method.toUpperCase() !== 'GET' || operation.urlTemplate !== '/')
+      problems.push([
+        ['apis', apiIndex, 'operations', index],
+        `a WebSocket API's operation is "id: onHandshake, method: GET, urlTemplate: /"; got ${found}`,
+      ]);
+  }
+  return problems;
+}
+
+/**
+ * Every unsupported element a document applied at the API or operation scope of a WebSocket API uses, nested ones
+ * included (a `set-body` inside a `choose`): API Management cannot apply them there.
+ */
+export function refusedOnHandshake(document: CompiledDocument | undefined, apiId: string): Diagnostic[] {
+  if (document === undefined) return [];
+  return statementsOf(document).flatMap((item) =>
+    item.uses
+      .filter((use) => unsupportedOnHandshake.has(use.element))
+      .map((use) => ({
+        file: use.file,
+        line: use.line,
+        column: use.column,
+        code: 'unsupported-on-handshake',
+        message: `<${use.element}> (${unsupportedOnHandshake.get(use.element)}) is not supported on the onHandshake operation of WebSocket API "${apiId}" (API Management refuses it there)`,
+      })),
+  );
+}
+
+/**
+ * A global or product document as a WebSocket API inherits it: its unsupported statements left out, as API
+ * Management skips them at run time. One nested in a statement that is supported (a `choose` holding a `set-body`)
+ * cannot be left out alone: that is a problem, reported where it is written.
+ */
+export function inheritedOnHandshake(
+  document: CompiledDocument | undefined,
+  apiId: string,
+  problems: Diagnostic[],
+): CompiledDocument | undefined {
+  if (document === undefined) return undefined;
+  const sections = new Map(
+    [...document.sections].map(([section, items]) => [
+      section,
+      items.filter((item) => item.kind !== 'statement' || !unsupportedOnHandshake.has(item.element)),
+    ]),
+  );
+  for (const item of statementsOf({ ...document, sections }))
+    for (const use of item.uses.slice(1))
+      if (unsupportedOnHandshake.has(use.element))
+        problems.push({
+          file: use.file,
+          line: use.line,
+          column: use.column,
+          code: 'unsupported-on-handshake',
+          message: `<${use.element}> (${unsupportedOnHandshake.get(use.element)}), inside <${item.element}>, would run on the onHandshake operation of WebSocket API "${apiId}", where API Management skips it; Portcullis skips only a top-level one: move it out of <${item.element}>, or keep it off this API`,
+        });
+  return { ...document, sections };
+}
+
+function statementsOf(document: CompiledDocument): Extract<SectionItem, { kind: 'statement' }>[] {
+  return [...document.sections.values()].flatMap((items) =>
+    items.filter((item): item is Extract<SectionItem, { kind: 'statement' }> => item.kind === 'statement'),
+  );
+}
