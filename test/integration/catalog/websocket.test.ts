@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWebSocketBackend, type WebSocketBackend } from '../../doubles/websocket-backend.js';
+import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+
+const key = 'websocket-subscription-key-0001';
+
+/**
+ * WebSocket APIs (https://learn.microsoft.com/azure/api-management/websocket-api): the onHandshake operation's
+ * inbound policies run on the opening handshake, then Envoy carries the upgraded connection; a refused handshake
+ * never upgrades. A real WebSocket client (Node's) and a real WebSocket server, through Envoy and the engine.
+ */
+describe('a WebSocket API, through Envoy', () => {
+  let backend: WebSocketBackend;
+  let gateway: GatewayStack;
+
+  beforeAll(async () => {
+    backend = await startWebSocketBackend();
+    gateway = await startGateway(`
+apis:
+  - id: chat
+    type: websocket
+    urlSuffix: chat
+    serviceUrl: ${backend.url}/socket
+    subscriptionRequired: true
+    policy: |
+      <policies>
+        <inbound><base />
+          <set-header name="x-handshake-operation" exists-action="override"><value>@(context.Operation.Id)</value></set-header>
+        </inbound>
+        <backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error>
+      </policies>
+  - id: limited
+    type: websocket
+    urlSuffix: limited
+    serviceUrl: ${backend.url}/limited
+    operations:
+      - id: onHandshake
+        method: GET
+        urlTemplate: /
+        policy: |
+          <policies>
+            <inbound><base /><rate-limit-by-key calls="1" renewal-period="300" counter-key="@(context.Request.IpAddress)" /></inbound>
+            <backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error>
+          </policies>
+subscriptions:
+  - id: chat-subscription
+    scope: { api: chat }
+    primaryKey: ${key}
+`);
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await backend?.close();
+  });
+
+  it('runs the handshake through onHandshake, upgrades, and carries messages both ways', async () => {
+    const socket = new WebSocket(`${gateway.url.replace('http', 'ws')}/chat?subscription-key=${key}`);
+    const received: string[] = [];
+    const closed = new Promise<void>((resolve) => socket.addEventListener('close', () => resolve()));
+    const sent = ['one', 'two', 'three', 'four', 'five'];
+    // The greeting, then one echo per message sent; each message is sent after the previous answer, with pauses,
+    // so the connection lives a few seconds.
+    await new Promise<void>((resolve, reject) => {
+      socket.addEventListener('error', () => reject(new Error('the WebSocket failed')));
+      socket.addEventListener('message', (event) => {
+        received.push(String(event.data));
+        const next = sent[received.length - 1];
+        if (next === undefined) resolve();
+        else setTimeout(() => socket.send(next), 500);
+      });
+    });
+    socket.close(1000, 'done');
+    await closed;
+    expect(received).toEqual(['hello', ...sent.map((text) => `echo:${text}`)]);
+    expect(backend.messages).toEqual(sent);
+    const handshake = backend.handshakes.at(-1)!;
+    expect(handshake.url.startsWith('/socket')).toBe(true);
+    expect(handshake.headers['x-handshake-operation']).toBe('onHandshake');
+    expect(handshake.headers.upgrade?.toLowerCase()).toBe('websocket');
+  });
+
+  it('refuses a handshake without a subscription key with 401, and never upgrades', async () => {
+    const before = backend.handshakes.length;
+    const answer = await handshake(`${gateway.url}/chat`);
+    expect(answer).toMatchObject({ upgraded: false, status: 401 });
+    expect(backend.handshakes.length).toBe(before);
+    // Node's WebSocket client fails the same handshake.
+    await expect(webSocketOpens(`${gateway.url.replace('http', 'ws')}/chat`)).resolves.toBe(false);
+  });
+
+  it('refuses a handshake over the rate limit with 429, and never upgrades', async () => {
+    const first = await handshake(`${gateway.url}/limited`);
+    expect(first).toMatchObject({ upgraded: true, status: 101 });
+    const before = backend.handshakes.length;
+    const second = await handshake(`${gateway.url}/limited`);
+    expect(second).toMatchObject({ upgraded: false, status: 429 });
+    expect(backend.handshakes.length).toBe(before);
+  });
+
+  it('answers 404 for a path under the API other than onHandshake, without reaching the backend', async () => {
+    const before = backend.handshakes.length;
+    const answer = await handshake(`${gateway.url}/chat/elsewhere?subscription-key=${key}`);
+    expect(answer).toMatchObject({ upgraded: false, status: 404 });
+    expect(backend.handshakes.length).toBe(before);
+  });
+});
+
+/** An opening handshake by hand: whether it upgraded (101) or the status it was answered with. */
+function handshake(url: string): Promise<{ upgraded: boolean; status: number }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(url, {
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': randomBytes(16).toString('base64'),
+      },
+    });
+    outgoing.on('upgrade', (response, socket) => {
+      socket.destroy();
+      resolve({ upgraded: true, status: response.statusCode ?? 0 });
+    });
+    outgoing.on('response', (response) => {
+      response.resume();
+      resolve({ upgraded: false, status: response.statusCode ?? 0 });
+    });
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}
+
+/** Whether Node's WebSocket client gets an open connection (true) or fails (false). */
+function webSocketOpens(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(url);
+    socket.addEventListener('open', () => {
+      socket.close();
+      resolve(true);
+    });
+    socket.addEventListener('error', () => resolve(false));
+  });
+}
