@@ -21,12 +21,7 @@ import { ConfigError } from './config-error.js';
 import { fileText, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
 import { policySource } from './policy-source.js';
 import type { GatewayConfig } from './schema.js';
-import {
-  inheritedOnHandshake,
-  refusedOnHandshake,
-  websocketApiProblems,
-  websocketOperations,
-} from './websocket-api.js';
+import { inheritance, operationsOf, refusedOnHandshake } from './websocket-api.js';
 
 /** Everything the engine serves, compiled once from the configuration and its policy documents. */
 export interface CompiledGateway {
@@ -194,23 +189,17 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const apis = config.apis.map((api, apiIndex) => {
     const products = productsOf(api.id);
     const apiDocument = compile(['apis', apiIndex, 'policy'], api.policy, 'api');
-    const websocket = api.type === 'websocket';
-    if (websocket) {
-      for (const [keys, message] of websocketApiProblems(api, apiIndex))
-        problems.push(problemInText(configText(), loaded.file, keys, message));
-      problems.push(...refusedOnHandshake(apiDocument, api.id));
-    }
-    // A WebSocket API inherits the global and product documents without what its handshake cannot run.
-    const inherited = (document: CompiledDocument | undefined) =>
-      websocket ? inheritedOnHandshake(document, api.id, problems) : document;
-    const global = inherited(globalDocument);
-    const productDocumentsHere = new Map(
-      products.map((product) => [product.id, inherited(productDocuments.get(product.id))]),
+    // A WebSocket API is checked here, and inherits the global and product documents without what its handshake
+    // cannot run; any other API inherits them as they are.
+    const inherited = inheritance(api, apiIndex, apiDocument, problems, (keys, message) =>
+      problemInText(configText(), loaded.file, keys, message),
     );
+    const global = inherited(globalDocument);
+    const inheritedProducts = new Map(products.map((p) => [p.id, inherited(productDocuments.get(p.id))]));
     // One pipeline without a product (a call with no key, or a key for the API or all APIs) and one per product
     // containing the API: which one runs is decided per request, by the subscription.
     const perProduct = (build: (product: CompiledDocument | undefined) => Pipeline) =>
-      new Map(products.map((product) => [product.id, build(productDocumentsHere.get(product.id))]));
+      new Map(products.map((product) => [product.id, build(inheritedProducts.get(product.id))]));
     return {
       id: api.id,
       name: api.name ?? api.id,
@@ -228,13 +217,13 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       },
       apiPipeline: pipeline(defined({ global, api: apiDocument })),
       productApiPipelines: perProduct((product) => pipeline(defined({ global, product, api: apiDocument }))),
-      operations: (websocket ? websocketOperations(api) : api.operations).map((operation, operationIndex) => {
+      operations: operationsOf(api).map((operation, operationIndex) => {
         const operationDocument = compile(
           ['apis', apiIndex, 'operations', operationIndex, 'policy'],
           operation.policy,
           'operation',
         );
-        if (websocket) problems.push(...refusedOnHandshake(operationDocument, api.id));
+        if (api.type === 'websocket') problems.push(...refusedOnHandshake(operationDocument, api.id));
         return {
           id: operation.id ?? `${operation.method} ${operation.urlTemplate}`,
           method: operation.method,

@@ -36,11 +36,11 @@ export const unsupportedOnHandshake: ReadonlyMap<string, string> = new Map([
 ]);
 
 /**
- * The operations a WebSocket API serves: onHandshake (`GET /`), created when the configuration lists none (it may
- * list it, to attach a policy). Any other operation is a problem (`operationProblems`).
+ * The operations an API serves. A WebSocket API's is onHandshake (`GET /`), created when the configuration lists
+ * none (it may list it, to attach a policy); any other operation is a problem (`websocketApiProblems`).
  */
-export function websocketOperations(api: ApiConfig): OperationConfig[] {
-  if (api.operations.length > 0) return api.operations;
+export function operationsOf(api: ApiConfig): OperationConfig[] {
+  if (api.type !== 'websocket' || api.operations.length > 0) return api.operations;
   return [
     {
       id: onHandshakeId,
@@ -52,6 +52,25 @@ export function websocketOperations(api: ApiConfig): OperationConfig[] {
       responses: [],
     },
   ];
+}
+
+/**
+ * How an API inherits the global and product documents: a WebSocket API without what its handshake cannot run
+ * (`inheritedOnHandshake`), after its declaration and its own document are checked; any other as they are.
+ * Problems go to `problems`; `configProblem` places one in the configuration file.
+ */
+export function inheritance(
+  api: ApiConfig,
+  apiIndex: number,
+  apiDocument: CompiledDocument | undefined,
+  problems: Diagnostic[],
+  configProblem: (keys: (string | number)[], message: string) => Diagnostic,
+): (document: CompiledDocument | undefined) => CompiledDocument | undefined {
+  if (api.type !== 'websocket') return (document) => document;
+  for (const [keys, message] of websocketApiProblems(api, apiIndex))
+    problems.push(configProblem(keys, message));
+  problems.push(...refusedOnHandshake(apiDocument, api.id));
+  return (document) => inheritedOnHandshake(document, api.id, problems);
 }
 
 /** What is wrong with a WebSocket API's declaration: each problem's key path and message. */
@@ -69,7 +88,11 @@ export function websocketApiProblems(api: ApiConfig, apiIndex: number): [(string
     ]);
   for (const [index, operation] of api.operations.entries()) {
     const found = `${operation.id ?? '(no id)'} ${operation.method.toUpperCase()} ${operation.urlTemplate}`;
-    if (operation.id !== onHandshakeId || operation.method.toUpperCase() !== 'GET' || operation.urlTemplate !== '/')
+    if (
+      operation.id !== onHandshakeId ||
+      operation.method.toUpperCase() !== 'GET' ||
+      operation.urlTemplate !== '/'
+    )
       problems.push([
         ['apis', apiIndex, 'operations', index],
         `a WebSocket API's operation is "id: onHandshake, method: GET, urlTemplate: /"; got ${found}`,

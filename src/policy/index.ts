@@ -7,11 +7,11 @@ export type { DiagnosticCode, PolicyDiagnostic } from './diagnostics.js';
 export { formatDiagnostic, PolicyLoadError } from './diagnostics.js';
 export type {
   CompiledDocument,
-  SectionItem,
   CompileOptions,
   FragmentResolver,
   PolicyDocument,
   ReadOptions,
+  SectionItem,
 } from './document.js';
 export { checkFragment, compilePolicyDocument, readPolicyDocument } from './document.js';
 export type { CompileContext, DeclaredElement, ElementDefinition, MessageTarget } from './element.js';

@@ -28,7 +28,8 @@ export async function backendHeaders(
   const { run, pipeline } = state;
   // A 101 (a WebSocket handshake the backend accepted): what follows is the upgraded connection's messages, which
   // Envoy carries by itself; outbound runs on the headers alone, never waiting for a body that does not end.
-  if (firstHeader(head.headers, ':status') === '101') return outbound(state, head, undefined, services, record);
+  if (firstHeader(head.headers, ':status') === '101')
+    return outbound(state, head, undefined, services, record);
   if (pipeline.needs.responseBody && !head.endOfStream)
     return { state: { ...state, kind: 'awaiting-response-body', head }, result: continueUnchanged };
   if (pipeline.needs.responseStream && run.run.responseWatchers.length > 0) {

@@ -36,7 +36,9 @@ describe('a WebSocket API at load', () => {
     const gateway = await load(websocketApi());
     const api = gateway.catalog.apis.find((candidate) => candidate.id === 'chat')!;
     expect(api.type).toBe('websocket');
-    expect(api.operations.map((operation) => [operation.id, operation.method])).toEqual([['onHandshake', 'GET']]);
+    expect(api.operations.map((operation) => [operation.id, operation.method])).toEqual([
+      ['onHandshake', 'GET'],
+    ]);
   });
 
   it('refuses an unsupported element at the API scope, where it is written (file:line:col)', async () => {
@@ -60,7 +62,9 @@ describe('a WebSocket API at load', () => {
         '<choose><when condition="@(true)"><cors><allowed-origins><origin>*</origin></allowed-origins></cors></when></choose>',
       ),
     }).catch((caught: Error) => caught);
-    expect(String(error)).toMatch(/handshake\.xml:4:\d+: <cors> \(CORS\) is not supported on the onHandshake/);
+    expect(String(error)).toMatch(
+      /handshake\.xml:4:\d+: <cors> \(CORS\) is not supported on the onHandshake/,
+    );
   });
 
   it('accepts the access-control elements API Management allows on the handshake', async () => {
@@ -106,7 +110,9 @@ ${websocketApi()}  - id: rest
       - { id: send, method: POST, urlTemplate: /send }
 `),
     ).catch((caught: Error) => caught);
-    expect(String(error)).toMatch(/gateway\.yaml:\d+:\d+: apis\[0\]\.operations: a WebSocket API has one operation/);
+    expect(String(error)).toMatch(
+      /gateway\.yaml:\d+:\d+: apis\[0\]\.operations: a WebSocket API has one operation/,
+    );
     expect(String(error)).toMatch(
       /apis\[0\]\.operations\[1\]: a WebSocket API's operation is "id: onHandshake, method: GET, urlTemplate: \/"; got send POST \/send/,
     );

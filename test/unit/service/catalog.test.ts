@@ -65,6 +65,28 @@ describe('configToolCatalog', () => {
     expect(operations).toHaveLength(3);
   });
 
+  it('turns no operation of a WebSocket API into a tool: its one operation is the opening handshake', () => {
+    const withSocket = parseConfig(
+      `${TEXT}  - { id: chat, apis: [chat] }
+`.replace(
+        'products:',
+        `  - id: chat
+    type: websocket
+    urlSuffix: chat
+    serviceUrl: http://127.0.0.1:1
+    operations: [{ id: onHandshake, method: GET, urlTemplate: / }]
+products:`,
+      ),
+      'gw.yaml',
+    );
+    expect(withSocket.apis.map((api) => api.id)).toContain('chat');
+    expect(
+      configToolCatalog(withSocket)
+        .operations()
+        .map((operation) => operation.apiId),
+    ).toEqual(['courses', 'courses', 'hidden']);
+  });
+
   it('is immutable until replaced', () => {
     expect(Object.isFrozen(operations)).toBe(true);
     expect(Object.isFrozen(operations[0])).toBe(true);
