@@ -17,7 +17,11 @@ describe('a WebSocket API, through Envoy', () => {
 
   beforeAll(async () => {
     backend = await startWebSocketBackend();
+    // The deadlines of a request (the whole request within 1 s, the backend call within forward-request's 1 s)
+    // bound the handshake only: the upgraded connection below lives longer than both.
     gateway = await startGateway(`
+gateway:
+  limits: { requestTimeoutMs: 1000 }
 apis:
   - id: chat
     type: websocket
@@ -29,7 +33,7 @@ apis:
         <inbound><base />
           <set-header name="x-handshake-operation" exists-action="override"><value>@(context.Operation.Id)</value></set-header>
         </inbound>
-        <backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error>
+        <backend><forward-request timeout="1" /></backend><outbound><base /></outbound><on-error><base /></on-error>
       </policies>
   - id: limited
     type: websocket
@@ -56,7 +60,7 @@ subscriptions:
     await backend?.close();
   });
 
-  it('runs the handshake through onHandshake, upgrades, and carries messages both ways', async () => {
+  it('runs the handshake through onHandshake, upgrades, and carries messages both ways past the request deadlines', async () => {
     const socket = new WebSocket(`${gateway.url.replace('http', 'ws')}/chat?subscription-key=${key}`);
     const received: string[] = [];
     const closed = new Promise<void>((resolve) => socket.addEventListener('close', () => resolve()));
