@@ -6,6 +6,7 @@ import { type Diagnostic, DiagnosticsError, formatDiagnostic } from '../diagnost
 import {
   buildPipeline,
   type CompiledDocument,
+  type CompileOptions,
   compilePolicyDocument,
   type NamedValues,
   type Pipeline,
@@ -21,7 +22,7 @@ import { ConfigError } from './config-error.js';
 import { fileText, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
 import { policySource } from './policy-source.js';
 import type { GatewayConfig } from './schema.js';
-import { inheritance, operationsOf, refusedOnHandshake } from './websocket-api.js';
+import { inheritance, operationsOf, refusedOnHandshake, unsupportedOnHandshake } from './websocket-api.js';
 
 /** Everything the engine serves, compiled once from the configuration and its policy documents. */
 export interface CompiledGateway {
@@ -124,51 +125,10 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   );
   for (const [keys, message] of loggerProblems(loaded))
     problems.push(problemInText(configText(), loaded.file, keys, message));
-  let policyDocuments = 0;
-  const source = (keys: (string | number)[], value: string): { file: string; text: string } | undefined => {
-    const { file, text } = policySource(loaded, keys, value);
-    if (text === undefined) {
-      const message = `policy file "${value}" not found (looked at ${file})`;
-      problems.push(problemInText(configText(), loaded.file, keys, message));
-      return undefined;
-    }
-    policyDocuments += 1;
-    return { file, text };
-  };
-
-  const certificateIds = new Set(Object.keys(config.tls?.certificates ?? {}));
-  const schemas = schemaRegistry(loaded, (keys, message) =>
-    problems.push(problemInText(configText(), loaded.file, keys, message)),
+  const policies = policyCompiler(loaded, problems, namedValues, (keys, message) =>
+    problemInText(configText(), loaded.file, keys, message),
   );
-  const fragments = new Map<string, PolicyDocument>();
-  for (const [id, value] of Object.entries(config.fragments)) {
-    const input = source(['fragments', id], value);
-    const document = input && read(input, namedValues, problems);
-    if (document) fragments.set(id, document);
-  }
-
-  const compile = (
-    keys: (string | number)[],
-    value: string | undefined,
-    scope: Scope,
-  ): CompiledDocument | undefined => {
-    if (value === undefined) return undefined;
-    const input = source(keys, value);
-    const document = input && read(input, namedValues, problems);
-    if (!document) return undefined;
-    try {
-      return compilePolicyDocument(document, {
-        scope,
-        fragments: (id) => fragments.get(id),
-        certificateIds,
-        schemas,
-      });
-    } catch (error) {
-      if (error instanceof PolicyLoadError) problems.push(...error.diagnostics);
-      else throw error;
-      return undefined;
-    }
-  };
+  const { compile, withoutSkipped } = policies;
 
   // A policy may trace a secret named value, a failing expression quote one: every request removes them from what it
   // reports (LastError.Message, its log lines and traces; policy/request-secrets.ts).
@@ -191,7 +151,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     const apiDocument = compile(['apis', apiIndex, 'policy'], api.policy, 'api');
     // A WebSocket API is checked here, and inherits the global and product documents without what its handshake
     // cannot run; any other API inherits them as they are.
-    const inherited = inheritance(api, apiIndex, apiDocument, problems, (keys, message) =>
+    const inherited = inheritance(api, apiIndex, apiDocument, problems, withoutSkipped, (keys, message) =>
       problemInText(configText(), loaded.file, keys, message),
     );
     const global = inherited(globalDocument);
@@ -260,7 +220,79 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     config,
     catalog,
     backends: new Map(config.backends.map((backend) => [backend.id, backend.url])),
-    policyDocuments,
+    policyDocuments: policies.documents(),
+  };
+}
+
+/**
+ * The policy documents of a configuration, read and compiled for the gateway: `compile` reads one (counted in
+ * `documents`) and compiles it for its scope; `withoutSkipped` compiles one again without the elements a WebSocket
+ * API's handshake skips (once per document). Problems go to `problems`; `configProblem` places one in the
+ * configuration file.
+ */
+function policyCompiler(
+  loaded: LoadedConfig,
+  problems: Diagnostic[],
+  namedValues: NamedValues,
+  configProblem: (keys: (string | number)[], message: string) => Diagnostic,
+) {
+  const { config } = loaded;
+  let policyDocuments = 0;
+  const source = (keys: (string | number)[], value: string): { file: string; text: string } | undefined => {
+    const { file, text } = policySource(loaded, keys, value);
+    if (text === undefined) {
+      problems.push(configProblem(keys, `policy file "${value}" not found (looked at ${file})`));
+      return undefined;
+    }
+    policyDocuments += 1;
+    return { file, text };
+  };
+  const certificateIds = new Set(Object.keys(config.tls?.certificates ?? {}));
+  const schemas = schemaRegistry(loaded, (keys, message) => problems.push(configProblem(keys, message)));
+  const fragments = new Map<string, PolicyDocument>();
+  for (const [id, value] of Object.entries(config.fragments)) {
+    const input = source(['fragments', id], value);
+    const document = input && read(input, namedValues, problems);
+    if (document) fragments.set(id, document);
+  }
+  const options = (scope: Scope): CompileOptions => ({
+    scope,
+    fragments: (id) => fragments.get(id),
+    certificateIds,
+    schemas,
+  });
+  const compileRead = (document: PolicyDocument, options: CompileOptions): CompiledDocument | undefined => {
+    try {
+      return compilePolicyDocument(document, options);
+    } catch (error) {
+      if (error instanceof PolicyLoadError) problems.push(...error.diagnostics);
+      else throw error;
+      return undefined;
+    }
+  };
+  const sources = new WeakMap<CompiledDocument, PolicyDocument>();
+  const handshakeVariants = new Map<CompiledDocument, CompiledDocument | undefined>();
+  return {
+    documents: () => policyDocuments,
+    compile(
+      keys: (string | number)[],
+      value: string | undefined,
+      scope: Scope,
+    ): CompiledDocument | undefined {
+      if (value === undefined) return undefined;
+      const input = source(keys, value);
+      const document = input && read(input, namedValues, problems);
+      const compiled = document && compileRead(document, options(scope));
+      if (document && compiled) sources.set(compiled, document);
+      return compiled;
+    },
+    withoutSkipped(compiled: CompiledDocument): CompiledDocument | undefined {
+      if (!handshakeVariants.has(compiled)) {
+        const variant = { ...options(compiled.scope), skipElements: unsupportedOnHandshake };
+        handshakeVariants.set(compiled, compileRead(sources.get(compiled)!, variant));
+      }
+      return handshakeVariants.get(compiled);
+    },
   };
 }
 

@@ -55,22 +55,24 @@ export function operationsOf(api: ApiConfig): OperationConfig[] {
 }
 
 /**
- * How an API inherits the global and product documents: a WebSocket API without what its handshake cannot run
- * (`inheritedOnHandshake`), after its declaration and its own document are checked; any other as they are.
- * Problems go to `problems`; `configProblem` places one in the configuration file.
+ * How an API inherits the global and product documents: a WebSocket API without the elements its handshake skips
+ * (`withoutSkipped`: the document compiled again with `unsupportedOnHandshake` left out, nested ones too), after
+ * its declaration and its own document are checked; any other as they are. Problems go to `problems`;
+ * `configProblem` places one in the configuration file.
  */
 export function inheritance(
   api: ApiConfig,
   apiIndex: number,
   apiDocument: CompiledDocument | undefined,
   problems: Diagnostic[],
+  withoutSkipped: (document: CompiledDocument) => CompiledDocument | undefined,
   configProblem: (keys: (string | number)[], message: string) => Diagnostic,
 ): (document: CompiledDocument | undefined) => CompiledDocument | undefined {
   if (api.type !== 'websocket') return (document) => document;
   for (const [keys, message] of websocketApiProblems(api, apiIndex))
     problems.push(configProblem(keys, message));
   problems.push(...refusedOnHandshake(apiDocument, api.id));
-  return (document) => inheritedOnHandshake(document, api.id, problems);
+  return (document) => document && withoutSkipped(document);
 }
 
 /** What is wrong with a WebSocket API's declaration: each problem's key path and message. */
@@ -118,36 +120,6 @@ export function refusedOnHandshake(document: CompiledDocument | undefined, apiId
         message: `<${use.element}> (${unsupportedOnHandshake.get(use.element)}) is not supported on the onHandshake operation of WebSocket API "${apiId}" (API Management refuses it there)`,
       })),
   );
-}
-
-/**
- * A global or product document as a WebSocket API inherits it: its unsupported statements left out, as API
- * Management skips them at run time. One nested in a statement that is supported (a `choose` holding a `set-body`)
- * cannot be left out alone: that is a problem, reported where it is written.
- */
-export function inheritedOnHandshake(
-  document: CompiledDocument | undefined,
-  apiId: string,
-  problems: Diagnostic[],
-): CompiledDocument | undefined {
-  if (document === undefined) return undefined;
-  const sections = new Map(
-    [...document.sections].map(([section, items]) => [
-      section,
-      items.filter((item) => item.kind !== 'statement' || !unsupportedOnHandshake.has(item.element)),
-    ]),
-  );
-  for (const item of statementsOf({ ...document, sections }))
-    for (const use of item.uses.slice(1))
-      if (unsupportedOnHandshake.has(use.element))
-        problems.push({
-          file: use.file,
-          line: use.line,
-          column: use.column,
-          code: 'unsupported-on-handshake',
-          message: `<${use.element}> (${unsupportedOnHandshake.get(use.element)}), inside <${item.element}>, would run on the onHandshake operation of WebSocket API "${apiId}", where API Management skips it; Portcullis skips only a top-level one: move it out of <${item.element}>, or keep it off this API`,
-        });
-  return { ...document, sections };
 }
 
 function statementsOf(document: CompiledDocument): Extract<SectionItem, { kind: 'statement' }>[] {

@@ -85,6 +85,11 @@ export interface CompileOptions {
    * `schema-id` names one of them. Absent (a policy file checked alone): not checked, and not found at run time.
    */
   readonly schemas?: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  /**
+   * Elements left out wherever they are written, nested ones included, as if absent: what an API inherits of a
+   * document that its operation cannot run (API Management skips them at run time; a WebSocket API's onHandshake).
+   */
+  readonly skipElements?: ReadonlySet<string> | ReadonlyMap<string, unknown>;
 }
 
 /** Reads a document; throws PolicyLoadError for XML problems and named values nobody defined. */
@@ -318,6 +323,7 @@ class DocumentCompiler {
     target: MessageTarget,
     once: Set<string>,
   ): Statement | undefined {
+    if (this.options.skipElements?.has(el.name) === true) return undefined;
     const def = ELEMENTS.get(el.name);
     if (def === undefined) {
       const declared = DECLARED.get(el.name);
