@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
+import { type IncomingHttpHeaders, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebSocketBackend, type WebSocketBackend } from '../../doubles/websocket-backend.js';
 import { type GatewayStack, startGateway } from '../../processes/gateway.js';
@@ -33,7 +33,8 @@ apis:
         <inbound><base />
           <set-header name="x-handshake-operation" exists-action="override"><value>@(context.Operation.Id)</value></set-header>
         </inbound>
-        <backend><forward-request timeout="1" /></backend><outbound><base /></outbound><on-error><base /></on-error>
+        <backend><forward-request timeout="1" /></backend>
+        <outbound><base /><set-header name="x-handshake-answered" exists-action="override"><value>@(context.Response.StatusCode.ToString())</value></set-header></outbound><on-error><base /></on-error>
       </policies>
   - id: limited
     type: websocket
@@ -86,6 +87,12 @@ subscriptions:
     expect(handshake.headers.upgrade?.toLowerCase()).toBe('websocket');
   });
 
+  it("runs outbound on the 101's headers, and the connection still upgrades", async () => {
+    const answer = await handshake(`${gateway.url}/chat?subscription-key=${key}`);
+    expect(answer).toMatchObject({ upgraded: true, status: 101 });
+    expect(answer.headers['x-handshake-answered']).toBe('101');
+  });
+
   it('refuses a handshake without a subscription key with 401, and never upgrades', async () => {
     const before = backend.handshakes.length;
     const answer = await handshake(`${gateway.url}/chat`);
@@ -113,7 +120,9 @@ subscriptions:
 });
 
 /** An opening handshake by hand: whether it upgraded (101) or the status it was answered with. */
-function handshake(url: string): Promise<{ upgraded: boolean; status: number }> {
+function handshake(
+  url: string,
+): Promise<{ upgraded: boolean; status: number; headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const outgoing = request(url, {
       headers: {
@@ -125,11 +134,11 @@ function handshake(url: string): Promise<{ upgraded: boolean; status: number }> 
     });
     outgoing.on('upgrade', (response, socket) => {
       socket.destroy();
-      resolve({ upgraded: true, status: response.statusCode ?? 0 });
+      resolve({ upgraded: true, status: response.statusCode ?? 0, headers: response.headers });
     });
     outgoing.on('response', (response) => {
       response.resume();
-      resolve({ upgraded: false, status: response.statusCode ?? 0 });
+      resolve({ upgraded: false, status: response.statusCode ?? 0, headers: response.headers });
     });
     outgoing.on('error', reject);
     outgoing.end();
