@@ -347,6 +347,38 @@ describe('import apiops: header- and query-versioned sets', () => {
 });
 
 describe('export apiops', () => {
+  it('writes a WebSocket API as API Management has one: type websocket, a ws(s) service URL, no specification', () => {
+    const exported = exportApiops(
+      {
+        apis: [
+          {
+            id: 'chat',
+            type: 'websocket',
+            urlSuffix: 'chat',
+            serviceUrl: 'https://chat.example/socket',
+            operations: [{ id: 'onHandshake', method: 'GET', urlTemplate: '/', policy: 'handshake.xml' }],
+          },
+        ],
+        products: [],
+        backends: [],
+        users: [],
+        groups: [],
+        subscriptions: [],
+        versionSets: [],
+        namedValues: {},
+        fragments: {},
+      },
+      { policyText: () => '<policies />', fileText: () => '' },
+    );
+    expect(JSON.parse(exported.files.get('apis/chat/apiInformation.json')!).properties).toMatchObject({
+      type: 'websocket',
+      protocols: ['wss'],
+      serviceUrl: 'wss://chat.example/socket',
+    });
+    expect(exported.files.has('apis/chat/specification.yaml')).toBe(false);
+    expect(exported.files.get('apis/chat/operations/onHandshake/policy.xml')).toBe('<policies />');
+  });
+
   it('writes secrets only to the secrets sections, and Key Vault references back as Key Vault', () => {
     const exported = exportApiops(
       {

@@ -384,7 +384,8 @@ function exportApi(context: Parameters<ResourceKind['exportFrom']>[0], api: ApiE
       definitionExtensions[api.definition.format] ??
       (path.extname(api.definition.file).toLowerCase() === '.json' ? '.json' : '.yaml');
     output.set(`${folder}/specification${extension}`, context.fileText(api.definition.file));
-  } else if ((api.operations ?? []).length > 0) {
+  } else if (api.type !== 'websocket' && (api.operations ?? []).length > 0) {
+    // A WebSocket API has no specification in API Management: its one operation, onHandshake, is the system's.
     output.set(`${folder}/specification.yaml`, generatedSpecification(api));
   }
   if (api.policy !== undefined) output.set(`${folder}/policy.xml`, context.policyText(api.policy));
