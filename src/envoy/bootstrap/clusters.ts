@@ -4,13 +4,8 @@
  */
 
 import type { Cluster, DnsLookupFamily } from '../config-types.js';
-import {
-  apiClusterName,
-  backendClusterName,
-  dynamicClusterName,
-  engineClusterName,
-  serviceClusterName,
-} from '../contract.js';
+import { apiClusterName, dynamicClusterName, engineClusterName, serviceClusterName } from '../contract.js';
+import { backendEntityClusters } from './backend-pools.js';
 import { dnsCacheConfig } from './http-filters.js';
 import type { BootstrapPlan, Endpoint, UpstreamTlsPlan } from './plan.js';
 import { backendTls, systemCaFile } from './tls.js';
@@ -26,9 +21,7 @@ export function gatewayClusters(plan: BootstrapPlan): Cluster[] {
     engineCluster(plan),
     serviceCluster(plan),
     ...plan.apis.map((api) => urlCluster(apiClusterName(api.id), api.serviceUrl, plan.upstreamTls?.[api.id])),
-    ...(plan.backends ?? []).map((backend) =>
-      urlCluster(backendClusterName(backend.id), backend.url, plan.upstreamTls?.[backend.id]),
-    ),
+    ...backendEntityClusters(plan),
     dynamicCluster(false),
     dynamicCluster(true),
   ];
