@@ -18,7 +18,7 @@ const namedValueReference = /\{\{([A-Za-z0-9._-]+)\}\}/g;
 export function singleBackendUrls(backends: readonly BackendConfig[]): ReadonlyMap<string, string> {
   return new Map(
     backends.flatMap((backend) =>
-      backend.type === 'single' && backend.url !== undefined ? [[backend.id, backend.url] as const] : [],
+      backend.type !== 'pool' && backend.url !== undefined ? [[backend.id, backend.url] as const] : [],
     ),
   );
 }

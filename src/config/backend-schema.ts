@@ -144,11 +144,13 @@ const poolServiceSchema = z
 export const backendSchema = z
   .object({
     id: backendId,
-    type: z.enum(['single', 'pool']).default('single'),
+    /** Absent: single. */
+    type: z.enum(['single', 'pool']).optional(),
     description: z.string().max(2000).optional(),
     /** A single backend's base URL (a pool has none). */
     url: backendUrl.optional(),
-    protocol: z.enum(['http']).default('http'),
+    /** Absent: http (the only protocol of a URL backend). */
+    protocol: z.enum(['http']).optional(),
     credentials: credentialsSchema.optional(),
     tls: tlsSchema.optional(),
     circuitBreaker: z
@@ -192,7 +194,7 @@ export function* backendIssues(
     if (previous !== undefined)
       yield { path: at('id'), message: `duplicate backend id "${backend.id}" (also backends[${previous}])` };
     seen.set(backend.id, index);
-    if (backend.type === 'single') {
+    if (backend.type !== 'pool') {
       if (backend.url === undefined) yield { path: at('url'), message: 'a single backend needs a url' };
       if (backend.pool !== undefined)
         yield { path: at('pool'), message: 'only a backend of type "pool" has pool services' };
@@ -206,7 +208,7 @@ export function* backendIssues(
     for (const [position, service] of (backend.pool?.services ?? []).entries()) {
       const member = byId.get(poolMemberId(service.id));
       const known = backends
-        .filter((candidate) => candidate.type === 'single')
+        .filter((candidate) => candidate.type !== 'pool')
         .map((candidate) => candidate.id);
       if (member === undefined)
         yield {

@@ -55,7 +55,7 @@ export class BackendPools implements BackendLookup {
     private readonly breakers: BackendBreakers,
   ) {
     for (const entity of entities)
-      if (entity.type === 'single' && entity.url !== undefined)
+      if (entity.type !== 'pool' && entity.url !== undefined)
         this.#singles.set(entity.id, { id: entity.id, url: entity.url });
     for (const entity of entities) {
       if (entity.type !== 'pool') continue;

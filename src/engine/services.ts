@@ -153,22 +153,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     now: () => Date.now(),
     sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
   };
-  const entities = options.backendEntities ?? [];
-  const breakers = new BackendBreakers(
-    entities.flatMap((entity) =>
-      entity.circuitBreaker?.rules[0] ? [[entity.id, entity.circuitBreaker.rules[0]] as const] : [],
-    ),
-    sharedBreakerStore(valueCache, limits),
-    clock,
-  );
-  const backends: BackendLookup = options.backendEntities
-    ? new BackendPools(options.backendEntities, breakers)
-    : {
-        get: (id) => {
-          const url = options.backends.get(id);
-          return url === undefined ? undefined : { id, url };
-        },
-      };
+  const { backends, breakers, backendEntities } = backendServices(options, valueCache, limits, clock);
   // Every custom metric goes to Prometheus (and OTLP), and as one JSON event each to state.metricsLogger when set.
   const { loggerId: metricsLoggerId, deprecation } = metricsLoggerOf(state);
   if (deprecation !== undefined) logger.warn(deprecation);
@@ -235,9 +220,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     fetch: fetchWithTimeout,
     clock,
     breakers,
-    backendEntities: new Map(
-      entities.filter((entity) => entity.type === 'single').map((entity) => [entity.id, entity]),
-    ),
+    backendEntities,
     logger,
     trace: options.trace ?? { write: (entry) => logger.info('trace', { ...entry }) },
     ...(options.observer ? { observer: options.observer } : {}),
@@ -249,4 +232,38 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     },
   };
   return services;
+}
+
+/**
+ * set-backend-service's lookup: the backend entities' pools and circuit breakers (their trips and failure counts in
+ * the shared value cache and limit counters), or the named URLs alone when there are no entities.
+ */
+function backendServices(
+  options: EngineServicesOptions,
+  valueCache: ValueCache,
+  limits: GuardedLimits,
+  clock: { now(): number },
+): {
+  readonly backends: BackendLookup;
+  readonly breakers: BackendBreakers;
+  readonly backendEntities: ReadonlyMap<string, ResolvedBackend>;
+} {
+  const entities = options.backendEntities ?? [];
+  const breakers = new BackendBreakers(
+    entities.flatMap((entity) =>
+      entity.circuitBreaker?.rules[0] ? [[entity.id, entity.circuitBreaker.rules[0]] as const] : [],
+    ),
+    sharedBreakerStore(valueCache, limits),
+    clock,
+  );
+  const backends: BackendLookup = options.backendEntities
+    ? new BackendPools(options.backendEntities, breakers)
+    : {
+        get: (id) => {
+          const url = options.backends.get(id);
+          return url === undefined ? undefined : { id, url };
+        },
+      };
+  const singles = entities.filter((entity) => entity.type !== 'pool');
+  return { backends, breakers, backendEntities: new Map(singles.map((entity) => [entity.id, entity])) };
 }

@@ -9,9 +9,9 @@
  */
 import type { Cluster, UpstreamTransportSocket } from '../config-types.js';
 import { backendClusterName } from '../contract.js';
-import { urlCluster } from './clusters.js';
 import type { BackendPlan, BootstrapPlan, UpstreamTlsPlan } from './plan.js';
 import { systemCaFile } from './tls.js';
+import { urlCluster } from './url-cluster.js';
 import { isIpLiteral } from './values.js';
 
 /** A cluster for each single backend of the plan. */
