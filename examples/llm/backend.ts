@@ -59,7 +59,9 @@ const server = createServer((request, response) => {
     response.setHeader('x-backend', name);
     if (throttleAfter > 0 && ++calls % (throttleAfter + 1) === 0) {
       response.writeHead(429, { 'content-type': 'application/json', 'retry-after': retryAfter });
-      response.end(JSON.stringify({ error: { code: '429', message: 'Rate limit is exceeded. Try again later.' } }));
+      response.end(
+        JSON.stringify({ error: { code: '429', message: 'Rate limit is exceeded. Try again later.' } }),
+      );
       return;
     }
     const model = typeof body.model === 'string' ? body.model : 'example-model';
