@@ -19,6 +19,7 @@ const benchmarks = [
   'policy-load',
   'pipeline',
   'llm-stream',
+  'backend-pool',
   'state',
   'oauth-grants',
   'mcp',

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { compileUrlTemplate, UrlTemplateError } from '../catalog/url-template.js';
 import { stateBackendKind } from '../state/options.js';
+import { backendIssues } from './backend-schema.js';
 import { placementIssues } from './network-placement.js';
 import type { GatewayConfig } from './schema.js';
 
@@ -375,6 +376,10 @@ export const crossChecks: readonly CrossCheck[] = [
   { name: 'durable-signing-keys', issues: durableSigningKeys },
   { name: 'portcullis-identity', issues: portcullisIdentity },
   { name: 'delegated-connections', issues: delegatedConnections },
+  {
+    name: 'backend-references',
+    issues: (config) => backendIssues(config.backends, Object.keys(config.tls?.certificates ?? {})),
+  },
 ];
 
 /** For the root schema (`.superRefine(runCrossChecks)`): every check's issues, as zod issues at their key paths. */

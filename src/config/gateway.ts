@@ -17,6 +17,7 @@ import {
 } from '../policy/index.js';
 import { isInlinePem } from '../state/options.js';
 import { apiVersionSelector } from './api-versions.js';
+import { type ResolvedBackend, resolveBackendCredentials, singleBackendUrls } from './backend-credentials.js';
 import { ConfigError } from './config-error.js';
 import { fileText, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
 import { policySource } from './policy-source.js';
@@ -26,8 +27,10 @@ import type { GatewayConfig } from './schema.js';
 export interface CompiledGateway {
   readonly config: GatewayConfig;
   readonly catalog: Catalog<Pipeline>;
-  /** Named backends (`set-backend-service backend-id`) by id → URL. */
+  /** Named single backends (`set-backend-service backend-id`) by id → URL; pools are in `backendEntities`. */
   readonly backends: ReadonlyMap<string, string>;
+  /** Every backend entity as configured, pools included, with its credentials' named values resolved. */
+  readonly backendEntities: readonly ResolvedBackend[];
   /** How many policy documents (fragments included) were read and compiled: what `validate` says it checked. */
   readonly policyDocuments: number;
 }
@@ -119,6 +122,9 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const configText = () =>
     fileText(loaded.files, loaded.file) ?? (existsSync(loaded.file) ? readFileSync(loaded.file, 'utf8') : '');
   const namedValues = namedValueTable(config, (keys, message) =>
+    problems.push(problemInText(configText(), loaded.file, keys, message)),
+  );
+  const resolvedBackends = resolveBackendCredentials(config.backends, namedValues, (keys, message) =>
     problems.push(problemInText(configText(), loaded.file, keys, message)),
   );
   for (const [keys, message] of loggerProblems(loaded))
@@ -250,7 +256,8 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   return {
     config,
     catalog,
-    backends: new Map(config.backends.map((backend) => [backend.id, backend.url])),
+    backends: singleBackendUrls(config.backends),
+    backendEntities: resolvedBackends,
     policyDocuments,
   };
 }

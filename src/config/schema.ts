@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defaultGatewayLimits } from '../envoy/bootstrap/plan.js';
 import { identitiesConfigSchema } from '../identity/options.js';
 import { stateConfigSchema } from '../state/options.js';
+import { backendSchema } from './backend-schema.js';
 import { runCrossChecks } from './checks.js';
 import { managementConfigSchema } from './management-schema.js';
 import { networkConfigSchema, tlsConfigSchema } from './network-schema.js';
@@ -234,14 +235,6 @@ export const subscriptionSchema = z
     /** The owning user; none for a standalone subscription. */
     user: z.string().optional(),
     state: z.enum(['active', 'suspended', 'cancelled', 'expired']).default('active'),
-  })
-  .strict();
-
-/** A backend that `set-backend-service backend-id="…"` can name. */
-export const backendSchema = z
-  .object({
-    id: z.string().regex(/^[A-Za-z0-9_-]+$/, { message: 'must be letters, digits, "-" or "_"' }),
-    url: backendUrl,
   })
   .strict();
 
@@ -498,7 +491,8 @@ export type ApiConfig = z.infer<typeof apiSchema>;
 export type OperationConfig = z.infer<typeof operationSchema>;
 export type CompanionProcessConfig = z.infer<typeof companionProcessSchema>;
 export type ProductConfig = z.infer<typeof productSchema>;
-export type BackendConfig = z.infer<typeof backendSchema>;
+export type { BackendConfig } from './backend-schema.js';
+export { backendSchema };
 export type SubscriptionConfig = z.infer<typeof subscriptionSchema>;
 export type UserConfig = z.infer<typeof userSchema>;
 export type VersionSetConfig = z.infer<typeof versionSetSchema>;

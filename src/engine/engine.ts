@@ -150,6 +150,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
   const observer = traceKey && spans ? bothObservers(traces, spans) : traceKey ? traces : spans;
   const services = createEngineServices({
     backends: gateway.backends,
+    backendEntities: gateway.backendEntities,
     shared: held.state,
     trace: options.tracer ? traceWithSpanEvents(traces) : traces,
     ...(observer ? { observer } : {}),
@@ -171,6 +172,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
   const exchanges = policyExchanges({
     catalog: gateway.catalog,
     routes,
+    backendEntities: { breakers: services.breakers, byId: services.backendEntities },
     ...(options.backendRouting ? { backendRouting: options.backendRouting } : {}),
     services,
     onExchangeEnd,

@@ -44,6 +44,8 @@ export interface RetrySettings {
 export interface BackendSelection {
   readonly baseUrl: string | undefined;
   readonly backendId: string | undefined;
+  /** The pool `backendId` was chosen from: a retry of the call chooses again. */
+  readonly poolId?: string;
 }
 
 /** A refusal or failure with API Management's reason; the runner turns it into context.LastError. */

@@ -1,6 +1,8 @@
 import type { Catalog } from '../../catalog/catalog.js';
 import type { SubscriptionDirectory } from '../../catalog/subscriptions.js';
+import type { ResolvedBackend } from '../../config/backend-credentials.js';
 import type { Pipeline, PolicyServices } from '../../policy/index.js';
+import type { BackendBreakers } from '../backend-breakers.js';
 import type { BackendRoutes } from '../backend-routes.js';
 import type { BackendRouting } from '../backend-routing.js';
 import type { TrustStore } from '../client-certificate.js';
@@ -13,6 +15,11 @@ export interface PolicyEngine extends SummaryTargets {
   /** Whether Envoy follows the engine's backend choice (see backend-routing.ts); default `engine`. */
   readonly backendRouting?: BackendRouting;
   readonly services: PolicyServices;
+  /** The backend entities' circuit breakers and credentials; absent: none (offline policy tests). */
+  readonly backendEntities?: {
+    readonly breakers: BackendBreakers;
+    readonly byId: ReadonlyMap<string, ResolvedBackend>;
+  };
   /**
    * The largest request body a pipeline that reads the body is given (the gateway's `limits.maxRequestBodyBytes`,
    * which Envoy buffers against too); a larger one is refused with 413. Absent: no check beyond Envoy's.

@@ -32,6 +32,7 @@ import {
   requestLine,
 } from './admission.js';
 import type { CallServices } from './backend-calls.js';
+import { entityCallServices, observeAnswer, withCredentials } from './backend-entities.js';
 import { bodyRequest, declaredLength, forwardTo, notAnApiResult } from './forwarding.js';
 import { backendBody, backendHeaders } from './outbound.js';
 import { phasesFor, soapPhases } from './phases.js';
@@ -120,7 +121,7 @@ class PolicyExchange implements Exchange {
       return this.awaitBody({ kind: 'awaiting-soap-body', request, match }, headers, next);
     }
     const pipeline = this.enterOperation(request, match);
-    const phases = phasesFor(pipeline, !head.endOfStream);
+    const phases = phasesFor(pipeline, !head.endOfStream, this.engine.backendEntities?.breakers.watching);
     // A traced request's answer carries its trace id, so the response phase is needed.
     const next = tracing ? { ...phases, responseHeaders: true } : phases;
     // Inbound reads the body: wait for it (buffered) before running anything.
@@ -163,6 +164,7 @@ class PolicyExchange implements Exchange {
     const state = this.state;
     // Only a forwarded request has a backend's answer for policies; any other passes as it is.
     if (state.kind !== 'forwarded') return continueUnchanged;
+    await observeAnswer(this.engine, state.sent, head.headers);
     return this.enter(await backendHeaders(state, head, this.callServices, this.record));
   }
 
@@ -237,7 +239,9 @@ class PolicyExchange implements Exchange {
     const run = this.deciding(pipeline, description);
     const outcome = await run.onRequest();
     if (outcome.kind === 'respond') return this.answer(outcome.response, run);
-    return this.forward(request, run, pipeline, outcome.request, body);
+    const credentialed = await withCredentials(this.engine, outcome.request, run);
+    if ('refusal' in credentialed) return this.refuse(credentialed.refusal, run);
+    return this.forward(request, run, pipeline, credentialed.request, body, outcome.request);
   }
 
   /** `clientBody`: the request body when Envoy sent it (buffered), to replay it on a retry. */
@@ -247,6 +251,7 @@ class PolicyExchange implements Exchange {
     pipeline: Pipeline,
     forwarded: ForwardedRequest,
     clientBody: Buffer | undefined,
+    beforeCredentials: ForwardedRequest,
   ): PhaseResult {
     const mutation = forwardTo(this.engine, request, forwarded, this.record.method);
     if (mutation.kind === 'refused') return this.refuse(mutation.refusal, run);
@@ -255,7 +260,7 @@ class PolicyExchange implements Exchange {
       kind: 'forwarded',
       run,
       pipeline,
-      sent: { request: forwarded, route, body: mutation.body ?? clientBody },
+      sent: { request: forwarded, route, body: mutation.body ?? clientBody, beforeCredentials },
     };
     this.record.forwarded();
     return mutation.result;
@@ -263,7 +268,9 @@ class PolicyExchange implements Exchange {
 
   /** The engine's services for its own backend calls, and the request's whose deadline bounds them. */
   private get callServices(): CallServices {
-    return { engine: this.engine.services, request: this.services };
+    return entityCallServices(this.engine, { engine: this.engine.services, request: this.services }, () =>
+      runOf(this.state),
+    );
   }
 
   private enter(step: Step): PhaseResult {

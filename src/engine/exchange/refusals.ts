@@ -176,3 +176,17 @@ export function localReplyReplacement(response: FinalResponse, current: [string,
     body: response.body,
   };
 }
+
+/** The token a backend entity's managed-identity credential needs could not be obtained: 500, as for a policy's. */
+export function backendCredentialRefusal(backendId: string, error: unknown): Refusal {
+  return {
+    status: 500,
+    message: 'Internal server error',
+    lastError: {
+      source: 'backend-credentials',
+      reason: 'BackendCredentialUnavailable',
+      message: `the credentials of backend "${backendId}" could not be obtained: ${error instanceof Error ? error.message : String(error)}`,
+    },
+    details: 'portcullis_BackendCredentialUnavailable',
+  };
+}
