@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../config/config-error.js';
 import { bootstrapObject, renderBootstrap, transitionBootstrap } from '../config/envoy.js';
@@ -17,6 +17,12 @@ import {
   writeRunningSnapshot,
 } from '../config/snapshot.js';
 import { FileSetWatcher, referencedFiles } from '../config/watch.js';
+import {
+  type DynamicGateway,
+  dynamicGateway,
+  resourceFileText,
+} from '../envoy/bootstrap/dynamic-resources.js';
+import type { Bootstrap } from '../envoy/config-types.js';
 import { type Logger, processLogger } from '../log.js';
 import type {
   ChangeOutcome,
@@ -24,6 +30,7 @@ import type {
   ManagedConfiguration,
   RunningConfiguration,
 } from '../management/store.js';
+import { EnvoyRejected } from './envoy-resources.js';
 import type { EnvoyAddresses, EnvoyFamily } from './hot-restart.js';
 import type { Supervisor } from './supervisor.js';
 
@@ -39,8 +46,11 @@ export const SERVICE = 'service';
  */
 export type ReloadableChildren = Pick<Supervisor, 'signal' | 'onReloadReport'>;
 
-/** What a reload needs of the Envoys: check a bootstrap, hot-restart onto one. */
-export type RestartableEnvoys = Pick<EnvoyFamily, 'validate' | 'start' | 'previousGone' | 'currentEpoch'>;
+/** What a reload needs of the Envoys: check a bootstrap, change the resources of the one serving, hot-restart. */
+export type RestartableEnvoys = Pick<
+  EnvoyFamily,
+  'validate' | 'start' | 'publish' | 'previousGone' | 'currentEpoch'
+>;
 
 export interface GatewayReloadOptions {
   /** The configuration file `up` runs (absolute): watched, read again on a reload, written by a management change. */
@@ -79,19 +89,26 @@ interface Running {
   readonly snapshot: string;
   readonly config: GatewayConfig;
   readonly plan: RuntimePlan;
-  readonly bootstrap: Record<string, unknown>;
+  /** The whole bootstrap, every resource static: what is validated and compared. */
+  readonly bootstrap: Bootstrap;
   readonly text: string;
+  /** What the serving Envoy runs: its bootstrap and the resource files it watches. */
+  readonly published: DynamicGateway;
   readonly generation: number;
 }
 
 /**
  * Applies a changed configuration to the running gateway without restarting it — from the watched files, SIGHUP,
  * or the management API. The engines reload on SIGHUP (each swaps its pipelines; requests in flight finish on the
- * old ones); Envoy is hot-restarted when its bootstrap changes. The order keeps every request on a route that some
- * policy guards and a cluster that exists: first an Envoy with only the routes both configurations have and the
- * clusters of both; once the Envoy before it has drained and exited, the engines; then an Envoy with exactly the
- * new bootstrap. A configuration that does not load, compile or validate is refused whole, and a management change
- * that fails at any step is written back as it was.
+ * old ones). Envoy takes its listeners, routes and clusters from files it watches (dynamic-resources.ts): a change
+ * to them is written there and Envoy applies it in place, its connections and streams untouched; Envoy is
+ * hot-restarted only when what stays in its bootstrap changes (the admin listener, the runtime, the overload
+ * manager) or a listener of the running Envoy has a port the system chose. Either way the order keeps every
+ * request on a route that some policy guards and a cluster that exists: first only the routes both configurations
+ * have and the clusters of both; then the engines (after a hot restart, once the Envoy before has drained and
+ * exited); then exactly the new resources. A configuration that does not load, compile or validate, or that Envoy
+ * rejects, is refused whole with the reason, and a management change that fails at any step is written back as it
+ * was.
  *
  * The engines and the service never read the configuration's files themselves: they load the snapshot of the running
  * configuration (`snapshotFile`), which follows a change that runs and stays as it is when one is refused; Envoy's
@@ -108,6 +125,8 @@ export class GatewayReload implements ManagedConfiguration {
   private forceQueued = false;
   private closed = false;
   private files = 0;
+  /** The bootstrap last validated and the directory it was written in: an Envoy started on it gets that one. */
+  private validated: { readonly text: string; readonly directory: string } | undefined;
   private current: Running;
   private readonly configFile: string;
   private readonly directory: string;
@@ -137,6 +156,8 @@ export class GatewayReload implements ManagedConfiguration {
       plan,
       bootstrap,
       text: renderBootstrap(bootstrap),
+      // Until the first Envoy starts (startEnvoy writes its files).
+      published: dynamicGateway(bootstrap, this.envoyDirectory(0)),
       generation: 1,
     };
   }
@@ -160,7 +181,9 @@ export class GatewayReload implements ManagedConfiguration {
     const started = this.queue.then(async () => {
       if (this.closed) throw new Error('the gateway is stopping');
       if (moved) this.adopt(withBoundPorts(this.current.plan, moved));
-      const envoy = await this.envoys.start(await this.write(this.current.text));
+      const next = await this.prepare(this.current.bootstrap);
+      const envoy = await this.envoys.start(next.bootstrapFile);
+      this.current = { ...this.current, published: next.published };
       this.adopt(withBoundPorts(this.current.plan, { envoy }));
       return this.current.plan;
     });
@@ -298,14 +321,16 @@ export class GatewayReload implements ManagedConfiguration {
     let text = renderBootstrap(bootstrap);
     if (this.closed) return refused(503, 'the gateway is stopping', []);
 
-    const nextFile = text === this.current.text ? undefined : await this.write(text);
-    if (nextFile) {
-      const invalid = await this.envoys.validate(nextFile);
+    const changed = text !== this.current.text;
+    if (changed) {
+      const invalid = await this.envoys.validate(await this.validationFile(text));
       if (invalid) {
         this.log.error(`configuration refused, nothing changed: Envoy rejects the bootstrap:\n${invalid}`);
         return refused(400, 'Envoy rejects the bootstrap of this configuration; nothing changed', [invalid]);
       }
     }
+    const running = this.current.published;
+    const inPlace = changed && this.changesInPlace(bootstrap);
 
     // Before any child reloads; a child restarted from now on starts on the new configuration too.
     await writeRunningSnapshot(this.snapshotFile, snapshot.text);
@@ -316,61 +341,149 @@ export class GatewayReload implements ManagedConfiguration {
         })
       : undefined;
     let enginesReloaded = false;
+    let published = running;
     try {
-      if (!nextFile) {
+      if (!changed) {
         await this.reloadEngines();
         enginesReloaded = true;
+      } else if (inPlace) {
+        // The running Envoy takes the resources both configurations need, the engines switch, then it takes
+        // exactly the new ones; listeners the change leaves alone keep their connections.
+        const directory = this.publishedDirectory();
+        await this.envoys.publish(
+          dynamicGateway(transitionBootstrap(this.current.bootstrap, bootstrap), directory).resources,
+        );
+        await this.reloadEngines();
+        enginesReloaded = true;
+        published = dynamicGateway(bootstrap, directory);
+        const envoy = await this.envoys.publish(published.resources);
+        plan = withBoundPorts(plan, { envoy });
       } else {
         progress?.restarting?.();
-        const transition = renderBootstrap(transitionBootstrap(this.current.bootstrap, bootstrap));
+        const transition = transitionBootstrap(this.current.bootstrap, bootstrap);
         // The engines switch only once no Envoy without the new clusters serves any more: the previous epoch
         // goes on serving the connections it had while it drains.
         let envoy: EnvoyAddresses;
-        if (transition !== text) {
-          await this.envoys.start(await this.write(transition));
+        if (renderBootstrap(transition) !== text) {
+          await this.envoys.start((await this.prepare(transition)).bootstrapFile);
           await this.envoys.previousGone();
           await this.reloadEngines();
           enginesReloaded = true;
-          envoy = await this.envoys.start(nextFile);
+          const next = await this.prepare(bootstrap);
+          envoy = await this.envoys.start(next.bootstrapFile);
+          published = next.published;
         } else {
-          envoy = await this.envoys.start(nextFile);
+          const next = await this.prepare(bootstrap);
+          envoy = await this.envoys.start(next.bootstrapFile);
+          published = next.published;
           await this.envoys.previousGone();
           await this.reloadEngines();
           enginesReloaded = true;
         }
         // A listener the new configuration leaves to the system (0) keeps the port it got from now on.
         plan = withBoundPorts(plan, { envoy });
-        bootstrap = bootstrapObject(plan);
-        text = renderBootstrap(bootstrap);
       }
+      bootstrap = bootstrapObject(plan);
+      text = renderBootstrap(bootstrap);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      this.log.error(`the new Envoy did not start, the previous one keeps serving: ${message}`);
+      const rejected = error instanceof EnvoyRejected;
+      this.log.error(
+        rejected
+          ? `configuration refused, the running one stays: ${message}`
+          : `Envoy could not take the new configuration, the running one stays: ${message}`,
+      );
+      // Envoy back onto the resources that run (a hot restart that failed left the previous epoch serving them).
+      if (inPlace)
+        await this.envoys.publish(running.resources).catch((restoring: unknown) => {
+          this.log.error(`could not put Envoy's running resources back: ${String(restoring)}`);
+        });
       if (previous) await restoreFiles(previous);
       await writeRunningSnapshot(this.snapshotFile, this.current.snapshot);
       // Put the engines back on the configuration that runs.
       if (enginesReloaded) await this.reloadEngines();
-      return refused(503, 'Envoy could not start with this configuration; nothing changed', [message]);
+      return rejected
+        ? refused(400, 'Envoy rejects this configuration; the running configuration stays', [message])
+        : refused(503, 'Envoy could not start with this configuration; nothing changed', [message]);
     }
     // The service last, once every route of the new configuration is served: a tool it now lists can be called.
     // It reads the same files; a configuration it cannot serve leaves it on its catalog (it says why).
     await this.reloadChildren([SERVICE]);
     const generation = this.current.generation + 1;
     // What runs now, read back so the snapshot also covers files the change made the configuration reference.
-    const running = write ? await readConfigFiles(this.configFile).catch(() => texts) : texts;
-    this.current = { texts: running, snapshot: snapshot.text, config, plan, bootstrap, text, generation };
+    const runningTexts = write ? await readConfigFiles(this.configFile).catch(() => texts) : texts;
+    this.current = {
+      texts: runningTexts,
+      snapshot: snapshot.text,
+      config,
+      plan,
+      bootstrap,
+      text,
+      published,
+      generation,
+    };
     this.log.info(
-      nextFile
-        ? `configuration reloaded (Envoy hot-restarted, epoch ${this.envoys.currentEpoch()})`
-        : 'configuration reloaded (policies; Envoy unchanged)',
+      !changed
+        ? 'configuration reloaded (policies; Envoy unchanged)'
+        : inPlace
+          ? 'configuration reloaded (Envoy updated in place)'
+          : `configuration reloaded (Envoy hot-restarted, epoch ${this.envoys.currentEpoch()})`,
     );
     return { ok: true, generation };
   }
 
-  private async write(text: string): Promise<string> {
-    const file = path.join(this.directory, `envoy-${++this.files}.yaml`);
+  /**
+   * Whether the serving Envoy can take `bootstrap` through its resource files: what stays in its bootstrap is the
+   * same, and none of its listeners is on a port the system chose (the files say 0 there; the new ones would name
+   * the port it got, a different listener that could not bind beside the old one).
+   */
+  private changesInPlace(bootstrap: Bootstrap): boolean {
+    const running = this.current.published;
+    const next = dynamicGateway(bootstrap, this.publishedDirectory());
+    if (renderBootstrap(next.bootstrap) !== renderBootstrap(running.bootstrap)) return false;
+    const listeners = running.resources.find((file) => file.kind === 'listeners');
+    return !resourceFileText(listeners!).includes('"port_value": 0\n');
+  }
+
+  /** The directory of the serving Envoy's resource files. */
+  private publishedDirectory(): string {
+    const listeners = this.current.published.bootstrap.dynamic_resources.lds_config.path_config_source.path;
+    return path.dirname(path.dirname(listeners));
+  }
+
+  private envoyDirectory(index: number): string {
+    return path.join(this.directory, `envoy-${index}`);
+  }
+
+  /** Writes the whole bootstrap for `envoy --mode validate`, in the directory the Envoy on it would get. */
+  private async validationFile(text: string): Promise<string> {
+    const directory = this.envoyDirectory(++this.files);
+    await mkdir(directory, { recursive: true });
+    const file = path.join(directory, 'validate.yaml');
     await writeFile(file, text);
+    this.validated = { text, directory };
     return file;
+  }
+
+  /**
+   * The files a new Envoy starts on: its bootstrap and its resource files, in a directory of its own (the
+   * validated one when `bootstrap` is the one just validated), so the Envoy before it, draining, keeps its own.
+   */
+  private async prepare(
+    bootstrap: Bootstrap,
+  ): Promise<{ readonly bootstrapFile: string; readonly published: DynamicGateway }> {
+    const directory =
+      this.validated?.text === renderBootstrap(bootstrap)
+        ? this.validated.directory
+        : this.envoyDirectory(++this.files);
+    const published = dynamicGateway(bootstrap, directory);
+    for (const file of published.resources) {
+      await mkdir(path.dirname(file.file), { recursive: true });
+      await writeFile(file.file, resourceFileText(file));
+    }
+    const bootstrapFile = path.join(directory, 'bootstrap.yaml');
+    await writeFile(bootstrapFile, renderBootstrap(published.bootstrap));
+    return { bootstrapFile, published };
   }
 
   private reloadEngines(): Promise<void> {
