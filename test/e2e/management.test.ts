@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -417,6 +417,37 @@ processes:
     const problems = invalid.json.error.details.map((detail: { message: string }) => detail.message);
     expect(problems.join('\n')).toMatch(/gateway\.yaml:\d+:\d+: apis\[0\]\.urlSuffix: is required/);
   }, 90_000);
+
+  it("refuses a change the running Envoy rejects with Envoy's reason (a gateway port another process holds); the running configuration stays", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const taken = (holder.address() as { port: number }).port;
+    try {
+      const document = (
+        await call(`${management}/configuration`, { headers: { accept: 'application/json' } })
+      ).json;
+      const answered = (await call(`${gateway}/courses/api/Course`)).status;
+      const before = run.output().length;
+      const refused = await manage('PUT', '/configuration', {
+        ...document,
+        gateway: { ...document.gateway, http: { ...document.gateway.http, port: taken } },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.json.error.message).toBe(
+        'Envoy rejects this configuration; the running configuration stays',
+      );
+      const details = refused.json.error.details.map((detail: { message: string }) => detail.message);
+      expect(details.join('\n')).toMatch(/Envoy rejected the listeners .*:\d+.*(bind|address)/i);
+      expect(saidBy(run.output(), 'up', 'configuration refused, the running one stays', before)).toBe(true);
+      // The gateway answers where it did, as it did.
+      expect((await call(`${gateway}/courses/api/Course`)).status).toBe(answered);
+      expect(
+        (await call(`${management}/configuration`, { headers: { accept: 'application/json' } })).json,
+      ).toEqual(document);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  }, 60_000);
 
   it('reloads on SIGHUP even when no file changed (files beyond the policies are read again)', async () => {
     const reloads = () => countSaidBy(run.output(), 'engine', 'configuration reloaded');
