@@ -282,8 +282,9 @@ describe('MCP conformance suite (server mode) through the token proxy and Envoy'
       },
     );
     expect(status).toBe(401);
+    // What initialize needs: the read scopes (MCP 2025-11-25 scope selection).
     expect(challenge).toBe(
-      `Bearer scope="${SCOPE}", resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource/v1/mcp"`,
+      `Bearer scope="read:courses-work read:grades-work", resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource/v1/mcp"`,
     );
   });
 
