@@ -169,8 +169,8 @@ const DESCRIBED = '        description: Echoes one thing back.\n';
  * `test_trigger_tool_change`. The gateway's tools change with its configuration, so the proxy answers that call
  * itself with a real change: it gives echo-thing a description in the configuration file (the next time, takes it
  * away), `up` reloads the file, and the endpoint announces `notifications/tools/list_changed` to every listen stream
- * that asked for it. A description, not a new operation: a new method + URL template changes Envoy's routes, and the
- * hot restart that takes (seconds, with the drain) does not fit the suite's 1.5 s wait on the stream. The proxy
+ * that asked for it. A description, not a new operation: a new method + URL template changes Envoy's routes too
+ * (validated, then taken in place: about half a second), too close to the suite's 1.5 s wait on the stream. The proxy
  * answers once the new definition is served, so the change has happened when the suite reads on.
  */
 async function changeToolsOnTrigger(body: Buffer): Promise<ProxyAnswer | undefined> {
