@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../config/config-error.js';
 import { bootstrapObject, renderBootstrap, transitionBootstrap } from '../config/envoy.js';
@@ -325,12 +325,15 @@ export class GatewayReload implements ManagedConfiguration {
     if (changed) {
       const invalid = await this.envoys.validate(await this.validationFile(text));
       if (invalid) {
+        await this.discardValidation();
         this.log.error(`configuration refused, nothing changed: Envoy rejects the bootstrap:\n${invalid}`);
         return refused(400, 'Envoy rejects the bootstrap of this configuration; nothing changed', [invalid]);
       }
     }
     const running = this.current.published;
     const inPlace = changed && this.changesInPlace(bootstrap);
+    // Only a new Envoy starts from the directory the bootstrap was validated in.
+    if (inPlace) await this.discardValidation();
 
     // Before any child reloads; a child restarted from now on starts on the new configuration too.
     await writeRunningSnapshot(this.snapshotFile, snapshot.text);
@@ -441,8 +444,12 @@ export class GatewayReload implements ManagedConfiguration {
     const running = this.current.published;
     const next = dynamicGateway(bootstrap, this.publishedDirectory());
     if (renderBootstrap(next.bootstrap) !== renderBootstrap(running.bootstrap)) return false;
-    const listeners = running.resources.find((file) => file.kind === 'listeners');
-    return !resourceFileText(listeners!).includes('"port_value": 0\n');
+    const listeners = running.resources.find((file) => file.kind === 'listeners')?.document.resources ?? [];
+    return !listeners.some(
+      (listener) =>
+        (listener.address as { socket_address?: { port_value?: number } } | undefined)?.socket_address
+          ?.port_value === 0,
+    );
   }
 
   /** The directory of the serving Envoy's resource files. */
@@ -465,6 +472,11 @@ export class GatewayReload implements ManagedConfiguration {
     return file;
   }
 
+  private async discardValidation(): Promise<void> {
+    if (this.validated) await rm(this.validated.directory, { recursive: true, force: true });
+    this.validated = undefined;
+  }
+
   /**
    * The files a new Envoy starts on: its bootstrap and its resource files, in a directory of its own (the
    * validated one when `bootstrap` is the one just validated), so the Envoy before it, draining, keeps its own.
@@ -472,10 +484,10 @@ export class GatewayReload implements ManagedConfiguration {
   private async prepare(
     bootstrap: Bootstrap,
   ): Promise<{ readonly bootstrapFile: string; readonly published: DynamicGateway }> {
-    const directory =
-      this.validated?.text === renderBootstrap(bootstrap)
-        ? this.validated.directory
-        : this.envoyDirectory(++this.files);
+    const validated = this.validated?.text === renderBootstrap(bootstrap) ? this.validated : undefined;
+    // Each directory serves one Envoy: the validated one is taken once.
+    if (validated) this.validated = undefined;
+    const directory = validated?.directory ?? this.envoyDirectory(++this.files);
     const published = dynamicGateway(bootstrap, directory);
     for (const file of published.resources) {
       await mkdir(path.dirname(file.file), { recursive: true });

@@ -473,6 +473,25 @@ describe('GatewayReload: what a change touches', () => {
     expect(gateway.reload.running().config.apis.map((api) => api.id)).toEqual(['courses', 'prices']);
   });
 
+  it('hot-restarts when a listener of the running Envoy has a port the system chose: its files say 0, the new ones the port it got', async () => {
+    const anyPort = { http: { host: '127.0.0.1', port: 0 } };
+    const gateway = await gatewayOver({ ...oneApi(), 'gateway.yaml': configText(['courses'], anyPort) });
+
+    const outcome = await gateway.reload.change(
+      new Map([
+        [gateway.configFile, configText(['courses', 'prices'], anyPort)],
+        [gateway.file('prices.xml'), marking('prices')],
+      ]),
+    );
+
+    expect(outcome).toEqual({ ok: true, generation: 2 });
+    expect(gateway.log.slice(0, 3)).toEqual([
+      'envoy validates the new bootstrap',
+      'envoy epoch 1 on the transition bootstrap',
+      'previous envoy gone',
+    ]);
+  });
+
   it('hot-restarts Envoy straight onto a bootstrap that adds no route and drops no cluster, then reloads the children', async () => {
     const gateway = await gatewayOver(oneApi());
 
