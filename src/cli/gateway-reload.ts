@@ -1,5 +1,3 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { ConfigError } from '../config/config-error.js';
 import { bootstrapObject, renderBootstrap, transitionBootstrap } from '../config/envoy.js';
 import { compileGateway, GatewayLoadError } from '../config/gateway.js';
@@ -17,11 +15,7 @@ import {
   writeRunningSnapshot,
 } from '../config/snapshot.js';
 import { FileSetWatcher, referencedFiles } from '../config/watch.js';
-import {
-  type DynamicGateway,
-  dynamicGateway,
-  resourceFileText,
-} from '../envoy/bootstrap/dynamic-resources.js';
+import { type DynamicGateway, dynamicGateway } from '../envoy/bootstrap/dynamic-resources.js';
 import type { Bootstrap } from '../envoy/config-types.js';
 import { type Logger, processLogger } from '../log.js';
 import type {
@@ -30,6 +24,7 @@ import type {
   ManagedConfiguration,
   RunningConfiguration,
 } from '../management/store.js';
+import { changesInPlace, directoryOf, EnvoyFiles } from './envoy-files.js';
 import { EnvoyRejected } from './envoy-resources.js';
 import type { EnvoyAddresses, EnvoyFamily } from './hot-restart.js';
 import type { Supervisor } from './supervisor.js';
@@ -124,9 +119,6 @@ export class GatewayReload implements ManagedConfiguration {
   /** Whether the queued reload was asked for by SIGHUP. */
   private forceQueued = false;
   private closed = false;
-  private files = 0;
-  /** The bootstrap last validated and the directory it was written in: an Envoy started on it gets that one. */
-  private validated: { readonly text: string; readonly directory: string } | undefined;
   private current: Running;
   private readonly configFile: string;
   private readonly directory: string;
@@ -136,12 +128,14 @@ export class GatewayReload implements ManagedConfiguration {
   private readonly snapshotFile: string;
   private readonly childReloadTimeoutMs: number;
   private readonly log: Logger;
+  private readonly envoyFiles: EnvoyFiles;
 
   constructor(options: GatewayReloadOptions) {
     this.log = options.logger ?? processLogger;
     const { plan, texts, snapshot } = options;
     this.configFile = options.configFile;
     this.directory = options.stateDirectory;
+    this.envoyFiles = new EnvoyFiles(options.stateDirectory);
     this.children = options.children;
     this.envoys = options.envoys;
     const engines = options.engines;
@@ -157,7 +151,7 @@ export class GatewayReload implements ManagedConfiguration {
       bootstrap,
       text: renderBootstrap(bootstrap),
       // Until the first Envoy starts (startEnvoy writes its files).
-      published: dynamicGateway(bootstrap, this.envoyDirectory(0)),
+      published: this.envoyFiles.initial(bootstrap),
       generation: 1,
     };
   }
@@ -181,7 +175,7 @@ export class GatewayReload implements ManagedConfiguration {
     const started = this.queue.then(async () => {
       if (this.closed) throw new Error('the gateway is stopping');
       if (moved) this.adopt(withBoundPorts(this.current.plan, moved));
-      const next = await this.prepare(this.current.bootstrap);
+      const next = await this.envoyFiles.prepare(this.current.bootstrap);
       const envoy = await this.envoys.start(next.bootstrapFile);
       this.current = { ...this.current, published: next.published };
       this.adopt(withBoundPorts(this.current.plan, { envoy }));
@@ -323,17 +317,17 @@ export class GatewayReload implements ManagedConfiguration {
 
     const changed = text !== this.current.text;
     if (changed) {
-      const invalid = await this.envoys.validate(await this.validationFile(text));
+      const invalid = await this.envoys.validate(await this.envoyFiles.validation(text));
       if (invalid) {
-        await this.discardValidation();
+        await this.envoyFiles.discardValidation();
         this.log.error(`configuration refused, nothing changed: Envoy rejects the bootstrap:\n${invalid}`);
         return refused(400, 'Envoy rejects the bootstrap of this configuration; nothing changed', [invalid]);
       }
     }
     const running = this.current.published;
-    const inPlace = changed && this.changesInPlace(bootstrap);
+    const inPlace = changed && changesInPlace(running, bootstrap);
     // Only a new Envoy starts from the directory the bootstrap was validated in.
-    if (inPlace) await this.discardValidation();
+    if (inPlace) await this.envoyFiles.discardValidation();
 
     // Before any child reloads; a child restarted from now on starts on the new configuration too.
     await writeRunningSnapshot(this.snapshotFile, snapshot.text);
@@ -343,48 +337,31 @@ export class GatewayReload implements ManagedConfiguration {
           throw error;
         })
       : undefined;
-    let enginesReloaded = false;
+    // What has been done so far, for putting it back.
+    const steps = { enginesReloaded: false };
     let published = running;
     try {
       if (!changed) {
         await this.reloadEngines();
-        enginesReloaded = true;
+        steps.enginesReloaded = true;
       } else if (inPlace) {
         // The running Envoy takes the resources both configurations need, the engines switch, then it takes
         // exactly the new ones; listeners the change leaves alone keep their connections.
-        const directory = this.publishedDirectory();
+        const directory = directoryOf(running);
         await this.envoys.publish(
           dynamicGateway(transitionBootstrap(this.current.bootstrap, bootstrap), directory).resources,
         );
         await this.reloadEngines();
-        enginesReloaded = true;
+        steps.enginesReloaded = true;
         published = dynamicGateway(bootstrap, directory);
         const envoy = await this.envoys.publish(published.resources);
         plan = withBoundPorts(plan, { envoy });
       } else {
         progress?.restarting?.();
-        const transition = transitionBootstrap(this.current.bootstrap, bootstrap);
-        // The engines switch only once no Envoy without the new clusters serves any more: the previous epoch
-        // goes on serving the connections it had while it drains.
-        let envoy: EnvoyAddresses;
-        if (renderBootstrap(transition) !== text) {
-          await this.envoys.start((await this.prepare(transition)).bootstrapFile);
-          await this.envoys.previousGone();
-          await this.reloadEngines();
-          enginesReloaded = true;
-          const next = await this.prepare(bootstrap);
-          envoy = await this.envoys.start(next.bootstrapFile);
-          published = next.published;
-        } else {
-          const next = await this.prepare(bootstrap);
-          envoy = await this.envoys.start(next.bootstrapFile);
-          published = next.published;
-          await this.envoys.previousGone();
-          await this.reloadEngines();
-          enginesReloaded = true;
-        }
+        const restarted = await this.restartEnvoy(bootstrap, text, steps);
+        published = restarted.published;
         // A listener the new configuration leaves to the system (0) keeps the port it got from now on.
-        plan = withBoundPorts(plan, { envoy });
+        plan = withBoundPorts(plan, { envoy: restarted.envoy });
       }
       bootstrap = bootstrapObject(plan);
       text = renderBootstrap(bootstrap);
@@ -404,10 +381,16 @@ export class GatewayReload implements ManagedConfiguration {
       if (previous) await restoreFiles(previous);
       await writeRunningSnapshot(this.snapshotFile, this.current.snapshot);
       // Put the engines back on the configuration that runs.
-      if (enginesReloaded) await this.reloadEngines();
+      if (steps.enginesReloaded) await this.reloadEngines();
       return rejected
         ? refused(400, 'Envoy rejects this configuration; the running configuration stays', [message])
-        : refused(503, 'Envoy could not start with this configuration; nothing changed', [message]);
+        : refused(
+            503,
+            inPlace
+              ? 'Envoy did not take this configuration; nothing changed'
+              : 'Envoy could not start with this configuration; nothing changed',
+            [message],
+          );
     }
     // The service last, once every route of the new configuration is served: a tool it now lists can be called.
     // It reads the same files; a configuration it cannot serve leaves it on its catalog (it says why).
@@ -436,66 +419,30 @@ export class GatewayReload implements ManagedConfiguration {
   }
 
   /**
-   * Whether the serving Envoy can take `bootstrap` through its resource files: what stays in its bootstrap is the
-   * same, and none of its listeners is on a port the system chose (the files say 0 there; the new ones would name
-   * the port it got, a different listener that could not bind beside the old one).
+   * Hot-restarts Envoy onto `bootstrap` (whose rendering is `text`), the engines switching in between: first an
+   * Envoy with the routes both configurations have and the clusters of both, and the engines only once no Envoy
+   * without the new clusters serves any more (the previous epoch serves the connections it had while it drains).
    */
-  private changesInPlace(bootstrap: Bootstrap): boolean {
-    const running = this.current.published;
-    const next = dynamicGateway(bootstrap, this.publishedDirectory());
-    if (renderBootstrap(next.bootstrap) !== renderBootstrap(running.bootstrap)) return false;
-    const listeners = running.resources.find((file) => file.kind === 'listeners')?.document.resources ?? [];
-    return !listeners.some(
-      (listener) =>
-        (listener.address as { socket_address?: { port_value?: number } } | undefined)?.socket_address
-          ?.port_value === 0,
-    );
-  }
-
-  /** The directory of the serving Envoy's resource files. */
-  private publishedDirectory(): string {
-    const listeners = this.current.published.bootstrap.dynamic_resources.lds_config.path_config_source.path;
-    return path.dirname(path.dirname(listeners));
-  }
-
-  private envoyDirectory(index: number): string {
-    return path.join(this.directory, `envoy-${index}`);
-  }
-
-  /** Writes the whole bootstrap for `envoy --mode validate`, in the directory the Envoy on it would get. */
-  private async validationFile(text: string): Promise<string> {
-    const directory = this.envoyDirectory(++this.files);
-    await mkdir(directory, { recursive: true });
-    const file = path.join(directory, 'validate.yaml');
-    await writeFile(file, text);
-    this.validated = { text, directory };
-    return file;
-  }
-
-  private async discardValidation(): Promise<void> {
-    if (this.validated) await rm(this.validated.directory, { recursive: true, force: true });
-    this.validated = undefined;
-  }
-
-  /**
-   * The files a new Envoy starts on: its bootstrap and its resource files, in a directory of its own (the
-   * validated one when `bootstrap` is the one just validated), so the Envoy before it, draining, keeps its own.
-   */
-  private async prepare(
+  private async restartEnvoy(
     bootstrap: Bootstrap,
-  ): Promise<{ readonly bootstrapFile: string; readonly published: DynamicGateway }> {
-    const validated = this.validated?.text === renderBootstrap(bootstrap) ? this.validated : undefined;
-    // Each directory serves one Envoy: the validated one is taken once.
-    if (validated) this.validated = undefined;
-    const directory = validated?.directory ?? this.envoyDirectory(++this.files);
-    const published = dynamicGateway(bootstrap, directory);
-    for (const file of published.resources) {
-      await mkdir(path.dirname(file.file), { recursive: true });
-      await writeFile(file.file, resourceFileText(file));
+    text: string,
+    steps: { enginesReloaded: boolean },
+  ): Promise<{ readonly envoy: EnvoyAddresses; readonly published: DynamicGateway }> {
+    const transition = transitionBootstrap(this.current.bootstrap, bootstrap);
+    if (renderBootstrap(transition) !== text) {
+      await this.envoys.start((await this.envoyFiles.prepare(transition)).bootstrapFile);
+      await this.envoys.previousGone();
+      await this.reloadEngines();
+      steps.enginesReloaded = true;
+      const next = await this.envoyFiles.prepare(bootstrap);
+      return { envoy: await this.envoys.start(next.bootstrapFile), published: next.published };
     }
-    const bootstrapFile = path.join(directory, 'bootstrap.yaml');
-    await writeFile(bootstrapFile, renderBootstrap(published.bootstrap));
-    return { bootstrapFile, published };
+    const next = await this.envoyFiles.prepare(bootstrap);
+    const envoy = await this.envoys.start(next.bootstrapFile);
+    await this.envoys.previousGone();
+    await this.reloadEngines();
+    steps.enginesReloaded = true;
+    return { envoy, published: next.published };
   }
 
   private reloadEngines(): Promise<void> {
