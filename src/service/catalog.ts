@@ -45,8 +45,9 @@ export function toolOperations(config: CatalogConfig): readonly ToolOperation[] 
             ...(operation.id ? { operationId: operation.id } : {}),
             method: operation.method,
             urlTemplate: operation.urlTemplate,
-            // Template variables carry no schema in the configuration; the endpoint makes each a required string.
-            templateParameters: [],
+            // Declared template parameters keep their type (the example's `{id}` is an integer); the endpoint makes
+            // each undeclared variable a required string.
+            templateParameters: operation.templateParameters.map(toolParameter),
             queryParameters: operation.queryParameters.map(toolParameter),
             headerParameters: operation.headerParameters.map(toolParameter),
             ...(operation.requestBody ? { requestBodySchema: operation.requestBody } : {}),

@@ -265,13 +265,16 @@ export class SessionHttp {
   }
 
   /**
-   * The session named by `Mcp-Session-Id`, with the `MCP-Protocol-Version` rules: an unsupported version is
-   * 400; a missing one means the negotiated version (the session tells us; the spec's 2025-03-26 default is
-   * for requests with no other evidence); one that contradicts the negotiated version is 400.
+   * The session named by `Mcp-Session-Id`, with the `MCP-Protocol-Version` rules: an invalid or unsupported
+   * version is 400 (the only case the transport spec makes a 400); any supported one is accepted, and the request
+   * is served under the negotiated revision, as the TypeScript SDK's server does (a client that sends its own
+   * latest version on every request, as the conformance suite's 0.1.16 `server-sse-multiple-streams` does, is not
+   * refused). A missing one means the negotiated version (the session tells us; the spec's 2025-03-26 default is
+   * for requests with no other evidence).
    */
   async #session(request: HttpRequestView, subject: Subject): Promise<Checked<Session>> {
     const version = request.header(VERSION_HEADER);
-    if (version !== undefined && !findRevision(version)) {
+    if (version !== undefined && (!findRevision(version) || !this.#o.served.includes(version))) {
       return {
         ok: false,
         reply: errorReply(
@@ -297,18 +300,7 @@ export class SessionHttp {
     if (!record || !revision || record.sub !== subject.sub || record.clientId !== subject.clientId) {
       return { ok: false, reply: errorReply(404, ErrorCode.SessionNotFound, 'Session not found') };
     }
-    const session: Session = { record, revision };
-    if (version !== undefined && version !== session.revision.id) {
-      return {
-        ok: false,
-        reply: errorReply(
-          400,
-          ErrorCodes.Transport,
-          `Bad Request: MCP-Protocol-Version ${version} does not match the negotiated ${session.revision.id}`,
-        ),
-      };
-    }
-    return { ok: true, value: session };
+    return { ok: true, value: { record, revision } };
   }
 
   async #jsonReply(
