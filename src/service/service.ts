@@ -26,6 +26,7 @@ import { configToolCatalog } from './catalog.js';
 import { clientAddress } from './client-address.js';
 import { callerApis, createGatewayCaller } from './gateway-caller.js';
 import { RedisSessionStore } from './mcp-redis-sessions.js';
+import { configUpstreamCatalog, gatewayUpstreamRouter } from './mcp-upstreams.js';
 import type { ServiceMetrics } from './metrics.js';
 
 export interface ServiceOptions {
@@ -121,6 +122,9 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     tokenTtlSeconds: mcpConfig.serviceTokenTtlSeconds,
   });
   const caller = options.metrics ? options.metrics.countCalls(gatewayCaller) : gatewayCaller;
+  const upstreamCatalog = configUpstreamCatalog(config);
+  // Read at each new upstream session, so a reload's URL suffixes are followed.
+  let urlSuffixes = new Map(config.apis.map((api) => [api.id, api.urlSuffix]));
   const mcp = createMcpEndpoint({
     resourceUrl: mcpUrl,
     issuer: authorizationServer.metadata().issuer as string,
@@ -139,6 +143,16 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     maxConcurrentPerSession: mcpConfig.maxConcurrentRequestsPerSession,
     ...mcpSessionStore(backend),
     logger: processLogger,
+    upstreams: {
+      catalog: upstreamCatalog,
+      router: gatewayUpstreamRouter({
+        gatewayUrl,
+        audienceBase: mcpConfig.gatewayUrl ?? gatewayUrl,
+        urlSuffixes: (apiId) => urlSuffixes.get(apiId),
+        mint: (input) => authorizationServer.mintServiceToken(input),
+        tokenTtlSeconds: mcpConfig.serviceTokenTtlSeconds,
+      }),
+    },
   });
 
   // The AS reads raw bodies itself and the MCP adapter reads its own: no body parser in front of either.
@@ -170,6 +184,8 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       }
       // The routes before the tools: a tool that appears can be called at once.
       gatewayCaller.replaceApis(callerApis(next.config));
+      urlSuffixes = new Map(next.config.apis.map((api) => [api.id, api.urlSuffix]));
+      upstreamCatalog.replace(next.config);
       catalog.replace(next.config);
       return { tools: mcp.stats().tools, atNextStart: fixedSettings(started, next.config) };
     },

@@ -1,0 +1,124 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { mcpEndpointPath, toolMatcher, toolPrefixOf } from '../config/mcp-servers.js';
+import type { GatewayConfig } from '../config/schema.js';
+import {
+  productScope,
+  type Subject,
+  type UpstreamCatalog,
+  type UpstreamRouter,
+  type UpstreamServer,
+} from '../mcp/index.js';
+import { apiAudience, type ServiceTokenMinter } from './gateway-caller.js';
+
+type McpSource = Pick<GatewayConfig, 'apis' | 'products'>;
+
+/** The service's view of the MCP server APIs, which a configuration reload replaces. */
+export interface ConfigUpstreamCatalog extends UpstreamCatalog {
+  /** Makes the servers those of `config`; listeners are told only when they differ. */
+  replace(config: McpSource): void;
+}
+
+/**
+ * Every API of type `mcp` that is in at least one product (the scopes come from products, as for the REST-API tools):
+ * its tool filter and write rule compiled once.
+ */
+export function upstreamServers(config: McpSource): UpstreamServer[] {
+  return config.apis.flatMap((api) => {
+    if (api.type !== 'mcp') return [];
+    const productIds = config.products.filter((p) => p.apis.includes(api.id)).map((p) => p.id);
+    if (productIds.length === 0) return [];
+    const exposed = api.mcp?.tools ? toolMatcher(api.mcp.tools) : () => true;
+    const writeRule = api.mcp?.writeTools ?? 'annotations';
+    const listedWrite = writeRule === 'annotations' ? undefined : toolMatcher(writeRule);
+    return [
+      Object.freeze({
+        apiId: api.id,
+        name: api.name ?? api.id,
+        prefix: toolPrefixOf(api),
+        productIds,
+        exposes: exposed,
+        // With annotations, only a tool the server marks read-only is a read tool: an unmarked one may write.
+        needsWrite: listedWrite
+          ? (tool: Tool) => listedWrite(tool.name)
+          : (tool: Tool) => tool.annotations?.readOnlyHint !== true,
+      }),
+    ];
+  });
+}
+
+/** What decides an MCP API's servers: compared to tell a reload that changed them from one that did not. */
+function fingerprint(config: McpSource): string {
+  return JSON.stringify(
+    config.apis
+      .filter((api) => api.type === 'mcp')
+      .map((api) => [
+        api.id,
+        api.name,
+        api.urlSuffix,
+        api.mcp,
+        config.products.filter((p) => p.apis.includes(api.id)).map((p) => p.id),
+      ]),
+  );
+}
+
+export function configUpstreamCatalog(config: McpSource): ConfigUpstreamCatalog {
+  let servers = upstreamServers(config);
+  let current = fingerprint(config);
+  const listeners = new Set<() => void>();
+  return {
+    servers: () => servers,
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    replace(next) {
+      const nextFingerprint = fingerprint(next);
+      if (nextFingerprint === current) return;
+      servers = upstreamServers(next);
+      current = nextFingerprint;
+      for (const listener of [...listeners]) listener();
+    },
+  };
+}
+
+export interface GatewayUpstreamRouterOptions {
+  /** Where this process reaches Envoy's gateway listener (an origin). */
+  readonly gatewayUrl: string;
+  /** Prefix of the service token's audience, as for the REST-API tool calls. */
+  readonly audienceBase: string;
+  readonly urlSuffixes: (apiId: string) => string | undefined;
+  readonly mint: ServiceTokenMinter;
+  readonly tokenTtlSeconds?: number;
+}
+
+/**
+ * Upstream sessions go through the gateway, to the MCP API's own URL `/<urlSuffix>/mcp`, so Envoy and the engine run
+ * the API's policies on every message (rate limits per tool, the credential a `set-header` injects from a named
+ * value). The credential is a service token minted per request for the user (audience the API's gateway URL, scope the
+ * user's scopes for the API's products): the user's own token never leaves the MCP endpoint.
+ */
+export function gatewayUpstreamRouter(options: GatewayUpstreamRouterOptions): UpstreamRouter {
+  const gateway = new URL(options.gatewayUrl);
+  return (server: UpstreamServer, subject: Subject) => {
+    const suffix = options.urlSuffixes(server.apiId);
+    if (suffix === undefined) throw new Error(`MCP server API "${server.apiId}" is not in the configuration`);
+    const url = new URL(`/${suffix}${mcpEndpointPath}`, gateway);
+    const scope = server.productIds
+      .flatMap((p) => [productScope(p, true), productScope(p, false)])
+      .filter((s) => subject.scopes.includes(s));
+    const audience = apiAudience(options.audienceBase, suffix);
+    const routed: typeof fetch = async (input, init) => {
+      const token = await options.mint({
+        subject: subject.sub,
+        audience,
+        scope,
+        ...(options.tokenTtlSeconds ? { ttlSeconds: options.tokenTtlSeconds } : {}),
+      });
+      const headers = new Headers(init?.headers);
+      headers.set('authorization', `Bearer ${token}`);
+      headers.set('user-agent', 'portcullis-mcp');
+      return fetch(input, { ...init, headers });
+    };
+    return { url, fetch: routed };
+  };
+}
