@@ -80,6 +80,7 @@ export function expandMcpServers(config: GatewayConfig): GatewayConfig {
  */
 export function* mcpServerIssues(config: GatewayConfig): Iterable<CrossFieldIssue> {
   const prefixes = new Map<string, number>();
+  const auth = config.auth;
   for (const [index, api] of config.apis.entries()) {
     if (api.type !== 'mcp') {
       if (api.mcp !== undefined)
@@ -98,6 +99,13 @@ export function* mcpServerIssues(config: GatewayConfig): Iterable<CrossFieldIssu
       yield {
         path: ['apis', index, 'operations'],
         message: `an MCP API's operations are its endpoint's POST, GET and DELETE ${mcpEndpointPath}, added by Portcullis: list none (policies per tool go in the API policy, see docs/oauth-and-mcp.md)`,
+      };
+    if (auth && auth.dataDir === undefined && auth.signingKeys?.file === undefined)
+      yield {
+        path: ['apis', index, 'type'],
+        message:
+          "the engine checks an MCP server API's access tokens with the authorization server's keys, which it reads from " +
+          'auth.signingKeys.file or auth.dataDir: set one of them (keys generated in memory stay in the service process)',
       };
     const prefix = toolPrefixOf(api).toLowerCase();
     const previous = prefixes.get(prefix);
@@ -120,4 +128,12 @@ export function toolMatcher(patterns: readonly string[]): (name: string) => bool
 
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
+/**
+ * An MCP server API's own URL, `<auth.baseUrl>/<urlSuffix>/mcp`: its RFC 9728 `resource` and the audience of the
+ * tokens it accepts (the user's, and the service's on the aggregated endpoint's behalf).
+ */
+export function mcpResourceUrl(baseUrl: string, urlSuffix: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/${urlSuffix}${mcpEndpointPath}`;
 }

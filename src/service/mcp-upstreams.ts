@@ -1,5 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { mcpEndpointPath, toolMatcher, toolPrefixOf } from '../config/mcp-servers.js';
+import type Koa from 'koa';
+import { mcpEndpointPath, mcpResourceUrl, toolMatcher, toolPrefixOf } from '../config/mcp-servers.js';
 import type { GatewayConfig } from '../config/schema.js';
 import {
   productScope,
@@ -8,7 +9,7 @@ import {
   type UpstreamRouter,
   type UpstreamServer,
 } from '../mcp/index.js';
-import { apiAudience, type ServiceTokenMinter } from './gateway-caller.js';
+import type { ServiceTokenMinter } from './gateway-caller.js';
 
 type McpSource = Pick<GatewayConfig, 'apis' | 'products'>;
 
@@ -84,8 +85,8 @@ export function configUpstreamCatalog(config: McpSource): ConfigUpstreamCatalog 
 export interface GatewayUpstreamRouterOptions {
   /** Where this process reaches Envoy's gateway listener (an origin). */
   readonly gatewayUrl: string;
-  /** Prefix of the service token's audience, as for the REST-API tool calls. */
-  readonly audienceBase: string;
+  /** `auth.baseUrl`: the MCP APIs' own URLs, the audience the engine checks (engine/mcp-access.ts), start with it. */
+  readonly resourceBase: string;
   readonly urlSuffixes: (apiId: string) => string | undefined;
   readonly mint: ServiceTokenMinter;
   readonly tokenTtlSeconds?: number;
@@ -94,8 +95,8 @@ export interface GatewayUpstreamRouterOptions {
 /**
  * Upstream sessions go through the gateway, to the MCP API's own URL `/<urlSuffix>/mcp`, so Envoy and the engine run
  * the API's policies on every message (rate limits per tool, the credential a `set-header` injects from a named
- * value). The credential is a service token minted per request for the user (audience the API's gateway URL, scope the
- * user's scopes for the API's products): the user's own token never leaves the MCP endpoint.
+ * value). The credential is a service token minted per request for the user (audience the MCP API's own URL, as the
+ * engine checks for any client of it; scope the user's scopes for the API's products): the user's own token never leaves the MCP endpoint.
  */
 export function gatewayUpstreamRouter(options: GatewayUpstreamRouterOptions): UpstreamRouter {
   const gateway = new URL(options.gatewayUrl);
@@ -106,7 +107,7 @@ export function gatewayUpstreamRouter(options: GatewayUpstreamRouterOptions): Up
     const scope = server.productIds
       .flatMap((p) => [productScope(p, true), productScope(p, false)])
       .filter((s) => subject.scopes.includes(s));
-    const audience = apiAudience(options.audienceBase, suffix);
+    const audience = mcpResourceUrl(options.resourceBase, suffix);
     const routed: typeof fetch = async (input, init) => {
       const token = await options.mint({
         subject: subject.sub,
@@ -120,5 +121,38 @@ export function gatewayUpstreamRouter(options: GatewayUpstreamRouterOptions): Up
       return fetch(input, { ...init, headers });
     };
     return { url, fetch: routed };
+  };
+}
+
+/**
+ * The RFC 9728 protected resource metadata of each MCP server API's own URL, at
+ * `/.well-known/oauth-protected-resource/<urlSuffix>/mcp` (the path-inserted form the engine's 401 names): this
+ * authorization server, and the scopes of the API's products.
+ */
+export function mcpServerMetadata(options: {
+  readonly issuer: string;
+  readonly baseUrl: string;
+  readonly apis: () => McpSource;
+}): Koa.Middleware {
+  const prefix = '/.well-known/oauth-protected-resource/';
+  return async (ctx, next) => {
+    if (!ctx.path.startsWith(prefix) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    const config = options.apis();
+    const api = config.apis.find(
+      (candidate) =>
+        candidate.type === 'mcp' && ctx.path === `${prefix}${candidate.urlSuffix}${mcpEndpointPath}`,
+    );
+    if (!api) return next();
+    const products = config.products.filter((p) => p.apis.includes(api.id)).map((p) => p.id);
+    ctx.set('cache-control', 'public, max-age=300');
+    ctx.set('access-control-allow-origin', '*');
+    ctx.type = 'application/json';
+    ctx.body = {
+      resource: mcpResourceUrl(options.baseUrl, api.urlSuffix),
+      authorization_servers: [options.issuer],
+      scopes_supported: products.flatMap((p) => [productScope(p, true), productScope(p, false)]).sort(),
+      bearer_methods_supported: ['header'],
+      resource_name: api.name ?? api.id,
+    };
   };
 }

@@ -109,6 +109,8 @@ beforeAll(async () => {
     urlSuffix: locked
     serviceUrl: ${locked.url}`,
     productsYaml: '  - { id: tools, apis: [weather, notes, locked] }',
+    // The engine checks the MCP APIs' tokens with the AS's keys, which it reads from there.
+    authYaml: '  dataDir: auth-data',
     namedValuesYaml: `namedValues:\n  weather-key: { value: ${WEATHER_KEY}, secret: true }`,
   });
 }, 60_000);
@@ -120,7 +122,7 @@ afterAll(async () => {
   await locked?.close();
 });
 
-async function connect(user: { username: string; password: string }, scope?: string) {
+async function connect(user: { username: string; password: string }, scope?: string, url = stack.mcpUrl) {
   const provider = new HeadlessProvider({
     user,
     clientName: 'MCP upstream e2e',
@@ -129,11 +131,11 @@ async function connect(user: { username: string; password: string }, scope?: str
     ...(scope ? { scope } : {}),
   });
   const first = new Client({ name: 'e2e', version: '1.0.0' });
-  const firstTransport = new StreamableHTTPClientTransport(new URL(stack.mcpUrl), { authProvider: provider });
+  const firstTransport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
   await expect(first.connect(firstTransport)).rejects.toBeInstanceOf(UnauthorizedError);
   await firstTransport.finishAuth(provider.code!);
   const client = new Client({ name: 'e2e', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(stack.mcpUrl), { authProvider: provider });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
   await client.connect(transport);
   return { client, transport, provider };
 }
@@ -179,16 +181,15 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
     expect(notes.opened).toHaveLength(1);
 
     // The credential came from the secret named value, through the API's policy; the gateway's token did not reach
-    // the third-party server, and the user's token never left the MCP endpoint.
+    // the third-party server.
     const posts = weather.requests.filter((request) => request.method === 'POST');
     expect(posts.length).toBeGreaterThan(0);
     for (const request of weather.requests) {
       expect(request.headers['x-api-key']).toBe(WEATHER_KEY);
       expect(request.headers.authorization).toBeUndefined();
     }
-    for (const request of notes.requests) {
-      expect(request.headers.authorization).not.toContain(provider.tokens()!.access_token);
-    }
+    // Nor did the service token reach the server without a policy: the engine checked it and kept it.
+    for (const request of notes.requests) expect(request.headers.authorization).toBeUndefined();
 
     // A tool added upstream: the server's list_changed reaches this client, and the new tool is listed.
     let changed = 0;
@@ -302,6 +303,76 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
       ),
     ).toBe(false);
     await fresh.client.close();
+    await client.close();
+  }, 60_000);
+});
+
+describe('an MCP server API at its own URL, /<urlSuffix>/mcp, through Envoy and the engine', () => {
+  it('401 → its own protected resource metadata → OAuth for that resource → the server itself; the client token never reaches it', async () => {
+    const url = `${stack.gatewayUrl}/notes/mcp`;
+    const unauthenticated = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect(unauthenticated.status).toBe(401);
+    const metadataUrl = `${stack.gatewayUrl}/.well-known/oauth-protected-resource/notes/mcp`;
+    expect(unauthenticated.headers.get('www-authenticate')).toBe(
+      `Bearer scope="read:tools-work write:tools-work", resource_metadata="${metadataUrl}"`,
+    );
+    await unauthenticated.arrayBuffer();
+    expect(await (await fetch(metadataUrl)).json()).toEqual({
+      resource: url,
+      authorization_servers: [stack.issuer],
+      scopes_supported: ['read:tools-work', 'write:tools-work'],
+      bearer_methods_supported: ['header'],
+      resource_name: 'Notes',
+    });
+
+    const requestsBefore = notes.requests.length;
+    const { client, transport, provider } = await connect(USERS.alice, undefined, url);
+    expect(decodeJwt(provider.tokens()!.access_token)).toMatchObject({ aud: url, sub: 'alice' });
+    expect(provider.authorizationUrls[0]!.searchParams.get('resource')).toBe(url);
+    // The server's own tools, unprefixed: this is the server, governed by the gateway.
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+      'add_note',
+      'list_notes',
+    ]);
+    expect(text(await client.callTool({ name: 'add_note', arguments: { text: 'direct' } }))).toMatch(
+      /^saved \d+$/,
+    );
+    const direct = notes.requests.slice(requestsBefore);
+    expect(direct.length).toBeGreaterThan(0);
+    for (const request of direct) expect(request.headers.authorization).toBeUndefined();
+
+    // A token for /v1/mcp is not one for this server.
+    const other = await connect(USERS.alice);
+    const wrongAudience = await fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${other.provider.tokens()!.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect(wrongAudience.status).toBe(401);
+    expect(wrongAudience.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    await wrongAudience.arrayBuffer();
+    await other.client.close();
+    await transport.terminateSession();
+    await client.close();
+  }, 60_000);
+
+  it("the API's policies run on direct traffic too: the per-tool rate limit of the weather server", async () => {
+    const url = `${stack.gatewayUrl}/weather/mcp`;
+    const { client } = await connect(USERS.bob, undefined, url);
+    // Bob's two get_forecast calls of the minute went through /v1/mcp (the same policy, the same key): a third is 429.
+    const limited = client.callTool({ name: 'get_forecast', arguments: { city: 'Alta' } });
+    await expect(limited).rejects.toThrow(/429/);
+    expect(text(await client.callTool({ name: 'set_alert', arguments: { city: 'Alta' } }))).toBe(
+      'alert set for Alta',
+    );
     await client.close();
   }, 60_000);
 });

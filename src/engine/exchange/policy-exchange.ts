@@ -39,6 +39,8 @@ import type { PolicyEngine } from './policy-engine.js';
 import { preflightAnswer } from './preflight.js';
 import {
   answeredWhole,
+  bearerRefusal,
+  forwardedAuthorization,
   largeBodyRefusal,
   malformedRequest,
   type Refusal,
@@ -62,6 +64,8 @@ class PolicyExchange implements Exchange {
   /** The policy services as this request's pipelines see them (made with its first pipeline run). */
   private requestServices: PolicyServices | undefined;
   private state: ExchangeState = { kind: 'matching' };
+  /** The client's access token for an MCP server API: checked here, never forwarded (mcp-access.ts). */
+  private mcpAuthorization: string | undefined;
   private readonly record = new ExchangeRecord();
 
   constructor(
@@ -107,6 +111,9 @@ class PolicyExchange implements Exchange {
     this.record.admitted(match.api.id);
 
     if (match.kind === 'no-operation') return this.operationNotFound(request, match, headers);
+    const mcp = await this.engine.mcpAccess?.check(match.api.id, headers);
+    if (mcp?.kind === 'refused') return this.answer(bearerRefusal(mcp), undefined);
+    if (mcp?.kind === 'allowed') this.mcpAuthorization = mcp.authorization;
     if (request.access.kind === 'refused') {
       const { reason } = request.access;
       const pipeline = forProduct(request.access, match.api.apiPipeline, match.api.productApiPipelines);
@@ -250,6 +257,9 @@ class PolicyExchange implements Exchange {
   ): PhaseResult {
     const mutation = forwardTo(this.engine, request, forwarded, this.record.method);
     if (mutation.kind === 'refused') return this.refuse(mutation.refusal, run);
+    // The MCP client's token is for the gateway: the upstream never gets it (a policy may set its own credential).
+    const keepsClientToken =
+      this.mcpAuthorization !== undefined && forwardedAuthorization(forwarded) === this.mcpAuthorization;
     const { route } = mutation;
     this.state = {
       kind: 'forwarded',
@@ -258,7 +268,9 @@ class PolicyExchange implements Exchange {
       sent: { request: forwarded, route, body: mutation.body ?? clientBody },
     };
     this.record.forwarded();
-    return mutation.result;
+    return keepsClientToken
+      ? { ...mutation.result, removeHeaders: [...(mutation.result.removeHeaders ?? []), 'authorization'] }
+      : mutation.result;
   }
 
   /** The engine's services for its own backend calls, and the request's whose deadline bounds them. */
