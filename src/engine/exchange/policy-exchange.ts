@@ -40,7 +40,6 @@ import { preflightAnswer } from './preflight.js';
 import {
   answeredWhole,
   bearerRefusal,
-  forwardedAuthorization,
   largeBodyRefusal,
   malformedRequest,
   type Refusal,
@@ -255,11 +254,8 @@ class PolicyExchange implements Exchange {
     forwarded: ForwardedRequest,
     clientBody: Buffer | undefined,
   ): PhaseResult {
-    const mutation = forwardTo(this.engine, request, forwarded, this.record.method);
+    const mutation = forwardTo(this.engine, request, forwarded, this.record.method, this.mcpAuthorization);
     if (mutation.kind === 'refused') return this.refuse(mutation.refusal, run);
-    // The MCP client's token is for the gateway: the upstream never gets it (a policy may set its own credential).
-    const keepsClientToken =
-      this.mcpAuthorization !== undefined && forwardedAuthorization(forwarded) === this.mcpAuthorization;
     const { route } = mutation;
     this.state = {
       kind: 'forwarded',
@@ -268,9 +264,7 @@ class PolicyExchange implements Exchange {
       sent: { request: forwarded, route, body: mutation.body ?? clientBody },
     };
     this.record.forwarded();
-    return keepsClientToken
-      ? { ...mutation.result, removeHeaders: [...(mutation.result.removeHeaders ?? []), 'authorization'] }
-      : mutation.result;
+    return mutation.result;
   }
 
   /** The engine's services for its own backend calls, and the request's whose deadline bounds them. */

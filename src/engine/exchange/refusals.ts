@@ -147,13 +147,6 @@ export function bearerRefusal(refused: {
   };
 }
 
-/** The Authorization header of a request as the policies left it. */
-export function forwardedAuthorization(request: {
-  readonly headers: readonly (readonly [string, string])[];
-}): string | undefined {
-  return request.headers.find(([name]) => name.toLowerCase() === 'authorization')?.[1];
-}
-
 /** The engine answers with this response, whole (a policy's, or one it fetched itself). */
 export function answeredWhole(
   response: FinalResponse,
