@@ -22,6 +22,7 @@ const benchmarks = [
   'state',
   'oauth-grants',
   'mcp',
+  'mcp-upstream',
 ];
 
 const wanted = process.argv.slice(2);

@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { decodeJwt } from 'jose';
 import type Koa from 'koa';
 import { mcpEndpointPath, mcpResourceUrl, toolMatcher, toolPrefixOf } from '../config/mcp-servers.js';
 import type { GatewayConfig } from '../config/schema.js';
@@ -95,7 +96,8 @@ export interface GatewayUpstreamRouterOptions {
 /**
  * Upstream sessions go through the gateway, to the MCP API's own URL `/<urlSuffix>/mcp`, so Envoy and the engine run
  * the API's policies on every message (rate limits per tool, the credential a `set-header` injects from a named
- * value). The credential is a service token minted per request for the user (audience the MCP API's own URL, as the
+ * value). The credential is a service token minted for the user (one per upstream session, renewed at half its
+ * lifetime) (audience the MCP API's own URL, as the
  * engine checks for any client of it; scope the user's scopes for the API's products): the user's own token never leaves the MCP endpoint.
  */
 export function gatewayUpstreamRouter(options: GatewayUpstreamRouterOptions): UpstreamRouter {
@@ -108,15 +110,25 @@ export function gatewayUpstreamRouter(options: GatewayUpstreamRouterOptions): Up
       .flatMap((p) => [productScope(p, true), productScope(p, false)])
       .filter((s) => subject.scopes.includes(s));
     const audience = mcpResourceUrl(options.resourceBase, suffix);
-    const routed: typeof fetch = async (input, init) => {
-      const token = await options.mint({
+    // One token per upstream session, minted again once half its lifetime has passed (not one signature per message;
+    // the AS may cap the lifetime below mcp.serviceTokenTtlSeconds, so the token's own claims say when).
+    let minted: { token: string; renewAt: number } | undefined;
+    const token = async () => {
+      if (minted && Date.now() < minted.renewAt) return minted.token;
+      const fresh = await options.mint({
         subject: subject.sub,
         audience,
         scope,
         ...(options.tokenTtlSeconds ? { ttlSeconds: options.tokenTtlSeconds } : {}),
       });
+      const { iat, exp } = decodeJwt(fresh);
+      const renewAt = iat !== undefined && exp !== undefined ? ((iat + exp) / 2) * 1000 : 0;
+      minted = { token: fresh, renewAt };
+      return fresh;
+    };
+    const routed: typeof fetch = async (input, init) => {
       const headers = new Headers(init?.headers);
-      headers.set('authorization', `Bearer ${token}`);
+      headers.set('authorization', `Bearer ${await token()}`);
       headers.set('user-agent', 'portcullis-mcp');
       return fetch(input, { ...init, headers });
     };
