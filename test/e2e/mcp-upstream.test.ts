@@ -48,6 +48,8 @@ const WEATHER_POLICY = `<policies>
 </policies>`;
 
 let stack: Stack;
+/** What the weather server's get_slow saw: started, and then cancelled (its request's signal aborted). */
+const slow = { started: 0, cancelled: 0 };
 let weather: McpUpstream;
 let notes: McpUpstream;
 let locked: Awaited<ReturnType<typeof startLockedUpstream>>;
@@ -67,6 +69,18 @@ beforeAll(async () => {
       'set_alert',
       { description: 'Sets a weather alert', inputSchema: { city: z.string() } },
       ({ city }) => ({ content: [{ type: 'text', text: `alert set for ${city}` }] }),
+    );
+    server.registerTool(
+      'get_slow',
+      { description: 'Answers when cancelled', annotations: { readOnlyHint: true } },
+      (extra) =>
+        new Promise((resolve) => {
+          slow.started += 1;
+          extra.signal.addEventListener('abort', () => {
+            slow.cancelled += 1;
+            resolve({ content: [{ type: 'text', text: 'cancelled' }] });
+          });
+        }),
     );
     server.registerTool(
       'admin_reset',
@@ -163,6 +177,7 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
       'memo__add_note',
       'memo__list_notes',
       'weather__get_forecast',
+      'weather__get_slow',
       'weather__set_alert',
     ]);
     expect([...names].sort()).toEqual(names);
@@ -190,6 +205,16 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
     }
     // Nor did the service token reach the server without a policy: the engine checked it and kept it.
     for (const request of notes.requests) expect(request.headers.authorization).toBeUndefined();
+
+    // A client's cancellation reaches the upstream call (the service cancels its own request there).
+    const controller = new AbortController();
+    const pending = client.callTool({ name: 'weather__get_slow', arguments: {} }, undefined, {
+      signal: controller.signal,
+    });
+    await until(() => slow.started === 1, 'the upstream tool to start', 10_000);
+    controller.abort('enough');
+    await expect(pending).rejects.toThrow();
+    await until(() => slow.cancelled === 1, 'the upstream tool to see the cancellation', 10_000);
 
     // A tool added upstream: the server's list_changed reaches this client, and the new tool is listed.
     let changed = 0;
@@ -266,6 +291,7 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
     expect(names.filter((name) => name.includes('__'))).toEqual([
       'memo__list_notes',
       'weather__get_forecast',
+      'weather__get_slow',
     ]);
     // In the same session (its upstream sessions have read the tools), a write tool is 403 insufficient_scope with
     // the scope to step up to, as for a REST-API tool.

@@ -69,7 +69,8 @@ export const toolsCall: McpMethod = {
     const name = readName(params);
     const args = readArguments(params);
     const entry = ctx.tools.find(name);
-    if (!entry && ctx.upstream?.owns(name)) return ctx.upstream.call(name, args, upstreamCaller(ctx));
+    if (!entry && ctx.upstream?.owns(name))
+      return ctx.upstream.call(name, args, upstreamCaller(ctx), ctx.requestId);
     // The transport refuses ungranted calls with 403 first; this keeps the handler safe on its own.
     if (!entry || !isGranted(entry, ctx.subject.scopes)) throw unknownTool(name);
     const problems = entry.validate(args);

@@ -3,7 +3,7 @@ import type { Logger } from '../../log.js';
 import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
 import { productScope } from '../tools/registry.js';
 import type { Subject } from '../types.js';
-import { upstreamError } from './errors.js';
+import { UpstreamErrorCode, upstreamError } from './errors.js';
 import { UpstreamSessions } from './sessions.js';
 import type { UpstreamCatalog, UpstreamRouter, UpstreamServer } from './types.js';
 
@@ -41,6 +41,8 @@ export interface UpstreamCaller {
  */
 export class UpstreamTools {
   readonly #sessions: UpstreamSessions;
+  /** Upstream calls running, by downstream key and the client's request id: what `notifications/cancelled` stops. */
+  readonly #running = new Map<string, AbortController>();
   #byPrefix = new Map<string, UpstreamServer>();
   readonly #unsubscribe: () => void;
 
@@ -131,7 +133,7 @@ export class UpstreamTools {
     name: string,
     args: Record<string, unknown>,
     caller: UpstreamCaller,
-    signal?: AbortSignal,
+    requestId?: string | number,
   ): Promise<CallToolResult> {
     const split = this.#split(name);
     if (!split?.server.exposes(split.tool)) throw unknownTool(name);
@@ -141,7 +143,20 @@ export class UpstreamTools {
       const connection = await this.#connection(caller, server);
       const tool = (await connection.tools()).find((t) => t.name === toolName);
       if (!tool || !isGranted(server, tool, caller.subject)) throw unknownTool(name);
-      return await connection.callTool(toolName, args, signal);
+      const running = requestId === undefined ? undefined : runningKey(caller, requestId);
+      const controller = new AbortController();
+      if (running) this.#running.set(running, controller);
+      try {
+        return await connection.callTool(toolName, args, controller.signal);
+      } catch (error) {
+        if (controller.signal.aborted)
+          throw new McpError(UpstreamErrorCode, `MCP server "${server.name}": the call was cancelled`, {
+            server: server.name,
+          });
+        throw error;
+      } finally {
+        if (running && this.#running.get(running) === controller) this.#running.delete(running);
+      }
     } catch (error) {
       throw error instanceof McpError ? error : upstreamError(server.name, error);
     }
@@ -150,6 +165,11 @@ export class UpstreamTools {
   /** The tools of a server this caller's upstream session has read (for the synchronous scope check). */
   cachedTools(caller: UpstreamCaller): (server: UpstreamServer) => readonly Tool[] | undefined {
     return (server) => this.#sessions.peek(caller.downstream, server)?.cachedTools();
+  }
+
+  /** The client cancelled its request: the upstream call is aborted (the SDK client tells the server). */
+  cancel(caller: UpstreamCaller, requestId: string | number): void {
+    this.#running.get(runningKey(caller, requestId))?.abort('cancelled by the client');
   }
 
   /** The downstream session ended: so do its upstream sessions. */
@@ -177,6 +197,10 @@ export class UpstreamTools {
     const tool = name.slice(at + PREFIX_SEPARATOR.length);
     return server && tool !== '' ? { server, tool } : undefined;
   }
+}
+
+function runningKey(caller: UpstreamCaller, requestId: string | number): string {
+  return `${caller.downstream}\n${typeof requestId}:${requestId}`;
 }
 
 function grantingScopes(server: UpstreamServer): string[] {
