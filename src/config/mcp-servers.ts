@@ -48,14 +48,15 @@ export function toolPrefixOf(api: Pick<ApiConfig, 'id' | 'mcp'>): string {
 }
 
 /**
- * The operations of an MCP API: the three methods of a Streamable HTTP endpoint, so the engine matches its traffic
- * and runs the API's policies on it (per-tool behaviour comes from the request: see docs/oauth-and-mcp.md).
+ * The operations of an MCP API: the three methods of a Streamable HTTP endpoint, at the root of the API once its URL
+ * suffix ends with `/mcp` (expandMcpServers), so a request to `/<urlSuffix>/mcp` reaches `serviceUrl` itself and the
+ * engine runs the API's policies on it (per-tool behaviour comes from the request: see docs/oauth-and-mcp.md).
  */
 export function mcpServerOperations(): OperationConfig[] {
   return (['POST', 'GET', 'DELETE'] as const).map((method) => ({
     id: `mcp-${method.toLowerCase()}`,
     method,
-    urlTemplate: mcpEndpointPath,
+    urlTemplate: '/',
     templateParameters: [],
     queryParameters: [],
     headerParameters: [],
@@ -63,13 +64,18 @@ export function mcpServerOperations(): OperationConfig[] {
   }));
 }
 
-/** The configuration with every MCP API's endpoint operations added (the file lists none). */
+/**
+ * The configuration with every MCP API served at `/<urlSuffix>/mcp`: its URL suffix gets the `/mcp` (from here on,
+ * every part of Portcullis sees the endpoint's own suffix) and its endpoint operations are added (the file lists none).
+ */
 export function expandMcpServers(config: GatewayConfig): GatewayConfig {
   if (!config.apis.some((api) => api.type === 'mcp')) return config;
   return {
     ...config,
     apis: config.apis.map((api) =>
-      api.type === 'mcp' && api.operations.length === 0 ? { ...api, operations: mcpServerOperations() } : api,
+      api.type === 'mcp' && api.operations.length === 0
+        ? { ...api, urlSuffix: `${api.urlSuffix}${mcpEndpointPath}`, operations: mcpServerOperations() }
+        : api,
     ),
   };
 }
@@ -131,9 +137,10 @@ function escapeRegex(text: string): string {
 }
 
 /**
- * An MCP server API's own URL, `<auth.baseUrl>/<urlSuffix>/mcp`: its RFC 9728 `resource` and the audience of the
- * tokens it accepts (the user's, and the service's on the aggregated endpoint's behalf).
+ * An MCP server API's own URL, `<auth.baseUrl>/<urlSuffix>/mcp`, from the suffix of the loaded configuration (which
+ * ends with `/mcp`, expandMcpServers): its RFC 9728 `resource` and the audience of the tokens it accepts (the user's,
+ * and the service's on the aggregated endpoint's behalf).
  */
-export function mcpResourceUrl(baseUrl: string, urlSuffix: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}/${urlSuffix}${mcpEndpointPath}`;
+export function mcpResourceUrl(baseUrl: string, endpointSuffix: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/${endpointSuffix}`;
 }

@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { decodeJwt } from 'jose';
 import type Koa from 'koa';
-import { mcpEndpointPath, mcpResourceUrl, toolMatcher, toolPrefixOf } from '../config/mcp-servers.js';
+import { mcpResourceUrl, toolMatcher, toolPrefixOf } from '../config/mcp-servers.js';
 import type { GatewayConfig } from '../config/schema.js';
 import {
   productScope,
@@ -105,7 +105,7 @@ export function gatewayUpstreamRouter(options: GatewayUpstreamRouterOptions): Up
   return (server: UpstreamServer, subject: Subject) => {
     const suffix = options.urlSuffixes(server.apiId);
     if (suffix === undefined) throw new Error(`MCP server API "${server.apiId}" is not in the configuration`);
-    const url = new URL(`/${suffix}${mcpEndpointPath}`, gateway);
+    const url = new URL(`/${suffix}`, gateway);
     const scope = server.productIds
       .flatMap((p) => [productScope(p, true), productScope(p, false)])
       .filter((s) => subject.scopes.includes(s));
@@ -151,8 +151,7 @@ export function mcpServerMetadata(options: {
     if (!ctx.path.startsWith(prefix) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
     const config = options.apis();
     const api = config.apis.find(
-      (candidate) =>
-        candidate.type === 'mcp' && ctx.path === `${prefix}${candidate.urlSuffix}${mcpEndpointPath}`,
+      (candidate) => candidate.type === 'mcp' && ctx.path === `${prefix}${candidate.urlSuffix}`,
     );
     if (!api) return next();
     const products = config.products.filter((p) => p.apis.includes(api.id)).map((p) => p.id);

@@ -44,15 +44,13 @@ export async function startMcpUpstream(
     let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
     if (!transport) {
       if (req.method !== 'POST' || typeof sessionId === 'string') {
-        res
-          .writeHead(404, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: null,
-              error: { code: -32001, message: 'Session not found' },
-            }),
-          );
+        res.writeHead(404, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: -32001, message: 'Session not found' },
+          }),
+        );
         return;
       }
       const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({

@@ -8,7 +8,9 @@ import { crossChecks } from '../../../src/config/checks.js';
 
 const example = fileURLToPath(new URL('../../../examples/courses/gateway.yaml', import.meta.url));
 const llmExample = fileURLToPath(new URL('../../../examples/llm/gateway.yaml', import.meta.url));
-const mcpServersExample = fileURLToPath(new URL('../../../examples/mcp-servers/gateway.yaml', import.meta.url));
+const mcpServersExample = fileURLToPath(
+  new URL('../../../examples/mcp-servers/gateway.yaml', import.meta.url),
+);
 
 describe('portcullis validate on a gateway configuration', () => {
   let out: string[];

@@ -31,10 +31,12 @@ describe('APIs of type mcp', () => {
     );
     const api = loaded.config.apis[0]!;
     expect(api.operations.map((op) => `${op.id} ${op.method} ${op.urlTemplate}`)).toEqual([
-      'mcp-post POST /mcp',
-      'mcp-get GET /mcp',
-      'mcp-delete DELETE /mcp',
+      'mcp-post POST /',
+      'mcp-get GET /',
+      'mcp-delete DELETE /',
     ]);
+    // Served at /weather/mcp: the endpoint is the API's root, so a request reaches serviceUrl itself.
+    expect(api.urlSuffix).toBe('weather/mcp');
     expect(toolOperations(loaded.config)).toEqual([]);
     const [server] = upstreamServers(loaded.config);
     expect(server).toMatchObject({ apiId: 'weather', prefix: 'wx', productIds: ['tools'] });
