@@ -30,7 +30,10 @@ function notesServer(): McpServer {
   );
   server.registerTool(
     'delete_all_notes',
-    { description: 'Deletes every note (the gateway does not expose it).', annotations: { destructiveHint: true } },
+    {
+      description: 'Deletes every note (the gateway does not expose it).',
+      annotations: { destructiveHint: true },
+    },
     () => {
       notes.length = 0;
       return { content: [{ type: 'text', text: 'Deleted.' }] };
