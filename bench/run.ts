@@ -23,6 +23,7 @@ const benchmarks = [
   'state',
   'oauth-grants',
   'mcp',
+  'mcp-upstream',
 ];
 
 const wanted = process.argv.slice(2);

@@ -68,7 +68,7 @@ export const modules: Readonly<Record<string, ModuleRule>> = {
     mayImport: ['state'],
   },
   mcp: {
-    owns: 'the MCP endpoint: Streamable HTTP, protocol revisions, tools built from the catalog',
+    owns: 'the MCP endpoint: Streamable HTTP, protocol revisions, tools built from the catalog, `upstream/` the tools of remote MCP servers (APIs of type mcp): their sessions and aggregation',
     mayImport: ['auth', 'catalog'],
   },
   config: {

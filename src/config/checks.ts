@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { compileUrlTemplate, UrlTemplateError } from '../catalog/url-template.js';
 import { stateBackendKind } from '../state/options.js';
 import { backendIssues } from './backend-schema.js';
+import { mcpServerIssues } from './mcp-servers.js';
 import { placementIssues } from './network-placement.js';
 import type { GatewayConfig } from './schema.js';
 
@@ -372,6 +373,7 @@ export const crossChecks: readonly CrossCheck[] = [
   { name: 'management-listener', issues: managementListener },
   { name: 'network-placement', issues: placementIssues },
   { name: 'mcp-needs-auth', issues: mcpNeedsAuth },
+  { name: 'mcp-servers', issues: mcpServerIssues },
   { name: 'products-name-scopes', issues: productsNameScopes },
   { name: 'durable-signing-keys', issues: durableSigningKeys },
   { name: 'portcullis-identity', issues: portcullisIdentity },

@@ -203,7 +203,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       name: api.name ?? api.id,
       urlSuffix: api.urlSuffix,
       serviceUrl: api.serviceUrl,
-      type: api.type,
+      type: api.type === 'soap' ? ('soap' as const) : ('http' as const),
       hostnames: api.hostnames ?? [],
       version: apiVersionSelector(config, api),
       productIds: products.map((p) => p.id),

@@ -5,6 +5,7 @@ import { stateConfigSchema } from '../state/options.js';
 import { backendSchema } from './backend-schema.js';
 import { runCrossChecks } from './checks.js';
 import { managementConfigSchema } from './management-schema.js';
+import { mcpServerSchema } from './mcp-servers.js';
 import { networkConfigSchema, tlsConfigSchema } from './network-schema.js';
 import { authConfigSchema, mcpConfigSchema } from './service-schema.js';
 import { telemetryConfigSchema } from './telemetry-schema.js';
@@ -146,8 +147,13 @@ export const apiSchema = z
     id: z.string().regex(/^[A-Za-z0-9_-]+$/, { message: 'must be letters, digits, "-" or "_"' }),
     name: z.string().min(1).optional(),
     description: z.string().optional(),
-    /** `soap` for a WSDL pass-through API, whose operations are told apart by SOAP action or body element. */
-    type: z.enum(['http', 'soap']).default('http'),
+    /**
+     * `soap` for a WSDL pass-through API, whose operations are told apart by SOAP action or body element; `mcp` for a
+     * remote MCP server (Streamable HTTP) at `serviceUrl`, published at `/<urlSuffix>/mcp` (config/mcp-servers.ts).
+     */
+    type: z.enum(['http', 'soap', 'mcp']).default('http'),
+    /** For an API of type `mcp`: which of the server's tools are shown and which need write scope. */
+    mcp: mcpServerSchema.optional(),
     /**
      * A definition file (relative to the configuration) whose operations are published too; operations listed
      * here with the same id win (to attach a policy, say).

@@ -21,7 +21,8 @@ export interface KoaAdapterOptions {
   readonly issuer: string;
   readonly verifier: AccessTokenVerifier;
   readonly transport: StreamableHttpTransport;
-  readonly tools: ToolRegistry;
+  /** Every scope a tool needs (REST-API and upstream tools): the metadata's `scopes_supported`. */
+  readonly tools: Pick<ToolRegistry, 'find' | 'scopesSupported'>;
   /** Browser origins allowed to call the endpoint besides the endpoint's own origin. */
   readonly allowedOrigins: readonly string[];
   /** When set, the `Host` header must be one of these (DNS-rebinding protection for local deployments). */

@@ -35,8 +35,9 @@ export function toolOperations(config: CatalogConfig): readonly ToolOperation[] 
     for (const apiId of product.apis) productsOf.set(apiId, [...(productsOf.get(apiId) ?? []), product.id]);
   }
   return Object.freeze(
+    // An MCP server API's tools are its server's (mcp/upstream/), not its endpoint's operations.
     config.apis.flatMap((api) =>
-      api.operations.map(
+      (api.type === 'mcp' ? [] : api.operations).map(
         (operation): ToolOperation =>
           Object.freeze({
             apiId: api.id,

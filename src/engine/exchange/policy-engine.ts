@@ -6,6 +6,7 @@ import type { BackendBreakers } from '../backend-breakers.js';
 import type { BackendRoutes } from '../backend-routes.js';
 import type { BackendRouting } from '../backend-routing.js';
 import type { TrustStore } from '../client-certificate.js';
+import type { McpAccess } from '../mcp-access.js';
 import type { SummaryTargets } from './summary.js';
 
 /** What the exchanges of one configuration share: its catalog and routes, the policy services, its limits. */
@@ -34,4 +35,6 @@ export interface PolicyEngine extends SummaryTargets {
   readonly subscriptions?: SubscriptionDirectory;
   /** The authorities client certificates are checked against (`tls.clientCertificates.trustedCa`). */
   readonly trust?: TrustStore;
+  /** The authorization server's check in front of the MCP server APIs' own URLs (mcp-access.ts). */
+  readonly mcpAccess?: McpAccess;
 }

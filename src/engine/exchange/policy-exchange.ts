@@ -40,6 +40,7 @@ import type { PolicyEngine } from './policy-engine.js';
 import { preflightAnswer } from './preflight.js';
 import {
   answeredWhole,
+  bearerRefusal,
   largeBodyRefusal,
   malformedRequest,
   type Refusal,
@@ -63,6 +64,8 @@ class PolicyExchange implements Exchange {
   /** The policy services as this request's pipelines see them (made with its first pipeline run). */
   private requestServices: PolicyServices | undefined;
   private state: ExchangeState = { kind: 'matching' };
+  /** The client's access token for an MCP server API: checked here, never forwarded (mcp-access.ts). */
+  private mcpAuthorization: string | undefined;
   private readonly record = new ExchangeRecord();
 
   constructor(
@@ -108,6 +111,9 @@ class PolicyExchange implements Exchange {
     this.record.admitted(match.api.id);
 
     if (match.kind === 'no-operation') return this.operationNotFound(request, match, headers);
+    const mcp = await this.engine.mcpAccess?.check(match.api.id, headers);
+    if (mcp?.kind === 'refused') return this.answer(bearerRefusal(mcp), undefined);
+    if (mcp?.kind === 'allowed') this.mcpAuthorization = mcp.authorization;
     if (request.access.kind === 'refused') {
       const { reason } = request.access;
       const pipeline = forProduct(request.access, match.api.apiPipeline, match.api.productApiPipelines);
@@ -253,7 +259,7 @@ class PolicyExchange implements Exchange {
     clientBody: Buffer | undefined,
     beforeCredentials: ForwardedRequest,
   ): PhaseResult {
-    const mutation = forwardTo(this.engine, request, forwarded, this.record.method);
+    const mutation = forwardTo(this.engine, request, forwarded, this.record.method, this.mcpAuthorization);
     if (mutation.kind === 'refused') return this.refuse(mutation.refusal, run);
     const { route } = mutation;
     this.state = {

@@ -129,6 +129,24 @@ export const malformedRequest: FinalResponse = {
   bodyChanged: true,
 };
 
+/** The authorization server's refusal in front of an MCP server API (mcp-access.ts), with its bearer challenge. */
+export function bearerRefusal(refused: {
+  readonly status: 401 | 403;
+  readonly challenge: string;
+  readonly message: string;
+}): FinalResponse {
+  return {
+    status: refused.status,
+    reason: refused.status === 401 ? 'Unauthorized' : 'Forbidden',
+    headers: [
+      ['content-type', 'application/json'],
+      ['www-authenticate', refused.challenge],
+    ],
+    body: Buffer.from(JSON.stringify({ statusCode: refused.status, message: refused.message })),
+    bodyChanged: true,
+  };
+}
+
 /** The engine answers with this response, whole (a policy's, or one it fetched itself). */
 export function answeredWhole(
   response: FinalResponse,

@@ -59,6 +59,8 @@ export interface SessionHttpOptions {
    * more is refused (429, -32000) until one ends. Default 8.
    */
   readonly maxConcurrentPerSession?: number;
+  /** A client ended its session (DELETE): what the session held elsewhere (upstream sessions) ends too. */
+  readonly onSessionEnded?: (sessionId: string) => void;
 }
 
 /** See `maxBatchSize` and `batchConcurrency`. */
@@ -259,6 +261,7 @@ export class SessionHttp {
     if (!found.ok) return found.reply;
     const id = found.value.record.id;
     await this.#o.sessions.delete(id);
+    this.#o.onSessionEnded?.(id);
     // A stream of this session on another process ends at its next check of the session.
     this.#o.hub.sessionStream(id)?.close();
     return { status: 204, headers: {} };
