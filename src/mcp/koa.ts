@@ -21,7 +21,7 @@ export interface KoaAdapterOptions {
   readonly issuer: string;
   readonly verifier: AccessTokenVerifier;
   readonly transport: StreamableHttpTransport;
-  /** Every scope a tool needs (REST-API and upstream tools): the metadata's `scopes_supported`. */
+  /** Every scope a tool needs (REST-API and upstream tools): the metadata's `scopes_supported`; a REST-API tool by name. */
   readonly tools: Pick<ToolRegistry, 'find' | 'scopesSupported'>;
   /** Browser origins allowed to call the endpoint besides the endpoint's own origin. */
   readonly allowedOrigins: readonly string[];
