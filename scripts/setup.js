@@ -19,7 +19,7 @@ import {
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quiet = process.argv.includes('--quiet');
-// `npm test` also needs what the test suites drive: Redis, Chromium, iproute2 (network namespaces), openssl, and
+// `npm test` also needs what the test suites drive: curl (the docs' walk-throughs run as written), Redis, Chromium, iproute2 (network namespaces), openssl, and
 // Java with Maven for the Kafka broker.
 const forTests = process.argv.includes('--tests');
 const log = (message) => {
@@ -164,6 +164,7 @@ if (await buildIfStale(root)) log('compiled src/ into dist/');
 
 /** Debian packages the tests need, by the program each provides. */
 const testPackages = [
+  ['curl', 'curl'],
   ['redis-server', 'redis-server'],
   ['chromium', 'chromium'],
   ['ip', 'iproute2'],
