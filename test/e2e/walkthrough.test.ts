@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/config/plan.js';
+import { copyExample } from '../processes/example-copy.js';
 import { startUp, type UpRun } from '../processes/up.js';
 
 /**
@@ -66,13 +66,8 @@ describe('the management walk-through in docs/operations.md, run as written on a
     expect(tested).toContain('PASS courses.policy-test.yaml');
 
     // The example's fixed ports, moved to free ones so the test runs beside others; nothing else is touched.
-    const ports = new Map<string, number>();
-    for (const port of ['8080', '9901', '3443', '8081']) ports.set(port, await freePort());
-    const moved = (text: string) =>
-      text.replace(/\b(8080|9901|3443|8081)\b/g, (port) => String(ports.get(port)));
-    const configFile = path.join(copyDir, 'gateway.yaml');
-    const configBefore = moved(readFileSync(configFile, 'utf8'));
-    writeFileSync(configFile, configBefore);
+    const { configFile, ports, moved } = await copyExample(copyDir, false);
+    const configBefore = readFileSync(configFile, 'utf8');
     const policyFile = path.join(copyDir, 'policies', 'courses-api.xml');
 
     run = startUp(configFile);
