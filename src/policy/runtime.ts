@@ -83,6 +83,8 @@ export class RunContext {
    * outbound; undefined when no lookup ran or it skipped the request (not a prompt, streamed, too long).
    */
   semanticCacheEntry: { readonly partition: string; readonly embedding: readonly number[] } | undefined;
+  /** A cache lookup answered the request from the cache (the backend is not called): counted as a cache hit. */
+  servedFromCache = false;
   /** Downstream Cache-Control that cache-lookup asked for, applied to the response by cache-store. */
   downstreamCacheControl: string | undefined;
   /** Set when the request body was replaced, so the transport knows to send the new one. */

@@ -71,7 +71,7 @@ export function forwardTo(
   const route =
     request.backend.backendId !== undefined
       ? gateway.routes.forBackendId(request.backend.backendId)
-      : gateway.routes.forUrl(request.backend.baseUrl ?? api.serviceUrl);
+      : gateway.routes.forUrl(request.backend.baseUrl ?? api.serviceUrl, api.id);
   if (gateway.backendRouting === 'envoy-route' && !routedByEnvoy(route.origin, api.serviceUrl))
     return { kind: 'refused', refusal: unroutedBackendRefusal(route, api.serviceUrl) };
   return {
