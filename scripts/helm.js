@@ -1,20 +1,21 @@
 // Helm for the chart's tests (examples/helm): built from its Go module with `go install`, since the machines the
-// tests run on reach the Go module proxy but no download site for a prebuilt binary. Kept in .portcullis/ (one
-// folder per version), so it is built once per machine; Go's own module and build caches make a rebuild fast.
+// tests run on reach the Go module proxy but no download site for a prebuilt binary. Kept in the user's cache folder
+// (one folder per version, like npm's and pip's caches), so it is built once per machine, not once per clone: a
+// build takes 10–15 minutes on a 2-core machine, where Go's caches make a rebuild quicker but not quick.
 // Plain JavaScript, like setup.js, which calls it for `npm test`.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 /** The helm release built; one the Go module proxy serves (helm.sh/helm/v3). */
 export const helmVersion = 'v3.22.0';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-
-/** Where the binary is kept: `.portcullis/helm-<version>/helm`, or under PORTCULLIS_HELM_DIR when set. */
+/** Where the binary is kept: `$XDG_CACHE_HOME/portcullis/helm-<version>/helm` (~/.cache by default), or under
+ * PORTCULLIS_HELM_DIR when set. */
 export function helmBinary() {
-  const folder = process.env.PORTCULLIS_HELM_DIR ?? path.join(root, '.portcullis', `helm-${helmVersion}`);
+  const cache = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
+  const folder = process.env.PORTCULLIS_HELM_DIR ?? path.join(cache, 'portcullis', `helm-${helmVersion}`);
   return path.join(folder, 'helm');
 }
 
