@@ -154,12 +154,20 @@ async function connect(user: { username: string; password: string }, scope?: str
   return { client, transport, provider };
 }
 
+/**
+ * Every scope of the stack's products. The 401 challenge asks for the read scopes only (scope selection, MCP
+ * 2025-11-25); a client that means to call write tools from the start asks for these itself.
+ */
+const EVERY_SCOPE = ['courses', 'grades', 'tools']
+  .flatMap((p) => [`read:${p}-work`, `write:${p}-work`])
+  .join(' ');
+
 const text = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
 
 describe('remote MCP servers aggregated into /v1/mcp', () => {
   it('discovery → OAuth → tools of every server → calls routed to each → list_changed relayed → session end closes upstream sessions', async () => {
-    const { client, transport, provider } = await connect(USERS.alice);
-    expect(decodeJwt(provider.tokens()!.access_token).scope).toContain('read:tools-work');
+    const { client, transport, provider } = await connect(USERS.alice, EVERY_SCOPE);
+    expect(decodeJwt(provider.tokens()!.access_token).scope).toContain('write:tools-work');
 
     const names = (await client.listTools()).tools.map((tool) => tool.name);
     // The REST-API tools, and each server's exposed tools under its prefix (admin_reset is not exposed; the locked
@@ -252,7 +260,7 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
   }, 60_000);
 
   it('a per-tool rate-limit-by-key on the MCP API: the third call in a minute is a JSON-RPC error naming the server', async () => {
-    const { client } = await connect(USERS.bob);
+    const { client } = await connect(USERS.bob, EVERY_SCOPE);
     for (const city of ['Bergen', 'Tromsø'])
       expect(text(await client.callTool({ name: 'weather__get_forecast', arguments: { city } }))).toBe(
         `sunny in ${city}`,

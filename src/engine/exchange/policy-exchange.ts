@@ -93,7 +93,6 @@ class PolicyExchange implements Exchange {
     this.record.start(asked, headers, this.engine.debugTrace);
     this.logFields.requestId = requestId;
     this.logFields.traceId = traceId;
-
     const route = matchRoute(this.engine.catalog, head, line);
     if (route.kind === 'refused') return this.refuse(route.refusal, undefined, requestIdHeader);
     if (route.kind === 'not-an-api') {
@@ -109,7 +108,6 @@ class PolicyExchange implements Exchange {
     // Envoy forwards only well-formed requests; this is for an ext_proc client that is not Envoy, or a bug in one.
     if (!request) return this.answer(malformedRequest, undefined);
     this.record.admitted(match.api.id);
-
     if (match.kind === 'no-operation') return this.operationNotFound(request, match, headers);
     const mcp = await this.engine.mcpAccess?.check(match.api.id, headers);
     if (mcp?.kind === 'refused') return this.answer(bearerRefusal(mcp), undefined);
