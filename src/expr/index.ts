@@ -43,6 +43,7 @@ export type { ExpressionLimits } from './limits.js';
 export { DEFAULT_LIMITS } from './limits.js';
 export type { SourceOrigin } from './origin.js';
 export { toBoolean, toDotNetString, toInt32 } from './runtime/convert.js';
+export { parseDecimalText } from './runtime/decimal.js';
 export { formatDateTimeOffset, parseDateTimeOffset } from './runtime/format-date.js';
 export {
   CsChar,

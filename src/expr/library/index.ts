@@ -10,6 +10,7 @@ import './context.js';
 import './convert.js';
 import './cryptography.js';
 import './datetime.js';
+import './decimal.js';
 import './encoding.js';
 import './enums.js';
 import './guid.js';

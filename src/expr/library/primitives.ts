@@ -1,6 +1,14 @@
-/** System.Object, Boolean, Int32/Int64/Double/Decimal (and their aliases), Char, delegates, enums, exceptions. */
+/** System.Object, Boolean, Int32/Int64/Double (and their aliases), Char, delegates, enums, exceptions. */
 import { CsAnon, isInstance } from '../compile/support.js';
-import { asNumber, compare, equals, toDotNetStringRt, toInt32, toInt64 } from '../runtime/convert.js';
+import {
+  asDecimal,
+  asNumber,
+  compare,
+  equals,
+  toDotNetStringRt,
+  toInt32,
+  toInt64,
+} from '../runtime/convert.js';
 import {
   argError,
   CsException,
@@ -16,6 +24,7 @@ import {
   typeOf,
 } from '../runtime/core.js';
 import { CsEnum } from '../runtime/enum.js';
+import { formatDecimal } from '../runtime/format-decimal.js';
 import { formatDouble, formatNumber } from '../runtime/format-number.js';
 import { CsChar, CsDecimal, CsDouble } from '../runtime/values.js';
 import { hashString, int, isOut, optStr, setOut, str } from './helpers.js';
@@ -34,7 +43,7 @@ export const ObjectType = defineType({
   },
 });
 
-const compareTo: Method = (_rt, self, args) => {
+export const compareTo: Method = (_rt, self, args) => {
   const c = args[0] === null ? 1 : compare(self, args[0]);
   return c < 0 ? -1 : c > 0 ? 1 : 0;
 };
@@ -115,7 +124,7 @@ export function parseDouble(s: string): number {
   return Number(t.replace(/,/g, ''));
 }
 
-function tryParse(parse: (s: string) => unknown, fallback: unknown): Method {
+export function tryParse(parse: (s: string) => unknown, fallback: unknown): Method {
   return (_rt, _s, args) => {
     const out = args[args.length - 1];
     if (!isOut(out)) throw argError('TryParse needs an out argument');
@@ -135,19 +144,21 @@ function tryParse(parse: (s: string) => unknown, fallback: unknown): Method {
   };
 }
 
-const numberToString: Method = (rt, self, args) => {
+export const numberToString: Method = (rt, self, args) => {
   const format = args.length > 0 ? optStr(args[0]) : null;
   if (typeof self === 'number') return formatNumber(self, 'int', format);
   if (typeof self === 'bigint') return formatNumber(self, 'long', format);
   if (self instanceof CsDouble) return format ? formatNumber(self.v, 'double', format) : formatDouble(self.v);
-  if (self instanceof CsDecimal) return formatNumber(self.v, 'decimal', format ?? 'G');
+  if (self instanceof CsDecimal) return formatDecimal(self, format);
   return toDotNetStringRt(rt, self);
 };
 
-function numericConvert(target: 'int' | 'long' | 'double' | 'decimal') {
+export function numericConvert(target: 'int' | 'long' | 'double' | 'decimal') {
   return (v: unknown, explicit: boolean): unknown => {
-    if (v instanceof CsEnum)
+    if (v instanceof CsEnum) {
+      if (target === 'decimal') return CsDecimal.fromInteger(v.value);
       return target === 'long' ? BigInt(v.value) : target === 'int' ? v.value : new CsDouble(v.value);
+    }
     const isNum =
       typeof v === 'number' ||
       typeof v === 'bigint' ||
@@ -172,12 +183,12 @@ function numericConvert(target: 'int' | 'long' | 'double' | 'decimal') {
       case 'double':
         return new CsDouble(asNumber(v));
       default:
-        return new CsDecimal(asNumber(v));
+        return asDecimal(v);
     }
   };
 }
 
-const numberMethods = { ToString: numberToString, CompareTo: compareTo };
+export const numberMethods = { ToString: numberToString, CompareTo: compareTo };
 
 export const Int32Type = defineType({
   name: 'Int32',
@@ -242,23 +253,6 @@ export const DoubleType = defineType({
     TryParse: tryParse((s) => new CsDouble(parseDouble(s)), new CsDouble(0)),
     IsNaN: (_rt, _s, args) => Number.isNaN(asNumber(args[0])),
     IsInfinity: (_rt, _s, args) => !Number.isFinite(asNumber(args[0])) && !Number.isNaN(asNumber(args[0])),
-  },
-});
-
-export const DecimalType = defineType({
-  name: 'Decimal',
-  namespace: 'System',
-  aliases: ['decimal'],
-  classes: [CsDecimal],
-  defaultValue: new CsDecimal(0),
-  convert: numericConvert('decimal'),
-  methods: numberMethods,
-  staticProps: { Zero: prop(() => new CsDecimal(0)), One: prop(() => new CsDecimal(1)) },
-  staticMethods: {
-    Parse: (_rt, _s, args) => new CsDecimal(parseDouble(str(args[0], 's'))),
-    TryParse: tryParse((s) => new CsDecimal(parseDouble(s)), new CsDecimal(0)),
-    Round: (_rt, _s, args) =>
-      new CsDecimal(roundHalfEven(asNumber(args[0]), args.length > 1 ? int(args[1]) : 0)),
   },
 });
 
