@@ -20,6 +20,7 @@ import {
   type Method,
   prop,
   setPrimitiveTypes,
+  type TypeInfo,
   typeName,
   typeOf,
 } from '../runtime/core.js';
@@ -342,7 +343,51 @@ export const EnumType = defineType({
     },
     GetHashCode: (_rt, self: CsEnum) => self.value,
   },
+  // Enum.Parse<TEnum>(value[, ignoreCase]) and Enum.TryParse<TEnum>(value[, ignoreCase], out result): the generic
+  // forms, as `typeof` (the non-generic forms' first argument) is not part of policy expressions here.
+  staticMethods: {
+    Parse: (_rt, _s, args, typeArgs) =>
+      parseEnum(enumTypeArg(typeArgs), str(args[0], 'value'), args[1] === true),
+    TryParse: (_rt, _s, args, typeArgs) => {
+      const out = args[args.length - 1];
+      const type = enumTypeArg(typeArgs);
+      try {
+        setOut(out, parseEnum(type, str(args[0], 'value'), args.length > 2 && args[1] === true));
+        return true;
+      } catch (e) {
+        if (!(e instanceof CsException)) throw e;
+        setOut(out, type.defaultValue);
+        return false;
+      }
+    },
+  },
 });
+
+function enumTypeArg(typeArgs: readonly CsType[]): TypeInfo {
+  const info = typeArgs[0]?.info;
+  const sample = info?.defaultValue;
+  if (!info || !(sample instanceof CsEnum))
+    throw argError('Enum.Parse and Enum.TryParse need an enum type: Enum.Parse<T>(value)');
+  return info;
+}
+
+/** Names (comma-separated for flags) or a number, as Enum.Parse reads them. */
+function parseEnum(type: TypeInfo, text: string, ignoreCase: boolean): CsEnum {
+  const sample = type.defaultValue as CsEnum;
+  const trimmed = text.trim();
+  if (/^[+-]?\d+$/.test(trimmed)) return new CsEnum(sample.enumName, Number(trimmed), sample.names);
+  let value = 0;
+  for (const part of trimmed.split(',')) {
+    const name = part.trim();
+    const match = [...type.staticProps.entries()].find(([n]) =>
+      ignoreCase ? n.toLowerCase() === name.toLowerCase() : n === name,
+    );
+    const member = match?.[1].constant;
+    if (!(member instanceof CsEnum)) throw argError(`Requested value '${text}' was not found.`);
+    value |= member.value;
+  }
+  return new CsEnum(sample.enumName, value, sample.names);
+}
 
 const EXCEPTION_TYPES = [
   'Exception',

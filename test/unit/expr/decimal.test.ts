@@ -104,9 +104,11 @@ describe('decimal: a real decimal, not a double', () => {
   });
 
   it('keeps its digits through a typed local and a compound assignment', () => {
-    expect(showBlock('decimal total = 0m; foreach (var p in new[] { 19.99m, 5.01m }) { total += p; } return total;')).toBe(
-      '25.00',
-    );
+    expect(
+      showBlock(
+        'decimal total = 0m; foreach (var p in new[] { 19.99m, 5.01m }) { total += p; } return total;',
+      ),
+    ).toBe('25.00');
   });
 
   it.each([
