@@ -98,6 +98,32 @@ export const DIFFERENCES: readonly Difference[] = [
     because: 'runtime',
     why: "tokens are checked with jose, not .NET's IdentityModel, whose messages cannot be reproduced faithfully.",
   },
+  {
+    area: 'Expressions: `decimal` in JSON',
+    apiManagement:
+      'Newtonsoft keeps a `decimal` in a JValue with its digits: `new JObject { ["p"] = 1.50m }` writes `1.50`.',
+    portcullis:
+      '`decimal` itself is exact (28–29 digits, scale kept), but a JSON token built from one holds a double: `1.50m` ' +
+      'is written `1.5`, and digits past the 15th–17th are lost there.',
+    because: 'runtime',
+    why: 'JSON tokens hold JavaScript numbers; carrying a decimal through the JSON writer is not done yet.',
+  },
+  {
+    area: '`xsl-transform`',
+    elements: ['xsl-transform'],
+    apiManagement:
+      'The stylesheet "follows the standard XSLT specification" (xsl-transform policy page), run by .NET, with ' +
+      'its output formatting; the page does not say what `xsl:include`, `xsl:import` or `document()` may load.',
+    portcullis:
+      'XSLT 1.0 by xslt-processor: the result is the same tree, but indentation and empty elements may be written ' +
+      'differently (`<c></c>` for `<c/>`). `xsl:include` and `xsl:import` are refused at load, `document()` is an ' +
+      'empty node-set, a body with a DOCTYPE is refused, and `xsl:message` is not logged. A failed ' +
+      'transformation is `LastError.Reason` `XslTransformFailed` (status 500).',
+    because: 'security',
+    why:
+      'A stylesheet reaches nothing outside the policy (no files, URLs or entities), and a request body cannot ' +
+      'write to the gateway log; .NET itself is not available to run the transformation.',
+  },
 ];
 
 /** The differences as Markdown (`portcullis differences`, docs/differences.md). */

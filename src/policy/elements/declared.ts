@@ -40,7 +40,6 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
   // Routing
   todo('proxy', [I], GPAO),
   // Transformation
-  todo('xsl-transform', [I, O], GPAO),
   // Cross-domain
   todo('cross-domain', [I], ['global']),
   // Integration

@@ -58,6 +58,7 @@ import { validateClientCertificate } from './validate-client-certificate.js';
 import { validateJwt } from './validate-jwt.js';
 import { wait } from './wait.js';
 import { xmlToJsonElement } from './xml-to-json.js';
+import { xslTransform } from './xsl-transform.js';
 
 export const ELEMENT_LIST: readonly ElementDefinition[] = [
   setVariable,
@@ -114,6 +115,7 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   authenticationManagedIdentity,
   validateAzureAdToken,
   getAuthorizationContext,
+  xslTransform,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));
