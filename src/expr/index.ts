@@ -45,6 +45,7 @@ export type { SourceOrigin } from './origin.js';
 export { toBoolean, toDotNetString, toInt32 } from './runtime/convert.js';
 export { parseDecimalText } from './runtime/decimal.js';
 export { formatDateTimeOffset, parseDateTimeOffset } from './runtime/format-date.js';
+export { formatDecimal } from './runtime/format-decimal.js';
 export {
   CsChar,
   CsDateTime,

@@ -124,6 +124,21 @@ export const DIFFERENCES: readonly Difference[] = [
       'A stylesheet reaches nothing outside the policy (no files, URLs or entities), and a request body cannot ' +
       'write to the gateway log; .NET itself is not available to run the transformation.',
   },
+  {
+    area: '`set-body` Liquid',
+    elements: ['set-body'],
+    apiManagement:
+      'An XML body binds to `body` when Content-Type is application/xml, text/xml or +xml (set-body page); the ' +
+      "page does not say what shape it gets. DotLiquid's `Currency` formats in the gateway's culture.",
+    portcullis:
+      'An XML body is bound by local names (prefixes dropped): an element with no child elements or attributes ' +
+      'is its text, repeated elements are an array, attributes are keys, other text is `#text`, `xsi:nil` follows ' +
+      '`xsi-nil`; a body with a DOCTYPE is not bound. `Currency` formats in the invariant culture (`¤1,234.50`).',
+    because: 'runtime',
+    why:
+      "API Management's mapping of XML to Liquid data is not documented and DotLiquid is not available here; " +
+      'Portcullis formats in the invariant culture everywhere, so output does not depend on the host.',
+  },
 ];
 
 /** The differences as Markdown (`portcullis differences`, docs/differences.md). */
