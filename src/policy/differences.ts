@@ -139,6 +139,22 @@ export const DIFFERENCES: readonly Difference[] = [
       "API Management's mapping of XML to Liquid data is not documented and DotLiquid is not available here; " +
       'Portcullis formats in the invariant culture everywhere, so output does not depend on the host.',
   },
+  {
+    area: '`proxy`',
+    elements: ['proxy', 'send-request'],
+    apiManagement:
+      'The `proxy` policy routes requests forwarded to backends through an HTTP proxy, with optional basic ' +
+      'credentials; HTTP only between the gateway and the proxy (proxy policy page). It also applies as a child ' +
+      'of send-request.',
+    portcullis:
+      '`<proxy>` inside send-request and send-one-way-request works as documented (an https target is tunnelled ' +
+      'with CONNECT; a proxy that answers 407 fails the call like an unreachable host). The `proxy` element in ' +
+      'inbound, for the forwarded request, is refused at load.',
+    because: 'envoy',
+    why:
+      'Envoy, not the engine, sends the forwarded request, and its route cannot send one request through a ' +
+      'forward proxy chosen by a policy; a proxy for all backend traffic belongs in the Envoy configuration.',
+  },
 ];
 
 /** The differences as Markdown (`portcullis differences`, docs/differences.md). */
