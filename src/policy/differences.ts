@@ -12,6 +12,7 @@ export const BECAUSE = {
   envoy: 'an Envoy limit',
   security: 'a security choice',
   runtime: 'the runtime underneath (JavaScript, not .NET)',
+  configuration: 'a default of the gateway configuration',
 } as const;
 
 export type Because = keyof typeof BECAUSE;
@@ -154,6 +155,20 @@ export const DIFFERENCES: readonly Difference[] = [
     why:
       'Envoy, not the engine, sends the forwarded request, and its route cannot send one request through a ' +
       'forward proxy chosen by a policy; a proxy for all backend traffic belongs in the Envoy configuration.',
+  },
+  {
+    area: 'Subscriptions: an API of the gateway configuration',
+    apiManagement:
+      'An API requires a subscription key unless an open product contains it: a new API has ' +
+      '`subscriptionRequired` true unless it is turned off.',
+    portcullis:
+      'An API written in the gateway configuration (`apis:` in YAML) requires no key unless it says ' +
+      "`subscriptionRequired: true`. APIs imported from an APIOps extract keep API Management's default (true), " +
+      'and the key names default to `Ocp-Apim-Subscription-Key` and `subscription-key` as there.',
+    because: 'configuration',
+    why:
+      'A hand-written configuration should answer before any subscription exists; an API that must be ' +
+      'protected says so.',
   },
 ];
 
