@@ -86,6 +86,15 @@ export interface HttpRequest {
   readonly headers: readonly (readonly [string, string])[];
   readonly body?: Buffer;
   readonly timeoutMs: number;
+  /** An HTTP proxy to send it through (send-request's `<proxy>`). */
+  readonly proxy?: HttpProxy;
+}
+
+export interface HttpProxy {
+  /** `http://host:port`: API Management speaks plain HTTP to the proxy (proxy policy page). */
+  readonly url: string;
+  readonly username?: string;
+  readonly password?: string;
 }
 
 export interface HttpResponse {
