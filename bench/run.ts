@@ -19,9 +19,11 @@ const benchmarks = [
   'policy-load',
   'pipeline',
   'llm-stream',
+  'backend-pool',
   'state',
   'oauth-grants',
   'mcp',
+  'mcp-upstream',
 ];
 
 const wanted = process.argv.slice(2);

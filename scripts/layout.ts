@@ -41,7 +41,7 @@ export const modules: Readonly<Record<string, ModuleRule>> = {
     mayImport: [],
   },
   envoy: {
-    owns: "`contract.ts` (every name Envoy's bootstrap and the engine share: attributes, internal headers, clusters), `config-types.ts` (the part of Envoy's v3 API the bootstrap is written in), `bootstrap/` (the gateway's bootstrap, one file per Envoy object: `plan.ts` the plan types and their defaults, listeners, connection manager, HTTP filters, routes, clusters, TLS, RBAC, the management listener, tracing, `engine-bypass.ts` the routes of policy-less APIs that skip the engine), `sidecar.ts` (the access sidecar), `snippet.ts` (what to paste into your own Envoy), `ext-authz.ts` (the ext_authz filter), the binary locator",
+    owns: "`contract.ts` (every name Envoy's bootstrap and the engine share: attributes, internal headers, clusters), `config-types.ts` (the part of Envoy's v3 API the bootstrap is written in), `bootstrap/` (the gateway's bootstrap, one file per Envoy object: `plan.ts` the plan types and their defaults, listeners, connection manager, HTTP filters, routes, clusters, TLS, RBAC, the management listener, tracing, `engine-bypass.ts` the routes of policy-less APIs that skip the engine, `dynamic-resources.ts` the bootstrap `up` runs: listeners, routes and clusters as files Envoy watches), `sidecar.ts` (the access sidecar), `snippet.ts` (what to paste into your own Envoy), `ext-authz.ts` (the ext_authz filter), the binary locator",
     mayImport: [],
   },
   extproc: {
@@ -68,7 +68,7 @@ export const modules: Readonly<Record<string, ModuleRule>> = {
     mayImport: ['state'],
   },
   mcp: {
-    owns: 'the MCP endpoint: Streamable HTTP, protocol revisions, tools built from the catalog',
+    owns: 'the MCP endpoint: Streamable HTTP, protocol revisions, tools built from the catalog, `upstream/` the tools of remote MCP servers (APIs of type mcp): their sessions and aggregation',
     mayImport: ['auth', 'catalog'],
   },
   config: {

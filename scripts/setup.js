@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildIfStale } from './build.js';
+import { ensureHelm } from './helm.js';
 import {
   canProvidePinnedNode,
   isSupportedNode,
@@ -19,7 +20,7 @@ import {
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const quiet = process.argv.includes('--quiet');
-// `npm test` also needs what the test suites drive: Redis, Chromium, iproute2 (network namespaces), openssl, and
+// `npm test` also needs what the test suites drive: curl (the docs' walk-throughs run as written), Redis, Chromium, iproute2 (network namespaces), openssl, and
 // Java with Maven for the Kafka broker.
 const forTests = process.argv.includes('--tests');
 const log = (message) => {
@@ -164,6 +165,7 @@ if (await buildIfStale(root)) log('compiled src/ into dist/');
 
 /** Debian packages the tests need, by the program each provides. */
 const testPackages = [
+  ['curl', 'curl'],
   ['redis-server', 'redis-server'],
   ['chromium', 'chromium'],
   ['ip', 'iproute2'],
@@ -180,6 +182,14 @@ function onPath(program) {
 }
 
 if (forTests) {
+  // helm, for the chart's tests: built once per machine from its Go module (scripts/helm.js). When it cannot be
+  // built here (no Go, no network) the chart's tests say so, and fail on CI.
+  try {
+    const helm = ensureHelm({ quiet });
+    if ('unavailable' in helm) console.error(`setup: helm not built: ${helm.unavailable}`);
+  } catch (error) {
+    console.error(`setup: ${error.message}`);
+  }
   const missing = testPackages.filter(([program]) => !onPath(program)).map(([, pkg]) => pkg);
   if (missing.length > 0) {
     const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;

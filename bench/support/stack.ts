@@ -10,7 +10,7 @@ import { loadConfigFile } from '../../src/config/load.js';
 import { bootstrapApis, freePort } from '../../src/config/plan.js';
 import { findEnvoy } from '../../src/envoy/binary.js';
 import { buildBootstrap } from '../../src/envoy/bootstrap/bootstrap.js';
-import type { BootstrapApi } from '../../src/envoy/bootstrap/plan.js';
+import type { BootstrapApi, BootstrapPlan } from '../../src/envoy/bootstrap/plan.js';
 import { checkEngineHealth } from '../../src/extproc/health-client.js';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -124,6 +124,7 @@ export async function startBenchGateway(
     enginePorts: [enginePort],
     directory,
     apis: bootstrapApis(config),
+    backends: config.backends,
     ...(name ? { name } : {}),
   });
 }
@@ -276,6 +277,8 @@ export async function startBenchEnvoy(options: {
   /** The engine's Unix domain socket instead of `enginePorts`. */
   readonly engineSocket?: string;
   readonly apis: readonly BootstrapApi[];
+  /** Named backends (`set-backend-service backend-id`), each its own cluster. */
+  readonly backends?: BootstrapPlan['backends'];
   readonly directory: string;
   readonly name?: string;
   /** The role its CPU time is reported under (`envoy`). */
@@ -294,6 +297,7 @@ export async function startBenchEnvoy(options: {
     // Nothing in a benchmark calls the service; the cluster needs an address all the same.
     service: { host: '127.0.0.1', port: adminPort },
     apis: options.apis,
+    ...(options.backends ? { backends: options.backends } : {}),
   }) as any;
   const routes =
     bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config

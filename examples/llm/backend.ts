@@ -7,6 +7,15 @@ import { createServer, type ServerResponse } from 'node:http';
  */
 const reply = ['Hello', ' from', ' the', ' example', ' model.'];
 const created = Math.floor(Date.now() / 1000);
+/** Which deployment this is: sent back in `x-backend`, so a client sees which one of the pool answered. */
+const name = process.env.NAME ?? 'example';
+/**
+ * THROTTLE_AFTER=N: after every N model calls the next one is refused with 429 and `Retry-After: RETRY_AFTER`
+ * seconds, as an Azure OpenAI deployment out of its tokens-per-minute quota answers. Unset: never.
+ */
+const throttleAfter = Number(process.env.THROTTLE_AFTER ?? 0);
+const retryAfter = process.env.RETRY_AFTER ?? '10';
+let calls = 0;
 
 function usageOf(body: Record<string, unknown>) {
   const prompt = Math.max(
@@ -47,6 +56,14 @@ const server = createServer((request, response) => {
       });
     }
     const path = (request.url ?? '').split('?')[0] ?? '';
+    response.setHeader('x-backend', name);
+    if (throttleAfter > 0 && ++calls % (throttleAfter + 1) === 0) {
+      response.writeHead(429, { 'content-type': 'application/json', 'retry-after': retryAfter });
+      response.end(
+        JSON.stringify({ error: { code: '429', message: 'Rate limit is exceeded. Try again later.' } }),
+      );
+      return;
+    }
     const model = typeof body.model === 'string' ? body.model : 'example-model';
     const usage = usageOf(body);
     if (path.endsWith('/embeddings'))
@@ -110,4 +127,4 @@ const server = createServer((request, response) => {
 });
 
 const port = Number(process.env.PORT ?? 8082);
-server.listen(port, '127.0.0.1', () => console.log(`example model on http://127.0.0.1:${port}/v1`));
+server.listen(port, '127.0.0.1', () => console.log(`example model ${name} on http://127.0.0.1:${port}/v1`));

@@ -118,6 +118,11 @@ export interface AuthLimits {
   loginFailuresPerAddress: number;
   loginWindowSeconds: number;
   registrationsPerAddress: number;
+  /**
+   * The same limit for a client on a loopback address (a developer's own machine, whose clients all register
+   * from one address). Unless set: `registrationsPerAddress` when that is set, else 200.
+   */
+  registrationsPerLoopbackAddress: number;
   registrationWindowSeconds: number;
   clientAuthFailures: number;
   clientAuthWindowSeconds: number;
@@ -136,6 +141,7 @@ const DEFAULT_LIMITS: AuthLimits = {
   loginFailuresPerAddress: 20,
   loginWindowSeconds: 15 * 60,
   registrationsPerAddress: 20,
+  registrationsPerLoopbackAddress: 200,
   registrationWindowSeconds: 60 * 60,
   clientAuthFailures: 10,
   clientAuthWindowSeconds: 5 * 60,
@@ -360,6 +366,12 @@ export function resolveOptions(options: AuthServerOptions): ResolvedOptions {
     if (!(key in DEFAULT_LIMITS)) fail(`limits.${key}`, 'is not a known limit');
     limits[key as keyof AuthLimits] = positiveInt(`limits.${key}`, value, 0);
   }
+  // An operator who set the limit for the world and not for loopback meant it for loopback too.
+  if (
+    options.limits?.registrationsPerAddress !== undefined &&
+    options.limits.registrationsPerLoopbackAddress === undefined
+  )
+    limits.registrationsPerLoopbackAddress = limits.registrationsPerAddress;
 
   const issuerPath = new URL(issuer).pathname.replace(/\/$/, '');
   const metadataPaths = [

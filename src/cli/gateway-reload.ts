@@ -1,5 +1,3 @@
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { ConfigError } from '../config/config-error.js';
 import { bootstrapObject, renderBootstrap, transitionBootstrap } from '../config/envoy.js';
 import { compileGateway, GatewayLoadError } from '../config/gateway.js';
@@ -17,6 +15,8 @@ import {
   writeRunningSnapshot,
 } from '../config/snapshot.js';
 import { FileSetWatcher, referencedFiles } from '../config/watch.js';
+import { type DynamicGateway, dynamicGateway } from '../envoy/bootstrap/dynamic-resources.js';
+import type { Bootstrap } from '../envoy/config-types.js';
 import { type Logger, processLogger } from '../log.js';
 import type {
   ChangeOutcome,
@@ -24,6 +24,8 @@ import type {
   ManagedConfiguration,
   RunningConfiguration,
 } from '../management/store.js';
+import { changesInPlace, directoryOf, EnvoyFiles } from './envoy-files.js';
+import { EnvoyRejected } from './envoy-resources.js';
 import type { EnvoyAddresses, EnvoyFamily } from './hot-restart.js';
 import type { Supervisor } from './supervisor.js';
 
@@ -39,8 +41,11 @@ export const SERVICE = 'service';
  */
 export type ReloadableChildren = Pick<Supervisor, 'signal' | 'onReloadReport'>;
 
-/** What a reload needs of the Envoys: check a bootstrap, hot-restart onto one. */
-export type RestartableEnvoys = Pick<EnvoyFamily, 'validate' | 'start' | 'previousGone' | 'currentEpoch'>;
+/** What a reload needs of the Envoys: check a bootstrap, change the resources of the one serving, hot-restart. */
+export type RestartableEnvoys = Pick<
+  EnvoyFamily,
+  'validate' | 'start' | 'publish' | 'previousGone' | 'currentEpoch'
+>;
 
 export interface GatewayReloadOptions {
   /** The configuration file `up` runs (absolute): watched, read again on a reload, written by a management change. */
@@ -79,19 +84,26 @@ interface Running {
   readonly snapshot: string;
   readonly config: GatewayConfig;
   readonly plan: RuntimePlan;
-  readonly bootstrap: Record<string, unknown>;
+  /** The whole bootstrap, every resource static: what is validated and compared. */
+  readonly bootstrap: Bootstrap;
   readonly text: string;
+  /** What the serving Envoy runs: its bootstrap and the resource files it watches. */
+  readonly published: DynamicGateway;
   readonly generation: number;
 }
 
 /**
  * Applies a changed configuration to the running gateway without restarting it — from the watched files, SIGHUP,
  * or the management API. The engines reload on SIGHUP (each swaps its pipelines; requests in flight finish on the
- * old ones); Envoy is hot-restarted when its bootstrap changes. The order keeps every request on a route that some
- * policy guards and a cluster that exists: first an Envoy with only the routes both configurations have and the
- * clusters of both; once the Envoy before it has drained and exited, the engines; then an Envoy with exactly the
- * new bootstrap. A configuration that does not load, compile or validate is refused whole, and a management change
- * that fails at any step is written back as it was.
+ * old ones). Envoy takes its listeners, routes and clusters from files it watches (dynamic-resources.ts): a change
+ * to them is written there and Envoy applies it in place, its connections and streams untouched; Envoy is
+ * hot-restarted only when what stays in its bootstrap changes (the admin listener, the runtime, the overload
+ * manager) or a listener of the running Envoy has a port the system chose. Either way the order keeps every
+ * request on a route that some policy guards and a cluster that exists: first only the routes both configurations
+ * have and the clusters of both; then the engines (after a hot restart, once the Envoy before has drained and
+ * exited); then exactly the new resources. A configuration that does not load, compile or validate, or that Envoy
+ * rejects, is refused whole with the reason, and a management change that fails at any step is written back as it
+ * was.
  *
  * The engines and the service never read the configuration's files themselves: they load the snapshot of the running
  * configuration (`snapshotFile`), which follows a change that runs and stays as it is when one is refused; Envoy's
@@ -107,7 +119,6 @@ export class GatewayReload implements ManagedConfiguration {
   /** Whether the queued reload was asked for by SIGHUP. */
   private forceQueued = false;
   private closed = false;
-  private files = 0;
   private current: Running;
   private readonly configFile: string;
   private readonly directory: string;
@@ -117,12 +128,14 @@ export class GatewayReload implements ManagedConfiguration {
   private readonly snapshotFile: string;
   private readonly childReloadTimeoutMs: number;
   private readonly log: Logger;
+  private readonly envoyFiles: EnvoyFiles;
 
   constructor(options: GatewayReloadOptions) {
     this.log = options.logger ?? processLogger;
     const { plan, texts, snapshot } = options;
     this.configFile = options.configFile;
     this.directory = options.stateDirectory;
+    this.envoyFiles = new EnvoyFiles(options.stateDirectory);
     this.children = options.children;
     this.envoys = options.envoys;
     const engines = options.engines;
@@ -137,6 +150,8 @@ export class GatewayReload implements ManagedConfiguration {
       plan,
       bootstrap,
       text: renderBootstrap(bootstrap),
+      // Until the first Envoy starts (startEnvoy writes its files).
+      published: this.envoyFiles.initial(bootstrap),
       generation: 1,
     };
   }
@@ -160,7 +175,9 @@ export class GatewayReload implements ManagedConfiguration {
     const started = this.queue.then(async () => {
       if (this.closed) throw new Error('the gateway is stopping');
       if (moved) this.adopt(withBoundPorts(this.current.plan, moved));
-      const envoy = await this.envoys.start(await this.write(this.current.text));
+      const next = await this.envoyFiles.prepare(this.current.bootstrap);
+      const envoy = await this.envoys.start(next.bootstrapFile);
+      this.current = { ...this.current, published: next.published };
       this.adopt(withBoundPorts(this.current.plan, { envoy }));
       return this.current.plan;
     });
@@ -298,14 +315,19 @@ export class GatewayReload implements ManagedConfiguration {
     let text = renderBootstrap(bootstrap);
     if (this.closed) return refused(503, 'the gateway is stopping', []);
 
-    const nextFile = text === this.current.text ? undefined : await this.write(text);
-    if (nextFile) {
-      const invalid = await this.envoys.validate(nextFile);
+    const changed = text !== this.current.text;
+    if (changed) {
+      const invalid = await this.envoys.validate(await this.envoyFiles.validation(text));
       if (invalid) {
+        await this.envoyFiles.discardValidation();
         this.log.error(`configuration refused, nothing changed: Envoy rejects the bootstrap:\n${invalid}`);
         return refused(400, 'Envoy rejects the bootstrap of this configuration; nothing changed', [invalid]);
       }
     }
+    const running = this.current.published;
+    const inPlace = changed && changesInPlace(running, bootstrap);
+    // Only a new Envoy starts from the directory the bootstrap was validated in.
+    if (inPlace) await this.envoyFiles.discardValidation();
 
     // Before any child reloads; a child restarted from now on starts on the new configuration too.
     await writeRunningSnapshot(this.snapshotFile, snapshot.text);
@@ -315,62 +337,112 @@ export class GatewayReload implements ManagedConfiguration {
           throw error;
         })
       : undefined;
-    let enginesReloaded = false;
+    // What has been done so far, for putting it back.
+    const steps = { enginesReloaded: false };
+    let published = running;
     try {
-      if (!nextFile) {
+      if (!changed) {
         await this.reloadEngines();
-        enginesReloaded = true;
+        steps.enginesReloaded = true;
+      } else if (inPlace) {
+        // The running Envoy takes the resources both configurations need, the engines switch, then it takes
+        // exactly the new ones; listeners the change leaves alone keep their connections.
+        const directory = directoryOf(running);
+        await this.envoys.publish(
+          dynamicGateway(transitionBootstrap(this.current.bootstrap, bootstrap), directory).resources,
+        );
+        await this.reloadEngines();
+        steps.enginesReloaded = true;
+        published = dynamicGateway(bootstrap, directory);
+        const envoy = await this.envoys.publish(published.resources);
+        plan = withBoundPorts(plan, { envoy });
       } else {
         progress?.restarting?.();
-        const transition = renderBootstrap(transitionBootstrap(this.current.bootstrap, bootstrap));
-        // The engines switch only once no Envoy without the new clusters serves any more: the previous epoch
-        // goes on serving the connections it had while it drains.
-        let envoy: EnvoyAddresses;
-        if (transition !== text) {
-          await this.envoys.start(await this.write(transition));
-          await this.envoys.previousGone();
-          await this.reloadEngines();
-          enginesReloaded = true;
-          envoy = await this.envoys.start(nextFile);
-        } else {
-          envoy = await this.envoys.start(nextFile);
-          await this.envoys.previousGone();
-          await this.reloadEngines();
-          enginesReloaded = true;
-        }
+        const restarted = await this.restartEnvoy(bootstrap, text, steps);
+        published = restarted.published;
         // A listener the new configuration leaves to the system (0) keeps the port it got from now on.
-        plan = withBoundPorts(plan, { envoy });
-        bootstrap = bootstrapObject(plan);
-        text = renderBootstrap(bootstrap);
+        plan = withBoundPorts(plan, { envoy: restarted.envoy });
       }
+      bootstrap = bootstrapObject(plan);
+      text = renderBootstrap(bootstrap);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      this.log.error(`the new Envoy did not start, the previous one keeps serving: ${message}`);
+      const rejected = error instanceof EnvoyRejected;
+      this.log.error(
+        rejected
+          ? `configuration refused, the running one stays: ${message}`
+          : `Envoy could not take the new configuration, the running one stays: ${message}`,
+      );
+      // Envoy back onto the resources that run (a hot restart that failed left the previous epoch serving them).
+      if (inPlace)
+        await this.envoys.publish(running.resources).catch((restoring: unknown) => {
+          this.log.error(`could not put Envoy's running resources back: ${String(restoring)}`);
+        });
       if (previous) await restoreFiles(previous);
       await writeRunningSnapshot(this.snapshotFile, this.current.snapshot);
       // Put the engines back on the configuration that runs.
-      if (enginesReloaded) await this.reloadEngines();
-      return refused(503, 'Envoy could not start with this configuration; nothing changed', [message]);
+      if (steps.enginesReloaded) await this.reloadEngines();
+      return rejected
+        ? refused(400, 'Envoy rejects this configuration; the running configuration stays', [message])
+        : refused(
+            503,
+            inPlace
+              ? 'Envoy did not take this configuration; nothing changed'
+              : 'Envoy could not start with this configuration; nothing changed',
+            [message],
+          );
     }
     // The service last, once every route of the new configuration is served: a tool it now lists can be called.
     // It reads the same files; a configuration it cannot serve leaves it on its catalog (it says why).
     await this.reloadChildren([SERVICE]);
     const generation = this.current.generation + 1;
     // What runs now, read back so the snapshot also covers files the change made the configuration reference.
-    const running = write ? await readConfigFiles(this.configFile).catch(() => texts) : texts;
-    this.current = { texts: running, snapshot: snapshot.text, config, plan, bootstrap, text, generation };
+    const runningTexts = write ? await readConfigFiles(this.configFile).catch(() => texts) : texts;
+    this.current = {
+      texts: runningTexts,
+      snapshot: snapshot.text,
+      config,
+      plan,
+      bootstrap,
+      text,
+      published,
+      generation,
+    };
     this.log.info(
-      nextFile
-        ? `configuration reloaded (Envoy hot-restarted, epoch ${this.envoys.currentEpoch()})`
-        : 'configuration reloaded (policies; Envoy unchanged)',
+      !changed
+        ? 'configuration reloaded (policies; Envoy unchanged)'
+        : inPlace
+          ? 'configuration reloaded (Envoy updated in place)'
+          : `configuration reloaded (Envoy hot-restarted, epoch ${this.envoys.currentEpoch()})`,
     );
     return { ok: true, generation };
   }
 
-  private async write(text: string): Promise<string> {
-    const file = path.join(this.directory, `envoy-${++this.files}.yaml`);
-    await writeFile(file, text);
-    return file;
+  /**
+   * Hot-restarts Envoy onto `bootstrap` (whose rendering is `text`), the engines switching in between: first an
+   * Envoy with the routes both configurations have and the clusters of both, and the engines only once no Envoy
+   * without the new clusters serves any more (the previous epoch serves the connections it had while it drains).
+   */
+  private async restartEnvoy(
+    bootstrap: Bootstrap,
+    text: string,
+    steps: { enginesReloaded: boolean },
+  ): Promise<{ readonly envoy: EnvoyAddresses; readonly published: DynamicGateway }> {
+    const transition = transitionBootstrap(this.current.bootstrap, bootstrap);
+    if (renderBootstrap(transition) !== text) {
+      await this.envoys.start((await this.envoyFiles.prepare(transition)).bootstrapFile);
+      await this.envoys.previousGone();
+      await this.reloadEngines();
+      steps.enginesReloaded = true;
+      const next = await this.envoyFiles.prepare(bootstrap);
+      return { envoy: await this.envoys.start(next.bootstrapFile), published: next.published };
+    }
+    const next = await this.envoyFiles.prepare(bootstrap);
+    const envoy = await this.envoys.start(next.bootstrapFile);
+    await this.envoys.previousGone();
+    await this.reloadEngines();
+    steps.enginesReloaded = true;
+    return { envoy, published: next.published };
   }
 
   private reloadEngines(): Promise<void> {

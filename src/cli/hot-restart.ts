@@ -4,7 +4,9 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type EnvoyArgsOptions, envoyArgs, hotRestartSharedMemory } from '../config/envoy.js';
+import type { ResourceFile } from '../envoy/bootstrap/dynamic-resources.js';
 import type { Endpoint } from '../envoy/bootstrap/plan.js';
+import { type EnvoyRejections, publishResources } from './envoy-resources.js';
 import { pollUntil, type Supervisor } from './supervisor.js';
 
 /** Where a running Envoy listens: read back from it, as the configuration may leave ports to the system (0). */
@@ -32,21 +34,37 @@ export class EnvoyFamily {
   private baseId: number | undefined;
   private parentGone: Promise<unknown> = Promise.resolve();
   private restart: () => Promise<unknown> = () => Promise.reject(new Error('Envoy has no restart'));
+  /** The serving epoch's admin address. */
+  private admin: Endpoint | undefined;
 
   private constructor(
     private readonly supervisor: Supervisor,
     private readonly binary: string,
     private readonly options: EnvoyArgsOptions,
     private readonly directory: string,
+    private readonly rejections: EnvoyRejections,
   ) {}
 
+  /** `rejections`: hears the family's output (up's supervisor passes each Envoy line on), for `publish`. */
   static async create(
     supervisor: Supervisor,
     binary: string,
     options: EnvoyArgsOptions,
+    rejections: EnvoyRejections,
   ): Promise<EnvoyFamily> {
     const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-envoy-family-'));
-    return new EnvoyFamily(supervisor, binary, options, directory);
+    return new EnvoyFamily(supervisor, binary, options, directory, rejections);
+  }
+
+  /**
+   * Changes the serving Envoy's listeners, routes and clusters through the files it watches (envoy-resources.ts),
+   * without a new process; resolves with the addresses it listens on then. Rejects with `EnvoyRejected` and
+   * Envoy's reason when Envoy refuses a file.
+   */
+  async publish(files: readonly ResourceFile[]): Promise<EnvoyAddresses> {
+    if (!this.admin) throw new Error('no Envoy serves yet');
+    await publishResources(this.admin, files, this.rejections);
+    return { admin: this.admin, listeners: await listenerAddresses(this.admin) };
   }
 
   /** What brings Envoy back when the serving one dies (the supervisor calls it, with backoff). */
@@ -123,6 +141,7 @@ export class EnvoyFamily {
     }
     this.generation = generation;
     this.epoch = epoch;
+    this.admin = admin;
     if (epoch === 0) this.baseId = Number((await readFile(baseIdFile, 'utf8')).trim());
     if (parentExit) this.parentGone = parentExit;
     return { admin: admin!, listeners: await listenerAddresses(admin!) };

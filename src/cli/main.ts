@@ -3,6 +3,7 @@ import { EnvoyNotFoundError } from '../envoy/binary.js';
 import { PORTCULLIS_VERSION } from '../version.js';
 import { InputError, UsageError } from './command.js';
 import { commands } from './commands/index.js';
+import { stopForClosedOutput } from './signals.js';
 
 function help(): string {
   const width = Math.max(...commands.map((command) => command.name.length));
@@ -95,9 +96,14 @@ function firstLine(text: string): string {
 // A reader that stops early (`portcullis policy-reference --format json | head`) closes the pipe: what is left to
 // print has nowhere to go, which is the reader's choice, not a failure. Quietly, as `cat` or `grep` do, for every
 // command; any other write error still fails loudly.
+let outputClosed = false;
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE') process.exit(0);
-  throw error;
+  // Once the reader is gone, every later write fails too (EPIPE, or the stream destroyed): nothing more to do.
+  if (outputClosed) return;
+  if (error.code !== 'EPIPE') throw error;
+  outputClosed = true;
+  // A command that runs until stopped (up) stops as on Ctrl-C, its children with it; any other ends here.
+  if (!stopForClosedOutput()) process.exit(0);
 });
 
 process.exitCode = await main(process.argv.slice(2));

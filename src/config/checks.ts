@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import { compileUrlTemplate, UrlTemplateError } from '../catalog/url-template.js';
 import { stateBackendKind } from '../state/options.js';
+import { backendIssues } from './backend-schema.js';
+import { mcpServerIssues } from './mcp-servers.js';
 import { placementIssues } from './network-placement.js';
 import type { GatewayConfig } from './schema.js';
 
@@ -371,10 +373,15 @@ export const crossChecks: readonly CrossCheck[] = [
   { name: 'management-listener', issues: managementListener },
   { name: 'network-placement', issues: placementIssues },
   { name: 'mcp-needs-auth', issues: mcpNeedsAuth },
+  { name: 'mcp-servers', issues: mcpServerIssues },
   { name: 'products-name-scopes', issues: productsNameScopes },
   { name: 'durable-signing-keys', issues: durableSigningKeys },
   { name: 'portcullis-identity', issues: portcullisIdentity },
   { name: 'delegated-connections', issues: delegatedConnections },
+  {
+    name: 'backend-references',
+    issues: (config) => backendIssues(config.backends, Object.keys(config.tls?.certificates ?? {})),
+  },
 ];
 
 /** For the root schema (`.superRefine(runCrossChecks)`): every check's issues, as zod issues at their key paths. */

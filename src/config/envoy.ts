@@ -105,7 +105,13 @@ type Json = Record<string, unknown>;
  * requests to the backend without their policies), plus the clusters of `previous` that `next` dropped (the
  * engines still pick them until they reloaded). Equal to `next` when nothing is added and nothing removed.
  */
-export function transitionBootstrap(previous: Json, next: Json): Json {
+export function transitionBootstrap(previous: Bootstrap, next: Bootstrap): Bootstrap {
+  return transitionJson(previous, next) as unknown as Bootstrap;
+}
+
+function transitionJson(previousBootstrap: Bootstrap, nextBootstrap: Bootstrap): Json {
+  const previous = previousBootstrap as unknown as Json;
+  const next = nextBootstrap as unknown as Json;
   const known = new Set<string>();
   forEachRouteList(previous, (key, routes) => {
     for (const route of routes) known.add(routeKey(key, route));

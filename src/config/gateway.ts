@@ -18,18 +18,27 @@ import {
 } from '../policy/index.js';
 import { isInlinePem } from '../state/options.js';
 import { apiVersionSelector } from './api-versions.js';
+import { type ResolvedBackend, resolveBackendCredentials, singleBackendUrls } from './backend-credentials.js';
 import { ConfigError } from './config-error.js';
 import { fileText, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
 import { policySource } from './policy-source.js';
 import type { GatewayConfig } from './schema.js';
-import { inheritance, operationsOf, refusedOnHandshake, unsupportedOnHandshake } from './websocket-api.js';
+import {
+  inheritance,
+  operationsOf,
+  pipelineOfType,
+  refusedOnHandshake,
+  unsupportedOnHandshake,
+} from './websocket-api.js';
 
 /** Everything the engine serves, compiled once from the configuration and its policy documents. */
 export interface CompiledGateway {
   readonly config: GatewayConfig;
   readonly catalog: Catalog<Pipeline>;
-  /** Named backends (`set-backend-service backend-id`) by id → URL. */
+  /** Named single backends (`set-backend-service backend-id`) by id → URL; pools are in `backendEntities`. */
   readonly backends: ReadonlyMap<string, string>;
+  /** Every backend entity as configured, pools included, with its credentials' named values resolved. */
+  readonly backendEntities: readonly ResolvedBackend[];
   /** How many policy documents (fragments included) were read and compiled: what `validate` says it checked. */
   readonly policyDocuments: number;
 }
@@ -123,6 +132,9 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const namedValues = namedValueTable(config, (keys, message) =>
     problems.push(problemInText(configText(), loaded.file, keys, message)),
   );
+  const resolvedBackends = resolveBackendCredentials(config.backends, namedValues, (keys, message) =>
+    problems.push(problemInText(configText(), loaded.file, keys, message)),
+  );
   for (const [keys, message] of loggerProblems(loaded))
     problems.push(problemInText(configText(), loaded.file, keys, message));
   const policies = policyCompiler(loaded, problems, namedValues, (keys, message) =>
@@ -135,7 +147,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const secrets = Object.freeze(
     [...namedValues.values()].filter((entry) => entry.secret === true).map((entry) => entry.value),
   );
-  const pipeline = (docs: ScopeDocuments): Pipeline => Object.freeze({ ...buildPipeline(docs), secrets });
+  const build = (docs: ScopeDocuments): Pipeline => Object.freeze({ ...buildPipeline(docs), secrets });
 
   const globalDocument = compile(['policy'], config.policy, 'global');
   const productDocuments = new Map(
@@ -154,6 +166,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     const inherited = inheritance(api, apiIndex, apiDocument, problems, withoutSkipped, (keys, message) =>
       problemInText(configText(), loaded.file, keys, message),
     );
+    const pipeline = (docs: ScopeDocuments) => pipelineOfType(api, build(docs));
     const global = inherited(globalDocument);
     const inheritedProducts = new Map(products.map((p) => [p.id, inherited(productDocuments.get(p.id))]));
     // One pipeline without a product (a call with no key, or a key for the API or all APIs) and one per product
@@ -165,7 +178,8 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       name: api.name ?? api.id,
       urlSuffix: api.urlSuffix,
       serviceUrl: api.serviceUrl,
-      type: api.type,
+      // An MCP server API is served as HTTP (its endpoint's operations); the others as they are declared.
+      type: api.type === 'mcp' ? ('http' as const) : api.type,
       hostnames: api.hostnames ?? [],
       version: apiVersionSelector(config, api),
       productIds: products.map((p) => p.id),
@@ -219,7 +233,8 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   return {
     config,
     catalog,
-    backends: new Map(config.backends.map((backend) => [backend.id, backend.url])),
+    backends: singleBackendUrls(config.backends),
+    backendEntities: resolvedBackends,
     policyDocuments: policies.documents(),
   };
 }

@@ -6,6 +6,7 @@ import type { Diagnostic } from '../diagnostic.js';
 import { YamlAliasError, yamlData } from '../yaml-data.js';
 import { ConfigError } from './config-error.js';
 import { expandDefinitions } from './definitions.js';
+import { expandMcpServers } from './mcp-servers.js';
 import { type GatewayConfig, gatewayConfigSchema } from './schema.js';
 import { issueWording, saysWhatWasFound } from './wording.js';
 
@@ -73,7 +74,7 @@ export async function loadConfigText(
   files?: FileContents,
 ): Promise<LoadedConfig> {
   const directory = path.dirname(path.resolve(file));
-  const config = await expandDefinitions(parseConfig(text, file), directory);
+  const config = expandMcpServers(await expandDefinitions(parseConfig(text, file), directory));
   return { file, directory, config, ...(files ? { files } : {}) };
 }
 

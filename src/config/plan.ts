@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import type { EngineBypass } from '../envoy/bootstrap/engine-bypass.js';
 import {
+  type BackendPlan,
   type BootstrapApi,
   type BootstrapPlan,
   type DownstreamTlsPlan,
@@ -136,15 +137,15 @@ export async function planRuntime(config: GatewayConfig, options: PlanOptions = 
     gateway: placement.gateway,
     ...(placement.listeners ? { listeners: placement.listeners } : {}),
     ...(tls ? { tls } : {}),
-    ...(config.tls && Object.keys(config.tls.backends).length > 0
-      ? { upstreamTls: planUpstreamTls(config.tls, directory) }
+    ...(config.tls && hasClientCertificates(config)
+      ? { upstreamTls: planUpstreamTls(config.tls, directory, config.backends) }
       : {}),
     admin: endpointOf(config.admin),
     engine: { endpoints: engineEndpoints, messageTimeoutMs: config.engine.messageTimeoutMs },
     service: endpointOf(config.service),
     ...(config.management ? { management: endpointOf(config.management.server) } : {}),
     apis: bootstrapApis(config),
-    backends: config.backends,
+    backends: backendPlans(config.backends, directory),
     trustedProxyHops: config.gateway.trustedProxyHops,
     limits: config.gateway.limits,
     ...(config.telemetry?.otlp ? { tracing: tracingPlan(config.telemetry.otlp) } : {}),
@@ -281,12 +282,47 @@ async function planTls(
   };
 }
 
+function hasClientCertificates(config: GatewayConfig): boolean {
+  return (
+    Object.keys(config.tls?.backends ?? {}).length > 0 ||
+    config.backends.some((backend) => backend.credentials?.certificateIds?.length)
+  );
+}
+
+/** Single backends for Envoy's clusters, a backend's own trusted CA file resolved against the file's folder. */
+function backendPlans(backends: GatewayConfig['backends'], directory: string): BackendPlan[] {
+  return backends.map((backend) => ({
+    id: backend.id,
+    url: backend.url,
+    ...(backend.tls
+      ? {
+          tls: {
+            ...backend.tls,
+            trustedCa: backend.tls.trustedCa && path.resolve(directory, backend.tls.trustedCa),
+          },
+        }
+      : {}),
+  }));
+}
+
+/**
+ * The client certificate Envoy presents to each backend: `tls.backends`, then a backend entity's own
+ * `credentials.certificateIds` (API Management's way) for one `tls.backends` does not name.
+ */
 function planUpstreamTls(
   tls: NonNullable<GatewayConfig['tls']>,
   directory: string,
+  backends: GatewayConfig['backends'],
 ): Record<string, UpstreamTlsPlan> {
+  const entityCertificates = backends.flatMap((backend) => {
+    const certificateId = backend.credentials?.certificateIds?.[0];
+    const entry: { certificateId: string; trustedCa?: string; serverName?: string } = {
+      certificateId: certificateId ?? '',
+    };
+    return certificateId === undefined || backend.id in tls.backends ? [] : [[backend.id, entry] as const];
+  });
   return Object.fromEntries(
-    Object.entries(tls.backends).map(([id, backend]) => {
+    [...Object.entries(tls.backends), ...entityCertificates].map(([id, backend]) => {
       const certificate = tls.certificates[backend.certificateId]!;
       return [
         id,

@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { defaultGatewayLimits } from '../envoy/bootstrap/plan.js';
 import { identitiesConfigSchema } from '../identity/options.js';
 import { stateConfigSchema } from '../state/options.js';
+import { backendSchema } from './backend-schema.js';
 import { runCrossChecks } from './checks.js';
 import { managementConfigSchema } from './management-schema.js';
+import { mcpServerSchema } from './mcp-servers.js';
 import { networkConfigSchema, tlsConfigSchema } from './network-schema.js';
 import { authConfigSchema, mcpConfigSchema } from './service-schema.js';
 import { telemetryConfigSchema } from './telemetry-schema.js';
@@ -146,10 +148,13 @@ export const apiSchema = z
     name: z.string().min(1).optional(),
     description: z.string().optional(),
     /**
-     * `soap` for a WSDL pass-through API, whose operations are told apart by SOAP action or body element;
+     * `soap` for a WSDL pass-through API, whose operations are told apart by SOAP action or body element; `mcp` for a
+     * remote MCP server (Streamable HTTP) at `serviceUrl`, published at `/<urlSuffix>/mcp` (config/mcp-servers.ts);
      * `websocket` for a WebSocket pass-through API, whose one operation, onHandshake, runs on the opening handshake.
      */
-    type: z.enum(['http', 'soap', 'websocket']).default('http'),
+    type: z.enum(['http', 'soap', 'mcp', 'websocket']).default('http'),
+    /** For an API of type `mcp`: which of the server's tools are shown and which need write scope. */
+    mcp: mcpServerSchema.optional(),
     /**
      * A definition file (relative to the configuration) whose operations are published too; operations listed
      * here with the same id win (to attach a policy, say).
@@ -237,14 +242,6 @@ export const subscriptionSchema = z
     /** The owning user; none for a standalone subscription. */
     user: z.string().optional(),
     state: z.enum(['active', 'suspended', 'cancelled', 'expired']).default('active'),
-  })
-  .strict();
-
-/** A backend that `set-backend-service backend-id="…"` can name. */
-export const backendSchema = z
-  .object({
-    id: z.string().regex(/^[A-Za-z0-9_-]+$/, { message: 'must be letters, digits, "-" or "_"' }),
-    url: backendUrl,
   })
   .strict();
 
@@ -501,7 +498,8 @@ export type ApiConfig = z.infer<typeof apiSchema>;
 export type OperationConfig = z.infer<typeof operationSchema>;
 export type CompanionProcessConfig = z.infer<typeof companionProcessSchema>;
 export type ProductConfig = z.infer<typeof productSchema>;
-export type BackendConfig = z.infer<typeof backendSchema>;
+export type { BackendConfig } from './backend-schema.js';
+export { backendSchema };
 export type SubscriptionConfig = z.infer<typeof subscriptionSchema>;
 export type UserConfig = z.infer<typeof userSchema>;
 export type VersionSetConfig = z.infer<typeof versionSetSchema>;

@@ -56,6 +56,8 @@ const limitsSchema = z
     loginFailuresPerAddress: positiveInt.optional(),
     loginWindowSeconds: positiveInt.optional(),
     registrationsPerAddress: positiveInt.optional(),
+    /** The registration limit for clients on a loopback address (default 200, or registrationsPerAddress when set). */
+    registrationsPerLoopbackAddress: positiveInt.optional(),
     registrationWindowSeconds: positiveInt.optional(),
     clientAuthFailures: positiveInt.optional(),
     clientAuthWindowSeconds: positiveInt.optional(),

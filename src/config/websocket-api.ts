@@ -6,7 +6,7 @@
  * elements the handshake refuses.
  */
 import type { Diagnostic } from '../diagnostic.js';
-import type { CompiledDocument, SectionItem } from '../policy/index.js';
+import type { CompiledDocument, Pipeline, SectionItem } from '../policy/index.js';
 import type { ApiConfig, OperationConfig } from './schema.js';
 
 /** API Management's name of the operation every WebSocket API has, and the only one it may have. */
@@ -73,6 +73,17 @@ export function inheritance(
     problems.push(configProblem(keys, message));
   problems.push(...refusedOnHandshake(apiDocument, api.id));
   return (document) => document && withoutSkipped(document);
+}
+
+/**
+ * An API's pipeline as its requests run it. A WebSocket API's needs no body: its handshake has none, and after the
+ * 101 the bytes are the upgraded connection's, which Envoy carries without the engine — only headers cross the
+ * stream, whatever a policy would read.
+ */
+export function pipelineOfType(api: ApiConfig, pipeline: Pipeline): Pipeline {
+  if (api.type !== 'websocket') return pipeline;
+  const needs = { ...pipeline.needs, requestBody: false, responseBody: false, responseStream: false };
+  return Object.freeze({ ...pipeline, needs });
 }
 
 /** What is wrong with a WebSocket API's declaration: each problem's key path and message. */

@@ -18,6 +18,8 @@ export interface BackendRoute {
  */
 export class BackendRoutes {
   private readonly byOrigin = new Map<string, string>();
+  /** Each API's own service URL origin: its traffic goes to its own cluster even when APIs share a backend. */
+  private readonly apiOrigins = new Map<string, string>();
   /**
    * Routes already worked out, by base URL or backend id: every request needs one, and parsing the URL again each
    * time is most of the cost. Bounded, since a policy may compute a different base URL per request.
@@ -28,17 +30,26 @@ export class BackendRoutes {
     apis: readonly { id: string; serviceUrl: string }[],
     private readonly backends: ReadonlyMap<string, string>,
   ) {
-    for (const api of apis) this.byOrigin.set(new URL(api.serviceUrl).origin, apiClusterName(api.id));
+    for (const api of apis) {
+      const origin = new URL(api.serviceUrl).origin;
+      this.apiOrigins.set(api.id, origin);
+      // An origin several APIs share goes, for a URL no API owns (a policy's base-url), to the first API's cluster.
+      if (!this.byOrigin.has(origin)) this.byOrigin.set(origin, apiClusterName(api.id));
+    }
     for (const [id, url] of backends) {
       const origin = new URL(url).origin;
       if (!this.byOrigin.has(origin)) this.byOrigin.set(origin, backendClusterName(id));
     }
   }
 
-  /** Throws TypeError for a URL that is not absolute http(s), or an unknown backend id. */
-  forUrl(baseUrl: string): BackendRoute {
-    const key = `url ${baseUrl}`;
-    return this.known.get(key) ?? this.remember(key, this.routeForUrl(baseUrl));
+  /**
+   * Throws TypeError for a URL that is not absolute http(s), or an unknown backend id. A URL on the origin of the
+   * API the request is for (`apiId`) goes to that API's cluster, so Envoy's statistics name the API the traffic is
+   * for, not another API with the same backend.
+   */
+  forUrl(baseUrl: string, apiId?: string): BackendRoute {
+    const key = `url ${apiId ?? ''} ${baseUrl}`;
+    return this.known.get(key) ?? this.remember(key, this.routeForUrl(baseUrl, apiId));
   }
 
   forBackendId(id: string): BackendRoute {
@@ -52,7 +63,7 @@ export class BackendRoutes {
     return route;
   }
 
-  private routeForUrl(baseUrl: string): BackendRoute {
+  private routeForUrl(baseUrl: string, apiId: string | undefined): BackendRoute {
     let url: URL;
     try {
       url = new URL(baseUrl);
@@ -63,7 +74,10 @@ export class BackendRoutes {
       throw new TypeError(`backend base URL "${baseUrl}" must be http or https`);
     }
     const basePath = url.pathname.replace(/\/+$/, '');
-    const cluster = this.byOrigin.get(url.origin);
+    const cluster =
+      apiId !== undefined && this.apiOrigins.get(apiId) === url.origin
+        ? apiClusterName(apiId)
+        : this.byOrigin.get(url.origin);
     if (cluster) return { cluster, basePath, origin: url.origin };
     return {
       cluster: dynamicClusterName(url.protocol === 'https:'),

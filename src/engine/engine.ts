@@ -20,6 +20,7 @@ import { policyExchanges } from './exchange/policy-exchange.js';
 import type { ExchangeSummary } from './exchange/summary.js';
 import { tracedExchanges } from './exchange-spans.js';
 import { assertExtAuthzServes } from './ext-authz-check.js';
+import { type McpAccess, mcpAccessOf } from './mcp-access.js';
 import type { EngineMetrics } from './metrics.js';
 import { bothObservers, PolicySpans, traceWithSpanEvents } from './policy-spans.js';
 import { createEngineServices, type EngineServices } from './services.js';
@@ -80,6 +81,8 @@ export interface EngineOptions {
   readonly authorizationsOver?: (state: EngineState) => AuthorizationContexts;
   /** The process's tracer (`telemetry.otlp`): each request gets a span (exchange-spans.ts); absent: none, no cost. */
   readonly tracer?: Tracer;
+  /** The authorization server's check in front of the MCP server APIs (`mcpAccessOf`). */
+  readonly mcpAccess?: McpAccess;
 }
 
 export type EngineTransport = 'ext_proc' | 'ext_authz';
@@ -99,6 +102,7 @@ export async function buildEngine(loaded: LoadedConfig, options: EngineOptions =
     certificateKeys: await certificatePrivateKeys(loaded.config, loaded.directory, loaded.files),
     directory: loaded.directory,
     identities: identitiesOf(loaded),
+    mcpAccess: mcpAccessOf(loaded.config, authorizationServerKeys(loaded)),
     authorizationsOver: await credentialManagerOver(loaded),
     ...options,
   });
@@ -150,6 +154,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
   const observer = traceKey && spans ? bothObservers(traces, spans) : traceKey ? traces : spans;
   const services = createEngineServices({
     backends: gateway.backends,
+    backendEntities: gateway.backendEntities,
     shared: held.state,
     trace: options.tracer ? traceWithSpanEvents(traces) : traces,
     ...(observer ? { observer } : {}),
@@ -171,11 +176,13 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
   const exchanges = policyExchanges({
     catalog: gateway.catalog,
     routes,
+    backendEntities: { breakers: services.breakers, byId: services.backendEntities },
     ...(options.backendRouting ? { backendRouting: options.backendRouting } : {}),
     services,
     onExchangeEnd,
     ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: processLogger } } : {}),
     subscriptions: new SubscriptionDirectory(gateway.config),
+    ...(options.mcpAccess ? { mcpAccess: options.mcpAccess } : {}),
     maxRequestBodyBytes: gateway.config.gateway.limits.maxRequestBodyBytes,
     maxMessageTimeoutMs: maxMessageTimeoutMs(gateway.config.gateway.limits),
     ...(options.trust ? { trust: options.trust } : {}),

@@ -43,6 +43,12 @@ export class EngineMetrics implements MetricsSource {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
+  private readonly cacheHits = new Counter({
+    name: 'portcullis_engine_cache_hits_total',
+    help: 'Requests the policies answered from the response cache (the backend not called), by API and operation.',
+    labelNames: ['api', 'operation'] as const,
+    registers: [this.registry],
+  });
   /** Custom metrics summed per namespace, name and dimensions. */
   private readonly custom = new Map<string, { labels: Record<string, string>; sum: number; count: number }>();
   /** Emissions not kept because MAX_CUSTOM_SERIES series exist. */
@@ -104,6 +110,7 @@ export class EngineMetrics implements MetricsSource {
       status: summary.status === undefined ? '' : String(summary.status),
       reason: summary.lastError?.reason ?? '',
     });
+    if (summary.cached === true) this.cacheHits.inc({ api, operation });
     if (summary.durationMs !== undefined)
       this.durations.observe({ api, operation }, summary.durationMs / 1000);
   }

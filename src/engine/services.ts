@@ -1,3 +1,4 @@
+import type { ResolvedBackend } from '../config/backend-credentials.js';
 import { JToken } from '../expr/index.js';
 import type { Logger } from '../log.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
@@ -10,12 +11,15 @@ import type {
   PolicyObserver,
   PolicyServices,
   TraceSink,
+  ValueCache,
 } from '../policy/index.js';
 import { redisOf } from '../state/backend.js';
 import type { EventStream, SendOutcome } from '../state/event-stream.js';
 import { metricsLoggerOf, type StateConfig } from '../state/options.js';
 import type { RedisConnection } from '../state/redis-connection.js';
 import type { CachingType } from '../state/tiered-cache.js';
+import { BackendBreakers, sharedBreakerStore } from './backend-breakers.js';
+import { BackendPools } from './backend-pools.js';
 import type { ElementCounters } from './element-counters.js';
 import { EngineState } from './engine-state.js';
 import type { GuardedLimits } from './guarded-limits.js';
@@ -32,6 +36,11 @@ const ownCopy = (value: unknown): unknown => (value instanceof JToken ? value.cl
 
 export interface EngineServicesOptions {
   readonly backends: ReadonlyMap<string, string>;
+  /**
+   * The backend entities (pools, circuit breakers, credentials): with them, set-backend-service chooses among a
+   * pool's members and skips tripped backends. Absent: `backends` alone, by id.
+   */
+  readonly backendEntities?: readonly ResolvedBackend[];
   /**
    * The process's engine state (caches, counters, Redis), kept across reloads by its owner, who closes it. Absent:
    * the services open their own from `state`, and close it with themselves.
@@ -74,6 +83,10 @@ export interface EngineServices extends PolicyServices {
   /** The Redis connection when configured (health, tests). */
   readonly redis: RedisConnection | undefined;
   readonly eventStream: EventStream | undefined;
+  /** The backends' circuit breakers, told of every answer of a backend that has one. */
+  readonly breakers: BackendBreakers;
+  /** The backend entities by id (their credentials), single backends only. */
+  readonly backendEntities: ReadonlyMap<string, ResolvedBackend>;
   /** Closes the engine state when the services opened it themselves (else its owner does). */
   close(): Promise<void>;
 }
@@ -129,12 +142,18 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     },
   };
 
-  const backends: BackendLookup = {
-    get: (id) => {
-      const url = options.backends.get(id);
-      return url === undefined ? undefined : { id, url };
-    },
+  // JSON values are mutable: the in-process cache keeps its own copy and hands out copies, as the external one
+  // does by serializing, so one request changing what it read or stored never changes another's.
+  const valueCache: ValueCache = {
+    get: async (key, caching?: CachingType) => ownCopy((await values.get(key, caching))?.value),
+    set: (key, value, ttl, caching?: CachingType) => values.set(key, { value: ownCopy(value) }, ttl, caching),
+    delete: (key, caching?: CachingType) => values.delete(key, caching),
   };
+  const clock = {
+    now: () => Date.now(),
+    sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+  };
+  const { backends, breakers, backendEntities } = backendServices(options, valueCache, limits, clock);
   // Every custom metric goes to Prometheus (and OTLP), and as one JSON event each to state.metricsLogger when set.
   const { loggerId: metricsLoggerId, deprecation } = metricsLoggerOf(state);
   if (deprecation !== undefined) logger.warn(deprecation);
@@ -157,14 +176,7 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
       get: (key, caching?: CachingType) => responses.get(key, caching),
       set: (key, value, ttl, caching?: CachingType) => responses.set(key, value, ttl, caching),
     },
-    // JSON values are mutable: the in-process cache keeps its own copy and hands out copies, as the external one
-    // does by serializing, so one request changing what it read or stored never changes another's.
-    valueCache: {
-      get: async (key, caching?: CachingType) => ownCopy((await values.get(key, caching))?.value),
-      set: (key, value, ttl, caching?: CachingType) =>
-        values.set(key, { value: ownCopy(value) }, ttl, caching),
-      delete: (key, caching?: CachingType) => values.delete(key, caching),
-    },
+    valueCache,
     semanticCache: {
       async lookup(partition, embedding, maxDistance) {
         try {
@@ -206,7 +218,9 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     ...(options.authorizations ? { authorizations: options.authorizations } : {}),
     backends,
     fetch: fetchWithTimeout,
-    clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
+    clock,
+    breakers,
+    backendEntities,
     logger,
     trace: options.trace ?? { write: (entry) => logger.info('trace', { ...entry }) },
     ...(options.observer ? { observer: options.observer } : {}),
@@ -218,4 +232,38 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     },
   };
   return services;
+}
+
+/**
+ * set-backend-service's lookup: the backend entities' pools and circuit breakers (their trips and failure counts in
+ * the shared value cache and limit counters), or the named URLs alone when there are no entities.
+ */
+function backendServices(
+  options: EngineServicesOptions,
+  valueCache: ValueCache,
+  limits: GuardedLimits,
+  clock: { now(): number },
+): {
+  readonly backends: BackendLookup;
+  readonly breakers: BackendBreakers;
+  readonly backendEntities: ReadonlyMap<string, ResolvedBackend>;
+} {
+  const entities = options.backendEntities ?? [];
+  const breakers = new BackendBreakers(
+    entities.flatMap((entity) =>
+      entity.circuitBreaker?.rules[0] ? [[entity.id, entity.circuitBreaker.rules[0]] as const] : [],
+    ),
+    sharedBreakerStore(valueCache, limits),
+    clock,
+  );
+  const backends: BackendLookup = options.backendEntities
+    ? new BackendPools(options.backendEntities, breakers)
+    : {
+        get: (id) => {
+          const url = options.backends.get(id);
+          return url === undefined ? undefined : { id, url };
+        },
+      };
+  const singles = entities.filter((entity) => entity.type !== 'pool');
+  return { backends, breakers, backendEntities: new Map(singles.map((entity) => [entity.id, entity])) };
 }

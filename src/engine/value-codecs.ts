@@ -6,6 +6,7 @@ import {
   CsGuid,
   CsTimeSpan,
   JToken,
+  parseDecimalText,
   parseJson,
   toDotNetString,
 } from '../expr/index.js';
@@ -24,7 +25,7 @@ type Encoded =
   | { t: 'i'; v: number }
   | { t: 'l'; v: string }
   | { t: 'd'; v: number }
-  | { t: 'm'; v: number }
+  | { t: 'm'; v: string | number }
   | { t: 'c'; v: number }
   | { t: 'dt'; v: string; k: string }
   | { t: 'g'; v: string }
@@ -40,7 +41,7 @@ export const valueCodec: ByteCodec<{ value: unknown }> = {
     else if (typeof value === 'number') e = { t: 'i', v: value };
     else if (typeof value === 'bigint') e = { t: 'l', v: value.toString() };
     else if (value instanceof CsDouble) e = { t: 'd', v: value.v };
-    else if (value instanceof CsDecimal) e = { t: 'm', v: value.v };
+    else if (value instanceof CsDecimal) e = { t: 'm', v: value.toString() };
     else if (value instanceof CsChar) e = { t: 'c', v: value.code };
     else if (value instanceof CsDateTime) e = { t: 'dt', v: value.ticks.toString(), k: value.kind };
     else if (value instanceof CsGuid) e = { t: 'g', v: value.value };
@@ -62,7 +63,8 @@ export const valueCodec: ByteCodec<{ value: unknown }> = {
       case 'd':
         return { value: new CsDouble(e.v) };
       case 'm':
-        return { value: new CsDecimal(e.v) };
+        // Written as text since decimals kept their digits; a number is the earlier (double) form.
+        return { value: typeof e.v === 'string' ? parseDecimalText(e.v) : CsDecimal.fromNumber(e.v) };
       case 'c':
         return { value: new CsChar(e.v) };
       case 'dt':

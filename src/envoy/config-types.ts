@@ -66,6 +66,32 @@ export type Bootstrap = {
   };
 };
 
+/**
+ * A bootstrap whose listeners and clusters come from files Envoy watches (dynamic-resources.ts): what stays in it
+ * changes only with a new Envoy process.
+ */
+export type DynamicBootstrap = Omit<Bootstrap, 'static_resources'> & {
+  readonly dynamic_resources: {
+    readonly lds_config: FileConfigSource;
+    readonly cds_config: FileConfigSource;
+  };
+};
+
+/** `config.core.v3.ConfigSource` read from a file, reloaded when a file is moved into its directory. */
+export type FileConfigSource = {
+  readonly resource_api_version: 'V3';
+  readonly path_config_source: {
+    readonly path: string;
+    readonly watched_directory: { readonly path: string };
+  };
+};
+
+/** `service.discovery.v3.DiscoveryResponse` as a file: what a file config source holds. */
+export type DiscoveryFile = {
+  readonly version_info: string;
+  readonly resources: readonly Readonly<Record<string, unknown>>[];
+};
+
 export type DownstreamConnectionsMonitor = TypedExtension<
   'envoy.resource_monitors.global_downstream_max_connections',
   {

@@ -43,7 +43,9 @@ export type { ExpressionLimits } from './limits.js';
 export { DEFAULT_LIMITS } from './limits.js';
 export type { SourceOrigin } from './origin.js';
 export { toBoolean, toDotNetString, toInt32 } from './runtime/convert.js';
+export { parseDecimalText } from './runtime/decimal.js';
 export { formatDateTimeOffset, parseDateTimeOffset } from './runtime/format-date.js';
+export { formatDecimal } from './runtime/format-decimal.js';
 export {
   CsChar,
   CsDateTime,

@@ -16,6 +16,9 @@ import { formatPath } from '../config/load.js';
 import { isInlinePolicy } from '../config/policy-source.js';
 import type { FileTexts } from '../config/snapshot.js';
 import { ManagementError } from './errors.js';
+import { keepUntouchedLines } from './untouched-lines.js';
+
+const renderOptions = { lineWidth: 0 } as const;
 
 /** A key path into the configuration, e.g. `['apis', 2, 'operations']`. */
 export type ConfigPath = readonly (string | number)[];
@@ -183,8 +186,14 @@ export class ConfigDocument {
   }
 
   toString(): string {
-    if (!this.changed) return this.texts.get(this.file) ?? '';
-    return this.verbatim ?? this.document.toString({ lineWidth: 0 });
+    const original = this.texts.get(this.file) ?? '';
+    if (!this.changed) return original;
+    if (this.verbatim !== undefined) return this.verbatim;
+    const rendered = this.document.toString(renderOptions);
+    const before = parseDocument(original, { uniqueKeys: true });
+    // A file the library cannot render as it was (errors in it) gains nothing from the comparison.
+    if (before.errors.length > 0) return rendered;
+    return keepUntouchedLines(original, before.toString(renderOptions), rendered);
   }
 
   toJSON(): unknown {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import { type Logger, processLogger } from '../log.js';
 import { locateResource } from './auth/resource-metadata.js';
@@ -15,6 +15,8 @@ import type { SessionStore } from './transport/session-store.js';
 import { InProcessSessionStore, type SessionStoreOptions } from './transport/sessions.js';
 import { StatelessHttp } from './transport/stateless-http.js';
 import type { AccessTokenVerifier, GatewayCaller, ServerInfo, ToolCatalog } from './types.js';
+import { UpstreamTools } from './upstream/aggregator.js';
+import type { UpstreamCatalog, UpstreamRouter } from './upstream/types.js';
 
 export interface McpEndpointOptions {
   /** Exactly the endpoint URL clients use, e.g. `https://host/v1/mcp`: the PRM `resource` and token audience. */
@@ -62,6 +64,16 @@ export interface McpEndpointOptions {
   readonly keepAliveMs?: number;
   /** Where failures and refused tokens are logged (default: JSON lines on stderr). */
   readonly logger?: Logger;
+  /**
+   * The remote MCP servers (APIs of type `mcp`) whose tools are served beside the REST-API tools, and how to reach
+   * them (through the gateway). Without it only REST-API tools are served.
+   */
+  readonly upstreams?: {
+    readonly catalog: UpstreamCatalog;
+    readonly router: UpstreamRouter;
+    /** Per upstream request (default 30 s). */
+    readonly timeoutMs?: number;
+  };
 }
 
 export interface McpEndpoint {
@@ -72,6 +84,8 @@ export interface McpEndpoint {
     readonly sessions: number | undefined;
     readonly openStreams: number;
     readonly tools: number;
+    /** Upstream MCP sessions this process holds. */
+    readonly upstreamSessions: number;
   };
   /** Ends open streams, stops listening to the catalog and closes the session store. */
   close(): Promise<void>;
@@ -112,6 +126,17 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const sessions = options.sessionStore ?? new InProcessSessionStore(options.sessions);
   const dispatcher = new Dispatcher(methodTable);
   const pageSize = options.pageSize ?? 100;
+  // Set once the hub exists: an upstream's list change reaches every stream, as a configuration change does.
+  let announce: (reason: string) => void = () => {};
+  const upstream =
+    options.upstreams &&
+    new UpstreamTools({
+      catalog: options.upstreams.catalog,
+      router: options.upstreams.router,
+      ...(options.upstreams.timeoutMs !== undefined ? { timeoutMs: options.upstreams.timeoutMs } : {}),
+      onToolsChanged: (reason) => announce(reason),
+      logger,
+    });
 
   const context = (
     revision: MethodContext['revision'],
@@ -123,6 +148,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     session,
     tools,
     caller: options.caller,
+    upstream,
     serverInfo: options.serverInfo,
     instructions: options.instructions,
     pageSize,
@@ -148,6 +174,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       ...(options.maxConcurrentPerSession !== undefined
         ? { maxConcurrentPerSession: options.maxConcurrentPerSession }
         : {}),
+      ...(upstream ? { onSessionEnded: (id: string) => upstream.endSession(`session:${id}`) } : {}),
     }),
     stateless: new StatelessHttp({
       dispatcher,
@@ -176,12 +203,29 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       );
   });
 
+  // Each upstream change is its own entry in the log (the servers' lists are not part of the fingerprint).
+  announce = (reason) =>
+    void hub
+      .broadcastToolListChanged(`${reason}:${randomUUID()}`)
+      .catch((error: unknown) =>
+        logger.warn('mcp: announcing tools/list_changed failed', { reason: (error as Error).message }),
+      );
+  // The challenge's scope for a `tools/call` comes from the REST-API tool it names (scope-selection.ts); an upstream
+  // server's tool is not in the registry, so its call is challenged with the read scopes and stepped up after.
+  const scopes = {
+    find: (name: string) => tools.find(name),
+    scopesSupported: (): readonly string[] =>
+      upstream
+        ? [...new Set([...tools.scopesSupported(), ...upstream.scopes()])].sort()
+        : tools.scopesSupported(),
+  };
+
   const middleware = mcpKoaMiddleware({
     location,
     issuer: options.issuer,
     verifier: options.verifier,
     transport,
-    tools,
+    tools: scopes,
     allowedOrigins: options.allowedOrigins ?? [],
     allowedHosts: options.allowedHosts,
     maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
@@ -195,11 +239,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       sessions: sessions.size,
       openStreams: hub.openStreams,
       tools: tools.entries().length,
+      upstreamSessions: upstream?.sessions ?? 0,
     }),
     async close() {
       stopBroadcast();
       tools.close();
       hub.close();
+      await upstream?.close();
       await sessions.close();
     },
   };

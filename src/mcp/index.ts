@@ -20,3 +20,5 @@ export type {
   ToolOperation,
   ToolParameter,
 } from './types.js';
+export { PREFIX_SEPARATOR } from './upstream/aggregator.js';
+export type { UpstreamCatalog, UpstreamRoute, UpstreamRouter, UpstreamServer } from './upstream/types.js';

@@ -10,6 +10,7 @@ import {
   type ResourceLocation,
   WELL_KNOWN_PRM,
 } from './auth/resource-metadata.js';
+import { challengeScopes } from './auth/scope-selection.js';
 import type { ToolRegistry } from './tools/registry.js';
 import { ErrorCodes, errorReply, type HttpReply, type HttpRequestView, jsonReply } from './transport/http.js';
 import type { StreamableHttpTransport } from './transport/router.js';
@@ -20,7 +21,8 @@ export interface KoaAdapterOptions {
   readonly issuer: string;
   readonly verifier: AccessTokenVerifier;
   readonly transport: StreamableHttpTransport;
-  readonly tools: ToolRegistry;
+  /** Every scope a tool needs (REST-API and upstream tools): the metadata's `scopes_supported`; a REST-API tool by name. */
+  readonly tools: Pick<ToolRegistry, 'find' | 'scopesSupported'>;
   /** Browser origins allowed to call the endpoint besides the endpoint's own origin. */
   readonly allowedOrigins: readonly string[];
   /** When set, the `Host` header must be one of these (DNS-rebinding protection for local deployments). */
@@ -56,7 +58,15 @@ type Check = (
 interface RequestState {
   cors: Record<string, string>;
   subject?: Subject;
+  /** The bearer check failed: answered 401 once the body says which scopes the request needs. */
+  refused?: { readonly tokenSent: boolean };
 }
+
+/**
+ * How much of an unauthenticated request's body is read to choose the challenge's scopes (a `tools/call` names its
+ * tool near the start); past it, the challenge asks for the read scopes.
+ */
+const challengeBodyBytes = 64 * 1024;
 
 function writeReply(ctx: Koa.Context, reply: HttpReply, extraHeaders: Record<string, string>): void {
   // Koa would add a text body to an empty 202 and buffer nothing for SSE; the transport's replies are exact,
@@ -107,15 +117,18 @@ function originHostAllowed(origin: string, hosts: ReadonlySet<string> | undefine
   return (url.protocol === 'http:' || url.protocol === 'https:') && hosts.has(url.host.toLowerCase());
 }
 
-/** The 401 answer: a bare challenge when no token came, `invalid_token` when one came and was refused. */
-function unauthorized(o: KoaAdapterOptions, tokenSent: boolean): HttpReply {
+/**
+ * The 401 answer: a bare challenge when no token came, `invalid_token` when one came and was refused; its `scope`
+ * is what the request needs (scope-selection.ts).
+ */
+function unauthorized(o: KoaAdapterOptions, tokenSent: boolean, request: Buffer | undefined): HttpReply {
   const description = tokenSent
     ? 'The access token is invalid, expired, revoked or not for this resource'
     : undefined;
   const challenge = bearerChallenge({
     error: tokenSent ? 'invalid_token' : undefined,
     errorDescription: description,
-    scope: o.tools.scopesSupported(),
+    scope: challengeScopes(request, o.tools),
     resourceMetadata: o.location.metadataUrl,
   });
   const body = tokenSent
@@ -188,7 +201,8 @@ function endpointChecks(o: KoaAdapterOptions): readonly [string, Check][] {
           return undefined;
         }
         if (auth.tokenSent) o.logger.info('mcp: 401 invalid_token', { reason: auth.reason });
-        return unauthorized(o, auth.tokenSent);
+        state.refused = { tokenSent: auth.tokenSent };
+        return undefined;
       },
     ],
   ];
@@ -223,6 +237,13 @@ function endpointHandler(o: KoaAdapterOptions): (ctx: Koa.Context) => Promise<vo
       if (refusal) return writeReply(ctx, refusal, state.cors);
     }
     let body: Buffer | undefined;
+    if (state.refused) {
+      const read =
+        ctx.method === 'POST' ? await readBody(ctx, Math.min(o.maxBodyBytes, challengeBodyBytes)) : undefined;
+      if (read === 'too-large') ctx.set('connection', 'close');
+      const known = read === 'too-large' ? undefined : read;
+      return writeReply(ctx, unauthorized(o, state.refused.tokenSent, known), state.cors);
+    }
     if (ctx.method === 'POST') {
       const read = await readBody(ctx, o.maxBodyBytes);
       if (read === 'too-large') {

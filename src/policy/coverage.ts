@@ -103,7 +103,6 @@ export const REFUSED_PARTS: readonly RefusedPart[] = [
       'not implemented for side requests: they are sent by the engine, not by Envoy (issue #39)',
       '<authentication-certificate certificate-id="c" />',
     ),
-    sideRequest(element, 'proxy', 'in progress on issue #39', '<proxy url="http://proxy:8080" />'),
   ]),
 ];
 

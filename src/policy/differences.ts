@@ -12,6 +12,7 @@ export const BECAUSE = {
   envoy: 'an Envoy limit',
   security: 'a security choice',
   runtime: 'the runtime underneath (JavaScript, not .NET)',
+  configuration: 'a default of the gateway configuration',
 } as const;
 
 export type Because = keyof typeof BECAUSE;
@@ -134,6 +135,77 @@ export const DIFFERENCES: readonly Difference[] = [
       'Schema `format` keywords are not checked.',
     because: 'runtime',
     why: 'schemas are checked with Ajv (JSON Schema 2020-12), not Json.NET Schema, whose messages cannot be reproduced faithfully.',
+  },
+  {
+    area: 'Expressions: `decimal` in JSON',
+    apiManagement:
+      'Newtonsoft keeps a `decimal` in a JValue with its digits: `new JObject { ["p"] = 1.50m }` writes `1.50`.',
+    portcullis:
+      '`decimal` itself is exact (28–29 digits, scale kept), but a JSON token built from one holds a double: `1.50m` ' +
+      'is written `1.5`, and digits past the 15th–17th are lost there.',
+    because: 'runtime',
+    why: 'JSON tokens hold JavaScript numbers; carrying a decimal through the JSON writer is not done yet.',
+  },
+  {
+    area: '`xsl-transform`',
+    elements: ['xsl-transform'],
+    apiManagement:
+      'The stylesheet "follows the standard XSLT specification" (xsl-transform policy page), run by .NET, with ' +
+      'its output formatting; the page does not say what `xsl:include`, `xsl:import` or `document()` may load.',
+    portcullis:
+      'XSLT 1.0 by xslt-processor: the result is the same tree, but indentation and empty elements may be written ' +
+      'differently (`<c></c>` for `<c/>`). `xsl:include` and `xsl:import` are refused at load, `document()` is an ' +
+      'empty node-set, a body with a DOCTYPE is refused, and `xsl:message` is not logged. A failed ' +
+      'transformation is `LastError.Reason` `XslTransformFailed` (status 500).',
+    because: 'security',
+    why:
+      'A stylesheet reaches nothing outside the policy (no files, URLs or entities), and a request body cannot ' +
+      'write to the gateway log; .NET itself is not available to run the transformation.',
+  },
+  {
+    area: '`set-body` Liquid',
+    elements: ['set-body'],
+    apiManagement:
+      'An XML body binds to `body` when Content-Type is application/xml, text/xml or +xml (set-body page); the ' +
+      "page does not say what shape it gets. DotLiquid's `Currency` formats in the gateway's culture.",
+    portcullis:
+      'An XML body is bound by local names (prefixes dropped): an element with no child elements or attributes ' +
+      'is its text, repeated elements are an array, attributes are keys, other text is `#text`, `xsi:nil` follows ' +
+      '`xsi-nil`; a body with a DOCTYPE is not bound. `Currency` formats in the invariant culture (`¤1,234.50`).',
+    because: 'runtime',
+    why:
+      "API Management's mapping of XML to Liquid data is not documented and DotLiquid is not available here; " +
+      'Portcullis formats in the invariant culture everywhere, so output does not depend on the host.',
+  },
+  {
+    area: '`proxy`',
+    elements: ['proxy', 'send-request'],
+    apiManagement:
+      'The `proxy` policy routes requests forwarded to backends through an HTTP proxy, with optional basic ' +
+      'credentials; HTTP only between the gateway and the proxy (proxy policy page). It also applies as a child ' +
+      'of send-request.',
+    portcullis:
+      '`<proxy>` inside send-request and send-one-way-request works as documented (an https target is tunnelled ' +
+      'with CONNECT; a proxy that answers 407 fails the call like an unreachable host). The `proxy` element in ' +
+      'inbound, for the forwarded request, is refused at load.',
+    because: 'envoy',
+    why:
+      'Envoy, not the engine, sends the forwarded request, and its route cannot send one request through a ' +
+      'forward proxy chosen by a policy; a proxy for all backend traffic belongs in the Envoy configuration.',
+  },
+  {
+    area: 'Subscriptions: an API of the gateway configuration',
+    apiManagement:
+      'An API requires a subscription key unless an open product contains it: a new API has ' +
+      '`subscriptionRequired` true unless it is turned off.',
+    portcullis:
+      'An API written in the gateway configuration (`apis:` in YAML) requires no key unless it says ' +
+      "`subscriptionRequired: true`. APIs imported from an APIOps extract keep API Management's default (true), " +
+      'and the key names default to `Ocp-Apim-Subscription-Key` and `subscription-key` as there.',
+    because: 'configuration',
+    why:
+      'A hand-written configuration should answer before any subscription exists; an API that must be ' +
+      'protected says so.',
   },
 ];
 

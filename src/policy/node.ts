@@ -138,8 +138,9 @@ export class PolicyNode<A extends AttributeSchema = AttributeSchema, C extends C
     const what = `${this.name}/@${name}`;
     const kind: AttributeSpec['kind'] = this.specs[name]?.kind ?? 'string';
     const get = KIND_GETTERS[kind](v, what);
-    // A boolean expression is a condition: a trace shows it as the branch it chose, not as a value.
-    return (kind === 'bool' ? get : watched(v, get, what, false)) as AttributeGetter<A, N>;
+    // A boolean expression is a condition: a trace shows it as the branch it chose, not as a value. A password
+    // (authentication-basic, send-request's proxy) computed by an expression is a credential there.
+    return (kind === 'bool' ? get : watched(v, get, what, name === 'password')) as AttributeGetter<A, N>;
   }
 
   /** The attribute's raw value: an expression's result as it is (set-variable, cache-store-value keep it). */

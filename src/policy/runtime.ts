@@ -44,6 +44,8 @@ export interface RetrySettings {
 export interface BackendSelection {
   readonly baseUrl: string | undefined;
   readonly backendId: string | undefined;
+  /** The pool `backendId` was chosen from: a retry of the call chooses again. */
+  readonly poolId?: string;
 }
 
 /** A refusal or failure with API Management's reason; the runner turns it into context.LastError. */
@@ -81,6 +83,8 @@ export class RunContext {
    * outbound; undefined when no lookup ran or it skipped the request (not a prompt, streamed, too long).
    */
   semanticCacheEntry: { readonly partition: string; readonly embedding: readonly number[] } | undefined;
+  /** A cache lookup answered the request from the cache (the backend is not called): counted as a cache hit. */
+  servedFromCache = false;
   /** Downstream Cache-Control that cache-lookup asked for, applied to the response by cache-store. */
   downstreamCacheControl: string | undefined;
   /** Set when the request body was replaced, so the transport knows to send the new one. */

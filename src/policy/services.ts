@@ -64,7 +64,21 @@ export interface BackendInfo {
 
 export interface BackendLookup {
   get(id: string): BackendInfo | undefined;
+  /**
+   * Optional: the backend a request named by `id` goes to now (set-backend-service backend-id): a pool's member,
+   * chosen by priority group and weight among those whose circuit breaker is closed, or the single backend itself
+   * unless its breaker is open. Absent: `get`, and no breaker.
+   */
+  choose?(id: string): Promise<BackendChoice>;
 }
+
+/** What `BackendLookup.choose` found. */
+export type BackendChoice =
+  /** `poolId`: the pool the backend was chosen from. */
+  | { readonly kind: 'backend'; readonly backend: BackendInfo; readonly poolId?: string }
+  | { readonly kind: 'unknown' }
+  /** Every backend it could be is tripped (API Management answers 503). */
+  | { readonly kind: 'unavailable'; readonly message: string };
 
 export interface HttpRequest {
   readonly method: string;
@@ -72,6 +86,15 @@ export interface HttpRequest {
   readonly headers: readonly (readonly [string, string])[];
   readonly body?: Buffer;
   readonly timeoutMs: number;
+  /** An HTTP proxy to send it through (send-request's `<proxy>`). */
+  readonly proxy?: HttpProxy;
+}
+
+export interface HttpProxy {
+  /** `http://host:port`: API Management speaks plain HTTP to the proxy (proxy policy page). */
+  readonly url: string;
+  readonly username?: string;
+  readonly password?: string;
 }
 
 export interface HttpResponse {

@@ -27,9 +27,7 @@ function toolParameter(parameter: ParameterConfig): ToolParameter {
 
 /**
  * Every operation of every API, with the products that grant it (none for an API in no product: the endpoint
- * does not serve those). Frozen: the endpoint compiles its tools from one version and only reads it. A WebSocket
- * API's one operation is its opening handshake, which a tool call (one request, one answer) cannot make: none is
- * a tool.
+ * does not serve those). Frozen: the endpoint compiles its tools from one version and only reads it.
  */
 export function toolOperations(config: CatalogConfig): readonly ToolOperation[] {
   const productsOf = new Map<string, string[]>();
@@ -37,28 +35,29 @@ export function toolOperations(config: CatalogConfig): readonly ToolOperation[] 
     for (const apiId of product.apis) productsOf.set(apiId, [...(productsOf.get(apiId) ?? []), product.id]);
   }
   return Object.freeze(
-    config.apis
-      .filter((api) => api.type !== 'websocket')
-      .flatMap((api) =>
-        api.operations.map(
-          (operation): ToolOperation =>
-            Object.freeze({
-              apiId: api.id,
-              apiName: api.name ?? api.id,
-              productIds: productsOf.get(api.id) ?? [],
-              ...(operation.id ? { operationId: operation.id } : {}),
-              method: operation.method,
-              urlTemplate: operation.urlTemplate,
-              // Template variables carry no schema in the configuration; the endpoint makes each a required string.
-              templateParameters: [],
-              queryParameters: operation.queryParameters.map(toolParameter),
-              headerParameters: operation.headerParameters.map(toolParameter),
-              ...(operation.requestBody ? { requestBodySchema: operation.requestBody } : {}),
-              ...(operation.displayName ? { summary: operation.displayName } : {}),
-              ...(operation.description ? { description: operation.description } : {}),
-            }),
-        ),
+    // An MCP server API's tools are its server's (mcp/upstream/), not its endpoint's operations; a WebSocket API's
+    // one operation is its opening handshake, which a tool call (one request, one answer) cannot make.
+    config.apis.flatMap((api) =>
+      (api.type === 'mcp' || api.type === 'websocket' ? [] : api.operations).map(
+        (operation): ToolOperation =>
+          Object.freeze({
+            apiId: api.id,
+            apiName: api.name ?? api.id,
+            productIds: productsOf.get(api.id) ?? [],
+            ...(operation.id ? { operationId: operation.id } : {}),
+            method: operation.method,
+            urlTemplate: operation.urlTemplate,
+            // Declared template parameters keep their type (the example's `{id}` is an integer); the endpoint makes
+            // each undeclared variable a required string.
+            templateParameters: operation.templateParameters.map(toolParameter),
+            queryParameters: operation.queryParameters.map(toolParameter),
+            headerParameters: operation.headerParameters.map(toolParameter),
+            ...(operation.requestBody ? { requestBodySchema: operation.requestBody } : {}),
+            ...(operation.displayName ? { summary: operation.displayName } : {}),
+            ...(operation.description ? { description: operation.description } : {}),
+          }),
       ),
+    ),
   );
 }
 

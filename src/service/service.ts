@@ -13,6 +13,7 @@ import { createEmbeddedStores } from '../auth/stores/embedded.js';
 import { createRedisStores } from '../auth/stores/redis.js';
 import { ConfigError } from '../config/config-error.js';
 import { type LoadedConfig, problemAt, readNamedFile } from '../config/load.js';
+import { mcpResourceUrl } from '../config/mcp-servers.js';
 import type { GatewayConfig } from '../config/schema.js';
 import { type AuthConfig, mcpConfigSchema } from '../config/service-schema.js';
 import type { Diagnostic } from '../diagnostic.js';
@@ -26,6 +27,7 @@ import { configToolCatalog } from './catalog.js';
 import { clientAddress } from './client-address.js';
 import { callerApis, createGatewayCaller } from './gateway-caller.js';
 import { RedisSessionStore } from './mcp-redis-sessions.js';
+import { configUpstreamCatalog, gatewayUpstreamRouter, mcpServerMetadata } from './mcp-upstreams.js';
 import type { ServiceMetrics } from './metrics.js';
 
 export interface ServiceOptions {
@@ -121,6 +123,10 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     tokenTtlSeconds: mcpConfig.serviceTokenTtlSeconds,
   });
   const caller = options.metrics ? options.metrics.countCalls(gatewayCaller) : gatewayCaller;
+  const upstreamCatalog = configUpstreamCatalog(config);
+  // Read at each new upstream session, so a reload's URL suffixes are followed.
+  let urlSuffixes = new Map(config.apis.map((api) => [api.id, api.urlSuffix]));
+  let mcpApis = config;
   const mcp = createMcpEndpoint({
     resourceUrl: mcpUrl,
     issuer: authorizationServer.metadata().issuer as string,
@@ -139,6 +145,16 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
     maxConcurrentPerSession: mcpConfig.maxConcurrentRequestsPerSession,
     ...mcpSessionStore(backend),
     logger: processLogger,
+    upstreams: {
+      catalog: upstreamCatalog,
+      router: gatewayUpstreamRouter({
+        gatewayUrl,
+        resourceBase: auth.baseUrl,
+        urlSuffixes: (apiId) => urlSuffixes.get(apiId),
+        mint: (input) => authorizationServer.mintServiceToken(input),
+        tokenTtlSeconds: mcpConfig.serviceTokenTtlSeconds,
+      }),
+    },
   });
 
   // The AS reads raw bodies itself and the MCP adapter reads its own: no body parser in front of either.
@@ -146,6 +162,11 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
   const app = createServiceApp({
     middleware: [
       ...(options.metrics ? [options.metrics.middleware] : []),
+      mcpServerMetadata({
+        issuer: authorizationServer.metadata().issuer as string,
+        baseUrl: auth.baseUrl,
+        apis: () => mcpApis,
+      }),
       authorizationServer.middleware,
       mcp.middleware,
     ],
@@ -170,6 +191,9 @@ export async function createService(loaded: LoadedConfig, options: ServiceOption
       }
       // The routes before the tools: a tool that appears can be called at once.
       gatewayCaller.replaceApis(callerApis(next.config));
+      urlSuffixes = new Map(next.config.apis.map((api) => [api.id, api.urlSuffix]));
+      upstreamCatalog.replace(next.config);
+      mcpApis = next.config;
       catalog.replace(next.config);
       return { tools: mcp.stats().tools, atNextStart: fixedSettings(started, next.config) };
     },
@@ -200,7 +224,14 @@ async function startAuthorizationServer(
     return await createAuthorizationServer({
       issuer: auth.issuer,
       baseUrl: auth.baseUrl,
-      resource: [mcpUrl],
+      // The MCP server APIs' own URLs are resources too (their tokens are checked by the engine): those of the
+      // configuration the service started with (one added by a reload is accepted from the next start).
+      resource: [
+        mcpUrl,
+        ...config.apis
+          .filter((api) => api.type === 'mcp')
+          .map((api) => mcpResourceUrl(auth.baseUrl, api.urlSuffix)),
+      ],
       products: config.products.map((product) => product.id),
       users: auth.users.map((user) => ({
         username: user.username,

@@ -1,7 +1,9 @@
 /**
  * `portcullis test --init`: a starter test file for each API of a configuration, one case per operation — the
- * request the operation takes, the backend stubbed with a 200, and the status expected — to edit into real tests.
- * The gateway's own credentials its policies ask for are stubbed too, so a starter passes before it is edited.
+ * request a client would send (with a configured subscription key when a subscription admits the API), the backend
+ * stubbed with a 200 — whose expectation is the answer the policies give today, found by running the case. The
+ * gateway's own credentials its policies ask for are stubbed too. A starter therefore passes as written, and is
+ * there to be edited into real tests; an API no case can be made for gets no file, and the reason.
  */
 import path from 'node:path';
 import { stringify } from 'yaml';
@@ -9,11 +11,13 @@ import { namedValueTable } from '../config/gateway.js';
 import type { LoadedConfig } from '../config/load.js';
 import { policySource } from '../config/policy-source.js';
 import { isExpression, readPolicyDocument } from '../policy/index.js';
+import { starterRequest } from './starter-request.js';
+import { passed, runTestFiles } from './suite.js';
+import { parseTestFile } from './test-file.js';
 
-export interface StarterFile {
-  readonly file: string;
-  readonly text: string;
-}
+export type Starter =
+  | { readonly file: string; readonly text: string; readonly left: readonly string[] }
+  | { readonly api: string; readonly skipped: string };
 
 /** What a starter stubs for each credential a policy asks for: a placeholder the edited test may check for. */
 const STARTER_TOKEN = 'starter-token';
@@ -24,35 +28,53 @@ interface CredentialsAskedFor {
   readonly providers: Set<string>;
 }
 
-export function starterTests(loaded: LoadedConfig): StarterFile[] {
+interface Draft {
+  readonly api: string;
+  readonly file: string;
+  readonly header: string;
+  readonly body: { config: string; stubs?: object; cases: DraftCase[] };
+}
+
+interface DraftCase {
+  name: string;
+  api: string;
+  operation: string;
+  request?: object;
+  stubs: object;
+  expect: Record<string, unknown>;
+}
+
+export async function starterTests(loaded: LoadedConfig): Promise<Starter[]> {
   const { config } = loaded;
   // The global policy and the fragments apply to every API: read once.
   const everyApi = credentialsAskedFor(loaded, [
     { keys: ['policy'], value: config.policy },
     ...Object.entries(config.fragments).map(([id, value]) => ({ keys: ['fragments', id], value })),
   ]);
-  return config.apis.map((api, apiIndex) => {
+  const configFile = path.relative(loaded.directory, loaded.file) || path.basename(loaded.file);
+  const skipped: Starter[] = [];
+  const drafts: Draft[] = [];
+  config.apis.forEach((api, apiIndex) => {
+    if (api.operations.length === 0) {
+      skipped.push({
+        api: api.id,
+        skipped: 'it has no operations, and a case is made from one (write a case with request.path by hand)',
+      });
+      return;
+    }
     const file = path.join(loaded.directory, `${api.id}.policy-test.yaml`);
     const cases = api.operations.map((operation) => {
       const id = operation.id ?? `${operation.method} ${operation.urlTemplate}`;
-      const parameters = [...operation.urlTemplate.matchAll(/\{\*?([^}]+)\}/g)].map((m) => m[1]!);
+      const request = starterRequest(config, api, operation);
       return {
-        name: `${id} reaches the backend`,
+        name: id,
         api: api.id,
         operation: id,
-        ...(parameters.length > 0
-          ? { request: { parameters: Object.fromEntries(parameters.map((name) => [name, '1'])) } }
-          : {}),
+        ...(Object.keys(request).length > 0 ? { request } : {}),
         stubs: { backend: { status: 200, body: { ok: true } } },
-        expect: { status: 200 },
+        expect: {},
       };
     });
-    const header = [
-      `# Starter tests for the API "${api.id}" (portcullis test --init). Run: portcullis test ${path.basename(file)}`,
-      '# Each case sends one request through the compiled policies with the backend stubbed; see',
-      '# docs/testing-policies.md for the request, context, stubs and expectations a case may give.',
-    ].join('\n');
-    const configFile = path.relative(loaded.directory, loaded.file) || path.basename(loaded.file);
     const own = credentialsAskedFor(loaded, [
       { keys: ['apis', apiIndex, 'policy'], value: api.policy },
       ...api.operations.map((operation, index) => ({
@@ -61,11 +83,86 @@ export function starterTests(loaded: LoadedConfig): StarterFile[] {
       })),
     ]);
     const stubs = credentialStubs(everyApi, own);
-    return {
+    const header = [
+      `# Starter tests for the API "${api.id}" (portcullis test --init). Run: portcullis test ${path.basename(file)}`,
+      '# Each case sends one request through the compiled policies with the backend stubbed; its expectations are',
+      '# what the policies answered when the file was written. See docs/testing-policies.md for the request,',
+      '# context, stubs and expectations a case may give.',
+    ].join('\n');
+    drafts.push({
+      api: api.id,
       file,
-      text: `${header}\n${stringify({ config: configFile, ...(stubs === undefined ? {} : { stubs }), cases }, { lineWidth: 120 })}`,
-    };
+      header,
+      body: { config: configFile, ...(stubs ? { stubs } : {}), cases },
+    });
   });
+  const recorded = await recordAnswers(drafts, loaded.file);
+  return [...recorded, ...skipped];
+}
+
+const render = (draft: Draft) => `${draft.header}\n${stringify(draft.body, { lineWidth: 120 })}`;
+
+/**
+ * Runs each draft's cases and writes today's answer in as the expectation: the status, and whether the backend was
+ * called. A case that cannot run (a credential or service the case cannot stub) is left out, saying why; the
+ * finished files are run once more, and a case that does not pass again (an answer that changes from run to run)
+ * is left out too.
+ */
+async function recordAnswers(drafts: readonly Draft[], configFile: string): Promise<Starter[]> {
+  const left = new Map(drafts.map((draft) => [draft.file, [] as string[]]));
+  const outcomes = await runDrafts(drafts, configFile);
+  for (const draft of drafts) {
+    draft.body.cases = draft.body.cases.filter((testCase) => {
+      const result = outcomes.get(`${draft.file}\0${testCase.name}`);
+      const problem =
+        result === undefined
+          ? 'it did not run'
+          : (result.error ??
+            (result.outcome!.missing.length > 0
+              ? `it needs ${result.outcome!.missing.map((missing) => `${missing.key} (${missing.wanted})`).join(', ')}`
+              : undefined));
+      if (problem !== undefined) {
+        left.get(draft.file)!.push(`${testCase.name}: ${problem}`);
+        return false;
+      }
+      const outcome = result!.outcome!;
+      const status = outcome.response.status;
+      testCase.expect = { status, ...(outcome.backend === undefined ? { backend: false } : {}) };
+      testCase.name = `${testCase.name} answers ${status}${outcome.backend === undefined ? ' without calling the backend' : ''}`;
+      return true;
+    });
+  }
+  const again = await runDrafts(drafts, configFile);
+  for (const draft of drafts) {
+    draft.body.cases = draft.body.cases.filter((testCase) => {
+      const result = again.get(`${draft.file}\0${testCase.name}`);
+      if (result !== undefined && passed(result)) return true;
+      left.get(draft.file)!.push(`${testCase.name}: a second run answered differently`);
+      return false;
+    });
+  }
+  return drafts.map((draft) => {
+    const reasons = left.get(draft.file)!;
+    if (draft.body.cases.length === 0)
+      return { api: draft.api, skipped: `no case passes as written (${reasons.join('; ')})` };
+    return { file: draft.file, text: render(draft), left: reasons };
+  });
+}
+
+async function runDrafts(drafts: readonly Draft[], configFile: string) {
+  const files = drafts
+    .filter((draft) => draft.body.cases.length > 0)
+    .map((draft) => parseTestFile(render(draft), draft.file));
+  const byCase = new Map<string, Awaited<ReturnType<typeof runTestFiles>>['cases'][number]>();
+  if (files.length === 0) return byCase;
+  const suite = await runTestFiles(files, configFile);
+  // The suite names files relative to the working folder; the drafts' order is the suite's.
+  let index = 0;
+  for (const file of files) {
+    for (const testCase of file.tests.cases)
+      byCase.set(`${file.file}\0${testCase.name}`, suite.cases[index++]!);
+  }
+  return byCase;
 }
 
 /**

@@ -36,7 +36,14 @@ export const passed = (result: CaseResult) => result.error === undefined && resu
  * with neither uses `gateway.yaml` beside it. Problems in a test file throw ConfigError before any case runs.
  */
 export async function runSuite(files: readonly string[], configFile?: string): Promise<SuiteResult> {
-  const loadedFiles = await Promise.all(files.map(loadTestFile));
+  return runTestFiles(await Promise.all(files.map(loadTestFile)), configFile);
+}
+
+/** `runSuite` over test files already read (`portcullis test --init` runs the starters it drafts, unwritten). */
+export async function runTestFiles(
+  loadedFiles: readonly LoadedTestFile[],
+  configFile?: string,
+): Promise<SuiteResult> {
   const gateways = new Map<string, GatewayUnderTest>();
   const coverage = new Map<string, Coverage>();
   const cases: CaseResult[] = [];

@@ -19,6 +19,12 @@ export interface HeadlessProviderOptions {
   readonly issuer?: string;
   /** A client metadata document URL: the SDK uses it as client_id when the server supports CIMD. */
   readonly clientMetadataUrl?: string;
+  /**
+   * False: refresh tokens are dropped when saved. The TypeScript SDK (1.x) answers a 403 `insufficient_scope` by
+   * refreshing first when it holds a refresh token — which cannot widen the scope — and only without one sends the
+   * user to authorize the wider scope.
+   */
+  readonly keepRefreshTokens?: boolean;
 }
 
 /**
@@ -64,7 +70,10 @@ export class HeadlessProvider implements OAuthClientProvider {
     return this.savedTokens.at(-1);
   }
   saveTokens(tokens: OAuthTokens) {
-    this.savedTokens.push(tokens);
+    if (this.options.keepRefreshTokens === false) {
+      const { refresh_token: _dropped, ...kept } = tokens;
+      this.savedTokens.push(kept);
+    } else this.savedTokens.push(tokens);
   }
   saveCodeVerifier(verifier: string) {
     this.#verifier = verifier;

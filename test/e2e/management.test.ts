@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -251,11 +251,11 @@ processes:
     expect(value.json).toEqual({ value: 'hidden-three' });
   });
 
-  it('publishes a named backend and a new API through a hot-restarted Envoy', async () => {
+  it('publishes a named backend and a new API in the running Envoy, answering once they serve', async () => {
     const backendUrl = parse(readFileSync(configFile, 'utf8')).apis[0].serviceUrl;
     const backend = await manage('PUT', '/backends/alternate', { url: backendUrl });
-    // A new cluster: Envoy restarts, so the change is accepted, then followed to its outcome.
-    expect(backend.status).toBe(202);
+    // A new cluster reaches the running Envoy: the change is answered once it is applied, not accepted for later.
+    expect(backend.status).toBe(201);
     const api = await manage('PUT', '/apis/second', {
       urlSuffix: 'second',
       serviceUrl: 'http://127.0.0.1:1',
@@ -263,7 +263,7 @@ processes:
         '<policies>\n  <inbound>\n    <base />\n    <set-backend-service backend-id="alternate" />\n  </inbound>\n  <backend><base /></backend>\n  <outbound><base /></outbound>\n  <on-error><base /></on-error>\n</policies>\n',
       operations: [{ id: 'get', method: 'GET', urlTemplate: '/api/Course/{id}' }],
     });
-    expect(api.status).toBe(202);
+    expect(api.status).toBe(201);
     const answer = await call(`${gateway}/second/api/Course/2`);
     expect(answer.status).toBe(200);
     expect(answer.headers['x-backend-saw-path']).toBe('/api/Course/2');
@@ -418,16 +418,49 @@ processes:
     expect(problems.join('\n')).toMatch(/gateway\.yaml:\d+:\d+: apis\[0\]\.urlSuffix: is required/);
   }, 90_000);
 
+  it("refuses a change the running Envoy rejects with Envoy's reason (a gateway port another process holds); the running configuration stays", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const taken = (holder.address() as { port: number }).port;
+    try {
+      const document = (
+        await call(`${management}/configuration`, { headers: { accept: 'application/json' } })
+      ).json;
+      const answered = (await call(`${gateway}/courses/api/Course`)).status;
+      const before = run.output().length;
+      const refused = await manage('PUT', '/configuration', {
+        ...document,
+        gateway: { ...document.gateway, http: { ...document.gateway.http, port: taken } },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.json.error.message).toBe(
+        'Envoy rejects this configuration; the running configuration stays',
+      );
+      const details = refused.json.error.details.map((detail: { message: string }) => detail.message);
+      expect(details.join('\n')).toMatch(/Envoy rejected the listeners .*:\d+.*(bind|address)/i);
+      expect(saidBy(run.output(), 'up', 'configuration refused, the running one stays', before)).toBe(true);
+      // The gateway answers where it did, as it did.
+      expect((await call(`${gateway}/courses/api/Course`)).status).toBe(answered);
+      expect(
+        (await call(`${management}/configuration`, { headers: { accept: 'application/json' } })).json,
+      ).toEqual(document);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  }, 60_000);
+
   it('reloads on SIGHUP even when no file changed (files beyond the policies are read again)', async () => {
-    const reloads = () => countSaidBy(run.output(), 'engine', 'configuration reloaded');
+    // up's own line comes once the whole reload is applied (the engines' come before it): a change sent before then
+    // would be based on the generation the reload replaces, and refused (409).
+    const reloads = () => countSaidBy(run.output(), 'up', 'configuration reloaded');
     const before = reloads();
     run.child.kill('SIGHUP');
-    await until(() => reloads() > before, 'the engine to reload on SIGHUP');
+    await until(() => reloads() > before, 'up to reload on SIGHUP');
     expect((await call(`${management}/apis`)).status).toBe(200);
   });
 
-  it('deletes an API through a hot-restarted Envoy: its URLs are gone', async () => {
-    expect((await manage('DELETE', '/apis/second')).status).toBe(202);
+  it('deletes an API in the running Envoy: its URLs are gone when the answer comes', async () => {
+    expect((await manage('DELETE', '/apis/second')).status).toBe(204);
     expect((await call(`${gateway}/second/api/Course/2`)).status).toBe(404);
     expect((await call(`${management}/apis/second`)).status).toBe(404);
   }, 60_000);

@@ -169,8 +169,8 @@ const DESCRIBED = '        description: Echoes one thing back.\n';
  * `test_trigger_tool_change`. The gateway's tools change with its configuration, so the proxy answers that call
  * itself with a real change: it gives echo-thing a description in the configuration file (the next time, takes it
  * away), `up` reloads the file, and the endpoint announces `notifications/tools/list_changed` to every listen stream
- * that asked for it. A description, not a new operation: a new method + URL template changes Envoy's routes, and the
- * hot restart that takes (seconds, with the drain) does not fit the suite's 1.5 s wait on the stream. The proxy
+ * that asked for it. A description, not a new operation: a new method + URL template changes Envoy's routes too
+ * (validated, then taken in place: about half a second), too close to the suite's 1.5 s wait on the stream. The proxy
  * answers once the new definition is served, so the change has happened when the suite reads on.
  */
 async function changeToolsOnTrigger(body: Buffer): Promise<ProxyAnswer | undefined> {
@@ -282,8 +282,9 @@ describe('MCP conformance suite (server mode) through the token proxy and Envoy'
       },
     );
     expect(status).toBe(401);
+    // What initialize needs: the read scopes (MCP 2025-11-25 scope selection).
     expect(challenge).toBe(
-      `Bearer scope="${SCOPE}", resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource/v1/mcp"`,
+      `Bearer scope="read:courses-work read:grades-work", resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource/v1/mcp"`,
     );
   });
 

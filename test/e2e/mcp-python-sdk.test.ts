@@ -115,13 +115,10 @@ describe('the official MCP Python SDK through Envoy', () => {
     );
 
     expect(result.protocol_version).toBe('2025-11-25');
-    expect(result.tools).toEqual([
-      'create-course',
-      'echo-thing',
-      'get-course',
-      'list-courses',
-      'list-grades',
-    ]);
+    // The 401 asked for what initialize needs, the read scopes (MCP 2025-11-25 scope selection): the write tool
+    // is not listed until the user grants its scope.
+    expect(authorization.searchParams.get('scope')).toBe('read:courses-work read:grades-work');
+    expect(result.tools).toEqual(['echo-thing', 'get-course', 'list-courses', 'list-grades']);
     expect(result.call_is_error).toBe(false);
     expect(JSON.parse(result.call_text)).toEqual(
       expect.arrayContaining([expect.objectContaining({ id: 1 })]),
@@ -131,6 +128,30 @@ describe('the official MCP Python SDK through Envoy', () => {
     expect(result.refreshed).toBe(true);
     expect(result.tools_after_refresh).toEqual(result.tools);
     expect(stack.output()).toMatch(/"type":"client\.registered"/);
+  });
+
+  it('steps up: a write tool called with the read scopes is 403 insufficient_scope, and the SDK asks the user for the write scope', async () => {
+    const redirect = 'http://127.0.0.1:47133/callback';
+    const { result } = await runPythonClient(
+      [
+        ...['--url', stack.mcpUrl, '--redirect-uri', redirect, '--client-name', 'Python SDK (step-up)'],
+        ...[
+          '--tool',
+          'create-course',
+          '--tool-arguments',
+          '{"body": {"title": "From Python", "credits": 3}}',
+        ],
+      ],
+      USERS.alice,
+    );
+    expect(result.authorization_urls.map((url) => new URL(url).searchParams.get('scope'))).toEqual([
+      'read:courses-work read:grades-work',
+      // The challenge named the missing scope and kept the granted ones.
+      'read:courses-work read:grades-work write:courses-work',
+    ]);
+    expect(result.call_is_error).toBe(false);
+    expect(JSON.parse(result.call_text)).toMatchObject({ title: 'From Python', credits: 3 });
+    expect(result.scope).toBe('read:courses-work read:grades-work write:courses-work');
   });
 
   it('uses its client metadata document URL as client_id when the server supports them (no registration)', async () => {

@@ -122,24 +122,26 @@ describe('official MCP SDK client through Envoy, from nothing', () => {
         'POST303',
       ]);
       const firstToken = provider.tokens()!;
+      // The challenge asked for what initialize needs, the read scopes (MCP 2025-11-25 scope selection); a write
+      // tool is a step up when it is called.
       expect(decodeJwt(firstToken.access_token)).toMatchObject({
         sub: 'alice',
         aud: stack.mcpUrl,
-        scope: 'read:courses-work read:grades-work write:courses-work',
+        scope: 'read:courses-work read:grades-work',
       });
 
+      // The read tools: create-course needs write:courses-work, a step up (below).
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name).sort()).toEqual([
-        'create-course',
         'echo-thing',
         'get-course',
         'list-courses',
         'list-grades',
       ]);
-      const createCourse = tools.find((tool) => tool.name === 'create-course')!;
-      expect(createCourse.inputSchema).toMatchObject({
+      expect(tools.find((tool) => tool.name === 'get-course')!.inputSchema).toMatchObject({
         type: 'object',
-        properties: { body: { type: 'object', required: ['title', 'credits'] } },
+        properties: { id: { type: 'string' } },
+        required: ['id'],
       });
 
       // GET /api/Course through the gateway: the result is the backend's JSON.
@@ -185,7 +187,7 @@ describe('official MCP SDK client through Envoy, from nothing', () => {
       expect(refreshed.refresh_token).not.toBe(firstToken.refresh_token);
       // Still one authorization: the refresh needed no user.
       expect(provider.authorizationUrls).toHaveLength(1);
-      expect((await client.listTools()).tools).toHaveLength(5);
+      expect((await client.listTools()).tools).toHaveLength(4);
 
       await transport.terminateSession();
       await client.close();
@@ -227,7 +229,7 @@ describe('tool calls go through the gateway with the service credential', () => 
   });
 
   it('creates a course with write scope: POST with the JSON body, answer from the backend', async () => {
-    const provider = headlessProvider();
+    const provider = headlessProvider('read:courses-work write:courses-work');
     const { client } = await connectFromNothing(stack.mcpUrl, '2025-11-25', provider, []);
     const created = await client.callTool({
       name: 'create-course',
@@ -305,6 +307,37 @@ describe('scopes through Envoy', () => {
     expect(await backendJson('/api/Course')).not.toContainEqual(expect.objectContaining({ title: 'x' }));
   });
 
+  it('steps up: a write tool called with a read-only token is 403 insufficient_scope, and the SDK asks the user for the write scope', async () => {
+    const provider = new HeadlessProvider({
+      user: USERS.alice,
+      clientName: 'MCP SDK step-up',
+      redirectUrl: REDIRECT,
+      issuer: stack.issuer,
+      keepRefreshTokens: false,
+    });
+    const log: string[] = [];
+    const { client, transport } = await connectFromNothing(stack.mcpUrl, '2025-11-25', provider, log);
+    expect(decodeJwt(provider.tokens()!.access_token).scope).toBe('read:courses-work read:grades-work');
+    expect(provider.authorizationUrls[0]!.searchParams.get('scope')).toBe(
+      'read:courses-work read:grades-work',
+    );
+
+    const create = { name: 'create-course', arguments: { body: { title: 'Stepped up', credits: 2 } } };
+    await expect(client.callTool(create)).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(log).toContain('POST /v1/mcp -> 403');
+    // The second authorization asks for the missing scope and keeps what the token had.
+    const stepUp = provider.authorizationUrls[1]!;
+    expect(stepUp.searchParams.get('scope')).toBe('read:courses-work read:grades-work write:courses-work');
+    await transport.finishAuth(provider.code!);
+    expect(decodeJwt(provider.tokens()!.access_token).scope).toBe(
+      'read:courses-work read:grades-work write:courses-work',
+    );
+    const created = await client.callTool(create);
+    expect(created.isError).toBeUndefined();
+    expect(created.structuredContent).toMatchObject({ title: 'Stepped up', credits: 2 });
+    await client.close();
+  });
+
   it('answers 401 with the resource metadata challenge to a request without a token, through Envoy', async () => {
     const response = await fetch(`${stack.mcpUrl}/`, {
       method: 'POST',
@@ -314,8 +347,8 @@ describe('scopes through Envoy', () => {
     expect(response.status).toBe(401);
     expect(response.headers.get('server')).toBe('envoy');
     expect(response.headers.get('www-authenticate')).toBe(
-      // Every scope some tool needs (the grades product has no write operation, so no write:grades-work).
-      `Bearer scope="read:courses-work read:grades-work write:courses-work", resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource/v1/mcp"`,
+      // What tools/list needs: the read scopes (not write:courses-work, MCP 2025-11-25 scope selection).
+      `Bearer scope="read:courses-work read:grades-work", resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource/v1/mcp"`,
     );
   });
 });

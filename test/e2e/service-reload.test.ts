@@ -10,7 +10,7 @@ import { until } from '../processes/wait.js';
 /**
  * The Koa service follows a running gateway's catalog: a product with a new API, added by editing the file `up`
  * watches, becomes scopes the AS advertises and accepts and a tool the MCP endpoint lists and calls — with no
- * restart, through Envoy hot-restarted for the new route.
+ * restart, through the running Envoy, which takes the new route in place.
  */
 
 const REDIRECT = 'http://127.0.0.1:47124/callback';
@@ -110,7 +110,7 @@ products:
 `,
       ),
     );
-    // `up` validates, hot-restarts Envoy for the new route, reloads the engines, then the service.
+    // `up` validates, hands the running Envoy the new route, reloads the engines, then the service.
     await until(
       () => /"process":"service".*"message":"configuration reloaded \(\d+ tools\)"/.test(stack.output()),
       'the service reload',

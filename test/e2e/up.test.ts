@@ -197,21 +197,38 @@ describe.concurrent('portcullis up', { timeout: 60_000 }, () => {
     const views = stdout.split(/^(?=portcullis stats )/m);
     expect(views).toHaveLength(8);
     const last = views.at(-1)!;
-    // API  req/s  2xx  3xx  4xx  5xx  p50 ms  p99 ms: traffic flowed in the last second, the engine timed it.
-    const courses = /^courses\s+(\d+\.\d)\s+(\d+)\s+0\s+0\s+0\s+(\d+\.\d)\s+(\d+\.\d)$/m.exec(last);
+    // API  req/s  cached/s  2xx  3xx  4xx  5xx  cached  p50 ms  p99 ms: traffic flowed in the last second, the
+    // engine timed it, and the example's list-courses cache answered most of it (the backend was not called).
+    const courses =
+      /^courses\s+(\d+\.\d)\s+(\d+\.\d)\s+(\d+)\s+0\s+0\s+0\s+(\d+)\s+(\d+\.\d)\s+(\d+\.\d)$/m.exec(last);
     expect(courses, last).not.toBeNull();
-    const [, rate, ok, p50, p99] = courses!.map(Number);
+    const [, rate, cachedRate, ok, cached, p50, p99] = courses!.map(Number);
     expect(rate).toBeGreaterThan(0);
+    expect(cachedRate).toBeGreaterThan(0);
     expect(ok).toBeGreaterThan(10);
+    expect(cached).toBeGreaterThan(0);
+    expect(cached).toBeLessThanOrEqual(ok!);
     expect(p99).toBeGreaterThanOrEqual(p50!);
-    // Envoy's backend cluster (the three APIs share one backend origin, so one cluster) with its latency.
-    expect(last).toMatch(/^api_\w+\s+\d+\.\d\s+[1-9]\d*\s+0\s+\d+\.\d\s+\d+\.\d$/m);
-    expect(last).toMatch(/^limited\s+\d+\.\d\s+1\s+0\s+[1-9]\d*\s+0\s/m);
+    // Envoy's backend clusters, each named after the API whose traffic it carried (the APIs share one backend
+    // origin; the /courses traffic used to show up under api_guarded), with their latency; guarded had none.
+    expect(last).toMatch(/^api_courses\s+\d+\.\d\s+[1-9]\d*\s+0\s+\d+\.\d\s+\d+\.\d$/m);
+    expect(last).toMatch(/^api_limited\s+\d+\.\d\s+[1-9]\d*\s+0\s/m);
+    expect(last).not.toContain('api_guarded');
+    expect(last).toMatch(/^limited\s+\d+\.\d\s+0\.0\s+1\s+0\s+[1-9]\d*\s+0\s/m);
     expect(last).toMatch(/^gateway {2}\d+\.\d req\/s {2}p50 \d+\.\d ms {2}p99 \d+\.\d ms/m);
     expect(last).toMatch(
       /^ext_proc {2}streams [1-9]\d* \(\d+\.\d\/s\) {2}failed 0 .* {2}message timeouts 0 /m,
     );
     expect(last).toMatch(/^rate-limit-by-key\s+\S+\s+[1-9]\d*\s+\d+\.\d$/m);
+
+    // The same gateway read with a configuration that names no engine metrics port: what to configure, not zeros.
+    delete config.engine.metricsPort;
+    const withoutMetrics = path.join(path.dirname(file), 'without-metrics.yaml');
+    await writeFile(withoutMetrics, stringify(config));
+    const bare = await runCli(['stats', '--config', withoutMetrics]);
+    expect(bare.status, bare.stderr).toBe(0);
+    expect(bare.stdout).toContain('the configuration sets no engine.metricsPort');
+    expect(bare.stdout).not.toMatch(/^courses\s/m);
   });
 
   it('restarts a child that dies with a growing backoff, and gives up on one that keeps dying, naming it', async (context) => {

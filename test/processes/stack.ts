@@ -34,6 +34,14 @@ export interface StackOptions {
    * load balancer in front of several stacks (default: the gateway URL).
    */
   readonly publicUrl?: string;
+  /** More entries of `apis:` (YAML list items, indented by two spaces), e.g. MCP server APIs. */
+  readonly apisYaml?: string;
+  /** More entries of `products:` (YAML list items, indented by two spaces). */
+  readonly productsYaml?: string;
+  /** A `namedValues:` block (YAML, top level). */
+  readonly namedValuesYaml?: string;
+  /** More top-level blocks (YAML): a `management:` block, say. */
+  readonly extraYaml?: string;
   /** The global policy (API Management's "All APIs"), inline XML. */
   readonly policyXml?: string;
   /**
@@ -132,9 +140,12 @@ apis:
     serviceUrl: ${echo.url}
     operations:
       - { id: list-grades, method: GET, urlTemplate: /grades }
+${options.apisYaml ?? ''}
 products:
   - { id: courses, apis: [courses, echo] }
   - { id: grades, apis: [grades] }
+${options.productsYaml ?? ''}
+${options.namedValuesYaml ?? ''}
 auth:
   issuer: ${issuer}
   baseUrl: ${issuer}
@@ -146,6 +157,7 @@ ${options.authYaml ?? ''}
 ${options.mcpYaml ?? ''}
 ${options.stateYaml ?? ''}
 ${options.identitiesYaml ?? ''}
+${options.extraYaml ?? ''}
 ${options.policyXml === undefined ? '' : `policy: ${JSON.stringify(options.policyXml)}`}
 processes:
   - name: courses

@@ -1,7 +1,6 @@
 import { OAuthError } from '../errors.js';
 import type { ResolvedOptions } from '../options.js';
 import { PKCE_VALUE } from '../pkce.js';
-import type { ClientRecord } from '../stores/types.js';
 import { canonicalResource } from '../tokens.js';
 import type { CheckedRequest } from './request.js';
 import { established, type Step } from './steps.js';
@@ -14,16 +13,12 @@ import { established, type Step } from './steps.js';
 export const checkParameters: Step = {
   name: 'check the parameters',
   async run(_ctx, flow, { server }) {
-    flow.checked = checkRequest(server.options, established(flow, 'params'), established(flow, 'client'));
+    flow.checked = checkRequest(server.options, established(flow, 'params'));
     return 'next';
   },
 };
 
-function checkRequest(
-  options: ResolvedOptions,
-  params: Map<string, string>,
-  client: ClientRecord,
-): CheckedRequest {
+function checkRequest(options: ResolvedOptions, params: Map<string, string>): CheckedRequest {
   const responseType = params.get('response_type');
   if (responseType === undefined)
     return { error: new OAuthError('invalid_request', 'response_type is required') };
@@ -34,7 +29,7 @@ function checkRequest(
   }
   const pkce = checkPkce(options, params);
   if (pkce instanceof OAuthError) return { error: pkce };
-  const scope = checkScope(options, params, client);
+  const scope = checkScope(options, params);
   if (scope instanceof OAuthError) return { error: scope };
   const resource = checkResource(options, params);
   if (resource instanceof OAuthError) return { error: resource };
@@ -71,15 +66,13 @@ function checkPkce(
   return { challenge, method: method as 'S256' | 'plain' };
 }
 
-function checkScope(
-  options: ResolvedOptions,
-  params: Map<string, string>,
-  client: ClientRecord,
-): string[] | OAuthError {
-  // A client registered for a product's scopes keeps only those that still exist (products change on reload).
-  const allowed = client.metadata.scope
-    ? client.metadata.scope.split(' ').filter((s) => options.scopes.includes(s))
-    : options.scopes;
+function checkScope(options: ResolvedOptions, params: Map<string, string>): string[] | OAuthError {
+  // Any scope the server supports now (products change on reload), whatever the client registered: MCP clients
+  // register with the first challenge's scope — the minimal one for their first request (MCP 2025-11-25 scope
+  // selection) — and are asked for more with 403 insufficient_scope, which sends the user to authorize the wider
+  // scope (the TypeScript and Python SDKs' step-up). A registered scope is self-asserted by an open registration
+  // (or a client's own metadata document) and bounds nothing; the user consents to each request's scopes.
+  const allowed = options.scopes;
   const requested = params.get('scope');
   const scope =
     requested === undefined ? allowed : [...new Set(requested.split(' ').filter((s) => s !== ''))];

@@ -4,6 +4,7 @@ import { validateClientMetadata } from '../clients.js';
 import { digest, randomToken, safeEqual } from '../crypto.js';
 import { OAuthError } from '../errors.js';
 import { sendJson } from '../http.js';
+import { isLoopbackAddress } from '../loopback.js';
 import type { ServerContext } from '../server-context.js';
 import type { ClientRecord } from '../stores/types.js';
 
@@ -44,21 +45,29 @@ export function registrationEndpoint(server: ServerContext) {
 }
 
 async function limitRegistrations(server: ServerContext, address: string): Promise<void> {
-  const { registrationsPerAddress, registrationWindowSeconds } = server.options.limits;
+  const { registrationsPerAddress, registrationsPerLoopbackAddress, registrationWindowSeconds } =
+    server.options.limits;
+  const loopback = isLoopbackAddress(address);
+  const limit = loopback ? registrationsPerLoopbackAddress : registrationsPerAddress;
   const { count, resetAt } = await server.stores.counters.increment(
     `register:${address}`,
     registrationWindowSeconds,
   );
-  if (count > registrationsPerAddress) {
+  if (count > limit) {
     const retryAfter = Math.max(1, resetAt - server.options.clock());
     server.options.securityEvent('rate_limit.refused', {
       address,
       limit: 'registration',
       retry_after: retryAfter,
     });
-    throw new OAuthError('temporarily_unavailable', 'too many registrations from this address; retry later', {
-      headers: { 'Retry-After': String(retryAfter) },
-    });
+    // Says how to raise it: one developer running several clients reaches it first (RFC 7591 leaves the limit to
+    // the server; the description is for the people reading the client's error).
+    const setting = loopback ? 'registrationsPerLoopbackAddress' : 'registrationsPerAddress';
+    throw new OAuthError(
+      'temporarily_unavailable',
+      `too many registrations from this address (${limit} per ${registrationWindowSeconds} s); retry later, or raise auth.limits.${setting} in the gateway configuration`,
+      { headers: { 'Retry-After': String(retryAfter) } },
+    );
   }
 }
 

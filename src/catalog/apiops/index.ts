@@ -10,6 +10,7 @@ import { resourceKinds } from './resources/index.js';
 export { ApiopsError } from './artifacts.js';
 export type { Finding, GatewayDocument } from './model.js';
 export { gatewaySections } from './model.js';
+export { type FolderPlan, mergeOverrides, type OverrideEntry, planOverFolder } from './over-folder.js';
 
 export interface ApiopsImport {
   readonly document: GatewayDocument;

@@ -61,9 +61,20 @@ export interface ProductEntry {
   policy?: PolicySource;
 }
 
+/**
+ * A backend as the configuration's `backends` section holds it (config/backend-schema.ts): a single backend's URL,
+ * credentials, TLS checks and circuit breaker, or a pool's services. The nested parts pass through as written.
+ */
 export interface BackendEntry {
   id: string;
-  url: string;
+  type?: 'single' | 'pool';
+  description?: string;
+  url?: string;
+  protocol?: 'http';
+  credentials?: Record<string, unknown>;
+  tls?: Record<string, unknown>;
+  circuitBreaker?: { rules: Record<string, unknown>[] };
+  pool?: { services: { id: string; priority?: number; weight?: number }[] };
 }
 
 export interface UserEntry {

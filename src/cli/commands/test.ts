@@ -79,13 +79,18 @@ async function runOnce(files: readonly string[], options: TestOptions): Promise<
 
 async function init(config: string | undefined): Promise<number> {
   const loaded = await loadConfigFile(config ?? 'gateway.yaml');
-  for (const starter of starterTests(loaded)) {
+  for (const starter of await starterTests(loaded)) {
+    if ('skipped' in starter) {
+      process.stdout.write(`no starter for API "${starter.api}": ${starter.skipped}\n`);
+      continue;
+    }
     if (existsSync(starter.file)) {
       process.stdout.write(`kept ${starter.file} (it exists)\n`);
       continue;
     }
     await writeFile(starter.file, starter.text);
     process.stdout.write(`wrote ${starter.file}\n`);
+    for (const reason of starter.left) process.stdout.write(`  left out ${reason}\n`);
   }
   return 0;
 }
@@ -130,7 +135,7 @@ export const command: CliCommand = {
     '       portcullis test --init [--config gateway.yaml]\n' +
     '  Runs the cases of *.policy-test.yaml files through the compiled policies with stubbed backends (no Envoy, no\n' +
     '  network): one line per case, a diff and the trace for a failure, exit 1 when any fails. --init writes a\n' +
-    '  starter test file per API of the configuration.',
+    '  starter test file per API of the configuration, each case expecting the answer the policies give today.',
   async run(args) {
     const { values, positionals } = parseArgs({
       args: [...args],

@@ -22,6 +22,7 @@ import { createManagementApp, type ManagementServer, serveManagement } from '../
 import { packageRoot } from '../../package-root.js';
 import type { GatewayUrlMessage } from '../child-report.js';
 import { type CliCommand, InputError, UsageError } from '../command.js';
+import { EnvoyRejections } from '../envoy-resources.js';
 import { GatewayReload, SERVICE } from '../gateway-reload.js';
 import { EnvoyFamily } from '../hot-restart.js';
 import { chosenLogFormat, type LogView, logFormats, logView } from '../log-view.js';
@@ -161,8 +162,13 @@ class UpSession {
     { stateDirectory, snapshotFile, snapshot, plan }: RunningState,
     view: LogView,
   ): Promise<UpSession> {
-    const supervisor = new Supervisor(view);
-    const envoys = await EnvoyFamily.create(supervisor, envoyBinary, loaded.config.envoy);
+    // Envoy says in its log why it refused a resource file: a reload reports that reason (envoy-resources.ts).
+    const rejections = new EnvoyRejections();
+    const supervisor = new Supervisor((name, line) => {
+      if (name === 'envoy' || name.startsWith('envoy#')) rejections.hear(line);
+      view(name, line);
+    });
+    const envoys = await EnvoyFamily.create(supervisor, envoyBinary, loaded.config.envoy, rejections);
     const engineNames = plan.engine.endpoints.map((_, index) =>
       plan.engine.endpoints.length > 1 ? `engine-${index + 1}` : 'engine',
     );

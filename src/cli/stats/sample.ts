@@ -16,6 +16,8 @@ export interface Snapshot {
   readonly engine: readonly PromSample[];
   /** Engines that did not answer (restarting, or no metrics port): named in the view, not fatal. */
   readonly engineProblems: readonly string[];
+  /** How many engine metrics endpoints there are to read (none without `engine.metricsPort`). */
+  readonly engineSources: number;
 }
 
 export interface Sources {
@@ -64,6 +66,7 @@ export async function takeSnapshot(sources: Sources): Promise<Snapshot> {
     ...envoy,
     engine: engines.flatMap((engine) => engine.samples ?? []),
     engineProblems: engines.flatMap((engine) => (engine.problem === undefined ? [] : [engine.problem])),
+    engineSources: sources.engines.length,
   };
 }
 

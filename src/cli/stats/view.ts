@@ -29,6 +29,10 @@ export interface ApiRow {
   };
   readonly p50: number | undefined;
   readonly p99: number | undefined;
+  /** Requests per second the policies answered from the response cache (the backend not called). */
+  readonly cachedRate: number;
+  /** Since start. */
+  readonly cached: number;
 }
 
 /** One backend cluster's line, from Envoy's stats: what it sent upstream and how long the backend took (ms). */
@@ -59,6 +63,8 @@ export interface LoadView {
     readonly rate: number;
   }[];
   readonly engineProblems: readonly string[];
+  /** No engine metrics endpoint is configured: the per-API figures cannot be known (not zero). */
+  readonly noEngineMetrics: boolean;
 }
 
 /** The view between two snapshots: rates and latencies over the time between them, totals as of the later one. */
@@ -78,9 +84,13 @@ export function loadView(before: Snapshot, after: Snapshot, apiIds: readonly str
         'portcullis_engine_requests_total',
         (labels) => labels.api === api && labels.status?.startsWith(digit) === true,
       );
+    const cacheHits = (snapshot: Snapshot) =>
+      sum(snapshot.engine, 'portcullis_engine_cache_hits_total', (labels) => labels.api === api);
     return {
       api,
       rate: rate(requests(after, api), requests(before, api)),
+      cachedRate: rate(cacheHits(after), cacheHits(before)),
+      cached: cacheHits(after),
       byClass: {
         '2xx': statusClass('2'),
         '3xx': statusClass('3'),
@@ -142,6 +152,7 @@ export function loadView(before: Snapshot, after: Snapshot, apiIds: readonly str
     })),
     refusals,
     engineProblems: after.engineProblems,
+    noEngineMetrics: after.engineSources === 0,
   };
 }
 
@@ -204,19 +215,23 @@ export function renderView(view: LoadView, title: string): string {
     '',
     `gateway  ${perSecond(view.gateway.rate)} req/s  p50 ${ms(view.gateway.p50)} ms  p99 ${ms(view.gateway.p99)} ms  (Envoy, every route)`,
     '',
-    table(
-      ['API', 'req/s', '2xx', '3xx', '4xx', '5xx', 'p50 ms', 'p99 ms'],
-      view.apis.map((row) => [
-        row.api,
-        perSecond(row.rate),
-        String(row.byClass['2xx']),
-        String(row.byClass['3xx']),
-        String(row.byClass['4xx']),
-        String(row.byClass['5xx']),
-        ms(row.p50),
-        ms(row.p99),
-      ]),
-    ),
+    view.noEngineMetrics
+      ? noEngineMetricsHint
+      : table(
+          ['API', 'req/s', 'cached/s', '2xx', '3xx', '4xx', '5xx', 'cached', 'p50 ms', 'p99 ms'],
+          view.apis.map((row) => [
+            row.api,
+            perSecond(row.rate),
+            perSecond(row.cachedRate),
+            String(row.byClass['2xx']),
+            String(row.byClass['3xx']),
+            String(row.byClass['4xx']),
+            String(row.byClass['5xx']),
+            String(row.cached),
+            ms(row.p50),
+            ms(row.p99),
+          ]),
+        ),
     '',
     view.clusters.length === 0
       ? 'backends  none called yet'
@@ -249,6 +264,16 @@ export function renderView(view: LoadView, title: string): string {
   ];
   return `${lines.join('\n')}\n`;
 }
+
+/**
+ * What to do when the per-API lines cannot be shown: they come from the engines' own metrics, which only an engine
+ * given a metrics port serves; zeros would read as "no traffic".
+ */
+const noEngineMetricsHint = [
+  "APIs  not shown: the per-API figures (req/s, cache hits, status classes, p50/p99) come from the engines' /metrics,",
+  '      and the configuration sets no engine.metricsPort. Add `engine: { metricsPort: 9464 }` (engine N serves',
+  '      metricsPort + N) and restart the gateway; docs/observability.md.',
+].join('\n');
 
 /** Left-aligned first column, right-aligned numbers, two spaces between. */
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {

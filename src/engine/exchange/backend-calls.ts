@@ -20,12 +20,21 @@ export interface SentRequest {
   readonly route: BackendRoute;
   /** The body forwarded (a policy's, or the client's when Envoy sent it buffered), to replay. */
   readonly body: Buffer | undefined;
+  /** The request as the policies left it, before the backend's credentials: for a retry to another backend. */
+  readonly beforeCredentials?: ForwardedRequest;
 }
 
 /** The engine's services (its HTTP client, its clock) and the request's (whose deadline bounds each wait). */
 export interface CallServices {
   readonly engine: PolicyServices;
   readonly request: PolicyServices;
+  /**
+   * Before each retry: the request sent again, to the backend chosen again when it came from a pool (`retry` in the
+   * backend section picks a backend again); undefined when none can take it (every one tripped), ending the retries.
+   */
+  readonly again?: (sent: SentRequest) => Promise<SentRequest | undefined>;
+  /** After each call the engine makes: the answer, for the backend's circuit breaker. */
+  readonly answered?: (sent: SentRequest, response: BackendResponse) => Promise<void>;
 }
 
 /**
@@ -41,15 +50,20 @@ export async function retriedAndRedirected(
 ): Promise<{ readonly response: BackendResponse; readonly replaced: boolean }> {
   let response = first;
   let replaced = false;
+  let current = sent;
   for (let attempt = 1; ; attempt++) {
     const delay = run.retryDelay(response, attempt);
     if (delay === undefined) break;
     if (attempt === 1) reserveRetries(run, sent, services.request);
     if (delay > 0) await services.engine.clock.sleep(allowedMs(services.request, delay));
-    response = await callBackend(sent, services);
+    const next = services.again ? await services.again(current) : current;
+    if (next === undefined) break;
+    current = next;
+    response = await callBackend(current, services);
+    await services.answered?.(current, response);
     replaced = true;
   }
-  const redirected = await followRedirects(response, sent, services);
+  const redirected = await followRedirects(response, current, services);
   return redirected ? { response: redirected, replaced: true } : { response, replaced };
 }
 

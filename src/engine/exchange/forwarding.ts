@@ -62,6 +62,8 @@ export function forwardTo(
   admitted: AdmittedRequest,
   request: ForwardedRequest,
   clientMethod: string,
+  /** The MCP client's `Authorization` the engine checked (mcp-access.ts): for the gateway, never forwarded. */
+  clientToken?: string,
 ):
   | { readonly kind: 'refused'; readonly refusal: Refusal }
   | ({ readonly kind: 'forward'; readonly route: BackendRoute } & ReturnType<typeof forwardMutation>) {
@@ -69,13 +71,13 @@ export function forwardTo(
   const route =
     request.backend.backendId !== undefined
       ? gateway.routes.forBackendId(request.backend.backendId)
-      : gateway.routes.forUrl(request.backend.baseUrl ?? api.serviceUrl);
+      : gateway.routes.forUrl(request.backend.baseUrl ?? api.serviceUrl, api.id);
   if (gateway.backendRouting === 'envoy-route' && !routedByEnvoy(route.origin, api.serviceUrl))
     return { kind: 'refused', refusal: unroutedBackendRefusal(route, api.serviceUrl) };
   return {
     kind: 'forward',
     route,
-    ...forwardMutation(admitted, request, route, gateway.backendRouting, clientMethod),
+    ...forwardMutation(admitted, request, route, gateway.backendRouting, clientMethod, clientToken),
   };
 }
 
@@ -89,6 +91,7 @@ function forwardMutation(
   route: BackendRoute,
   backendRouting: BackendRouting | undefined,
   clientMethod: string,
+  clientToken: string | undefined,
 ): { readonly result: ContinueResult; readonly body: Buffer | undefined } {
   let pathAndQuery = pathOf(request);
   // `GET /<suffix>` with nothing after it reaches the service URL itself, not the service URL plus "/": a SOAP
@@ -117,6 +120,9 @@ function forwardMutation(
     ...(route.authority ? [{ name: ':authority', value: route.authority }] : []),
     ...set,
   ];
+  // Unless a policy set its own credential, the client's token stays at the gateway.
+  const authorization = request.headers.find(([name]) => name.toLowerCase() === 'authorization')?.[1];
+  if (clientToken !== undefined && authorization === clientToken) remove.push('authorization');
   const body = request.bodyChanged ? (request.body ?? Buffer.alloc(0)) : undefined;
   if (body) changes.push({ name: 'content-length', value: String(body.length) });
   const result: ContinueResult = {

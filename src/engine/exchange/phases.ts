@@ -7,23 +7,25 @@ import type { Pipeline } from '../../policy/index.js';
 import { forProduct } from './admission.js';
 
 /** What to ask Envoy for after the request headers. */
-export function phasesFor(
-  pipeline: Pipeline,
-  requestHasBody: boolean,
-  apiType: CatalogApi<Pipeline>['type'] = 'http',
-): PhaseRequests {
+export function phasesFor(pipeline: Pipeline, requestHasBody: boolean, breakersWatch = false): PhaseRequests {
   // on-error runs for failures Envoy reports on the response path (backend unreachable), so it needs the headers.
   const onError = pipeline.elements['on-error'].length > 0;
   // A retry around forward-request calls the backend again with the same body: keep it.
   const retries = pipeline.elements.backend.includes('retry');
-  // A WebSocket handshake has no body, and after it the bytes are the upgraded connection's, which Envoy carries
-  // without the engine: only headers cross the stream.
-  const bodies = apiType !== 'websocket';
+  // A backend with a circuit breaker is told of each of its answers: one set-backend-service may name one.
+  const breakers = breakersWatch && choosesNamedBackend(pipeline);
   return {
-    requestBody: bodies && (pipeline.needs.requestBody || retries) && requestHasBody,
-    responseHeaders: pipeline.needs.responseHeaders || onError || retries,
-    responseBody: bodies && pipeline.needs.responseBody,
+    requestBody: (pipeline.needs.requestBody || retries) && requestHasBody,
+    responseHeaders: pipeline.needs.responseHeaders || onError || retries || breakers,
+    responseBody: pipeline.needs.responseBody,
   };
+}
+
+function choosesNamedBackend(pipeline: Pipeline): boolean {
+  // Nested ones too (a <choose> picking the backend), and a backend-id only: a base-url names no entity.
+  return [...pipeline.uses.inbound, ...pipeline.uses.backend].some(
+    (use) => use.element === 'set-backend-service' && use.attributes['backend-id'] !== undefined,
+  );
 }
 
 /**

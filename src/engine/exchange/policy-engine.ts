@@ -1,9 +1,12 @@
 import type { Catalog } from '../../catalog/catalog.js';
 import type { SubscriptionDirectory } from '../../catalog/subscriptions.js';
+import type { ResolvedBackend } from '../../config/backend-credentials.js';
 import type { Pipeline, PolicyServices } from '../../policy/index.js';
+import type { BackendBreakers } from '../backend-breakers.js';
 import type { BackendRoutes } from '../backend-routes.js';
 import type { BackendRouting } from '../backend-routing.js';
 import type { TrustStore } from '../client-certificate.js';
+import type { McpAccess } from '../mcp-access.js';
 import type { SummaryTargets } from './summary.js';
 
 /** What the exchanges of one configuration share: its catalog and routes, the policy services, its limits. */
@@ -13,6 +16,11 @@ export interface PolicyEngine extends SummaryTargets {
   /** Whether Envoy follows the engine's backend choice (see backend-routing.ts); default `engine`. */
   readonly backendRouting?: BackendRouting;
   readonly services: PolicyServices;
+  /** The backend entities' circuit breakers and credentials; absent: none (offline policy tests). */
+  readonly backendEntities?: {
+    readonly breakers: BackendBreakers;
+    readonly byId: ReadonlyMap<string, ResolvedBackend>;
+  };
   /**
    * The largest request body a pipeline that reads the body is given (the gateway's `limits.maxRequestBodyBytes`,
    * which Envoy buffers against too); a larger one is refused with 413. Absent: no check beyond Envoy's.
@@ -27,4 +35,6 @@ export interface PolicyEngine extends SummaryTargets {
   readonly subscriptions?: SubscriptionDirectory;
   /** The authorities client certificates are checked against (`tls.clientCertificates.trustedCa`). */
   readonly trust?: TrustStore;
+  /** The authorization server's check in front of the MCP server APIs' own URLs (mcp-access.ts). */
+  readonly mcpAccess?: McpAccess;
 }

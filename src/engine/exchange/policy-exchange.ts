@@ -32,6 +32,7 @@ import {
   requestLine,
 } from './admission.js';
 import type { CallServices } from './backend-calls.js';
+import { entityCallServices, observeAnswer, withCredentials } from './backend-entities.js';
 import { bodyRequest, declaredLength, forwardTo, notAnApiResult } from './forwarding.js';
 import { backendBody, backendHeaders } from './outbound.js';
 import { phasesFor, soapPhases } from './phases.js';
@@ -39,6 +40,7 @@ import type { PolicyEngine } from './policy-engine.js';
 import { preflightAnswer } from './preflight.js';
 import {
   answeredWhole,
+  bearerRefusal,
   largeBodyRefusal,
   malformedRequest,
   type Refusal,
@@ -62,6 +64,8 @@ class PolicyExchange implements Exchange {
   /** The policy services as this request's pipelines see them (made with its first pipeline run). */
   private requestServices: PolicyServices | undefined;
   private state: ExchangeState = { kind: 'matching' };
+  /** The client's access token for an MCP server API: checked here, never forwarded (mcp-access.ts). */
+  private mcpAuthorization: string | undefined;
   private readonly record = new ExchangeRecord();
 
   constructor(
@@ -89,7 +93,6 @@ class PolicyExchange implements Exchange {
     this.record.start(asked, headers, this.engine.debugTrace);
     this.logFields.requestId = requestId;
     this.logFields.traceId = traceId;
-
     const route = matchRoute(this.engine.catalog, head, line);
     if (route.kind === 'refused') return this.refuse(route.refusal, undefined, requestIdHeader);
     if (route.kind === 'not-an-api') {
@@ -105,8 +108,10 @@ class PolicyExchange implements Exchange {
     // Envoy forwards only well-formed requests; this is for an ext_proc client that is not Envoy, or a bug in one.
     if (!request) return this.answer(malformedRequest, undefined);
     this.record.admitted(match.api.id);
-
     if (match.kind === 'no-operation') return this.operationNotFound(request, match, headers);
+    const mcp = await this.engine.mcpAccess?.check(match.api.id, headers);
+    if (mcp?.kind === 'refused') return this.answer(bearerRefusal(mcp), undefined);
+    if (mcp?.kind === 'allowed') this.mcpAuthorization = mcp.authorization;
     if (request.access.kind === 'refused') {
       const { reason } = request.access;
       const pipeline = forProduct(request.access, match.api.apiPipeline, match.api.productApiPipelines);
@@ -120,7 +125,7 @@ class PolicyExchange implements Exchange {
       return this.awaitBody({ kind: 'awaiting-soap-body', request, match }, headers, next);
     }
     const pipeline = this.enterOperation(request, match);
-    const phases = phasesFor(pipeline, !head.endOfStream, match.api.type);
+    const phases = phasesFor(pipeline, !head.endOfStream, this.engine.backendEntities?.breakers.watching);
     // A traced request's answer carries its trace id, so the response phase is needed.
     const next = tracing ? { ...phases, responseHeaders: true } : phases;
     // Inbound reads the body: wait for it (buffered) before running anything.
@@ -163,6 +168,7 @@ class PolicyExchange implements Exchange {
     const state = this.state;
     // Only a forwarded request has a backend's answer for policies; any other passes as it is.
     if (state.kind !== 'forwarded') return continueUnchanged;
+    await observeAnswer(this.engine, state.sent, head.headers);
     return this.enter(await backendHeaders(state, head, this.callServices, this.record));
   }
 
@@ -237,7 +243,9 @@ class PolicyExchange implements Exchange {
     const run = this.deciding(pipeline, description);
     const outcome = await run.onRequest();
     if (outcome.kind === 'respond') return this.answer(outcome.response, run);
-    return this.forward(request, run, pipeline, outcome.request, body);
+    const credentialed = await withCredentials(this.engine, outcome.request, run);
+    if ('refusal' in credentialed) return this.refuse(credentialed.refusal, run);
+    return this.forward(request, run, pipeline, credentialed.request, body, outcome.request);
   }
 
   /** `clientBody`: the request body when Envoy sent it (buffered), to replay it on a retry. */
@@ -247,15 +255,16 @@ class PolicyExchange implements Exchange {
     pipeline: Pipeline,
     forwarded: ForwardedRequest,
     clientBody: Buffer | undefined,
+    beforeCredentials: ForwardedRequest,
   ): PhaseResult {
-    const mutation = forwardTo(this.engine, request, forwarded, this.record.method);
+    const mutation = forwardTo(this.engine, request, forwarded, this.record.method, this.mcpAuthorization);
     if (mutation.kind === 'refused') return this.refuse(mutation.refusal, run);
     const { route } = mutation;
     this.state = {
       kind: 'forwarded',
       run,
       pipeline,
-      sent: { request: forwarded, route, body: mutation.body ?? clientBody },
+      sent: { request: forwarded, route, body: mutation.body ?? clientBody, beforeCredentials },
     };
     this.record.forwarded();
     return mutation.result;
@@ -263,7 +272,9 @@ class PolicyExchange implements Exchange {
 
   /** The engine's services for its own backend calls, and the request's whose deadline bounds them. */
   private get callServices(): CallServices {
-    return { engine: this.engine.services, request: this.services };
+    return entityCallServices(this.engine, { engine: this.engine.services, request: this.services }, () =>
+      runOf(this.state),
+    );
   }
 
   private enter(step: Step): PhaseResult {

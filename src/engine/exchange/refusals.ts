@@ -129,6 +129,24 @@ export const malformedRequest: FinalResponse = {
   bodyChanged: true,
 };
 
+/** The authorization server's refusal in front of an MCP server API (mcp-access.ts), with its bearer challenge. */
+export function bearerRefusal(refused: {
+  readonly status: 401 | 403;
+  readonly challenge: string;
+  readonly message: string;
+}): FinalResponse {
+  return {
+    status: refused.status,
+    reason: refused.status === 401 ? 'Unauthorized' : 'Forbidden',
+    headers: [
+      ['content-type', 'application/json'],
+      ['www-authenticate', refused.challenge],
+    ],
+    body: Buffer.from(JSON.stringify({ statusCode: refused.status, message: refused.message })),
+    bodyChanged: true,
+  };
+}
+
 /** The engine answers with this response, whole (a policy's, or one it fetched itself). */
 export function answeredWhole(
   response: FinalResponse,
@@ -174,5 +192,19 @@ export function localReplyReplacement(response: FinalResponse, current: [string,
     headers: [{ name: ':status', value: String(response.status) }, ...set],
     removeHeaders: remove,
     body: response.body,
+  };
+}
+
+/** The token a backend entity's managed-identity credential needs could not be obtained: 500, as for a policy's. */
+export function backendCredentialRefusal(backendId: string, error: unknown): Refusal {
+  return {
+    status: 500,
+    message: 'Internal server error',
+    lastError: {
+      source: 'backend-credentials',
+      reason: 'BackendCredentialUnavailable',
+      message: `the credentials of backend "${backendId}" could not be obtained: ${error instanceof Error ? error.message : String(error)}`,
+    },
+    details: 'portcullis_BackendCredentialUnavailable',
   };
 }

@@ -21,6 +21,8 @@ export interface ExchangeSummary {
   /** What the engine did: forwarded to a backend, answered itself, or let Envoy route a URL that is no API. */
   readonly outcome: 'forwarded' | 'responded' | 'not-an-api' | 'abandoned';
   readonly status?: number;
+  /** The policies answered from the response cache (cache-lookup, a semantic cache lookup): the backend was not called. */
+  readonly cached?: boolean;
   readonly lastError?: { source: string; reason: string; message: string };
   /** From the stream's start (the request headers) to its end, backend included. */
   readonly durationMs?: number;
@@ -136,6 +138,7 @@ export class ExchangeRecord {
       ...this.summary,
       path: redactUrl(this.summary.path, keyQuery),
       durationMs: Math.round((performance.now() - this.startedAt) * 1000) / 1000,
+      ...(run?.run.servedFromCache === true ? { cached: true } : {}),
       ...(lastError?.reason
         ? { lastError: { source: lastError.source, reason: lastError.reason, message: lastError.message } }
         : {}),

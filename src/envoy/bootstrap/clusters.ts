@@ -4,17 +4,15 @@
  */
 
 import type { Cluster, DnsLookupFamily } from '../config-types.js';
-import {
-  apiClusterName,
-  backendClusterName,
-  dynamicClusterName,
-  engineClusterName,
-  serviceClusterName,
-} from '../contract.js';
+import { apiClusterName, dynamicClusterName, engineClusterName, serviceClusterName } from '../contract.js';
+import { backendEntityClusters } from './backend-pools.js';
 import { dnsCacheConfig } from './http-filters.js';
-import type { BootstrapPlan, Endpoint, UpstreamTlsPlan } from './plan.js';
-import { backendTls, systemCaFile } from './tls.js';
+import type { BootstrapPlan, Endpoint } from './plan.js';
+import { systemCaFile } from './tls.js';
+import { backendIdleTimeout, urlCluster } from './url-cluster.js';
 import { isIpLiteral, socketAddress } from './values.js';
+
+export { urlCluster } from './url-cluster.js';
 
 /**
  * The clusters the engine's answers route to and the processes behind Envoy: the engine, the service, each API's
@@ -26,9 +24,7 @@ export function gatewayClusters(plan: BootstrapPlan): Cluster[] {
     engineCluster(plan),
     serviceCluster(plan),
     ...plan.apis.map((api) => urlCluster(apiClusterName(api.id), api.serviceUrl, plan.upstreamTls?.[api.id])),
-    ...(plan.backends ?? []).map((backend) =>
-      urlCluster(backendClusterName(backend.id), backend.url, plan.upstreamTls?.[backend.id]),
-    ),
+    ...backendEntityClusters(plan),
     dynamicCluster(false),
     dynamicCluster(true),
   ];
@@ -104,41 +100,6 @@ function engineCluster(plan: BootstrapPlan): Cluster {
 
 function serviceCluster(plan: BootstrapPlan): Cluster {
   return staticCluster(serviceClusterName, plan.service);
-}
-
-/**
- * How long Envoy keeps an idle connection to a backend. Below the keep-alive of the servers backends commonly run on
- * (Node's 5 s, nginx's 75 s, Apache's 5 s): otherwise a request sent on a connection just as the backend closes it
- * for idleness is reset and the client gets a 502 (BackendConnectionFailure) for a request the backend never saw.
- */
-const backendIdleTimeout = '4s';
-
-/** A cluster for one backend URL; its endpoint carries the host name so `auto_host_rewrite` sets Host to it. */
-export function urlCluster(name: string, serviceUrl: string, clientCertificate?: UpstreamTlsPlan): Cluster {
-  const url = new URL(serviceUrl);
-  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  return {
-    name,
-    // A backend named by DNS is resolved by Envoy; an IP literal needs no resolver.
-    type: isIpLiteral(host) ? 'STATIC' : 'STRICT_DNS',
-    dns_lookup_family: 'V4_PREFERRED',
-    connect_timeout: '2s',
-    load_assignment: {
-      cluster_name: name,
-      endpoints: [
-        { lb_endpoints: [{ endpoint: { address: socketAddress({ host, port }), hostname: url.host } }] },
-      ],
-    },
-    typed_extension_protocol_options: {
-      'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
-        '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
-        common_http_protocol_options: { idle_timeout: backendIdleTimeout },
-        explicit_http_config: { http_protocol_options: {} },
-      },
-    },
-    ...(url.protocol === 'https:' ? { transport_socket: backendTls(url, host, clientCertificate) } : {}),
-  };
 }
 
 function dynamicCluster(tls: boolean): Cluster {

@@ -68,15 +68,11 @@ export function extProcFilter(
 }
 
 export function gatewayHttpFilters(plan: BootstrapPlan): HttpFilter[] {
-  // The header mutation filter strips internal headers where ext_proc is skipped; without such a route it would
-  // only cost a lookup per request.
-  const bypass = plan.apis.some((api) => api.engineBypass !== undefined);
-  return [
-    extProcFilter(plan),
-    ...(bypass ? [headerMutationFilter()] : []),
-    dynamicForwardProxyFilter(),
-    routerFilter(),
-  ];
+  // The header mutation filter strips internal headers where ext_proc is skipped (engine-bypass.ts). It is there
+  // whether or not an API skips the engine, at the cost of a lookup per request: the listener must not depend on
+  // the APIs, or adding the first policy-less API would replace the listener and drain its connections
+  // (dynamic-resources.ts) where only its routes change.
+  return [extProcFilter(plan), headerMutationFilter(), dynamicForwardProxyFilter(), routerFilter()];
 }
 
 function headerMutationFilter(): HeaderMutationFilter {

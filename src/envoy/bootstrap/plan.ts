@@ -67,6 +67,21 @@ export interface DownstreamTlsPlan {
   };
 }
 
+/** A named backend as Envoy sees it: a pool (no URL) has no cluster of its own, its members have theirs. */
+export interface BackendPlan {
+  readonly id: string;
+  readonly url?: string | undefined;
+  /** API Management's `tls` of the backend entity; absent: both checks on, against the system store. */
+  readonly tls?:
+    | {
+        readonly validateCertificateChain?: boolean;
+        readonly validateCertificateName?: boolean;
+        /** An absolute path (config/plan.ts resolves it). */
+        readonly trustedCa?: string | undefined;
+      }
+    | undefined;
+}
+
 /** The client certificate Envoy presents to one backend (authentication-certificate). */
 export interface UpstreamTlsPlan {
   readonly certificateFile: string;
@@ -132,8 +147,8 @@ export interface BootstrapPlan {
   /** Where the management API is served (`up`), behind the management listener; absent: no management API. */
   readonly management?: Endpoint;
   readonly apis: readonly BootstrapApi[];
-  /** Named backends (`set-backend-service backend-id`), each its own cluster. */
-  readonly backends?: readonly { readonly id: string; readonly url: string }[];
+  /** Named backends (`set-backend-service backend-id`): each single one (with a URL) its own cluster. */
+  readonly backends?: readonly BackendPlan[];
   /**
    * Proxies in front of the gateway listeners whose X-Forwarded-For entries are trusted (Envoy's
    * `xff_num_trusted_hops`); 0 (absent): the client is the TCP peer.

@@ -45,8 +45,9 @@ import {
   typeOf,
   UNKNOWN_ARG,
 } from '../runtime/core.js';
+import { parseDecimalText } from '../runtime/decimal.js';
 import { CsEnum } from '../runtime/enum.js';
-import { CsChar, CsDecimal, CsDouble } from '../runtime/values.js';
+import { CsChar, CsDouble } from '../runtime/values.js';
 import type { Arg, Expr, Stmt, TypeRef } from '../syntax/ast.js';
 import { DepthError, ParseError, parseBlockText, parseExpressionText } from '../syntax/parser.js';
 import {
@@ -1366,13 +1367,17 @@ function literalValue(v: unknown): unknown {
   if (v === null || typeof v !== 'object') return v;
   const o = v as {
     double?: number;
-    decimal?: number;
+    decimal?: string;
     long?: bigint;
     char?: string;
     intMinMagnitude?: boolean;
   };
   if (o.double !== undefined) return new CsDouble(o.double);
-  if (o.decimal !== undefined) return new CsDecimal(o.decimal);
+  if (o.decimal !== undefined) {
+    const d = parseDecimalText(o.decimal, true);
+    if (!d) throw new CsException('FormatException', `invalid decimal literal '${o.decimal}'`);
+    return d;
+  }
   if (o.long !== undefined) return o.long;
   if (o.char !== undefined) return new CsChar(o.char.charCodeAt(0));
   if (o.intMinMagnitude) return 2147483648n;

@@ -21,9 +21,10 @@ import { CsException, type CsType, defineType, prop, type Rt } from '../runtime/
 import { makeEnum } from '../runtime/enum.js';
 import { CsDateTime } from '../runtime/values.js';
 import { defineEnumType } from './enums.js';
-import { bool } from './helpers.js';
+import { bool, bytes } from './helpers.js';
 import { parseJson } from './json/parse.js';
 import { JArray, JObject } from './json/tokens.js';
+import { certificateFromBytes } from './x509-bytes.js';
 import { parseXDocument } from './xml.js';
 
 const date = (d: Date | null): CsDateTime | null => (d ? CsDateTime.fromDate(d, 'Utc') : null);
@@ -99,11 +100,12 @@ export const BodyType = defineType({
   },
 });
 
-/** X509Certificate2, read-only: what policies use of a client certificate. */
+/** X509Certificate2, read-only: what policies use of a client certificate, or of one built from its bytes. */
 export const CertificateType = defineType({
   name: 'X509Certificate2',
   namespace: 'System.Security.Cryptography.X509Certificates',
   classes: [CertificateModel],
+  construct: (_rt, args) => certificateFromBytes(bytes(args[0], 'rawData'), args[1]),
   props: {
     Thumbprint: prop((c: CertificateModel) => c.thumbprint),
     Subject: prop((c: CertificateModel) => c.subject),

@@ -1,8 +1,17 @@
 /** System.Convert: base 64 and hex, and the ToXxx conversions (strings parse, doubles round half to even). */
-import { asNumber, toDotNetStringRt, toInt32, toInt64 } from '../runtime/convert.js';
+import { asDecimal, asNumber, toDotNetStringRt, toInt32, toInt64 } from '../runtime/convert.js';
 import { CsException, checkStringLength, defineType, formatError } from '../runtime/core.js';
+import {
+  CsDecimal,
+  DECIMAL_ONE,
+  DECIMAL_ZERO,
+  decRound,
+  decTruncateToBigInt,
+  parseDecimal,
+  Rounding,
+} from '../runtime/decimal.js';
 import { parseDateTime } from '../runtime/format-date.js';
-import { CsChar, CsDateTime, CsDecimal, CsDouble } from '../runtime/values.js';
+import { CsChar, CsDateTime, CsDouble } from '../runtime/values.js';
 import { bytes, int, str } from './helpers.js';
 import { tokenTo } from './json/conversions.js';
 import { JToken } from './json/tokens.js';
@@ -25,7 +34,16 @@ function convertToInt(v: unknown, long: boolean): unknown {
   if (v === null || v === undefined) return long ? 0n : 0;
   if (typeof v === 'string') return long ? parseInt64(v) : parseInt32(v);
   if (typeof v === 'boolean') return long ? BigInt(v ? 1 : 0) : v ? 1 : 0;
-  if (v instanceof CsDouble || v instanceof CsDecimal) {
+  if (v instanceof CsDecimal) {
+    const r = decTruncateToBigInt(decRound(v, 0, Rounding.ToEven));
+    if (long ? r > 9223372036854775807n || r < -9223372036854775808n : r > 2147483647n || r < -2147483648n)
+      throw new CsException(
+        'OverflowException',
+        `Value was either too large or too small for an Int${long ? 64 : 32}.`,
+      );
+    return long ? r : Number(r);
+  }
+  if (v instanceof CsDouble) {
     const r = roundHalfEven(v.v, 0);
     if (!long && (r > 2147483647 || r < -2147483648))
       throw new CsException('OverflowException', 'Value was either too large or too small for an Int32.');
@@ -80,10 +98,11 @@ export const ConvertType = defineType({
     },
     ToDecimal: (_rt, _s, args) => {
       const v = args[0];
-      if (v === null) return new CsDecimal(0);
-      if (typeof v === 'string') return new CsDecimal(parseDouble(v));
+      if (v === null) return DECIMAL_ZERO;
+      if (typeof v === 'string') return parseDecimal(v);
+      if (typeof v === 'boolean') return v ? DECIMAL_ONE : DECIMAL_ZERO;
       if (v instanceof JToken) return tokenTo(v, 'decimal');
-      return new CsDecimal(asNumber(v));
+      return asDecimal(v);
     },
     ToBoolean: (_rt, _s, args) => {
       const v = args[0];

@@ -20,7 +20,13 @@ export function defineEnumType(def: EnumDef, namespace: string, aliases: string[
   });
 }
 
-export const MidpointRounding = makeEnum('MidpointRounding', { ToEven: 0, AwayFromZero: 1, ToZero: 2 });
+export const MidpointRounding = makeEnum('MidpointRounding', {
+  ToEven: 0,
+  AwayFromZero: 1,
+  ToZero: 2,
+  ToNegativeInfinity: 3,
+  ToPositiveInfinity: 4,
+});
 defineEnumType(MidpointRounding, 'System');
 
 export const DateTimeKindEnum = makeEnum('DateTimeKind', { Unspecified: 0, Utc: 1, Local: 2 });

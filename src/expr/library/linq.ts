@@ -18,7 +18,8 @@ import {
   step,
   typeOf,
 } from '../runtime/core.js';
-import { CsChar, CsDecimal, CsDouble, CsGuid } from '../runtime/values.js';
+import { CsDecimal, DECIMAL_ZERO, decDivide, stripTrailingZeros } from '../runtime/decimal.js';
+import { CsChar, CsDouble, CsGuid } from '../runtime/values.js';
 import { CsDictionary, CsHashSet, CsList, defaultCompare } from './collections.js';
 import { int } from './helpers.js';
 import { CsComparer } from './string.js';
@@ -86,7 +87,7 @@ function hashKey(v: unknown, comparer: CsComparer | null = null): unknown {
   if (v instanceof CsChar) return `\u0000c${v.code}`;
   if (v instanceof CsGuid) return `\u0000g${v.value}`;
   if (v instanceof CsDouble) return `\u0000d${v.v}`;
-  if (v instanceof CsDecimal) return `\u0000m${v.v}`;
+  if (v instanceof CsDecimal) return `\u0000m${stripTrailingZeros(v).toString()}`;
   return v;
 }
 
@@ -117,7 +118,7 @@ function defaultElement(source: unknown[]): unknown {
   if (typeof x === 'bigint') return 0n;
   if (typeof x === 'boolean') return false;
   if (x instanceof CsDouble) return new CsDouble(0);
-  if (x instanceof CsDecimal) return new CsDecimal(0);
+  if (x instanceof CsDecimal) return DECIMAL_ZERO;
   return null;
 }
 
@@ -266,7 +267,7 @@ const methods: Record<string, Method> = {
     list = list.filter((x) => x !== null);
     if (list.length === 0) throw noElements();
     const total = sum(rt, list);
-    if (total instanceof CsDecimal) return new CsDecimal(total.v / list.length);
+    if (total instanceof CsDecimal) return decDivide(total, CsDecimal.fromInteger(list.length));
     const n =
       typeof total === 'bigint' ? Number(total) : total instanceof CsDouble ? total.v : (total as number);
     return new CsDouble(n / list.length);

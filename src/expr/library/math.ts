@@ -1,9 +1,11 @@
 /** System.Math and System.Random (including .NET's seeded sequence). */
 import { randomInt } from 'node:crypto';
-import { asNumber, compare, numRank } from '../runtime/convert.js';
+import { asDecimal, asNumber, compare, numRank } from '../runtime/convert.js';
 import { CsException, defineType, type Method, prop } from '../runtime/core.js';
+import { decNegate, Rounding } from '../runtime/decimal.js';
 import { CsEnum } from '../runtime/enum.js';
 import { CsDecimal, CsDouble } from '../runtime/values.js';
+import { roundDecimal, toIntegral } from './decimal.js';
 import { MidpointRounding } from './enums.js';
 import { int } from './helpers.js';
 import { roundHalfEven } from './primitives.js';
@@ -14,7 +16,6 @@ import { roundHalfEven } from './primitives.js';
 function like(sample: unknown, v: number): unknown {
   if (typeof sample === 'number') return v;
   if (typeof sample === 'bigint') return BigInt(v);
-  if (sample instanceof CsDecimal) return new CsDecimal(v);
   return new CsDouble(v);
 }
 
@@ -24,6 +25,7 @@ const d1 =
     new CsDouble(f(asNumber(args[0])));
 
 function round(args: unknown[]): unknown {
+  if (args[0] instanceof CsDecimal) return roundDecimal(args);
   const v = asNumber(args[0]);
   let digits = 0;
   let mode: number = MidpointRounding.members.ToEven;
@@ -37,7 +39,7 @@ function round(args: unknown[]): unknown {
     r = (Math.sign(v) * Math.round(Math.abs(v) * f + 1e-9 * 0)) / f;
   else if (mode === MidpointRounding.members.ToZero) r = Math.trunc(v * f) / f;
   else r = roundHalfEven(v, digits);
-  return args[0] instanceof CsDecimal ? new CsDecimal(r) : new CsDouble(r);
+  return new CsDouble(r);
 }
 
 export const MathType = defineType({
@@ -53,26 +55,40 @@ export const MathType = defineType({
           'Negating the minimum value of a twos complement number is invalid.',
         );
       if (typeof v === 'bigint') return v < 0n ? -v : v;
+      if (v instanceof CsDecimal) return v.mantissa < 0n ? decNegate(v) : v;
       return like(v, Math.abs(asNumber(v)));
     },
     Max: (_rt, _s, args) => {
       const [a, b] = args;
+      if (a instanceof CsDecimal || b instanceof CsDecimal)
+        return compare(a, b) >= 0 ? asDecimal(a) : asDecimal(b);
       const r = numRank(a) >= numRank(b) ? a : b;
       return compare(a, b) >= 0 ? like(r, asNumber(a)) : like(r, asNumber(b));
     },
     Min: (_rt, _s, args) => {
       const [a, b] = args;
+      if (a instanceof CsDecimal || b instanceof CsDecimal)
+        return compare(a, b) <= 0 ? asDecimal(a) : asDecimal(b);
       const r = numRank(a) >= numRank(b) ? a : b;
       return compare(a, b) <= 0 ? like(r, asNumber(a)) : like(r, asNumber(b));
     },
     Floor: (_rt, _s, args) =>
-      like(args[0] instanceof CsDecimal ? args[0] : new CsDouble(0), Math.floor(asNumber(args[0]))),
+      args[0] instanceof CsDecimal
+        ? toIntegral(args[0], Rounding.ToNegativeInfinity)
+        : new CsDouble(Math.floor(asNumber(args[0]))),
     Ceiling: (_rt, _s, args) =>
-      like(args[0] instanceof CsDecimal ? args[0] : new CsDouble(0), Math.ceil(asNumber(args[0]))),
+      args[0] instanceof CsDecimal
+        ? toIntegral(args[0], Rounding.ToPositiveInfinity)
+        : new CsDouble(Math.ceil(asNumber(args[0]))),
     Truncate: (_rt, _s, args) =>
-      like(args[0] instanceof CsDecimal ? args[0] : new CsDouble(0), Math.trunc(asNumber(args[0]))),
+      args[0] instanceof CsDecimal
+        ? toIntegral(args[0], Rounding.ToZero)
+        : new CsDouble(Math.trunc(asNumber(args[0]))),
     Round: (_rt, _s, args) => round(args),
-    Sign: (_rt, _s, args) => Math.sign(asNumber(args[0])),
+    Sign: (_rt, _s, args) =>
+      args[0] instanceof CsDecimal
+        ? Number(args[0].mantissa > 0n) - Number(args[0].mantissa < 0n)
+        : Math.sign(asNumber(args[0])),
     Pow: (_rt, _s, args) => new CsDouble(asNumber(args[0]) ** asNumber(args[1])),
     Sqrt: d1(Math.sqrt),
     Log: (_rt, _s, args) =>

@@ -1,6 +1,14 @@
-/** System.Object, Boolean, Int32/Int64/Double/Decimal (and their aliases), Char, delegates, enums, exceptions. */
+/** System.Object, Boolean, Int32/Int64/Double (and their aliases), Char, delegates, enums, exceptions. */
 import { CsAnon, isInstance } from '../compile/support.js';
-import { asNumber, compare, equals, toDotNetStringRt, toInt32, toInt64 } from '../runtime/convert.js';
+import {
+  asDecimal,
+  asNumber,
+  compare,
+  equals,
+  toDotNetStringRt,
+  toInt32,
+  toInt64,
+} from '../runtime/convert.js';
 import {
   argError,
   CsException,
@@ -12,10 +20,12 @@ import {
   type Method,
   prop,
   setPrimitiveTypes,
+  type TypeInfo,
   typeName,
   typeOf,
 } from '../runtime/core.js';
 import { CsEnum } from '../runtime/enum.js';
+import { formatDecimal } from '../runtime/format-decimal.js';
 import { formatDouble, formatNumber } from '../runtime/format-number.js';
 import { CsChar, CsDecimal, CsDouble } from '../runtime/values.js';
 import { hashString, int, isOut, optStr, setOut, str } from './helpers.js';
@@ -34,7 +44,7 @@ export const ObjectType = defineType({
   },
 });
 
-const compareTo: Method = (_rt, self, args) => {
+export const compareTo: Method = (_rt, self, args) => {
   const c = args[0] === null ? 1 : compare(self, args[0]);
   return c < 0 ? -1 : c > 0 ? 1 : 0;
 };
@@ -115,7 +125,7 @@ export function parseDouble(s: string): number {
   return Number(t.replace(/,/g, ''));
 }
 
-function tryParse(parse: (s: string) => unknown, fallback: unknown): Method {
+export function tryParse(parse: (s: string) => unknown, fallback: unknown): Method {
   return (_rt, _s, args) => {
     const out = args[args.length - 1];
     if (!isOut(out)) throw argError('TryParse needs an out argument');
@@ -135,19 +145,21 @@ function tryParse(parse: (s: string) => unknown, fallback: unknown): Method {
   };
 }
 
-const numberToString: Method = (rt, self, args) => {
+export const numberToString: Method = (rt, self, args) => {
   const format = args.length > 0 ? optStr(args[0]) : null;
   if (typeof self === 'number') return formatNumber(self, 'int', format);
   if (typeof self === 'bigint') return formatNumber(self, 'long', format);
   if (self instanceof CsDouble) return format ? formatNumber(self.v, 'double', format) : formatDouble(self.v);
-  if (self instanceof CsDecimal) return formatNumber(self.v, 'decimal', format ?? 'G');
+  if (self instanceof CsDecimal) return formatDecimal(self, format);
   return toDotNetStringRt(rt, self);
 };
 
-function numericConvert(target: 'int' | 'long' | 'double' | 'decimal') {
+export function numericConvert(target: 'int' | 'long' | 'double' | 'decimal') {
   return (v: unknown, explicit: boolean): unknown => {
-    if (v instanceof CsEnum)
+    if (v instanceof CsEnum) {
+      if (target === 'decimal') return CsDecimal.fromInteger(v.value);
       return target === 'long' ? BigInt(v.value) : target === 'int' ? v.value : new CsDouble(v.value);
+    }
     const isNum =
       typeof v === 'number' ||
       typeof v === 'bigint' ||
@@ -172,12 +184,12 @@ function numericConvert(target: 'int' | 'long' | 'double' | 'decimal') {
       case 'double':
         return new CsDouble(asNumber(v));
       default:
-        return new CsDecimal(asNumber(v));
+        return asDecimal(v);
     }
   };
 }
 
-const numberMethods = { ToString: numberToString, CompareTo: compareTo };
+export const numberMethods = { ToString: numberToString, CompareTo: compareTo };
 
 export const Int32Type = defineType({
   name: 'Int32',
@@ -242,23 +254,6 @@ export const DoubleType = defineType({
     TryParse: tryParse((s) => new CsDouble(parseDouble(s)), new CsDouble(0)),
     IsNaN: (_rt, _s, args) => Number.isNaN(asNumber(args[0])),
     IsInfinity: (_rt, _s, args) => !Number.isFinite(asNumber(args[0])) && !Number.isNaN(asNumber(args[0])),
-  },
-});
-
-export const DecimalType = defineType({
-  name: 'Decimal',
-  namespace: 'System',
-  aliases: ['decimal'],
-  classes: [CsDecimal],
-  defaultValue: new CsDecimal(0),
-  convert: numericConvert('decimal'),
-  methods: numberMethods,
-  staticProps: { Zero: prop(() => new CsDecimal(0)), One: prop(() => new CsDecimal(1)) },
-  staticMethods: {
-    Parse: (_rt, _s, args) => new CsDecimal(parseDouble(str(args[0], 's'))),
-    TryParse: tryParse((s) => new CsDecimal(parseDouble(s)), new CsDecimal(0)),
-    Round: (_rt, _s, args) =>
-      new CsDecimal(roundHalfEven(asNumber(args[0]), args.length > 1 ? int(args[1]) : 0)),
   },
 });
 
@@ -348,7 +343,51 @@ export const EnumType = defineType({
     },
     GetHashCode: (_rt, self: CsEnum) => self.value,
   },
+  // Enum.Parse<TEnum>(value[, ignoreCase]) and Enum.TryParse<TEnum>(value[, ignoreCase], out result): the generic
+  // forms, as `typeof` (the non-generic forms' first argument) is not part of policy expressions here.
+  staticMethods: {
+    Parse: (_rt, _s, args, typeArgs) =>
+      parseEnum(enumTypeArg(typeArgs), str(args[0], 'value'), args[1] === true),
+    TryParse: (_rt, _s, args, typeArgs) => {
+      const out = args[args.length - 1];
+      const type = enumTypeArg(typeArgs);
+      try {
+        setOut(out, parseEnum(type, str(args[0], 'value'), args.length > 2 && args[1] === true));
+        return true;
+      } catch (e) {
+        if (!(e instanceof CsException)) throw e;
+        setOut(out, type.defaultValue);
+        return false;
+      }
+    },
+  },
 });
+
+function enumTypeArg(typeArgs: readonly CsType[]): TypeInfo {
+  const info = typeArgs[0]?.info;
+  const sample = info?.defaultValue;
+  if (!info || !(sample instanceof CsEnum))
+    throw argError('Enum.Parse and Enum.TryParse need an enum type: Enum.Parse<T>(value)');
+  return info;
+}
+
+/** Names (comma-separated for flags) or a number, as Enum.Parse reads them. */
+function parseEnum(type: TypeInfo, text: string, ignoreCase: boolean): CsEnum {
+  const sample = type.defaultValue as CsEnum;
+  const trimmed = text.trim();
+  if (/^[+-]?\d+$/.test(trimmed)) return new CsEnum(sample.enumName, Number(trimmed), sample.names);
+  let value = 0;
+  for (const part of trimmed.split(',')) {
+    const name = part.trim();
+    const match = [...type.staticProps.entries()].find(([n]) =>
+      ignoreCase ? n.toLowerCase() === name.toLowerCase() : n === name,
+    );
+    const member = match?.[1].constant;
+    if (!(member instanceof CsEnum)) throw argError(`Requested value '${text}' was not found.`);
+    value |= member.value;
+  }
+  return new CsEnum(sample.enumName, value, sample.names);
+}
 
 const EXCEPTION_TYPES = [
   'Exception',

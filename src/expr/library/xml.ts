@@ -11,6 +11,7 @@ import {
   type Rt,
 } from '../runtime/core.js';
 import { str } from './helpers.js';
+import { xmlValueTo } from './xml-conversions.js';
 
 export class XName {
   constructor(
@@ -230,6 +231,7 @@ export const XAttributeType = defineType({
   name: 'XAttribute',
   namespace: 'System.Xml.Linq',
   classes: [XAttribute],
+  explicitTo: (a: XAttribute, target) => xmlValueTo(a.value, target),
   construct: (rt, args) => new XAttribute(toName(args[0]), toDotNetStringRt(rt, args[1])),
   props: {
     Name: prop((a: XAttribute) => a.name),
@@ -249,6 +251,7 @@ export const XElementType = defineType({
   namespace: 'System.Xml.Linq',
   aliases: ['XNode', 'XContainer'],
   classes: [XElement],
+  explicitTo: (e: XElement, target) => xmlValueTo(e.value, target),
   construct: (rt, args) => {
     const el = new XElement(toName(args[0]));
     for (const c of args.slice(1)) addContent(rt, el, c);

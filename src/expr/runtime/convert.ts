@@ -12,9 +12,20 @@ import {
   typeName,
   typeOf,
 } from './core.js';
+import {
+  CsDecimal,
+  decAdd,
+  decCompare,
+  decDivide,
+  decMultiply,
+  decNegate,
+  decRemainder,
+  decSubtract,
+  decTruncateToBigInt,
+} from './decimal.js';
 import { CsEnum } from './enum.js';
 import { formatDouble } from './format-number.js';
-import { CsChar, CsDateTime, CsDateTimeOffset, CsDecimal, CsDouble, CsGuid, CsTimeSpan } from './values.js';
+import { CsChar, CsDateTime, CsDateTimeOffset, CsDouble, CsGuid, CsTimeSpan } from './values.js';
 
 /** Numeric rank for binary promotion: 0 int, 1 long, 2 decimal, 3 double. -1 = not numeric. */
 export function numRank(v: unknown): number {
@@ -33,6 +44,24 @@ export function asNumber(v: unknown): number {
   if (v instanceof CsChar) return v.code;
   throw invalidCast(typeName(v), 'System.Double');
 }
+
+/** An int, long, char or decimal as a decimal (exact); a double through (decimal)double's 15 digits. */
+export function asDecimal(v: unknown): CsDecimal {
+  if (v instanceof CsDecimal) return v;
+  if (typeof v === 'number') return CsDecimal.fromInteger(v);
+  if (typeof v === 'bigint') return CsDecimal.fromInteger(v);
+  if (v instanceof CsChar) return CsDecimal.fromInteger(v.code);
+  if (v instanceof CsDouble) return CsDecimal.fromNumber(v.v);
+  throw invalidCast(typeName(v), 'System.Decimal');
+}
+
+const DECIMAL_OPS: Record<string, (a: CsDecimal, b: CsDecimal) => CsDecimal> = {
+  '+': decAdd,
+  '-': decSubtract,
+  '*': decMultiply,
+  '/': decDivide,
+  '%': decRemainder,
+};
 
 export function asBig(v: unknown): bigint {
   if (typeof v === 'bigint') return v;
@@ -88,6 +117,9 @@ function arith(op: string, a: unknown, b: unknown): unknown {
         if (y === 0n) throw divideByZero();
         return x % y;
     }
+  } else if (r === 2) {
+    const decimalOp = DECIMAL_OPS[op];
+    if (decimalOp) return decimalOp(asDecimal(a), asDecimal(b));
   } else {
     const x = asNumber(a);
     const y = asNumber(b);
@@ -103,14 +135,12 @@ function arith(op: string, a: unknown, b: unknown): unknown {
         v = x * y;
         break;
       case '/':
-        if (r === 2 && y === 0) throw divideByZero();
         v = x / y;
         break;
       default:
-        if (r === 2 && y === 0) throw divideByZero();
         v = x % y;
     }
-    return r === 2 ? new CsDecimal(v) : new CsDouble(v);
+    return new CsDouble(v);
   }
   throw new CsException('InvalidOperationException', `unknown operator ${op}`);
 }
@@ -130,6 +160,7 @@ export function toDotNetStringRt(rt: Rt | null, v: unknown): string {
       break;
   }
   if (v instanceof CsDouble) return formatDouble(v.v);
+  if (v instanceof CsDecimal) return v.toString();
   if (v instanceof CsChar) return String.fromCharCode(v.code);
   if (v instanceof CsGuid) return v.value;
   const m = findMethod(typeOf(v), 'ToString');
@@ -214,7 +245,7 @@ export function negate(a: unknown): unknown {
   if (typeof a === 'number') return -a | 0;
   if (typeof a === 'bigint') return BigInt.asIntN(64, -a);
   if (a instanceof CsDouble) return new CsDouble(-a.v);
-  if (a instanceof CsDecimal) return new CsDecimal(-a.v);
+  if (a instanceof CsDecimal) return decNegate(a);
   if (a instanceof CsChar) return -a.code;
   if (a instanceof CsTimeSpan) return new CsTimeSpan(-a.ticks);
   if (a === null || a === undefined) return null;
@@ -235,6 +266,7 @@ export function compare(a: unknown, b: unknown): number {
       const y = asBig(b);
       return x < y ? -1 : x > y ? 1 : 0;
     }
+    if (ra <= 2 && rb <= 2) return decCompare(asDecimal(a), asDecimal(b));
     const x = asNumber(a);
     const y = asNumber(b);
     return x < y ? -1 : x > y ? 1 : x === y ? 0 : Number.NaN;
@@ -295,13 +327,16 @@ export function toInt32(v: unknown): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(BigInt.asIntN(32, v));
   if (v instanceof CsChar) return v.code;
-  if (v instanceof CsDouble || v instanceof CsDecimal) {
-    if (!Number.isFinite(v.v)) return -2147483648;
-    const t = Math.trunc(v.v);
-    if (v instanceof CsDecimal && (t > 2147483647 || t < -2147483648)) {
+  if (v instanceof CsDecimal) {
+    const t = decTruncateToBigInt(v);
+    if (t > 2147483647n || t < -2147483648n) {
       throw new CsException('OverflowException', 'Value was either too large or too small for an Int32.');
     }
-    return Number(BigInt.asIntN(32, BigInt(t)));
+    return Number(t);
+  }
+  if (v instanceof CsDouble) {
+    if (!Number.isFinite(v.v)) return -2147483648;
+    return Number(BigInt.asIntN(32, BigInt(Math.trunc(v.v))));
   }
   throw invalidCast(typeName(v), 'System.Int32');
 }
@@ -310,7 +345,14 @@ export function toInt64(v: unknown): bigint {
   if (typeof v === 'bigint') return v;
   if (typeof v === 'number') return BigInt(v);
   if (v instanceof CsChar) return BigInt(v.code);
-  if (v instanceof CsDouble || v instanceof CsDecimal) {
+  if (v instanceof CsDecimal) {
+    const t = decTruncateToBigInt(v);
+    if (t > 9223372036854775807n || t < -9223372036854775808n) {
+      throw new CsException('OverflowException', 'Value was either too large or too small for an Int64.');
+    }
+    return t;
+  }
+  if (v instanceof CsDouble) {
     if (!Number.isFinite(v.v)) return -9223372036854775808n;
     return BigInt.asIntN(64, BigInt(Math.trunc(v.v)));
   }

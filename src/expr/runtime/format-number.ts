@@ -34,7 +34,7 @@ function fixedFromExponential(v: number): string {
   return neg ? `-${s}` : s;
 }
 
-function groupThousands(intPart: string): string {
+export function groupThousands(intPart: string): string {
   return intPart.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
@@ -126,15 +126,44 @@ function standardFormat(
   }
 }
 
-/** Custom numeric formats: 0 # . , % and quoted literals; one section (sections after ';' apply to negatives). */
+/**
+ * A number as the custom-format code needs it, whatever its representation: doubles round through toFixedAway,
+ * decimals exactly (format-decimal.ts).
+ */
+export interface FormatOperand {
+  readonly negative: boolean;
+  readonly zero: boolean;
+  /** The value times 10^power (percent: 2; each trailing comma: -3). */
+  shifted(power: number): FormatOperand;
+  negated(): FormatOperand;
+  /** |value| with `decimals` fraction digits, rounded half away from zero, as .NET's formatting rounds. */
+  fixedAbs(decimals: number): string;
+}
+
+function numberOperand(v: number): FormatOperand {
+  return {
+    negative: v < 0,
+    zero: v === 0,
+    shifted: (power) => numberOperand(v * 10 ** power),
+    negated: () => numberOperand(-v),
+    fixedAbs: (decimals) => toFixedAway(Math.abs(v), decimals),
+  };
+}
+
 function customFormat(v: number, format: string): string {
+  return customFormatOperand(numberOperand(v), format);
+}
+
+/** Custom numeric formats: 0 # . , % and quoted literals; one section (sections after ';' apply to negatives). */
+export function customFormatOperand(v: FormatOperand, format: string): string {
   const sections = format.split(';');
   let fmt = sections[0]!;
   let value = v;
-  if (v < 0 && sections.length > 1 && sections[1] !== '') {
+  const negativeSection = v.negative && sections.length > 1 && sections[1] !== '';
+  if (negativeSection) {
     fmt = sections[1]!;
-    value = -v;
-  } else if (v === 0 && sections.length > 2) {
+    value = v.negated();
+  } else if (v.zero && sections.length > 2) {
     fmt = sections[2]!;
   }
   let percent = false;
@@ -171,7 +200,7 @@ function customFormat(v: number, format: string): string {
     if (afterPattern) literalSuffix += ch;
     else literalPrefix += ch;
   }
-  if (percent) value *= 100;
+  if (percent) value = value.shifted(2);
   // Trailing commas before the point (or at the end) scale by 1000 each.
   let intPat = pattern;
   let fracPat = '';
@@ -181,7 +210,7 @@ function customFormat(v: number, format: string): string {
     fracPat = pattern.slice(dot + 1).replace(/,/g, '');
   }
   while (intPat.endsWith(',')) {
-    value /= 1000;
+    value = value.shifted(-3);
     intPat = intPat.slice(0, -1);
   }
   const grouping = intPat.includes(',');
@@ -189,13 +218,13 @@ function customFormat(v: number, format: string): string {
   const minInt = (intPat.match(/0/g) ?? []).length;
   const maxFrac = fracPat.length;
   const minFrac = fracPat.lastIndexOf('0') + 1;
-  const fixed = toFixedAway(Math.abs(value), maxFrac);
+  const fixed = value.fixedAbs(maxFrac);
   let [i, f = ''] = fixed.split('.') as [string, string | undefined];
   if (i === '0' && minInt === 0) i = '';
   i = i.padStart(minInt, '0');
   while (f.length > minFrac && f.endsWith('0')) f = f.slice(0, -1);
   if (grouping) i = groupThousands(i);
-  const neg = value < 0 && Number(fixed) !== 0 && !(v < 0 && sections.length > 1 && sections[1] !== '');
+  const neg = value.negative && /[1-9]/.test(fixed) && !negativeSection;
   const body = f ? `${i}.${f}` : i;
   return (neg ? '-' : '') + literalPrefix + body + literalSuffix;
 }

@@ -3,7 +3,7 @@
  *   int (and byte/short/ushort/sbyte)  → JS number holding an int32
  *   long (and uint/ulong)              → bigint, wrapped to 64 bits after every operation
  *   double/float                        → CsDouble (boxed, so 10.0/4 and 10/4 stay different and 2.0 prints "2")
- *   decimal                             → CsDecimal (a double underneath: an approximation, see report)
+ *   decimal                             → CsDecimal (a 96-bit mantissa and a scale, as .NET's: see decimal.ts)
  *   char                                → CsChar (so 'a' + 1 is 98 while "" + 'a' is "a")
  *   string / bool / null                → JS string / boolean / null (undefined never escapes a host function)
  * Everything else is an instance of a class in src/expr whose members are listed in a type table.
@@ -13,9 +13,7 @@ export class CsDouble {
   constructor(readonly v: number) {}
 }
 
-export class CsDecimal {
-  constructor(readonly v: number) {}
-}
+export { CsDecimal } from './decimal.js';
 
 export class CsChar {
   constructor(readonly code: number) {}

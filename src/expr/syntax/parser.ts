@@ -1218,8 +1218,9 @@ function numberLiteral(t: Token, p: { fail(m: string, t: Token): never } | Parse
   };
   void p;
   if (t.isReal || suffix === 'f' || suffix === 'd' || suffix === 'm') {
+    // A decimal literal keeps its text: 1.50m has two fraction digits, and 0.1m is exact.
+    if (suffix === 'm') return { decimal: text };
     const v = Number(text);
-    if (suffix === 'm') return { decimal: v };
     if (!t.isReal && text.startsWith('0x')) fail(`invalid real literal '${text}'`);
     return { double: v };
   }

@@ -5,6 +5,7 @@ import type { McpMethod, MethodContext } from '../protocol/method.js';
 import { isGranted, type ToolEntry } from '../tools/registry.js';
 import { buildToolCallRequest } from '../tools/request.js';
 import { toToolResult } from '../tools/result.js';
+import { upstreamCaller } from '../upstream/caller.js';
 
 function readName(params: Params): string {
   if (typeof params.name !== 'string')
@@ -56,6 +57,11 @@ export const toolsCall: McpMethod = {
   eras: ['session', 'stateless'],
   missingScopes(params, ctx) {
     const entry = typeof params.name === 'string' ? ctx.tools.find(params.name) : undefined;
+    if (!entry && typeof params.name === 'string' && ctx.upstream?.owns(params.name)) {
+      const caller = upstreamCaller(ctx);
+      const missing = ctx.upstream.missingScope(params.name, caller, ctx.upstream.cachedTools(caller));
+      return missing ? [missing] : [];
+    }
     if (!entry || isGranted(entry, ctx.subject.scopes)) return [];
     return [entry.grantingScopes[0]!];
   },
@@ -63,6 +69,8 @@ export const toolsCall: McpMethod = {
     const name = readName(params);
     const args = readArguments(params);
     const entry = ctx.tools.find(name);
+    if (!entry && ctx.upstream?.owns(name))
+      return ctx.upstream.call(name, args, upstreamCaller(ctx), ctx.requestId);
     // The transport refuses ungranted calls with 403 first; this keeps the handler safe on its own.
     if (!entry || !isGranted(entry, ctx.subject.scopes)) throw unknownTool(name);
     const problems = entry.validate(args);

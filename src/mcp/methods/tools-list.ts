@@ -1,7 +1,8 @@
-import type { ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ListToolsResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
 import type { McpMethod } from '../protocol/method.js';
 import { isGranted, toolDefinition } from '../tools/registry.js';
+import { upstreamCaller } from '../upstream/caller.js';
 
 /**
  * The cursor is the name of the last tool on the previous page (tools are sorted by name), so paging stays
@@ -36,18 +37,27 @@ export const toolsList: McpMethod = {
   name: 'tools/list',
   kind: 'request',
   eras: ['session', 'stateless'],
-  handle(params, ctx): ListToolsResult {
+  async handle(params, ctx): Promise<ListToolsResult> {
     const after = decodeCursor(params.cursor);
-    const tools = [];
+    // The upstream servers' tools (prefixed names) sort among the REST-API tools: one order, one cursor.
+    const upstream = ctx.upstream ? await ctx.upstream.list(upstreamCaller(ctx)) : [];
+    const candidates: { name: string; tool: () => Tool }[] = [
+      ...ctx.tools
+        .entries()
+        .filter((entry) => isGranted(entry, ctx.subject.scopes))
+        .map((entry) => ({ name: entry.name, tool: () => toolDefinition(entry, ctx.revision) })),
+      ...upstream.map((entry) => ({ name: entry.name, tool: () => entry.definition })),
+    ];
+    if (upstream.length > 0) candidates.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const tools: Tool[] = [];
     let more = false;
-    for (const entry of ctx.tools.entries()) {
-      if (after !== undefined && entry.name <= after) continue;
-      if (!isGranted(entry, ctx.subject.scopes)) continue;
+    for (const candidate of candidates) {
+      if (after !== undefined && candidate.name <= after) continue;
       if (tools.length === ctx.pageSize) {
         more = true;
         break;
       }
-      tools.push(toolDefinition(entry, ctx.revision));
+      tools.push(candidate.tool());
     }
     const result: ListToolsResult = { tools };
     if (more) result.nextCursor = encodeCursor(tools[tools.length - 1]!.name);

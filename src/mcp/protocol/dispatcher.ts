@@ -39,7 +39,10 @@ export class Dispatcher {
     if (!method)
       return errorMessage(message.id, ErrorCode.MethodNotFound, `Method not found: ${message.method}`);
     try {
-      return resultMessage(message.id, await method.handle(message.params, ctx));
+      return resultMessage(
+        message.id,
+        await method.handle(message.params, { ...ctx, requestId: message.id }),
+      );
     } catch (err) {
       if (err instanceof McpError) return errorMessage(message.id, err.code, err.message, err.data);
       ctx.logger.error(`mcp: ${message.method} failed`, errorFields(err));

@@ -1,7 +1,8 @@
 import type { Logger } from '../../log.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { GatewayCaller, ServerInfo, Subject } from '../types.js';
-import type { Params } from './jsonrpc.js';
+import type { UpstreamTools } from '../upstream/aggregator.js';
+import type { Params, RequestId } from './jsonrpc.js';
 import type { Revision } from './revisions.js';
 
 /** What a method may touch of the session it runs in (none in the stateless revision). */
@@ -19,6 +20,10 @@ export interface MethodContext {
   readonly session: SessionView | undefined;
   readonly tools: ToolRegistry;
   readonly caller: GatewayCaller;
+  /** The JSON-RPC id of the request being handled (none for a notification). */
+  readonly requestId?: RequestId | undefined;
+  /** The tools of the upstream MCP servers (APIs of type `mcp`), when the catalog has any. */
+  readonly upstream?: UpstreamTools | undefined;
   readonly serverInfo: ServerInfo;
   readonly instructions: string | undefined;
   /** How many tools one `tools/list` page holds. */

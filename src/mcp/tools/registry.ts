@@ -159,12 +159,44 @@ export class ToolRegistry {
       };
       validator = this.#ajv.compile(fallback);
     }
+    const textual = textualUrlArguments(schema, bindings);
     // Valid arguments may still lead out of the operation (a path parameter of ".."): refused the same way.
-    return (args) =>
-      validator(args)
-        ? pathParameterProblems(urlTemplate, bindings, args as Record<string, unknown>)
+    return (args) => {
+      const asText = withUrlText(args, textual);
+      return validator(asText)
+        ? pathParameterProblems(urlTemplate, bindings, asText as Record<string, unknown>)
         : formatErrors(validator.errors);
+    };
   }
+}
+
+/**
+ * The path and query arguments typed `string`: a client may send `2` or `true` for them (the Inspector's
+ * `--tool-arg id=2` does), which becomes the same text in the URL, so they are checked as that text — against every
+ * other rule of their schema (pattern, length, enum) — rather than refused for their JSON type.
+ */
+function textualUrlArguments(
+  schema: Readonly<Record<string, unknown>>,
+  bindings: readonly ArgumentBinding[],
+): readonly string[] {
+  const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>;
+  return bindings
+    .filter(
+      (b) =>
+        (b.location === 'template' || b.location === 'query') && properties[b.argument]?.type === 'string',
+    )
+    .map((b) => b.argument);
+}
+
+/** The arguments with each number or boolean among `textual` replaced by its text (the caller's object untouched). */
+function withUrlText(args: unknown, textual: readonly string[]): unknown {
+  if (textual.length === 0 || typeof args !== 'object' || args === null || Array.isArray(args)) return args;
+  const record = args as Record<string, unknown>;
+  const convert = textual.filter(
+    (name) => typeof record[name] === 'number' || typeof record[name] === 'boolean',
+  );
+  if (convert.length === 0) return args;
+  return { ...record, ...Object.fromEntries(convert.map((name) => [name, String(record[name])])) };
 }
 
 /** The tool as `tools/list` shows it in one protocol revision. */

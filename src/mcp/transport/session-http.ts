@@ -59,6 +59,8 @@ export interface SessionHttpOptions {
    * more is refused (429, -32000) until one ends. Default 8.
    */
   readonly maxConcurrentPerSession?: number;
+  /** A client ended its session (DELETE): what the session held elsewhere (upstream sessions) ends too. */
+  readonly onSessionEnded?: (sessionId: string) => void;
 }
 
 /** See `maxBatchSize` and `batchConcurrency`. */
@@ -259,19 +261,23 @@ export class SessionHttp {
     if (!found.ok) return found.reply;
     const id = found.value.record.id;
     await this.#o.sessions.delete(id);
+    this.#o.onSessionEnded?.(id);
     // A stream of this session on another process ends at its next check of the session.
     this.#o.hub.sessionStream(id)?.close();
     return { status: 204, headers: {} };
   }
 
   /**
-   * The session named by `Mcp-Session-Id`, with the `MCP-Protocol-Version` rules: an unsupported version is
-   * 400; a missing one means the negotiated version (the session tells us; the spec's 2025-03-26 default is
-   * for requests with no other evidence); one that contradicts the negotiated version is 400.
+   * The session named by `Mcp-Session-Id`, with the `MCP-Protocol-Version` rules: an invalid or unsupported
+   * version is 400 (the only case the transport spec makes a 400); any supported one is accepted, and the request
+   * is served under the negotiated revision, as the TypeScript SDK's server does (a client that sends its own
+   * latest version on every request, as the conformance suite's 0.1.16 `server-sse-multiple-streams` does, is not
+   * refused). A missing one means the negotiated version (the session tells us; the spec's 2025-03-26 default is
+   * for requests with no other evidence).
    */
   async #session(request: HttpRequestView, subject: Subject): Promise<Checked<Session>> {
     const version = request.header(VERSION_HEADER);
-    if (version !== undefined && !findRevision(version)) {
+    if (version !== undefined && (!findRevision(version) || !this.#o.served.includes(version))) {
       return {
         ok: false,
         reply: errorReply(
@@ -297,18 +303,7 @@ export class SessionHttp {
     if (!record || !revision || record.sub !== subject.sub || record.clientId !== subject.clientId) {
       return { ok: false, reply: errorReply(404, ErrorCode.SessionNotFound, 'Session not found') };
     }
-    const session: Session = { record, revision };
-    if (version !== undefined && version !== session.revision.id) {
-      return {
-        ok: false,
-        reply: errorReply(
-          400,
-          ErrorCodes.Transport,
-          `Bad Request: MCP-Protocol-Version ${version} does not match the negotiated ${session.revision.id}`,
-        ),
-      };
-    }
-    return { ok: true, value: session };
+    return { ok: true, value: { record, revision } };
   }
 
   async #jsonReply(

@@ -83,6 +83,7 @@ export const cacheLookup = defineElement({
         return 'next';
       }
       run.context.response = servedResponse(hit);
+      run.servedFromCache = true;
       return 'respond';
     };
   },

@@ -49,9 +49,13 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
     'Portcullis publishes no GraphQL APIs, so there is no GraphQL schema to validate against (issue #39)',
   ),
   // Routing
-  missing('proxy', [I], GPAO, 'in progress on issue #39'),
+  missing(
+    'proxy',
+    [I],
+    GPAO,
+    'the forwarded request is sent by Envoy, whose route takes no HTTP proxy; send-request and send-one-way-request take <proxy>',
+  ),
   // Transformation
-  missing('xsl-transform', [I, O], GPAO, 'in progress on issue #39'),
   // Cross-domain
   missing(
     'cross-domain',

@@ -62,6 +62,7 @@ import { validateParameters } from './validate-parameters.js';
 import { validateStatusCode } from './validate-status-code.js';
 import { wait } from './wait.js';
 import { xmlToJsonElement } from './xml-to-json.js';
+import { xslTransform } from './xsl-transform.js';
 
 export const ELEMENT_LIST: readonly ElementDefinition[] = [
   setVariable,
@@ -122,6 +123,7 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   validateParameters,
   validateHeaders,
   validateStatusCode,
+  xslTransform,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));

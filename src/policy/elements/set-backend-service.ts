@@ -63,17 +63,39 @@ export const setBackendService = defineElement({
     const id = backendId ?? (() => '');
     return (run) => {
       const name = id(run);
-      const backend = run.services.backends.get(name);
-      if (backend === undefined) {
-        throw new PolicyError(
-          'BackendNotFound',
-          `Backend with id '${name}' could not be found.`,
-          500,
-          'Internal server error',
-        );
+      const lookup = run.services.backends;
+      if (lookup.choose === undefined) {
+        const backend = lookup.get(name);
+        if (backend === undefined) throw backendNotFound(name);
+        run.backend = { baseUrl: backend.url, backendId: backend.id };
+        return 'next';
       }
-      run.backend = { baseUrl: backend.url, backendId: backend.id };
-      return 'next';
+      return lookup.choose(name).then((choice) => {
+        switch (choice.kind) {
+          case 'unknown':
+            throw backendNotFound(name);
+          // A tripped circuit breaker (every member of a pool tripped): API Management answers 503 Service
+          // Unavailable (https://learn.microsoft.com/azure/api-management/backends#circuit-breaker).
+          case 'unavailable':
+            throw new PolicyError('BackendUnavailable', choice.message, 503, 'Service Unavailable');
+          case 'backend':
+            run.backend = {
+              baseUrl: choice.backend.url,
+              backendId: choice.backend.id,
+              ...(choice.poolId === undefined ? {} : { poolId: choice.poolId }),
+            };
+            return 'next';
+        }
+      });
     };
   },
 });
+
+function backendNotFound(name: string): PolicyError {
+  return new PolicyError(
+    'BackendNotFound',
+    `Backend with id '${name}' could not be found.`,
+    500,
+    'Internal server error',
+  );
+}

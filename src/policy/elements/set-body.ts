@@ -1,10 +1,11 @@
 import { Drop, Liquid, type Template } from 'liquidjs';
-import { type PolicyContext, toDotNetString } from '../../expr/index.js';
+import { formatDecimal, type PolicyContext, parseDecimalText, toDotNetString } from '../../expr/index.js';
 import { defineElement } from '../element.js';
 import { bodyText, messageOf, replaceBody } from '../message.js';
 import type { RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, oneOf } from '../schema.js';
 import { liquidDate } from '../shared/liquid-date.js';
+import { XML_TYPE, xmlForLiquid } from '../shared/liquid-xml.js';
 
 /**
  * Liquid in API Management's "C# mode": PascalCase filter names alias Liquid's own. Templates are parsed once
@@ -71,12 +72,22 @@ const FILTER_ALIASES: Readonly<Record<string, string>> = {
   UrlDecode: 'url_decode',
   UrlEncode: 'url_encode',
 };
+const builtins = { ...liquid.filters };
+// C# mode knows its filters by their PascalCase names only ("The policy requires Pascal casing for Liquid filter
+// names", set-body page): Liquid's own names (`upcase`, `at_least`) are not filters there, so they are not here
+// either, and a template that uses one renders its input unchanged (an unknown filter is skipped).
+for (const name of Object.keys(builtins)) delete liquid.filters[name];
 for (const [alias, builtin] of Object.entries(FILTER_ALIASES)) {
-  const impl = liquid.filters[builtin];
+  const impl = builtins[builtin];
   if (impl !== undefined) liquid.registerFilter(alias, impl);
 }
 // Not an alias: Liquid's own `date` takes strftime formats (`%Y`); C# mode's `Date` takes .NET ones.
 liquid.registerFilter('Date', liquidDate);
+// DotLiquid's Currency: a number formatted with "C" (invariant culture here, as all formatting), else the input.
+liquid.registerFilter('Currency', (input: unknown) => {
+  const amount = parseDecimalText(String(input ?? '').trim());
+  return amount === null ? input : formatDecimal(amount, 'C');
+});
 
 /**
  * Header names are case-insensitive in API Management, and Envoy hands them over lower-cased: a template's
@@ -173,8 +184,9 @@ export const setBody = defineElement({
         c.error(node, 'children', `invalid Liquid template: ${(err as Error).message.split('\n')[0]}`);
         return () => 'next';
       }
+      const nil = node.literal('xsi-nil') === 'null' ? 'null' : 'blank';
       return (run) => {
-        replaceBody(run, target, liquid.renderSync(template, liquidScope(run, target)) as string);
+        replaceBody(run, target, liquid.renderSync(template, liquidScope(run, target, nil)) as string);
         return 'next';
       };
     }
@@ -186,9 +198,13 @@ export const setBody = defineElement({
   },
 });
 
-function liquidScope(run: RunContext, target: Parameters<typeof messageOf>[1]): Record<string, unknown> {
+function liquidScope(
+  run: RunContext,
+  target: Parameters<typeof messageOf>[1],
+  nil: 'blank' | 'null',
+): Record<string, unknown> {
   const scope: Record<string, unknown> = { context: liquidContext(run.context) };
-  // `body` is bound only for JSON content, as in API Management (XML bodies are not mapped here).
+  // `body` is bound for JSON and XML content types only, as the set-body page says.
   const message = messageOf(run, target === 'pending-response' ? 'request' : target);
   const type = message.headers.getJoined('Content-Type') ?? '';
   if (JSON_TYPE.test(type)) {
@@ -197,6 +213,8 @@ function liquidScope(run: RunContext, target: Parameters<typeof messageOf>[1]): 
     } catch {
       scope.body = undefined;
     }
+  } else if (XML_TYPE.test(type)) {
+    scope.body = xmlForLiquid(bodyText(message), nil);
   }
   return scope;
 }

@@ -131,6 +131,7 @@ export const SEMANTIC_CACHE_LOOKUP = {
         return 'next';
       }
       run.context.response = servedResponse(hit.response);
+      run.servedFromCache = true;
       return 'respond';
     };
   },

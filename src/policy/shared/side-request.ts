@@ -4,6 +4,7 @@ import type { CompileContext } from '../element.js';
 import type { NodeOf } from '../node.js';
 import type { RunContext, Statement } from '../runtime.js';
 import { bool, elements, str, text } from '../schema.js';
+import type { HttpProxy } from '../services.js';
 import { serializeHeaders } from './headers.js';
 import { identityToken } from './managed-identity.js';
 
@@ -23,7 +24,12 @@ export const REQUEST_CHILDREN = elements(
       'ignore-error': bool({ default: false }),
     },
   },
-  { name: 'proxy', max: 1, content: { kind: 'any' } },
+  {
+    name: 'proxy',
+    max: 1,
+    // https://learn.microsoft.com/azure/api-management/proxy-policy
+    attributes: { url: str({ required: true }), username: str(), password: str() },
+  },
 );
 
 export type SideRequest = (run: RunContext) => {
@@ -31,7 +37,37 @@ export type SideRequest = (run: RunContext) => {
   url: string;
   headers: [string, string][];
   body: Buffer | undefined;
+  proxy?: HttpProxy;
 };
+
+/** The `<proxy>` child: the proxy's URL must be plain http:// (the proxy policy page: HTTP only to the proxy). */
+function compileProxy(
+  node: SideRequestNode,
+  c: CompileContext,
+): ((run: RunContext) => HttpProxy) | undefined {
+  const child = node.child('proxy');
+  if (child === undefined) return undefined;
+  const written = child.literal('url');
+  if (typeof written === 'string' && !isHttpUrl(written)) {
+    c.error(child, 'attribute', `proxy/@url must be an http:// URL (host and port), got "${written}"`);
+  }
+  const url = child.getter('url');
+  const username = child.getter('username');
+  const password = child.getter('password');
+  return (run) => {
+    const proxyUrl = url(run).trim();
+    if (!isHttpUrl(proxyUrl)) throw new TypeError(`proxy/@url must be an http:// URL, got "${proxyUrl}"`);
+    const user = username?.(run);
+    const secret = password?.(run);
+    return {
+      url: proxyUrl,
+      ...(user !== undefined && user !== '' ? { username: user } : {}),
+      ...(secret !== undefined ? { password: secret } : {}),
+    };
+  };
+}
+
+const isHttpUrl = (text: string): boolean => URL.canParse(text) && new URL(text).protocol === 'http:';
 
 /** send-request or send-one-way-request: whatever their attributes, both hold REQUEST_CHILDREN. */
 type SideRequestNode = Pick<NodeOf<{ content: typeof REQUEST_CHILDREN }>, 'children' | 'child'>;
@@ -75,10 +111,9 @@ export function compileSideRequest(
   for (const child of node.children) {
     if (child.name === 'authentication-certificate') {
       c.error(child, 'not-implemented', '"authentication-certificate" is not implemented yet');
-    } else if (child.name === 'proxy') {
-      c.error(child, 'not-implemented', '"proxy" is not implemented yet');
     }
   }
+  const proxy = compileProxy(node, c);
   const url = node.child('set-url')?.text();
   const steps = node.children.map((ch) => ch.statement).filter((s): s is Statement => s !== undefined);
   return (run) => {
@@ -115,6 +150,7 @@ export function compileSideRequest(
       url: target,
       headers: serializeHeaders(request.headers),
       body: request.body === null ? undefined : Buffer.from(request.body.bytes),
+      ...(proxy ? { proxy: proxy(run) } : {}),
     };
   };
 }

@@ -96,7 +96,7 @@ async def main(args: argparse.Namespace) -> None:
         # "legacy": the initialize handshake of 2025-11-25, the revision the endpoint negotiates.
         async with Client(streamable_http_client(args.url, http_client=http), mode="legacy") as client:
             listed = await client.list_tools()
-            called = await client.call_tool(args.tool, {})
+            called = await client.call_tool(args.tool, json.loads(args.tool_arguments))
             first_token = storage.tokens[-1].access_token
             # The access token's lifetime, as the SDK computed it from expires_in, has run out: what an hour of
             # use would bring about, without the wait. The next request must refresh first.
@@ -129,4 +129,5 @@ if __name__ == "__main__":
     parser.add_argument("--client-name", default="MCP Python SDK")
     parser.add_argument("--client-metadata-url", default=None, help="a client metadata document URL (CIMD)")
     parser.add_argument("--tool", default="list-courses", help="the tool to call")
+    parser.add_argument("--tool-arguments", default="{}", help="its arguments, a JSON object")
     anyio.run(main, parser.parse_args())

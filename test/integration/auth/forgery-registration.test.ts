@@ -235,6 +235,10 @@ describe('dynamic client registration', () => {
     const limited = await registerRaw({ redirect_uris: ['https://a.example/cb'] });
     expect(limited.status).toBe(429);
     expect(limited.json.error).toBe('temporarily_unavailable');
+    // Set for the world and not for loopback, the limit is the loopback one too; the answer says how to raise it.
+    expect(limited.json.error_description).toBe(
+      'too many registrations from this address (30 per 3600 s); retry later, or raise auth.limits.registrationsPerLoopbackAddress in the gateway configuration',
+    );
     expect(statuses.filter((s) => s === 201).length).toBeLessThanOrEqual(30);
   });
 
@@ -251,5 +255,38 @@ describe('dynamic client registration', () => {
     });
     expect(authorizePreflight.headers.get('access-control-allow-origin')).toBeNull();
     void insecure;
+  });
+});
+
+describe('registration limits by default: the world and this machine', () => {
+  // The address the limits key on, as a proxy in front would have determined it (a test header here).
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ clientAddress: (ctx) => ctx.get('x-test-client-address') || '127.0.0.1' });
+  });
+  afterAll(() => server.close());
+
+  const registerFrom = async (address: string) => {
+    const response = await fetch(`${server.issuer}/v1/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-test-client-address': address },
+      body: JSON.stringify({ redirect_uris: ['https://a.example/cb'], token_endpoint_auth_method: 'none' }),
+    });
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+  };
+
+  it('allows 20 an hour from an address of the world, 200 from a loopback one, and says which setting raises each', async () => {
+    for (let i = 0; i < 20; i++) expect((await registerFrom('203.0.113.7')).status).toBe(201);
+    const world = await registerFrom('203.0.113.7');
+    expect(world.status).toBe(429);
+    expect(world.json.error_description).toBe(
+      'too many registrations from this address (20 per 3600 s); retry later, or raise auth.limits.registrationsPerAddress in the gateway configuration',
+    );
+    for (const loopback of ['127.0.0.1', '::1', '::ffff:127.0.0.5'])
+      for (let i = 0; i < 25; i++) expect((await registerFrom(loopback)).status).toBe(201);
+    for (let i = 25; i < 200; i++) expect((await registerFrom('127.0.0.1')).status).toBe(201);
+    const local = await registerFrom('127.0.0.1');
+    expect(local.status).toBe(429);
+    expect(local.json.error_description).toContain('auth.limits.registrationsPerLoopbackAddress');
   });
 });

@@ -65,8 +65,10 @@ describe('the generated Envoy bootstrap', () => {
       request_body_mode: 'NONE',
       response_body_mode: 'NONE',
     });
+    // The header-mutation filter is there without a policy-less API too: the listener does not depend on the APIs.
     expect(hcm.http_filters.map((filter) => filter.name)).toEqual([
       'envoy.filters.http.ext_proc',
+      'envoy.filters.http.header_mutation',
       'envoy.filters.http.dynamic_forward_proxy',
       'envoy.filters.http.router',
     ]);

@@ -131,6 +131,16 @@ describe('AuthorizationServer.setProducts', () => {
     ).resolves.toMatchObject({ sub: 'alice' });
   });
 
+  // MCP 2025-11-25: an SDK client registers with its first challenge's (minimal) scope and steps up later.
+  it('authorizes a registered client for any scope the server supports, beyond the one it registered', async () => {
+    as.setProducts(['courses']);
+    const registered = await register('read:courses-work');
+    const client = ((await registered.json()) as { client_id: string }).client_id;
+    const wider = await authorize(client, 'read:courses-work write:courses-work');
+    expect(wider.searchParams.get('error')).toBeNull();
+    expect(wider.origin + wider.pathname).toBe(`${url}/v1/authorize/consent`);
+  });
+
   it('stops authorizing a registered client for the scopes of a product that was removed', async () => {
     as.setProducts(['courses', 'labs']);
     const registered = await register('read:labs-work read:courses-work');

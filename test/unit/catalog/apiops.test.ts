@@ -88,8 +88,12 @@ describe('import apiops: the Azure/apiops sample artifacts', () => {
       ['product2', false, ['soap-api', 'versioned-api-v2', 'wadl-api']],
     ]);
     expect(document.backends).toEqual([
-      { id: 'backend1', url: 'https://httpbin.org' },
-      { id: 'backend2', url: 'https://postman-echo.com' },
+      { id: 'backend1', description: 'HTTPBin backend for scenario APIs.', url: 'https://httpbin.org' },
+      {
+        id: 'backend2',
+        description: 'Postman Echo backend for scenario APIs.',
+        url: 'https://postman-echo.com',
+      },
     ]);
     expect(document.namedValues['environment-name']).toBe('scenario');
   });
@@ -146,7 +150,11 @@ subscriptions:
       message:
         'set NAMED_VALUE_ALLOWED_IP_ADDRESS to the Key Vault secret https://vault.example/secrets/allowed-ip',
     });
-    expect(document.backends[0]).toEqual({ id: 'backend1', url: 'http://127.0.0.1:8081' });
+    expect(document.backends[0]).toEqual({
+      id: 'backend1',
+      description: 'HTTPBin backend for scenario APIs.',
+      url: 'http://127.0.0.1:8081',
+    });
     expect(document.subscriptions).toEqual([
       {
         id: 'subscription1',
@@ -216,8 +224,12 @@ backends:
     });
     const { document } = await importApiops(root, { overrides: path.join(root, 'configuration.test.yaml') });
     expect(document.backends).toEqual([
-      { id: 'backend1', url: 'http://127.0.0.1:8081' },
-      { id: 'backend2', url: 'http://127.0.0.1:8081' },
+      { id: 'backend1', description: 'HTTPBin backend for scenario APIs.', url: 'http://127.0.0.1:8081' },
+      {
+        id: 'backend2',
+        description: 'Postman Echo backend for scenario APIs.',
+        url: 'http://127.0.0.1:8081',
+      },
     ]);
     const bomb = path.join(root, 'configuration.bomb.yaml');
     await expect(importApiops(root, { overrides: bomb })).rejects.toThrow(
@@ -232,17 +244,38 @@ backends:
     );
   });
 
-  it('lists backend features it cannot map, and leaves out pools and APIs of a set it cannot read', async () => {
+  it('carries backend credentials, circuit breakers and pools, and leaves out APIs of a set it cannot read', async () => {
+    const breaker = {
+      name: 'trip',
+      failureCondition: {
+        count: 1,
+        interval: 'PT1M',
+        statusCodeRanges: [{ min: 429, max: 429 }],
+        errorReasons: ['x'],
+      },
+      tripDuration: 'PT1M',
+      acceptRetryAfter: true,
+    };
     const root = artifacts({
       'backends/guarded/backendInformation.json': information({
         url: 'https://guarded.example',
         protocol: 'http',
-        credentials: { header: { 'x-key': ['{{guarded-key}}'] } },
-        circuitBreaker: { rules: [{ name: 'trip', tripDuration: 'PT1M' }] },
+        description: 'guarded',
+        credentials: { header: { 'x-key': ['{{guarded-key}}'] }, certificateIds: ['c1'] },
+        tls: { validateCertificateChain: false, validateCertificateName: false },
+        circuitBreaker: { rules: [breaker] },
+        proxy: { url: 'http://proxy.example' },
       }),
       'backends/pool/backendInformation.json': information({
         type: 'Pool',
-        pool: { services: [{ id: '/backends/backend1' }] },
+        pool: {
+          services: [
+            { id: '/backends/backend1', priority: 1, weight: 3 },
+            {
+              id: '/subscriptions/s/resourceGroups/g/providers/Microsoft.ApiManagement/service/a/backends/guarded',
+            },
+          ],
+        },
       }),
       // Header versioning without the header's name: nothing tells the versions apart.
       'version sets/by-header/versionSetInformation.json': information({
@@ -258,12 +291,46 @@ backends:
       }),
     });
     const { document, findings } = await importApiops(root);
-    expect(document.backends.map((backend) => backend.id)).toEqual(['backend1', 'backend2', 'guarded']);
+    expect(document.backends.map((backend) => backend.id)).toEqual([
+      'backend1',
+      'backend2',
+      'guarded',
+      'pool',
+    ]);
+    expect(document.backends.find((backend) => backend.id === 'guarded')).toEqual({
+      id: 'guarded',
+      description: 'guarded',
+      url: 'https://guarded.example',
+      credentials: { header: { 'x-key': ['{{guarded-key}}'] } },
+      tls: { validateCertificateChain: false, validateCertificateName: false },
+      circuitBreaker: { rules: [breaker] },
+    });
+    expect(document.backends.find((backend) => backend.id === 'pool')).toEqual({
+      id: 'pool',
+      type: 'pool',
+      pool: { services: [{ id: 'backend1', priority: 1, weight: 3 }, { id: 'guarded' }] },
+    });
     const guarded = messagesFor(findings, 'backends/guarded/backendInformation.json');
-    expect(guarded.map((message) => message.split(':')[0])).toEqual(['credentials', 'circuitBreaker']);
-    expect(messagesFor(findings, 'backends/pool/backendInformation.json')).toContain(
-      'type Pool: load-balanced pools are not supported, the backend is left out',
+    expect(guarded.map((message) => message.split(':')[0])).toEqual(['proxy', 'credentials.certificateIds']);
+    expect(messagesFor(findings, 'backends/pool/backendInformation.json')).toEqual([]);
+
+    // And back: the entity as API Management writes it (a pool's members by /backends/<id>).
+    const exported = exportApiops(
+      { ...document, apis: [] },
+      { policyText: () => '<policies />', fileText: () => '' },
     );
+    expect(JSON.parse(exported.files.get('backends/pool/backendInformation.json')!).properties).toEqual({
+      type: 'Pool',
+      pool: { services: [{ id: '/backends/backend1', priority: 1, weight: 3 }, { id: '/backends/guarded' }] },
+    });
+    expect(
+      JSON.parse(exported.files.get('backends/guarded/backendInformation.json')!).properties,
+    ).toMatchObject({
+      url: 'https://guarded.example',
+      protocol: 'http',
+      credentials: { header: { 'x-key': ['{{guarded-key}}'] } },
+      circuitBreaker: { rules: [breaker] },
+    });
     expect(document.apis.some((api) => api.id === 'headed')).toBe(false);
     expect(messagesFor(findings, 'version sets/by-header/versionSetInformation.json')).toEqual([
       "versionQueryName: only read with versioningScheme Query (this set's is Header)",

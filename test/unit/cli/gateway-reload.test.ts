@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import type { ReloadReport } from '../../../src/cli/child-report.js';
 import { prepareRunningState } from '../../../src/cli/commands/up.js';
+import { EnvoyRejected } from '../../../src/cli/envoy-resources.js';
 import {
   GatewayReload,
   type ReloadableChildren,
@@ -15,6 +16,7 @@ import {
 import type { EnvoyAddresses } from '../../../src/cli/hot-restart.js';
 import { loadConfigText } from '../../../src/config/load.js';
 import { readConfigFiles } from '../../../src/config/snapshot.js';
+import type { ResourceFile } from '../../../src/envoy/bootstrap/dynamic-resources.js';
 import type { ChangeOutcome } from '../../../src/management/store.js';
 import { recordingLogger } from '../../doubles/logger.js';
 import { until } from '../../processes/wait.js';
@@ -34,10 +36,14 @@ const marking = (mark: string) =>
 
 const broken = '<policies>\n  <inbound>\n    <set-header name="x">\n  </inbound>\n</policies>\n';
 
-function configText(apis: readonly string[], gateway: Record<string, unknown> = {}): string {
+function configText(
+  apis: readonly string[],
+  gateway: Record<string, unknown> = {},
+  admin: { host: string; port: number } = ADMIN,
+): string {
   return stringify({
     gateway: { http: { host: '127.0.0.1', port: 18080 }, ...gateway },
-    admin: ADMIN,
+    admin,
     apis: apis.map((id) => ({
       id,
       urlSuffix: id,
@@ -119,12 +125,33 @@ class FakeChildren implements ReloadableChildren {
   }
 }
 
-/** Envoy's hot-restart family as a reload sees it: it logs which bootstrap it is asked to validate and run. */
+/** An admin address other than ADMIN: changing it takes a new Envoy process. */
+const OTHER_ADMIN = { host: '127.0.0.1', port: 19902 } as const;
+
+/** The API routes and clusters in a set of resource files, as the fake Envoy reports what it takes. */
+function resourcesSummary(files: readonly ResourceFile[]): string {
+  const routes = files
+    .filter((file) => file.kind === 'routes')
+    .flatMap((file) => [...JSON.stringify(file.document).matchAll(/"name":"(api_[a-z]+)","match"/g)])
+    .map((match) => match[1]);
+  const clusters = files
+    .filter((file) => file.kind === 'clusters')
+    .flatMap((file) => file.document.resources.map((cluster) => String(cluster.name)))
+    .filter((name) => name.startsWith('api_'));
+  return `routes [${[...new Set(routes)].join(', ')}], clusters [${clusters.join(', ')}]`;
+}
+
+/**
+ * Envoy's hot-restart family as a reload sees it: it logs which bootstrap it is asked to validate and run, and
+ * which API routes and clusters the serving Envoy is given through its resource files.
+ */
 class FakeEnvoys implements RestartableEnvoys {
   /** Envoy's complaint about every bootstrap, when it is to refuse them. */
   complaint: string | undefined;
   /** Whether starting an Envoy on the new configuration's bootstrap (not the transition's) fails. */
   failsOnNext = false;
+  /** Envoy's reason for rejecting the next resource files that add the `prices` API's routes. */
+  rejectsPrices: string | undefined;
   private validated: string | undefined;
   private epoch = 0;
 
@@ -136,9 +163,23 @@ class FakeEnvoys implements RestartableEnvoys {
     return this.complaint;
   }
 
+  async publish(files: readonly ResourceFile[]): Promise<EnvoyAddresses> {
+    const summary = resourcesSummary(files);
+    if (this.rejectsPrices && summary.includes('routes [api_courses, api_prices]')) {
+      this.log.push(`envoy rejects ${summary}`);
+      throw new EnvoyRejected(this.rejectsPrices);
+    }
+    this.log.push(`envoy takes ${summary}`);
+    return { admin: ADMIN, listeners: new Map() };
+  }
+
   async start(bootstrapFile: string): Promise<EnvoyAddresses> {
-    // A reload validates the new configuration's bootstrap first: any other is the transition's.
-    const which = bootstrapFile === this.validated ? 'the new bootstrap' : 'the transition bootstrap';
+    // A reload validates the new configuration's bootstrap first, in the directory an Envoy on it starts from:
+    // any other is the transition's.
+    const which =
+      path.dirname(bootstrapFile) === path.dirname(this.validated ?? '')
+        ? 'the new bootstrap'
+        : 'the transition bootstrap';
     if (which === 'the new bootstrap' && this.failsOnNext) {
       this.log.push(`envoy fails to start on ${which}`);
       throw new Error('envoy exited before it was ready (exit code 1)');
@@ -313,13 +354,101 @@ describe('GatewayReload: what a change touches', () => {
     ]);
   });
 
-  it('publishes an added API through a transition Envoy: engines reload once the previous Envoy is gone, then the final Envoy, then the service', async () => {
+  it('publishes an added API in the running Envoy: first the routes both have with the clusters of both, then the engines, then exactly the new resources, then the service', async () => {
     const gateway = await gatewayOver(oneApi());
     const restarting = vi.fn(() => gateway.log.push('management told: restarting'));
 
     const outcome = await gateway.reload.change(
       new Map([
         [gateway.configFile, configText(['courses', 'prices'])],
+        [gateway.file('prices.xml'), marking('prices')],
+      ]),
+      1,
+      { restarting },
+    );
+
+    expect(outcome).toEqual({ ok: true, generation: 2 });
+    expect(gateway.log).toEqual([
+      'envoy validates the new bootstrap',
+      'envoy takes routes [api_courses], clusters [api_courses, api_prices]',
+      'SIGHUP engine',
+      'engine reloaded',
+      'envoy takes routes [api_courses, api_prices], clusters [api_courses, api_prices]',
+      `SIGHUP ${SERVICE}`,
+      'service reloaded',
+    ]);
+    // No new Envoy: the management API answers when the change is done, not with 202.
+    expect(restarting).not.toHaveBeenCalled();
+    expect(gateway.envoys.currentEpoch()).toBe(0);
+    expect(
+      gateway.children.loaded.map(({ snapshot }) => markIn(snapshot, gateway.file('prices.xml'))),
+    ).toEqual(['prices', 'prices']);
+    expect(gateway.reload.running().config.apis.map((api) => api.id)).toEqual(['courses', 'prices']);
+    expect(saidMessages()).toContain('configuration reloaded (Envoy updated in place)');
+  });
+
+  it('withdraws a removed API in the running Envoy: its routes go first, its cluster once the engines no longer pick it', async () => {
+    const gateway = await gatewayOver({
+      ...oneApi(),
+      'gateway.yaml': configText(['courses', 'prices']),
+      'prices.xml': marking('p'),
+    });
+
+    const outcome = await gateway.reload.change(new Map([[gateway.configFile, configText(['courses'])]]));
+
+    expect(outcome).toEqual({ ok: true, generation: 2 });
+    expect(gateway.log).toEqual([
+      'envoy validates the new bootstrap',
+      'envoy takes routes [api_courses], clusters [api_courses, api_prices]',
+      'SIGHUP engine',
+      'engine reloaded',
+      'envoy takes routes [api_courses], clusters [api_courses]',
+      `SIGHUP ${SERVICE}`,
+      'service reloaded',
+    ]);
+  });
+
+  it('refuses a change the running Envoy rejects, with its reason: the resources, files, snapshot and engines go back', async () => {
+    const gateway = await gatewayOver(oneApi());
+    const snapshot = await readFile(gateway.snapshotFile, 'utf8');
+    gateway.envoys.rejectsPrices = "Error adding/updating listener(s) http: cannot bind '127.0.0.1:18080'";
+
+    const outcome = await gateway.reload.change(
+      new Map([
+        [gateway.configFile, configText(['courses', 'prices'])],
+        [gateway.file('prices.xml'), marking('prices')],
+      ]),
+    );
+
+    expectRefused(outcome, 400);
+    expect(outcome.problems).toEqual([
+      "Error adding/updating listener(s) http: cannot bind '127.0.0.1:18080'",
+    ]);
+    expect(gateway.log).toEqual([
+      'envoy validates the new bootstrap',
+      'envoy takes routes [api_courses], clusters [api_courses, api_prices]',
+      'SIGHUP engine',
+      'engine reloaded',
+      'envoy rejects routes [api_courses, api_prices], clusters [api_courses, api_prices]',
+      // Back onto what runs: Envoy's resources, then the engines.
+      'envoy takes routes [api_courses], clusters [api_courses]',
+      'SIGHUP engine',
+      'engine reloaded',
+    ]);
+    expect(await readFile(gateway.snapshotFile, 'utf8')).toBe(snapshot);
+    expect(await readFile(gateway.configFile, 'utf8')).toBe(configText(['courses']));
+    await expect(readFile(gateway.file('prices.xml'), 'utf8')).rejects.toThrow(/ENOENT/);
+    expect(gateway.reload.running().generation).toBe(1);
+    expect(saidMessages().join('\n')).toContain('cannot bind');
+  });
+
+  it('hot-restarts through a transition Envoy when what stays in the bootstrap changes (the admin address): engines reload once the previous Envoy is gone, then the final Envoy, then the service', async () => {
+    const gateway = await gatewayOver(oneApi());
+    const restarting = vi.fn(() => gateway.log.push('management told: restarting'));
+
+    const outcome = await gateway.reload.change(
+      new Map([
+        [gateway.configFile, configText(['courses', 'prices'], {}, OTHER_ADMIN)],
         [gateway.file('prices.xml'), marking('prices')],
       ]),
       1,
@@ -344,11 +473,30 @@ describe('GatewayReload: what a change touches', () => {
     expect(gateway.reload.running().config.apis.map((api) => api.id)).toEqual(['courses', 'prices']);
   });
 
+  it('hot-restarts when a listener of the running Envoy has a port the system chose: its files say 0, the new ones the port it got', async () => {
+    const anyPort = { http: { host: '127.0.0.1', port: 0 } };
+    const gateway = await gatewayOver({ ...oneApi(), 'gateway.yaml': configText(['courses'], anyPort) });
+
+    const outcome = await gateway.reload.change(
+      new Map([
+        [gateway.configFile, configText(['courses', 'prices'], anyPort)],
+        [gateway.file('prices.xml'), marking('prices')],
+      ]),
+    );
+
+    expect(outcome).toEqual({ ok: true, generation: 2 });
+    expect(gateway.log.slice(0, 3)).toEqual([
+      'envoy validates the new bootstrap',
+      'envoy epoch 1 on the transition bootstrap',
+      'previous envoy gone',
+    ]);
+  });
+
   it('hot-restarts Envoy straight onto a bootstrap that adds no route and drops no cluster, then reloads the children', async () => {
     const gateway = await gatewayOver(oneApi());
 
     const outcome = await gateway.reload.change(
-      new Map([[gateway.configFile, configText(['courses'], { trustedProxyHops: 1 })]]),
+      new Map([[gateway.configFile, configText(['courses'], {}, OTHER_ADMIN)]]),
     );
 
     expect(outcome).toEqual({ ok: true, generation: 2 });
@@ -370,7 +518,7 @@ describe('GatewayReload: what a change touches', () => {
 
     const outcome = await gateway.reload.change(
       new Map([
-        [gateway.configFile, configText(['courses', 'prices'])],
+        [gateway.configFile, configText(['courses', 'prices'], {}, OTHER_ADMIN)],
         [gateway.file('prices.xml'), marking('prices')],
       ]),
     );

@@ -1,4 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -93,8 +101,97 @@ describe('portcullis test and run', () => {
     expect(init.status).toBe(0);
     expect(init.stdout).toContain(`wrote ${path.join(folder, 'shop.policy-test.yaml')}`);
     const run = await runCli(['test'], { cwd: folder });
-    expect(run.stdout).toContain('PASS shop.policy-test.yaml › item reaches the backend');
+    expect(run.stdout).toContain('PASS shop.policy-test.yaml › item answers 200');
     expect(run.stdout).toContain('2 passed, 0 failed');
+    expect(run.status).toBe(0);
+  });
+
+  // Issue #34, item 5: `--init` then `test` must pass as written — on the example, and on an imported definition
+  // whose APIs need a subscription key.
+  it('--init on a copy of the example: every starter passes, the guarded API’s answer (401) is what it expects', async () => {
+    const folder = path.join(mkdtempSync(path.join(scratch, 'init-example-')), 'my-gateway');
+    cpSync(example, folder, { recursive: true });
+    rmSync(path.join(folder, 'courses.policy-test.yaml'));
+    const init = await runCli(['test', '--init'], { cwd: folder });
+    expect(init.stdout).toBe(
+      `wrote ${path.join(folder, 'courses.policy-test.yaml')}\nwrote ${path.join(folder, 'guarded.policy-test.yaml')}\n`,
+    );
+    const guarded = parse(readFileSync(path.join(folder, 'guarded.policy-test.yaml'), 'utf8'));
+    expect(guarded.cases).toEqual([
+      expect.objectContaining({
+        name: 'guarded-list answers 401',
+        expect: { status: 401 },
+      }),
+    ]);
+    const run = await runCli(['test'], { cwd: folder });
+    expect(run.stdout).toContain('PASS courses.policy-test.yaml › create-course answers 200');
+    expect(run.stdout).toContain('PASS guarded.policy-test.yaml › guarded-list answers 401');
+    expect(run.stdout).toContain('4 passed, 0 failed');
+    expect(run.status).toBe(0);
+  });
+
+  it('--init on imported definitions sends the configured subscription key, and writes nothing for an API without operations', async () => {
+    const folder = mkdtempSync(path.join(scratch, 'init-imported-'));
+    const fixtures = fileURLToPath(new URL('../../fixtures/catalog/', import.meta.url));
+    const imports = [
+      ['openapi', path.join(fixtures, 'openapi', 'petstore-2.0.json'), 'pets'],
+      ['wsdl', path.join(fixtures, 'wsdl', 'calculator-1.1.wsdl'), 'calc'],
+    ];
+    for (const [kind, file, suffix] of imports) {
+      const imported = await runCli(
+        [
+          'import',
+          kind!,
+          file!,
+          '--suffix',
+          suffix!,
+          '--config',
+          'gateway.yaml',
+          '--service-url',
+          'http://127.0.0.1:9',
+        ],
+        { cwd: folder },
+      );
+      expect(imported.status, imported.stderr).toBe(0);
+    }
+    // As API Management imports them: a call needs a subscription key.
+    const configFile = path.join(folder, 'gateway.yaml');
+    writeFileSync(
+      configFile,
+      readFileSync(configFile, 'utf8').replace(
+        /^( +)urlSuffix: (.*)$/gm,
+        '$1urlSuffix: $2\n$1subscriptionRequired: true',
+      ),
+    );
+    appendFileSync(
+      configFile,
+      `  - { id: bare, urlSuffix: bare, serviceUrl: "http://127.0.0.1:9" }
+products:
+  - { id: starter, apis: [swagger-petstore, calculator, bare] }
+subscriptions:
+  - { id: starter-1, scope: { product: starter }, primaryKey: starter-primary-key-0001 }
+`,
+    );
+    // Without the key every call is refused: the starters must send it.
+    const refused = await runCli(['run', 'GET', '/pets/pet/1', '--config', 'gateway.yaml'], { cwd: folder });
+    expect(refused.stdout.split('\n')[0]).toBe('HTTP 401');
+
+    const init = await runCli(['test', '--init'], { cwd: folder });
+    expect(init.status).toBe(0);
+    expect(init.stdout).toContain(`wrote ${path.join(folder, 'swagger-petstore.policy-test.yaml')}`);
+    expect(init.stdout).toContain(`wrote ${path.join(folder, 'calculator.policy-test.yaml')}`);
+    expect(init.stdout).toContain('no starter for API "bare": it has no operations');
+    expect(existsSync(path.join(folder, 'bare.policy-test.yaml'))).toBe(false);
+    const calculator = parse(readFileSync(path.join(folder, 'calculator.policy-test.yaml'), 'utf8'));
+    expect(calculator.cases[0].request).toMatchObject({
+      headers: { SOAPAction: '"http://tempuri.org/Add"' },
+      subscriptionKey: 'starter-primary-key-0001',
+    });
+
+    const run = await runCli(['test'], { cwd: folder });
+    expect(run.stdout).toContain('PASS swagger-petstore.policy-test.yaml › getPetById answers 200');
+    expect(run.stdout).toContain('PASS calculator.policy-test.yaml › Add answers 200');
+    expect(run.stdout).toContain('6 passed, 0 failed');
     expect(run.status).toBe(0);
   });
 
@@ -142,7 +239,7 @@ apis:
       authorizations: { github: { '*': 'starter-token' } },
     });
     const run = await runCli(['test'], { cwd: folder });
-    expect(run.stdout).toContain('PASS storage.policy-test.yaml › read reaches the backend');
+    expect(run.stdout).toContain('PASS storage.policy-test.yaml › read answers 200');
     expect(run.status).toBe(0);
   });
 });

@@ -3,8 +3,14 @@ import { parsePrometheusText } from '../../../src/cli/stats/prometheus-text.js';
 import type { Snapshot } from '../../../src/cli/stats/sample.js';
 import { loadView, quantileMs, renderView } from '../../../src/cli/stats/view.js';
 
-function snapshot(at: number, engineText: string, counters: Record<string, number>): Snapshot {
+function snapshot(
+  at: number,
+  engineText: string,
+  counters: Record<string, number>,
+  engineSources = 1,
+): Snapshot {
   return {
+    engineSources,
     at,
     counters: new Map(Object.entries(counters)),
     histograms: new Map([['cluster.api_courses.upstream_rq_time', { p50: 2, p99: 9.5 }]]),
@@ -13,7 +19,8 @@ function snapshot(at: number, engineText: string, counters: Record<string, numbe
   };
 }
 
-const engineText = (ok: number, refused: number, fast: number, slow: number) => `# HELP x y
+const engineText = (ok: number, refused: number, fast: number, slow: number, cached = 0) => `# HELP x y
+portcullis_engine_cache_hits_total{api="courses",operation="list"} ${cached}
 portcullis_engine_requests_total{api="courses",operation="list",outcome="forwarded",status="200",reason=""} ${ok}
 portcullis_engine_requests_total{api="courses",operation="list",outcome="responded",status="429",reason="RateLimitExceeded"} ${refused}
 portcullis_engine_request_duration_seconds_bucket{le="0.01",api="courses",operation="list"} ${fast}
@@ -58,12 +65,12 @@ describe('portcullis stats view', () => {
   });
 
   it('turns two snapshots into rates over the window, totals, latency, clusters, ext_proc and refusals', () => {
-    const before = snapshot(0, engineText(100, 5, 100, 0), {
+    const before = snapshot(0, engineText(100, 5, 100, 0, 60), {
       'http.ingress_http.downstream_rq_total': 105,
       'cluster.api_courses.upstream_rq_total': 100,
       'http.ingress_http.ext_proc.streams_started': 105,
     });
-    const after = snapshot(2000, engineText(300, 25, 290, 10), {
+    const after = snapshot(2000, engineText(300, 25, 290, 10, 240), {
       'http.ingress_http.downstream_rq_total': 325,
       'cluster.api_courses.upstream_rq_total': 300,
       'cluster.api_courses.upstream_rq_5xx': 1,
@@ -71,7 +78,13 @@ describe('portcullis stats view', () => {
       'http.ingress_http.ext_proc.message_timeouts': 2,
     });
     const view = loadView(before, after, ['courses', 'idle']);
-    expect(view.apis[0]).toMatchObject({ api: 'courses', rate: 110, byClass: { '2xx': 300, '4xx': 25 } });
+    expect(view.apis[0]).toMatchObject({
+      api: 'courses',
+      rate: 110,
+      cachedRate: 90,
+      cached: 240,
+      byClass: { '2xx': 300, '4xx': 25 },
+    });
     expect(view.apis[1]).toMatchObject({ api: 'idle', rate: 0, p50: undefined });
     expect(view.clusters).toEqual([
       { cluster: 'api_courses', rate: 100, total: 300, errors5xx: 1, p50: 2, p99: 9.5 },
@@ -81,10 +94,24 @@ describe('portcullis stats view', () => {
     ]);
     const text = renderView(view, 'stats');
     expect(text).toContain('gateway  110.0 req/s  p50 - ms  p99 - ms');
-    expect(text).toMatch(/^courses\s+110\.0\s+300\s+0\s+25\s+0\s+\d+\.\d\s+\d+\.\d$/m);
-    expect(text).toMatch(/^idle\s+0\.0\s+0\s+0\s+0\s+0\s+-\s+-$/m);
+    // API  req/s  cached/s  2xx  3xx  4xx  5xx  cached  p50  p99: the cache hits beside the traffic they served.
+    expect(text).toMatch(/^API\s+req\/s\s+cached\/s\s+2xx\s+3xx\s+4xx\s+5xx\s+cached\s+p50 ms\s+p99 ms$/m);
+    expect(text).toMatch(/^courses\s+110\.0\s+90\.0\s+300\s+0\s+25\s+0\s+240\s+\d+\.\d\s+\d+\.\d$/m);
+    expect(text).toMatch(/^idle\s+0\.0\s+0\.0\s+0\s+0\s+0\s+0\s+0\s+-\s+-$/m);
     expect(text).toMatch(/^api_courses\s+100\.0\s+300\s+1\s+2\.0\s+9\.5$/m);
     expect(text).toContain('message timeouts 2 (1.0/s)');
     expect(text).toMatch(/^rate-limit-by-key\s+RateLimitExceeded\s+25\s+10\.0$/m);
+  });
+
+  // Issue #34, item 6: without engine.metricsPort every API read 0 req/s, as if no traffic came.
+  it('says what to configure when no engine metrics can be read, instead of zeros', () => {
+    const counters = { 'http.ingress_http.downstream_rq_total': 10 };
+    const view = loadView(snapshot(0, '', counters, 0), snapshot(1000, '', { ...counters }, 0), ['courses']);
+    expect(view.noEngineMetrics).toBe(true);
+    const text = renderView(view, 'stats');
+    expect(text).not.toMatch(/^courses\s/m);
+    expect(text).toContain(
+      'the configuration sets no engine.metricsPort. Add `engine: { metricsPort: 9464 }`',
+    );
   });
 });

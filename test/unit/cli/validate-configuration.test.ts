@@ -8,6 +8,9 @@ import { crossChecks } from '../../../src/config/checks.js';
 
 const example = fileURLToPath(new URL('../../../examples/courses/gateway.yaml', import.meta.url));
 const llmExample = fileURLToPath(new URL('../../../examples/llm/gateway.yaml', import.meta.url));
+const mcpServersExample = fileURLToPath(
+  new URL('../../../examples/mcp-servers/gateway.yaml', import.meta.url),
+);
 
 describe('portcullis validate on a gateway configuration', () => {
   let out: string[];
@@ -28,6 +31,11 @@ describe('portcullis validate on a gateway configuration', () => {
   it('accepts the AI gateway example (examples/llm) with its token-limit and token-metric policies', async () => {
     expect(await command.run([llmExample])).toBe(0);
     expect(out.join('')).toMatch(/^ok: 1 configuration, \d+ polic(y|ies)\n$/);
+  });
+
+  it('accepts the remote MCP servers example (examples/mcp-servers) with its policy', async () => {
+    expect(await command.run([mcpServersExample])).toBe(0);
+    expect(out.join('')).toBe('ok: 1 configuration, 1 policy\n');
   });
 
   it('says what it checked when all is well: the configurations and every policy document, fragments included', async () => {

@@ -7,11 +7,12 @@ import {
 } from '../../../src/config/envoy.js';
 import { parseConfig } from '../../../src/config/load.js';
 import { planRuntime } from '../../../src/config/plan.js';
+import type { Bootstrap } from '../../../src/envoy/config-types.js';
 
 const api = (id: string, port: number) =>
   `  - { id: ${id}, urlSuffix: ${id}, serviceUrl: "http://127.0.0.1:${port}", operations: [{ method: GET, urlTemplate: /x }] }`;
 
-async function bootstrapFor(apis: string[]): Promise<Record<string, unknown>> {
+async function bootstrapFor(apis: string[]): Promise<Bootstrap> {
   const text = [
     'gateway: { http: { host: 127.0.0.1, port: 18080 } }',
     'engine: { ports: [18081] }',
@@ -23,13 +24,14 @@ async function bootstrapFor(apis: string[]): Promise<Record<string, unknown>> {
   return bootstrapObject(await planRuntime(parseConfig(text, 'gateway.yaml')));
 }
 
-function routeNames(bootstrap: Record<string, unknown>): string[] {
+function routeNames(bootstrap: Bootstrap): string[] {
   return [...JSON.stringify(bootstrap).matchAll(/"name":"(api_[a-z]+)","match"/g)].map((match) => match[1]!);
 }
 
-function clusterNames(bootstrap: Record<string, unknown>): string[] {
-  const clusters = (bootstrap.static_resources as { clusters: { name: string }[] }).clusters;
-  return clusters.map((cluster) => cluster.name).filter((name) => name.startsWith('api_'));
+function clusterNames(bootstrap: Bootstrap): string[] {
+  return bootstrap.static_resources.clusters
+    .map((cluster) => cluster.name)
+    .filter((name) => name.startsWith('api_'));
 }
 
 describe('transitionBootstrap', () => {

@@ -102,6 +102,28 @@ ${websocketApi()}  - id: rest
     expect(inbound('rest')).toEqual(['cors', 'choose', 'set-body', 'set-header']);
   });
 
+  it('needs no body, whatever a policy reads: after the 101 the bytes are the upgraded connection', async () => {
+    const reading = sections(
+      '<set-variable name="text" value="@(context.Request.Body.As<string>(preserveContent: true))" />',
+    ).replace(
+      '<outbound><base /></outbound>',
+      '<outbound><base /><set-variable name="answer" value="@(context.Response.Body.As<string>(preserveContent: true))" /></outbound>',
+    );
+    const gateway = await load(
+      `policy: reading.xml
+${websocketApi()}  - id: rest
+    urlSuffix: rest
+    serviceUrl: http://127.0.0.1:1
+    operations: [{ id: post, method: POST, urlTemplate: / }]
+`,
+      { 'reading.xml': reading },
+    );
+    const needs = (id: string) =>
+      gateway.catalog.apis.find((api) => api.id === id)!.operations[0]!.pipeline.needs;
+    expect(needs('rest')).toMatchObject({ requestBody: true, responseBody: true });
+    expect(needs('chat')).toMatchObject({ requestBody: false, responseBody: false, responseHeaders: true });
+  });
+
   it('refuses an operation other than onHandshake, and a second one', async () => {
     const error = await load(
       websocketApi(`    operations:

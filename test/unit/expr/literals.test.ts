@@ -37,7 +37,7 @@ describe('literals', () => {
     ['1e3', '1000'],
     ['1.5f', '1.5'],
     ['2d', '2'],
-    ['1.50m', '1.5'],
+    ['1.50m', '1.50'],
     ['true', 'True'],
     ['false', 'False'],
     ['null ?? "was null"', 'was null'],

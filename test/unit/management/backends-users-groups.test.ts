@@ -24,6 +24,31 @@ describe('/backends, /users, /groups', () => {
     expect(details(badId)[0]).toMatch(/backends\[2\]\.id: must be letters, digits, "-" or "_"/);
   });
 
+  it('takes a pool and a circuit breaker, refusing a pool that names an unknown backend', async () => {
+    const breaker = {
+      rules: [
+        {
+          failureCondition: { count: 1, interval: 'PT1M', statusCodeRanges: [{ min: 429, max: 429 }] },
+          tripDuration: 'PT1M',
+          acceptRetryAfter: true,
+        },
+      ],
+    };
+    expect((await h.request('PATCH', '/backends/bulk', { body: { circuitBreaker: breaker } })).status).toBe(
+      200,
+    );
+    const pool = { type: 'pool', pool: { services: [{ id: 'bulk', priority: 1 }] } };
+    expect((await h.request('PUT', '/backends/pool', { body: pool })).status).toBe(201);
+    expect(
+      h.store.running().config.backends.find((backend) => backend.id === 'pool')?.pool?.services,
+    ).toEqual([{ id: 'bulk', priority: 1, weight: 1 }]);
+    const unknown = await h.request('PUT', '/backends/other', {
+      body: { type: 'pool', pool: { services: [{ id: 'nowhere' }] } },
+    });
+    expect(unknown.status).toBe(400);
+    expect(details(unknown)[0]).toMatch(/pool\.services\[0\]\.id: no backend "nowhere"/);
+  });
+
   it('manages users, refusing a group that does not exist', async () => {
     const created = await h.request('PUT', '/users/bob', {
       body: { email: 'bob@example.com', groups: ['teachers'] },

@@ -19,7 +19,8 @@ let app: RunningApp;
 let prm: string;
 const logged = recordingLogger();
 const logs = logged.lines;
-const ALL_SCOPES = 'read:courses-work write:admin-work write:courses-work';
+/** What a 401 asks for when the request calls no tool: the read scopes (the sample has one product with reads). */
+const READ_SCOPES = 'read:courses-work';
 
 beforeAll(async () => {
   kit = await createTokenKit();
@@ -44,7 +45,7 @@ describe('401 for a missing or unacceptable token', () => {
     const res = await send(app.url, initializeMessage());
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer scope="${ALL_SCOPES}", resource_metadata="${prm}"`,
+      `Bearer scope="${READ_SCOPES}", resource_metadata="${prm}"`,
     );
     expect(res.headers.get('content-type')).toBe('application/json');
     expect(await res.json()).toEqual({
@@ -57,12 +58,12 @@ describe('401 for a missing or unacceptable token', () => {
     const res = await send(app.url, initializeMessage(), { headers: { authorization: 'Basic YTpi' } });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer scope="${ALL_SCOPES}", resource_metadata="${prm}"`,
+      `Bearer scope="${READ_SCOPES}", resource_metadata="${prm}"`,
     );
   });
 
   const invalid = () =>
-    `Bearer error="invalid_token", error_description="The access token is invalid, expired, revoked or not for this resource", scope="${ALL_SCOPES}", resource_metadata="${prm}"`;
+    `Bearer error="invalid_token", error_description="The access token is invalid, expired, revoked or not for this resource", scope="${READ_SCOPES}", resource_metadata="${prm}"`;
 
   // The reason is logged for operators; the client sees one uniform answer.
   const cases: [string, string, () => Promise<string>][] = [
@@ -105,6 +106,30 @@ describe('401 for a missing or unacceptable token', () => {
       error_description: 'The access token is invalid, expired, revoked or not for this resource',
     });
     expect(logs).toEqual([{ level: 'info', message: 'mcp: 401 invalid_token', fields: { reason } }]);
+  });
+
+  // MCP 2025-11-25 scope selection: the challenge names what the request at hand needs, not every scope.
+  it('the challenge asks for the scope of the tool a tools/call names, else the read scopes', async () => {
+    const call = (name: string) => ({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name, arguments: {} },
+    });
+    const challengeFor = async (body: unknown, method = 'POST') => {
+      const res = await send(app.url, body, { method, accept: 'application/json, text/event-stream' });
+      expect(res.status).toBe(401);
+      return /scope="([^"]*)"/.exec(res.headers.get('www-authenticate') ?? '')?.[1];
+    };
+    expect(await challengeFor(call('createCourse'))).toBe('write:courses-work');
+    expect(await challengeFor(call('getCourse'))).toBe('read:courses-work');
+    expect(await challengeFor(call('deleteApiAdminById'))).toBe(READ_SCOPES);
+    expect(await challengeFor([call('createCourse'), call('listCourses')])).toBe(
+      'read:courses-work write:courses-work',
+    );
+    expect(await challengeFor({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).toBe(READ_SCOPES);
+    expect(await challengeFor('{"jsonrpc": not json')).toBe(READ_SCOPES);
+    expect(await challengeFor(undefined, 'GET')).toBe(READ_SCOPES);
   });
 
   it('a token in the query string is not accepted', async () => {

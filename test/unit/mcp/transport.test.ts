@@ -190,12 +190,32 @@ describe('requests in a session', () => {
     });
   });
 
-  it('an MCP-Protocol-Version that contradicts the negotiated one is 400', async () => {
+  // The transport spec makes only an invalid or unsupported version a 400; the conformance suite's 0.1.16
+  // `server-sse-multiple-streams` sends its own version (not the negotiated one) on three concurrent POSTs.
+  it('any supported MCP-Protocol-Version on a session request is served, under the negotiated revision', async () => {
     const session = await openSession(app.url, alice, '2025-06-18');
-    const res = await send(app.url, ping(), { token: alice, session, version: '2025-11-25' });
+    const answers = await Promise.all(
+      ['2025-11-25', '2025-03-26', '2024-11-05'].map(async (version, index) => {
+        const res = await send(app.url, ping(1000 + index), { token: alice, session, version });
+        return [res.status, await res.json()];
+      }),
+    );
+    expect(answers).toEqual([
+      [200, { jsonrpc: '2.0', id: 1000, result: {} }],
+      [200, { jsonrpc: '2.0', id: 1001, result: {} }],
+      [200, { jsonrpc: '2.0', id: 1002, result: {} }],
+    ]);
+    // The negotiated revision still decides the shape: 2025-06-18 has no batches, whatever the header says.
+    const batch = await send(app.url, [ping(1), ping(2)], { token: alice, session, version: '2025-03-26' });
+    expect(batch.status).toBe(400);
+  });
+
+  it('an invalid MCP-Protocol-Version on a session request is 400', async () => {
+    const session = await openSession(app.url, alice, '2025-06-18');
+    const res = await send(app.url, ping(), { token: alice, session, version: 'latest' });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
-      'Bad Request: MCP-Protocol-Version 2025-11-25 does not match the negotiated 2025-06-18',
+      'Bad Request: unsupported MCP-Protocol-Version: latest',
     );
   });
 

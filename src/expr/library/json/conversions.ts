@@ -14,6 +14,7 @@ import {
   typeName,
   typeOf,
 } from '../../runtime/core.js';
+import { parseDecimal } from '../../runtime/decimal.js';
 import { CsEnum } from '../../runtime/enum.js';
 import { formatDouble } from '../../runtime/format-number.js';
 import {
@@ -127,13 +128,19 @@ export function tokenTo(t: unknown, target: string): unknown {
       if (t.kind === 'String') return BigInt(parseInt32(v as string));
       break;
     }
-    case 'double':
     case 'decimal': {
+      if (t.kind === 'Integer') return CsDecimal.fromInteger(v as number | bigint);
+      if (t.kind === 'Float') return CsDecimal.fromNumber(v as number);
+      if (t.kind === 'Boolean') return CsDecimal.fromInteger(v ? 1 : 0);
+      if (t.kind === 'String') return parseDecimal(v as string);
+      break;
+    }
+    case 'double': {
       let n: number | undefined;
       if (t.kind === 'Integer' || t.kind === 'Float') n = Number(v);
       else if (t.kind === 'Boolean') n = v ? 1 : 0;
       else if (t.kind === 'String') n = parseDouble(v as string);
-      if (n !== undefined) return target === 'double' ? new CsDouble(n) : new CsDecimal(n);
+      if (n !== undefined) return new CsDouble(n);
       break;
     }
     case 'bool': {

@@ -52,6 +52,29 @@ describe('tools/call', () => {
     expect(t.caller.calls[0]!.request.path).toBe('/api/Admin/a%2Fb%20c%3F');
   });
 
+  // The Inspector's `--tool-arg id=2` sends a JSON number: for a string-typed path or query parameter it is the same
+  // text in the URL. Other checks stay: a header argument keeps its type, an integer parameter refuses text.
+  it('takes a JSON number or boolean for a string-typed path parameter, as its text in the URL', async () => {
+    const t = methodContext({ scopes: ['write:admin-work'] });
+    expect(result(await call(t, 'delete_api_Admin_id', { id: 42 })).isError).toBeUndefined();
+    expect(result(await call(t, 'delete_api_Admin_id', { id: false })).isError).toBeUndefined();
+    expect(t.caller.calls.map((c) => [c.request.path, c.request.templateParameters])).toEqual([
+      ['/api/Admin/42', { id: '42' }],
+      ['/api/Admin/false', { id: 'false' }],
+    ]);
+    const other = methodContext();
+    expect(result(await call(other, 'getCourse', { id: 5, 'Customer-Key': 7 }))).toEqual({
+      content: [
+        {
+          type: 'text',
+          text: 'Invalid arguments for tool getCourse: argument Customer-Key must be string',
+        },
+      ],
+      isError: true,
+    });
+    expect(result(await call(t, 'delete_api_Admin_id', { id: { nested: 1 } })).isError).toBe(true);
+  });
+
   it('sends the body argument as the request body', async () => {
     const t = methodContext();
     t.caller.response = json(201, { id: 7, name: 'Poetry' });

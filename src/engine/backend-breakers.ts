@@ -1,0 +1,169 @@
+/**
+ * API Management's backend circuit breaker (https://learn.microsoft.com/azure/api-management/backends#circuit-breaker):
+ * a backend whose answers match its rule's `statusCodeRanges` `count` times within `interval` is tripped — it gets
+ * no requests — for `tripDuration`, or for the `Retry-After` its tripping answer carried when `acceptRetryAfter`.
+ * Envoy's outlier detection counts 5xx and gateway failures only and ejects for its own back-off, so a breaker that
+ * trips on 429 for the backend's Retry-After is the engine's.
+ *
+ * The counts and the trips are kept in the shared state (the value cache and the limit counters of the `state`
+ * section), so the engines of a gateway agree on which backends are tripped; API Management's instances do not
+ * (its docs call its tripping approximate). Ours is approximate where two engines count failures at the same moment
+ * (a failure may be counted after another engine's trip) and where the store is down (each engine then trips on
+ * what it saw itself).
+ */
+import type { CircuitBreakerRuleConfig } from '../config/backend-schema.js';
+import { durationSeconds } from '../config/backend-schema.js';
+import { firstHeader, type HeaderFields } from '../extproc/headers.js';
+import type { LimitCounters } from '../limit-counters.js';
+import type { Clock, ValueCache } from '../policy/index.js';
+
+/** Where trips and failure counts are kept: the shared state in the engine, a map in a unit test. */
+export interface BreakerStore {
+  /** When the backend's trip ends (ms since the epoch), if it is tripped. */
+  trippedUntil(backendId: string): Promise<number | undefined>;
+  trip(backendId: string, untilMs: number): Promise<void>;
+  /** Counts one failure; answers the failures within the last `intervalSeconds`, this one included. */
+  countFailure(backendId: string, intervalSeconds: number): Promise<number>;
+}
+
+/** The breaker store over the engine's shared value cache (trips) and limit counters (failures in a window). */
+export function sharedBreakerStore(
+  values: ValueCache,
+  limits: Pick<LimitCounters, 'slidingWindow'>,
+): BreakerStore {
+  const key = (backendId: string) => `portcullis:backend-breaker:${backendId}`;
+  return {
+    async trippedUntil(backendId) {
+      const until = await values.get(key(backendId));
+      return typeof until === 'number' ? until : undefined;
+    },
+    async trip(backendId, untilMs) {
+      const seconds = Math.max(1, Math.ceil((untilMs - Date.now()) / 1000));
+      await values.set(key(backendId), untilMs, seconds);
+    },
+    async countFailure(backendId, intervalSeconds) {
+      const counted = await limits.slidingWindow({
+        key: `${key(backendId)}:failures`,
+        limit: Number.MAX_SAFE_INTEGER,
+        periodSeconds: intervalSeconds,
+        amount: 1,
+        mode: 'add',
+      });
+      return counted.used;
+    },
+  };
+}
+
+/** One backend's rule, parsed once. */
+interface Rule {
+  readonly count: number;
+  readonly intervalSeconds: number;
+  readonly tripSeconds: number;
+  readonly acceptRetryAfter: boolean;
+  readonly ranges: readonly { readonly min: number; readonly max: number }[];
+}
+
+export class BackendBreakers {
+  readonly #rules = new Map<string, Rule>();
+  /** Trips this engine knows of (its own and those it read): a tripped backend costs no store read per request. */
+  readonly #known = new Map<string, number>();
+
+  constructor(
+    rules: Iterable<readonly [string, CircuitBreakerRuleConfig]>,
+    private readonly store: BreakerStore,
+    private readonly clock: Pick<Clock, 'now'>,
+  ) {
+    for (const [backendId, rule] of rules) {
+      const condition = rule.failureCondition!;
+      this.#rules.set(backendId, {
+        count: condition.count!,
+        intervalSeconds: durationSeconds(condition.interval)!,
+        tripSeconds: durationSeconds(rule.tripDuration)!,
+        acceptRetryAfter: rule.acceptRetryAfter,
+        ranges: condition.statusCodeRanges ?? [],
+      });
+    }
+  }
+
+  /** Whether any backend has a breaker: only then are the answers of named backends watched. */
+  get watching(): boolean {
+    return this.#rules.size > 0;
+  }
+
+  /** Whether the backend has a breaker: only then are its answers watched. */
+  has(backendId: string): boolean {
+    return this.#rules.has(backendId);
+  }
+
+  /** Whether the backend is tripped now. A store that cannot answer: only the trips this engine knows of. */
+  async isTripped(backendId: string): Promise<boolean> {
+    if (!this.#rules.has(backendId)) return false;
+    const now = this.clock.now();
+    const known = this.#known.get(backendId);
+    if (known !== undefined && known > now) return true;
+    let until: number | undefined;
+    try {
+      until = await this.store.trippedUntil(backendId);
+    } catch {
+      return false;
+    }
+    if (until !== undefined && until > now) this.#known.set(backendId, until);
+    return until !== undefined && until > now;
+  }
+
+  /**
+   * The backend answered `status` (with these headers): a failure by its rule is counted, and the count-th within
+   * the interval trips it. Returns when the trip ends, if this answer tripped it.
+   */
+  async observe(
+    backendId: string,
+    status: number,
+    retryAfter: string | undefined,
+  ): Promise<number | undefined> {
+    const rule = this.#rules.get(backendId);
+    if (rule === undefined || !rule.ranges.some((range) => status >= range.min && status <= range.max))
+      return undefined;
+    const now = this.clock.now();
+    let failures: number;
+    try {
+      failures = await this.store.countFailure(backendId, rule.intervalSeconds);
+    } catch {
+      failures = rule.count;
+    }
+    if (failures < rule.count) return undefined;
+    const fromHeader = rule.acceptRetryAfter ? retryAfterSeconds(retryAfter, now) : undefined;
+    const until = now + (fromHeader ?? rule.tripSeconds) * 1000;
+    this.#known.set(backendId, until);
+    try {
+      await this.store.trip(backendId, until);
+    } catch {
+      // This engine still knows; the others learn from their own failures.
+    }
+    return until;
+  }
+}
+
+/** `Retry-After` (RFC 9110 §10.2.3) as seconds from `nowMs`: delay-seconds, or an HTTP-date. */
+export function retryAfterSeconds(value: string | undefined, nowMs: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) {
+    const seconds = Number(text);
+    return seconds > 0 ? seconds : undefined;
+  }
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return undefined;
+  const seconds = Math.ceil((date - nowMs) / 1000);
+  return seconds > 0 ? seconds : undefined;
+}
+
+/** Tells the breaker of the backend the request went to (if it has one) of its answer's status and Retry-After. */
+export async function observeBreaker(
+  breakers: BackendBreakers,
+  backendId: string | undefined,
+  headers: HeaderFields,
+): Promise<void> {
+  if (backendId === undefined || !breakers.has(backendId)) return;
+  const status = Number(firstHeader(headers, ':status'));
+  await breakers.observe(backendId, status, firstHeader(headers, 'retry-after'));
+}

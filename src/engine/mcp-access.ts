@@ -1,0 +1,112 @@
+import { createLocalJWKSet, type JWK, jwtVerify } from 'jose';
+import { mcpResourceUrl } from '../config/mcp-servers.js';
+import type { GatewayConfig } from '../config/schema.js';
+import { firstHeader, type HeaderFields } from '../extproc/headers.js';
+
+/**
+ * The authorization server in front of each MCP server API's own URL, `/<urlSuffix>/mcp` (MCP authorization,
+ * 2025-06-18 and later: the gateway is the resource server): a request needs an access token from the AS, audience
+ * that URL (RFC 8707), with one of the scopes of the API's products; a request without one is 401 with the RFC 9728
+ * `resource_metadata` the service publishes, one with too little scope 403 `insufficient_scope`. The token is checked
+ * here, before any policy, with the AS's published keys (signature, issuer, audience, expiry): the engine does not
+ * ask the AS, so a revoked token is accepted until it expires (access tokens are short-lived). The token is the
+ * client's credential for the gateway, never forwarded upstream (mcp-access is what `forward` strips).
+ */
+export type McpAccessResult =
+  | { readonly kind: 'not-protected' }
+  | { readonly kind: 'allowed'; readonly authorization: string }
+  | {
+      readonly kind: 'refused';
+      readonly status: 401 | 403;
+      readonly challenge: string;
+      readonly message: string;
+    };
+
+export interface McpAccess {
+  check(apiId: string, headers: HeaderFields): Promise<McpAccessResult>;
+}
+
+interface Protected {
+  readonly resource: string;
+  readonly metadata: string;
+  readonly scopes: readonly string[];
+}
+
+/** Keys read again at most this often, so a rotation the service made is followed. */
+const KEY_REFRESH_MS = 30_000;
+
+/**
+ * The check for every MCP API of a configuration with `auth`; undefined when there is none (or no keys the engine
+ * can read: the config check `mcp-servers` refuses that combination).
+ */
+export function mcpAccessOf(
+  config: GatewayConfig,
+  keys: (() => Promise<JWK[]>) | undefined,
+): McpAccess | undefined {
+  const auth = config.auth;
+  if (!auth || !keys) return undefined;
+  const apis = new Map<string, Protected>();
+  for (const api of config.apis) {
+    if (api.type !== 'mcp') continue;
+    const products = config.products.filter((p) => p.apis.includes(api.id)).map((p) => p.id);
+    const resource = mcpResourceUrl(auth.baseUrl, api.urlSuffix);
+    const url = new URL(resource);
+    apis.set(api.id, {
+      resource,
+      metadata: `${url.origin}/.well-known/oauth-protected-resource${url.pathname}`,
+      scopes: products.flatMap((p) => [`read:${p}-work`, `write:${p}-work`]),
+    });
+  }
+  if (apis.size === 0) return undefined;
+  let keySet: { read: number; verify: ReturnType<typeof createLocalJWKSet> } | undefined;
+  const verifier = async () => {
+    if (!keySet || Date.now() - keySet.read > KEY_REFRESH_MS) {
+      // The private keys the AS signs with, as public ones.
+      const published = (await keys()).map(
+        ({ d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...pub }) => pub,
+      );
+      keySet = { read: Date.now(), verify: createLocalJWKSet({ keys: published }) };
+    }
+    return keySet.verify;
+  };
+  return {
+    async check(apiId, headers) {
+      const api = apis.get(apiId);
+      if (!api) return { kind: 'not-protected' };
+      const scope = api.scopes.join(' ');
+      const authorization = firstHeader(headers, 'authorization') ?? '';
+      const token = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization)?.[1];
+      if (!token)
+        return {
+          kind: 'refused',
+          status: 401,
+          challenge: `Bearer scope="${scope}", resource_metadata="${api.metadata}"`,
+          message: "This MCP server needs an access token from the gateway's authorization server.",
+        };
+      let granted: string[];
+      try {
+        const { payload } = await jwtVerify(token, await verifier(), {
+          issuer: auth.issuer,
+          audience: api.resource,
+          clockTolerance: 5,
+        });
+        granted = typeof payload.scope === 'string' ? payload.scope.split(' ') : [];
+      } catch {
+        return {
+          kind: 'refused',
+          status: 401,
+          challenge: `Bearer error="invalid_token", scope="${scope}", resource_metadata="${api.metadata}"`,
+          message: 'The access token is missing, expired or not for this MCP server.',
+        };
+      }
+      if (!api.scopes.some((s) => granted.includes(s)))
+        return {
+          kind: 'refused',
+          status: 403,
+          challenge: `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${api.metadata}"`,
+          message: "The access token has none of the scopes of this MCP server's products.",
+        };
+      return { kind: 'allowed', authorization };
+    },
+  };
+}

@@ -1,0 +1,214 @@
+/**
+ * How much of the ".NET Framework types allowed in policy expressions" table the expression library covers,
+ * computed rather than kept by hand: the documented table is a copy in reference/apim-expression-types.json; what
+ * Portcullis offers is read from the library's type tables (runtime/core.ts). scripts/expression-types.ts renders
+ * docs/expression-types.md from both, and test/unit/expr/coverage.test.ts fails when the page, the copy and the
+ * library disagree — a documented type or listed member that is neither in the library nor in MISSING below, or a
+ * MISSING row the library has since gained.
+ */
+import './library/index.js';
+import {
+  findIndexer,
+  findMethod,
+  findProperty,
+  KNOWN_MEMBERS,
+  TYPES_BY_NAME,
+  type TypeInfo,
+} from './runtime/core.js';
+
+/** reference/apim-expression-types.json. */
+export interface DocumentedTypes {
+  readonly about: string;
+  readonly source: string;
+  readonly copy: string;
+  readonly retrieved: string;
+  readonly types: readonly DocumentedType[];
+}
+
+export interface DocumentedType {
+  /** As the page writes it: `System.Collections.Generic.Dictionary<TKey, TValue>`. */
+  readonly type: string;
+  /** 'all', or the members the page lists (`(Constructor)` for the constructor). */
+  readonly members: 'all' | readonly string[];
+  /** Members the page excludes from "All". */
+  readonly except?: readonly string[];
+}
+
+const LATER = 'not yet available (issue #39)';
+
+/**
+ * Documented types and listed members the library does not have, each with the reason. A type name alone stands for
+ * the whole type; `Type.Member` for one listed member.
+ */
+export const MISSING: Readonly<Record<string, string>> = {
+  'Newtonsoft.Json.Linq.Extensions': `${LATER}; its common members are there as JToken methods (\`Value<T>\`, \`Values\`)`,
+  'Newtonsoft.Json.Linq.JConstructor': `${LATER}: JSON text has no constructors, so only code building one would meet it`,
+  'Newtonsoft.Json.Linq.JRaw': LATER,
+  'System.Collections.Generic.IEnumerator<T>': `${LATER}: \`foreach\` and LINQ cover enumeration; \`GetEnumerator()\` is refused at load`,
+  'System.IO.StringReader': LATER,
+  'System.IO.StringWriter': LATER,
+  'System.Net.IPAddress': LATER,
+  'System.Nullable': `${LATER}; nullable types (\`int?\`) and their \`HasValue\` and \`Value\` work`,
+  'System.Security.Cryptography.AsymmetricAlgorithm': LATER,
+  'System.Security.Cryptography.HashAlgorithmName': LATER,
+  'System.Security.Cryptography.Oid': LATER,
+  'System.Security.Cryptography.RSA': LATER,
+  'System.Security.Cryptography.RSAEncryptionPadding': LATER,
+  'System.Security.Cryptography.RSASignaturePadding': LATER,
+  'System.Security.Cryptography.X509Certificates.PublicKey': LATER,
+  'System.Security.Cryptography.X509Certificates.RSACertificateExtensions': LATER,
+  'System.Security.Cryptography.X509Certificates.X500DistinguishedName': LATER,
+  'System.Security.Cryptography.X509Certificates.X509Certificate': `${LATER}; X509Certificate2 is available`,
+  'System.Security.Cryptography.X509Certificates.X509ContentType': LATER,
+  'System.Security.Cryptography.X509Certificates.X509NameType': LATER,
+  'System.Text.RegularExpressions.Capture': LATER,
+  'System.Text.RegularExpressions.CaptureCollection': LATER,
+  'System.Text.RegularExpressions.Group.Captures': LATER,
+  'System.Text.RegularExpressions.Match.Empty': LATER,
+  'System.TimeZone': `${LATER}: obsolete in .NET; the gateway's local time zone is UTC`,
+  'System.TimeZoneInfo': `${LATER}: needs a time-zone database with Windows zone ids, as API Management's are`,
+  'System.TimeZoneInfo.AdjustmentRule': 'follows System.TimeZoneInfo',
+  'System.TimeZoneInfo.TransitionTime': 'follows System.TimeZoneInfo',
+  'System.Xml.Linq.Extensions': LATER,
+  'System.Xml.Linq.XCData': LATER,
+  'System.Xml.Linq.XComment': LATER,
+  'System.Xml.Linq.XDeclaration': LATER,
+  'System.Xml.Linq.XDocumentType': LATER,
+  'System.Xml.Linq.XNamespace': `${LATER}; \`XName.Namespace\`/\`NamespaceName\` and \`{ns}local\` names work`,
+  'System.Xml.Linq.XNodeDocumentOrderComparer': LATER,
+  'System.Xml.Linq.XNodeEqualityComparer': LATER,
+  'System.Xml.Linq.XObject': LATER,
+  'System.Xml.Linq.XProcessingInstruction': LATER,
+  'System.Xml.Linq.XText': LATER,
+  'System.Xml.XmlNodeType': LATER,
+};
+
+/**
+ * Where the library models a documented type by another (an interface by the class behind it, a narrow integer by a
+ * wider one), what a user should know. Keyed by the documented name.
+ */
+export const NOTES: Readonly<Record<string, string>> = {
+  'System.Int16': 'an `int` underneath: values are not narrowed to 16 bits',
+  'System.UInt16': 'an `int` underneath: values are not narrowed to 16 bits',
+  'System.SByte': 'an `int` underneath: values are not narrowed to 8 bits',
+  'System.UInt32': 'a `long` underneath: values are not narrowed to 32 bits',
+  'System.UInt64': 'a `long` underneath: values above `long.MaxValue` wrap',
+  'System.Single': 'a `double` underneath: arithmetic is not rounded to 32 bits',
+};
+
+export type Coverage =
+  | {
+      readonly status: 'available';
+      readonly as: string;
+      readonly members: readonly string[];
+      readonly missing: readonly MissingMember[];
+    }
+  | { readonly status: 'missing'; readonly reason: string }
+  | { readonly status: 'unknown' };
+
+export interface MissingMember {
+  readonly member: string;
+  /** Undefined when MISSING has no row for it: the test fails. */
+  readonly reason: string | undefined;
+}
+
+/** `Dictionary<TKey, TValue>` → `Dictionary\`2`, the name the library registers a generic type under. */
+export function libraryName(documented: string): string {
+  const m = /^([^<]*)(?:<(.*)>)?$/.exec(documented)!;
+  return m[2] ? `${m[1]}\`${m[2].split(',').length}` : m[1]!;
+}
+
+export function libraryType(documented: string): TypeInfo | undefined {
+  const name = libraryName(documented);
+  return TYPES_BY_NAME.get(name) ?? TYPES_BY_NAME.get(name.slice(name.lastIndexOf('.') + 1));
+}
+
+function hasMember(info: TypeInfo, member: string): boolean {
+  if (member === '(Constructor)') return info.construct !== undefined;
+  if (member === 'Item') return findIndexer(info) !== undefined;
+  return (
+    findMethod(info, member) !== undefined ||
+    findProperty(info, member) !== undefined ||
+    info.staticMethods.has(member) ||
+    info.staticProps.has(member)
+  );
+}
+
+/** The members a type table offers (its own, its bases', static and instance), sorted. */
+export function offeredMembers(info: TypeInfo): string[] {
+  const names = new Set<string>();
+  for (let c: TypeInfo | undefined = info; c; c = c.base) {
+    for (const table of [c.props, c.methods, c.staticProps, c.staticMethods])
+      for (const k of table.keys()) names.add(k);
+    if (c.indexer) names.add('Item');
+  }
+  if (info.construct) names.add('(Constructor)');
+  return [...names].filter((n) => n === '(Constructor)' || n === 'Item' || KNOWN_MEMBERS.has(n)).sort();
+}
+
+export function typeCoverage(doc: DocumentedType): Coverage {
+  const info = libraryType(doc.type);
+  if (!info) {
+    const reason = MISSING[doc.type];
+    return reason === undefined ? { status: 'unknown' } : { status: 'missing', reason };
+  }
+  const listed = doc.members === 'all' ? [] : doc.members;
+  const missing = listed
+    .filter((member) => !hasMember(info, member))
+    .map((member) => ({ member, reason: MISSING[`${doc.type}.${member}`] }));
+  return { status: 'available', as: info.fullName, members: offeredMembers(info), missing };
+}
+
+/** MISSING rows the library now covers, or that name no documented type: stale, so the test fails on them. */
+export function staleMissingRows(types: readonly DocumentedType[]): string[] {
+  const live = new Set<string>();
+  for (const doc of types) {
+    const c = typeCoverage(doc);
+    if (c.status === 'missing') live.add(doc.type);
+    if (c.status === 'available') for (const m of c.missing) live.add(`${doc.type}.${m.member}`);
+  }
+  return Object.keys(MISSING).filter((key) => !live.has(key));
+}
+
+const code = (s: string): string => `\`${s.replace(/\|/g, '\\|')}\``;
+
+function row(doc: DocumentedType): string {
+  const c = typeCoverage(doc);
+  const documented =
+    doc.members === 'all'
+      ? `All${doc.except ? `, except ${doc.except.map(code).join(', ')}` : ''}`
+      : doc.members.map((m) => (m.startsWith('(') ? m : code(m))).join(', ');
+  if (c.status === 'unknown') return `| ${code(doc.type)} | ${documented} | **unknown** | |`;
+  if (c.status === 'missing') return `| ${code(doc.type)} | ${documented} | not available | ${c.reason} |`;
+  const notes: string[] = [];
+  if (c.as !== libraryName(doc.type)) notes.push(`as ${code(c.as)}`);
+  if (NOTES[doc.type]) notes.push(NOTES[doc.type]!);
+  for (const m of c.missing) notes.push(`${code(m.member)} not available: ${m.reason ?? '**no reason**'}`);
+  const offered =
+    doc.members === 'all' ? c.members.map((m) => (m.startsWith('(') ? m : code(m))).join(', ') : '';
+  if (offered) notes.push(`members: ${offered}`);
+  return `| ${code(doc.type)} | ${documented} | available | ${notes.join('; ')} |`;
+}
+
+export function expressionTypesPage(doc: DocumentedTypes): string {
+  const rows = doc.types.map(row);
+  const available = doc.types.filter((t) => typeCoverage(t).status === 'available').length;
+  return `${[
+    '# Expression types',
+    '',
+    'What Portcullis offers of every type and member in API Management\'s table of ".NET Framework types allowed in',
+    'policy expressions". Generated by `node scripts/with-supported-node.js node --import tsx',
+    'scripts/expression-types.ts --write` from the expression library (`src/expr/library`) and a copy of the table',
+    `retrieved ${doc.retrieved} (\`reference/apim-expression-types.json\`); a unit test fails when the library and`,
+    'this page disagree. A member the library does not list is refused when the policy loads, with its',
+    '`file:line:col`; behaviour that differs from .NET on purpose is in [differences](differences.md).',
+    '',
+    `Source: [${doc.source}](${doc.source}) — ${doc.copy}.`,
+    '',
+    `${available} of ${doc.types.length} documented types are available.`,
+    '',
+    '| type | documented members | Portcullis | notes |',
+    '|---|---|---|---|',
+    ...rows,
+  ].join('\n')}\n`;
+}

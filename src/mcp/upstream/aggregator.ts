@@ -1,0 +1,218 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../../log.js';
+import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
+import { productScope } from '../tools/registry.js';
+import type { Subject } from '../types.js';
+import { UpstreamErrorCode, upstreamError } from './errors.js';
+import { UpstreamSessions } from './sessions.js';
+import type { UpstreamCatalog, UpstreamRouter, UpstreamServer } from './types.js';
+
+/** Between a server's prefix and its tool's name in `/v1/mcp`: `weather__get_forecast`. */
+export const PREFIX_SEPARATOR = '__';
+
+/** An upstream tool as `/v1/mcp` lists it. */
+export interface AggregatedTool {
+  readonly name: string;
+  readonly definition: Tool;
+}
+
+export interface UpstreamToolsOptions {
+  readonly catalog: UpstreamCatalog;
+  readonly router: UpstreamRouter;
+  /** Per upstream request (default 30 s). */
+  readonly timeoutMs?: number;
+  /** Upstream sessions unused this long end (default 30 min). */
+  readonly idleMs?: number;
+  /** An upstream's tool list changed, or the servers did: the endpoint tells its clients. */
+  readonly onToolsChanged: (reason: string) => void;
+  readonly logger: Logger;
+}
+
+/** Who is asking, and which downstream session (or stateless owner) the upstream sessions belong to. */
+export interface UpstreamCaller {
+  readonly subject: Subject;
+  readonly downstream: string;
+}
+
+/**
+ * The tools of every upstream MCP server, beside the REST-API tools of `/v1/mcp`: listed from the servers the token's
+ * scopes reach, filtered by each API's `mcp.tools`, named `<prefix>__<tool>`, and called on the owning server in the
+ * caller's own upstream session.
+ */
+export class UpstreamTools {
+  readonly #sessions: UpstreamSessions;
+  /** Upstream calls running, by downstream key and the client's request id: what `notifications/cancelled` stops. */
+  readonly #running = new Map<string, AbortController>();
+  #byPrefix = new Map<string, UpstreamServer>();
+  readonly #unsubscribe: () => void;
+
+  constructor(private readonly options: UpstreamToolsOptions) {
+    this.#sessions = new UpstreamSessions({
+      router: options.router,
+      timeoutMs: options.timeoutMs ?? 30_000,
+      idleMs: options.idleMs ?? 30 * 60_000,
+      onToolsChanged: (server) => options.onToolsChanged(`upstream ${server.apiId}`),
+    });
+    this.#index();
+    this.#unsubscribe = options.catalog.onChange(() => {
+      this.#index();
+      this.#sessions.keepOnly(options.catalog.servers());
+      options.onToolsChanged('configuration');
+    });
+  }
+
+  /** Open upstream sessions of this process. */
+  get sessions(): number {
+    return this.#sessions.size;
+  }
+
+  /** Whether `name` is an upstream tool's name (by its prefix), whatever the caller may do with it. */
+  owns(name: string): boolean {
+    return this.#split(name) !== undefined;
+  }
+
+  /** Every scope an upstream tool could need: what the protected resource metadata adds to the REST tools'. */
+  scopes(): string[] {
+    return this.options.catalog
+      .servers()
+      .flatMap((s) => s.productIds.flatMap((p) => [productScope(p, true), productScope(p, false)]));
+  }
+
+  /**
+   * The upstream tools the caller may call. A server that fails is left out of the list (logged), so one broken
+   * upstream does not take every other tool away; calling one of its tools gives the error naming it.
+   */
+  async list(caller: UpstreamCaller): Promise<AggregatedTool[]> {
+    const reachable = this.options.catalog
+      .servers()
+      .filter((server) => grantingScopes(server).some((s) => caller.subject.scopes.includes(s)));
+    const lists = await Promise.all(
+      reachable.map(async (server) => {
+        try {
+          const tools = await (await this.#connection(caller, server)).tools();
+          return tools
+            .filter((tool) => server.exposes(tool.name) && isGranted(server, tool, caller.subject))
+            .map((tool) => ({
+              name: `${server.prefix}${PREFIX_SEPARATOR}${tool.name}`,
+              definition: { ...tool, name: `${server.prefix}${PREFIX_SEPARATOR}${tool.name}` },
+            }));
+        } catch (error) {
+          this.options.logger.warn(`mcp: tools/list of MCP server "${server.name}" failed`, {
+            api: server.apiId,
+            reason: upstreamError(server.name, error).message,
+          });
+          return [];
+        }
+      }),
+    );
+    return lists.flat();
+  }
+
+  /**
+   * The scope a call lacks, when the tool is already known to this caller's upstream session (no request is made
+   * here): lets the transport answer 403 `insufficient_scope` so the client can step up.
+   */
+  missingScope(
+    name: string,
+    caller: UpstreamCaller,
+    cachedTools: (server: UpstreamServer) => readonly Tool[] | undefined,
+  ): string | undefined {
+    const split = this.#split(name);
+    if (!split) return undefined;
+    const tool = cachedTools(split.server)?.find((t) => t.name === split.tool);
+    if (!tool || !split.server.exposes(tool.name) || isGranted(split.server, tool, caller.subject))
+      return undefined;
+    return productScope([...split.server.productIds].sort()[0]!, !split.server.needsWrite(tool));
+  }
+
+  /**
+   * Calls the tool on its server. A tool the API does not expose, or the caller's scopes do not grant, is an unknown
+   * tool (-32602), exactly as one that does not exist; an upstream failure is a JSON-RPC error naming the server.
+   */
+  async call(
+    name: string,
+    args: Record<string, unknown>,
+    caller: UpstreamCaller,
+    requestId?: string | number,
+  ): Promise<CallToolResult> {
+    const split = this.#split(name);
+    if (!split?.server.exposes(split.tool)) throw unknownTool(name);
+    const { server, tool: toolName } = split;
+    if (!grantingScopes(server).some((s) => caller.subject.scopes.includes(s))) throw unknownTool(name);
+    try {
+      const connection = await this.#connection(caller, server);
+      const tool = (await connection.tools()).find((t) => t.name === toolName);
+      if (!tool || !isGranted(server, tool, caller.subject)) throw unknownTool(name);
+      const running = requestId === undefined ? undefined : runningKey(caller, requestId);
+      const controller = new AbortController();
+      if (running) this.#running.set(running, controller);
+      try {
+        return await connection.callTool(toolName, args, controller.signal);
+      } catch (error) {
+        if (controller.signal.aborted)
+          throw new McpError(UpstreamErrorCode, `MCP server "${server.name}": the call was cancelled`, {
+            server: server.name,
+          });
+        throw error;
+      } finally {
+        if (running && this.#running.get(running) === controller) this.#running.delete(running);
+      }
+    } catch (error) {
+      throw error instanceof McpError ? error : upstreamError(server.name, error);
+    }
+  }
+
+  /** The tools of a server this caller's upstream session has read (for the synchronous scope check). */
+  cachedTools(caller: UpstreamCaller): (server: UpstreamServer) => readonly Tool[] | undefined {
+    return (server) => this.#sessions.peek(caller.downstream, server)?.cachedTools();
+  }
+
+  /** The client cancelled its request: the upstream call is aborted (the SDK client tells the server). */
+  cancel(caller: UpstreamCaller, requestId: string | number): void {
+    this.#running.get(runningKey(caller, requestId))?.abort('cancelled by the client');
+  }
+
+  /** The downstream session ended: so do its upstream sessions. */
+  endSession(downstream: string): void {
+    this.#sessions.endDownstream(downstream);
+  }
+
+  async close(): Promise<void> {
+    this.#unsubscribe();
+    await this.#sessions.close();
+  }
+
+  #connection(caller: UpstreamCaller, server: UpstreamServer) {
+    return this.#sessions.connection(caller.downstream, server, caller.subject);
+  }
+
+  #index(): void {
+    this.#byPrefix = new Map(this.options.catalog.servers().map((s) => [s.prefix, s]));
+  }
+
+  #split(name: string): { server: UpstreamServer; tool: string } | undefined {
+    const at = name.indexOf(PREFIX_SEPARATOR);
+    if (at <= 0) return undefined;
+    const server = this.#byPrefix.get(name.slice(0, at));
+    const tool = name.slice(at + PREFIX_SEPARATOR.length);
+    return server && tool !== '' ? { server, tool } : undefined;
+  }
+}
+
+function runningKey(caller: UpstreamCaller, requestId: string | number): string {
+  return `${caller.downstream}\n${typeof requestId}:${requestId}`;
+}
+
+function grantingScopes(server: UpstreamServer): string[] {
+  return server.productIds.flatMap((p) => [productScope(p, true), productScope(p, false)]);
+}
+
+/** As for the REST tools: `read:` grants the read-only tools, `write:` the others (write does not imply read). */
+function isGranted(server: UpstreamServer, tool: Tool, subject: Subject): boolean {
+  const readOnly = !server.needsWrite(tool);
+  return server.productIds.some((p) => subject.scopes.includes(productScope(p, readOnly)));
+}
+
+function unknownTool(name: string): McpError {
+  return new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+}

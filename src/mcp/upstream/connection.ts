@@ -1,0 +1,109 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  type CallToolResult,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { PORTCULLIS_VERSION } from '../../version.js';
+import type { UpstreamRoute } from './types.js';
+
+export interface UpstreamConnectionOptions {
+  /** Each upstream request (connect, list, call) fails after this long: a client never waits on a silent server. */
+  readonly timeoutMs: number;
+  /** The server said its tool list changed (its GET stream, relayed by the SDK client). */
+  readonly onToolsChanged: () => void;
+}
+
+/**
+ * One session with one upstream server, for one downstream session: the official SDK client over Streamable HTTP
+ * (it negotiates the revision, holds `Mcp-Session-Id`, reads SSE answers as they stream and opens the GET stream
+ * that carries `notifications/tools/list_changed`). The tool list is read once and again after each change.
+ */
+export class UpstreamConnection {
+  readonly #client: Client;
+  readonly #transport: StreamableHTTPClientTransport;
+  #tools: Promise<readonly Tool[]> | undefined;
+  #cached: readonly Tool[] | undefined;
+  #closed = false;
+
+  private constructor(
+    client: Client,
+    transport: StreamableHTTPClientTransport,
+    private readonly options: UpstreamConnectionOptions,
+  ) {
+    this.#client = client;
+    this.#transport = transport;
+  }
+
+  static async open(route: UpstreamRoute, options: UpstreamConnectionOptions): Promise<UpstreamConnection> {
+    const client = new Client({ name: 'portcullis', version: PORTCULLIS_VERSION }, { capabilities: {} });
+    const transport = new StreamableHTTPClientTransport(route.url, { fetch: route.fetch });
+    const connection = new UpstreamConnection(client, transport, options);
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      connection.#tools = undefined;
+      connection.#cached = undefined;
+      options.onToolsChanged();
+    });
+    // A failed GET stream (the server offers none, or it dropped) costs only the relay of list changes.
+    client.onerror = () => {};
+    try {
+      await client.connect(transport, { timeout: options.timeoutMs });
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    }
+    return connection;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Every tool the server lists (all pages), read once until the server says the list changed. */
+  tools(): Promise<readonly Tool[]> {
+    if (!this.#tools) {
+      const reading = this.#readTools();
+      this.#tools = reading;
+      // A failed read is not kept: the next caller asks again.
+      reading.catch(() => {
+        if (this.#tools === reading) this.#tools = undefined;
+      });
+    }
+    return this.#tools;
+  }
+
+  /** The tools already read, if any (no request): what a synchronous scope check can use. */
+  cachedTools(): readonly Tool[] | undefined {
+    return this.#cached;
+  }
+
+  async #readTools(): Promise<readonly Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.#client.listTools(cursor === undefined ? {} : { cursor }, {
+        timeout: this.options.timeoutMs,
+      });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    this.#cached = tools;
+    return tools;
+  }
+
+  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+    return this.#client.callTool({ name, arguments: args }, undefined, {
+      timeout: this.options.timeoutMs,
+      ...(signal ? { signal } : {}),
+    }) as Promise<CallToolResult>;
+  }
+
+  /** Ends the upstream session (DELETE, as the spec asks of a client that is done), then the client. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#transport.terminateSession().catch(() => {});
+    await this.#client.close().catch(() => {});
+  }
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+
+/**
+ * A remote MCP server as teams run them: the official TypeScript SDK's `McpServer` over stateful Streamable HTTP (one
+ * server and transport per session), on loopback. It records what reached it — each request's method, headers and
+ * JSON-RPC method — and which sessions opened and were ended by DELETE.
+ */
+export interface McpUpstream {
+  readonly url: string;
+  readonly requests: ReadonlyArray<{
+    readonly method: string;
+    readonly headers: http.IncomingHttpHeaders;
+    readonly rpc?: string;
+  }>;
+  readonly opened: readonly string[];
+  readonly closed: readonly string[];
+  /** Registers one more tool on every open session's server: each sends `notifications/tools/list_changed`. */
+  addTool(name: string): void;
+  close(): Promise<void>;
+}
+
+export async function startMcpUpstream(
+  name: string,
+  register: (server: McpServer) => void,
+): Promise<McpUpstream> {
+  const requests: { method: string; headers: http.IncomingHttpHeaders; rpc?: string }[] = [];
+  const opened: string[] = [];
+  const closed: string[] = [];
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const servers: McpServer[] = [];
+
+  const httpServer = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const body = text === '' ? undefined : (JSON.parse(text) as unknown);
+    const rpc = (body as { method?: string } | undefined)?.method;
+    requests.push({ method: req.method ?? '', headers: req.headers, ...(rpc ? { rpc } : {}) });
+    const sessionId = req.headers['mcp-session-id'];
+    let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
+    if (!transport) {
+      if (req.method !== 'POST' || typeof sessionId === 'string') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: -32001, message: 'Session not found' },
+          }),
+        );
+        return;
+      }
+      const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          transports.set(id, created);
+          opened.push(id);
+        },
+        onsessionclosed: (id) => {
+          transports.delete(id);
+          closed.push(id);
+        },
+      });
+      const server = new McpServer(
+        { name, version: '1.0.0' },
+        { capabilities: { tools: { listChanged: true } } },
+      );
+      register(server);
+      await server.connect(created);
+      servers.push(server);
+      transport = created;
+    }
+    await transport.handleRequest(req, res, body);
+  });
+  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  const { port } = httpServer.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    opened,
+    closed,
+    addTool(toolName) {
+      for (const server of servers) {
+        if (!server.isConnected()) continue;
+        server.registerTool(toolName, { description: `added later: ${toolName}` }, () => ({
+          content: [{ type: 'text', text: toolName }],
+        }));
+      }
+    },
+    async close() {
+      for (const server of servers) await server.close().catch(() => {});
+      httpServer.closeAllConnections();
+      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+    },
+  };
+}
+
+/** An upstream that wants its own OAuth: every request is 401 with its own challenge (never to be relayed). */
+export async function startLockedUpstream(): Promise<{ url: string; close(): Promise<void> }> {
+  const httpServer = http.createServer((req, res) => {
+    req.resume();
+    res
+      .writeHead(401, {
+        'www-authenticate':
+          'Bearer resource_metadata="https://upstream-as.example/.well-known/oauth-protected-resource/mcp"',
+        'content-type': 'application/json',
+      })
+      .end(JSON.stringify({ error: 'invalid_token', error_description: 'upstream-secret-realm' }));
+  });
+  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  const { port } = httpServer.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      httpServer.closeAllConnections();
+      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+    },
+  };
+}
