@@ -26,6 +26,10 @@ if (nodeFolder === undefined) {
   // V8's code cache on disk (the temporary directory, or NODE_COMPILE_CACHE): a start after the first skips parsing
   // and compiling the modules it loads.
   module.enableCompileCache?.();
+  // Node writes that cache when the process exits; a process that is killed instead (an engine or service under
+  // `up` ends with a signal more often than not) would never write it, and every start would compile again. Written
+  // also once the command has had a second to load what it loads.
+  setTimeout(() => module.flushCompileCache?.(), 1000).unref();
   const { buildIfStale } = await import('../scripts/build.js');
   await buildIfStale(root);
   // Stack traces at .ts lines when asked for them; off otherwise, since mapping costs every stack that is made.

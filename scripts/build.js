@@ -46,14 +46,16 @@ const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]
 /**
  * Node's own modules reached through require() rather than import, in the bundle: for an ES module import Node builds
  * a namespace that reads every export, and `node:http`'s include getters that load undici (fetch, WebSocket) — 70 ms
- * of a loaded engine's start against 4 ms for require('node:http'). Each such import becomes a one-line CommonJS
- * module that requires it; esbuild's interop gives the importer the same default and named exports.
+ * of a loaded engine's start against 4 ms for require('node:http'). Each static import becomes a one-line CommonJS
+ * module that requires it; esbuild's interop gives the importer the same default and named exports. A dynamic
+ * import() is left alone: its namespace would hold only `default` (a package's `(await import('fs')).promises`
+ * would be undefined).
  */
 const builtinsThroughRequire = {
   name: 'builtins-through-require',
   setup(build) {
     build.onResolve({ filter: /^[a-z_:/0-9]+$/ }, (args) =>
-      builtins.has(args.path) && args.kind !== 'require-call'
+      builtins.has(args.path) && args.kind === 'import-statement'
         ? { path: args.path, namespace: 'node-builtin' }
         : undefined,
     );
