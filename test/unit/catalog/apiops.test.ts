@@ -98,10 +98,42 @@ describe('import apiops: the Azure/apiops sample artifacts', () => {
     expect(document.namedValues['environment-name']).toBe('scenario');
   });
 
+  it('carries a WebSocket API: its ws(s) backend reached over http(s), the onHandshake policy on its operation', async () => {
+    const root = artifacts({
+      'apis/chat-api/apiInformation.json': information({
+        displayName: 'Chat',
+        path: 'chat',
+        type: 'websocket',
+        protocols: ['wss'],
+        serviceUrl: 'wss://chat.example/socket',
+        subscriptionRequired: true,
+      }),
+      'apis/chat-api/operations/onHandshake/policy.xml': '<policies><inbound><base /></inbound></policies>',
+    });
+    const { document, files, findings } = await importApiops(root);
+    const chat = document.apis.find((api) => api.urlSuffix === 'chat')!;
+    expect(chat).toMatchObject({ type: 'websocket', serviceUrl: 'https://chat.example/socket' });
+    expect(chat.definition).toBeUndefined();
+    expect(chat.operations).toEqual([
+      {
+        id: 'onHandshake',
+        method: 'GET',
+        urlTemplate: '/',
+        policy: `policies/apis/${chat.id}/onHandshake.xml`,
+      },
+    ]);
+    expect(files.get(`policies/apis/${chat.id}/onHandshake.xml`)).toContain('<inbound>');
+    // Nothing of the API is left out but what every API leaves: its listeners are the gateway's.
+    expect(messagesFor(findings, 'apis/chat-api/apiInformation.json')).toEqual([
+      "protocols: the gateway's listeners decide http and https",
+    ]);
+    expect(findings.filter((finding) => finding.file.startsWith('apis/chat-api/'))).toHaveLength(1);
+  });
+
   it('lists everything it leaves out with the file it came from and why', async () => {
     const { findings } = await importApiops(sample);
     expect(messagesFor(findings, 'apis/graphql-api/apiInformation.json')).toContain(
-      'type graphql: only HTTP and SOAP pass-through APIs are served; the API is left out',
+      'type graphql: only HTTP, SOAP and WebSocket pass-through APIs are served; the API is left out',
     );
     expect(messagesFor(findings, 'products/product2/apis/graphql-api')).toEqual([
       'API "graphql-api" was not carried over',

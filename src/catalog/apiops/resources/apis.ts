@@ -151,15 +151,18 @@ async function importApi(context: ImportContext, name: string, folder: string): 
   const properties = artifacts.properties(file, 'apis', name);
   reportUnused(artifacts, file, properties, used, reasons);
   const type = typeof properties.type === 'string' ? properties.type : 'http';
-  if (type !== 'http' && type !== 'soap') {
+  if (type !== 'http' && type !== 'soap' && type !== 'websocket') {
     artifacts.skip(
       file,
-      `type ${type}: only HTTP and SOAP pass-through APIs are served; the API is left out`,
+      `type ${type}: only HTTP, SOAP and WebSocket pass-through APIs are served; the API is left out`,
     );
     return;
   }
-  const serviceUrl =
-    typeof properties.serviceUrl === 'string' ? properties.serviceUrl.replace(/\/+$/, '') : undefined;
+  // A WebSocket API names its backend by its ws(s) URL; Envoy reaches it over http(s) and upgrades the connection.
+  const written = typeof properties.serviceUrl === 'string' ? properties.serviceUrl : undefined;
+  const serviceUrl = (
+    type === 'websocket' ? written?.replace(/^ws(s?):\/\//i, 'http$1://') : written
+  )?.replace(/\/+$/, '');
   if (serviceUrl === undefined || !/^https?:\/\//.test(serviceUrl)) {
     artifacts.skip(
       file,
@@ -178,7 +181,7 @@ async function importApi(context: ImportContext, name: string, folder: string): 
     ...(typeof properties.description === 'string' && properties.description !== ''
       ? { description: properties.description }
       : {}),
-    ...(type === 'soap' ? { type: 'soap' as const } : {}),
+    ...(type === 'soap' || type === 'websocket' ? { type } : {}),
     // API Management's default: an API needs a subscription unless it says otherwise.
     subscriptionRequired: properties.subscriptionRequired !== false,
     ...subscriptionKeyNames(properties),
@@ -186,7 +189,8 @@ async function importApi(context: ImportContext, name: string, folder: string): 
     serviceUrl,
     ...(version ? { version } : {}),
   };
-  const operations = await importSpecification(context, folder, api);
+  // A WebSocket API has no specification: its one operation is the system's onHandshake (GET /).
+  const operations = type === 'websocket' ? [onHandshake] : await importSpecification(context, folder, api);
   if (operations === undefined) return;
   const policy = artifacts.text(`apis/${folder}/policy.xml`);
   if (policy !== undefined) {
@@ -212,6 +216,17 @@ function subscriptionKeyNames(properties: Record<string, unknown>): Pick<ApiEntr
   if (header === undefined && query === undefined) return {};
   return { subscriptionKeyNames: { ...(header ? { header } : {}), ...(query ? { query } : {}) } };
 }
+
+/** API Management's onHandshake operation of every WebSocket API, whose policy is the handshake's. */
+const onHandshake: ImportedOperation = {
+  id: 'onHandshake',
+  method: 'GET',
+  urlTemplate: '/',
+  templateParameters: [],
+  queryParameters: [],
+  headerParameters: [],
+  responses: [],
+};
 
 /**
  * The specification, copied beside the configuration as the API's `definition` and read by the importer of its
