@@ -49,6 +49,15 @@ apis:
             <inbound><base /><rate-limit-by-key calls="1" renewal-period="300" counter-key="@(context.Request.IpAddress)" /></inbound>
             <backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error>
           </policies>
+  - id: forbidden
+    type: websocket
+    urlSuffix: forbidden
+    serviceUrl: ${backend.url}/forbidden
+    policy: |
+      <policies>
+        <inbound><base /><ip-filter action="forbid"><address>127.0.0.1</address></ip-filter></inbound>
+        <backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error>
+      </policies>
 subscriptions:
   - id: chat-subscription
     scope: { api: chat }
@@ -108,6 +117,13 @@ subscriptions:
     const before = backend.handshakes.length;
     const second = await handshake(`${gateway.url}/limited`);
     expect(second).toMatchObject({ upgraded: false, status: 429 });
+    expect(backend.handshakes.length).toBe(before);
+  });
+
+  it('refuses a handshake from a forbidden address with 403 (ip-filter), and never upgrades', async () => {
+    const before = backend.handshakes.length;
+    const answer = await handshake(`${gateway.url}/forbidden`);
+    expect(answer).toMatchObject({ upgraded: false, status: 403 });
     expect(backend.handshakes.length).toBe(before);
   });
 
