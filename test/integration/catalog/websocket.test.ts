@@ -172,3 +172,54 @@ function webSocketOpens(url: string): Promise<boolean> {
     socket.addEventListener('error', () => resolve(false));
   });
 }
+
+/** The same handshake over the engine's ext_authz variant: only request headers cross, which is all it needs. */
+describe('a WebSocket API, through Envoy with the engine over ext_authz', () => {
+  let backend: WebSocketBackend;
+  let gateway: GatewayStack;
+
+  beforeAll(async () => {
+    backend = await startWebSocketBackend();
+    gateway = await startGateway(
+      `
+apis:
+  - id: chat
+    type: websocket
+    urlSuffix: chat
+    serviceUrl: ${backend.url}/socket
+    subscriptionRequired: true
+subscriptions:
+  - id: chat-subscription
+    scope: { api: chat }
+    primaryKey: ${key}
+`,
+      {},
+      {},
+      undefined,
+      'ext_authz',
+    );
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await backend?.close();
+  });
+
+  it('upgrades an admitted handshake and carries messages both ways; refuses one without a key with 401', async () => {
+    const socket = new WebSocket(`${gateway.url.replace('http', 'ws')}/chat?subscription-key=${key}`);
+    const received: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      socket.addEventListener('error', () => reject(new Error('the WebSocket failed')));
+      socket.addEventListener('message', (event) => {
+        received.push(String(event.data));
+        if (received.length === 1) socket.send('over ext_authz');
+        else resolve();
+      });
+    });
+    socket.close(1000, 'done');
+    expect(received).toEqual(['hello', 'echo:over ext_authz']);
+    const before = backend.handshakes.length;
+    expect(await handshake(`${gateway.url}/chat`)).toMatchObject({ upgraded: false, status: 401 });
+    expect(backend.handshakes.length).toBe(before);
+  });
+});
