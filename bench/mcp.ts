@@ -9,14 +9,13 @@
  *
  * Run: node --import tsx bench/mcp.ts   (BENCH_SECONDS, default 8; BENCH_CONNECTIONS, default 32)
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { hashPassword } from '../src/auth/index.js';
 import { freePort } from '../src/config/plan.js';
-import { signIn } from './support/sign-in.js';
+import { accessTokenFor } from './support/sign-in.js';
 import { formatLoad, type LoadResult, root, spawnChild, stopChildren, waitFor } from './support/stack.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
@@ -72,44 +71,8 @@ async function main(): Promise<void> {
     60_000,
   );
 
-  /** Registration, the login and consent pages, code exchange: the access token a real client would hold. */
-  async function accessToken(): Promise<string> {
-    const registration = (await (
-      await fetch(`${gateway}/v1/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
-      })
-    ).json()) as { client_id: string };
-    const verifier = randomBytes(32).toString('base64url');
-    const authorize = new URL(`${gateway}/v1/authorize`);
-    authorize.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: registration.client_id,
-      redirect_uri: REDIRECT,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-      scope: 'read:courses-work',
-      state: 'bench',
-    }).toString();
-    const callback = await signIn(authorize.href, USER);
-    const token = (await (
-      await fetch(`${gateway}/v1/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'authorization_code',
-          code: callback.searchParams.get('code')!,
-          redirect_uri: REDIRECT,
-          client_id: registration.client_id,
-          code_verifier: verifier,
-        }),
-      })
-    ).json()) as { access_token: string };
-    return token.access_token;
-  }
-
-  const token = await accessToken();
+  // Registration, the login and consent pages, code exchange: the access token a real client would hold.
+  const token = await accessTokenFor(gateway, USER, { redirectUri: REDIRECT, scope: 'read:courses-work' });
   const mcpHeaders: Record<string, string> = {
     authorization: `Bearer ${token}`,
     'content-type': 'application/json',

@@ -5,6 +5,8 @@
  * records every request; benchmarks import nothing of test/, so this is the part they need.
  */
 
+import { createHash, randomBytes } from 'node:crypto';
+
 function decodeEntities(text: string): string {
   return text
     .replace(/&#(\d+);/g, (_m, code: string) => String.fromCharCode(Number(code)))
@@ -67,4 +69,52 @@ export async function signIn(
     response = await open(current, fields);
   }
   throw new Error(`no redirect to the client after sixteen steps from ${authorizationUrl}`);
+}
+
+/**
+ * An access token as a public client gets one: registration (RFC 7591), the authorization code with PKCE through
+ * the login and consent pages (`signIn`), the code exchange; `resource` (RFC 8707) when given.
+ */
+export async function accessTokenFor(
+  gateway: string,
+  user: { readonly username: string; readonly password: string },
+  options: { readonly redirectUri: string; readonly scope: string; readonly resource?: string },
+): Promise<string> {
+  const resource: Record<string, string> =
+    options.resource === undefined ? {} : { resource: options.resource };
+  const registration = (await (
+    await fetch(`${gateway}/v1/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [options.redirectUri], token_endpoint_auth_method: 'none' }),
+    })
+  ).json()) as { client_id: string };
+  const verifier = randomBytes(32).toString('base64url');
+  const authorize = new URL(`${gateway}/v1/authorize`);
+  authorize.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: registration.client_id,
+    redirect_uri: options.redirectUri,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    scope: options.scope,
+    ...resource,
+    state: 'bench',
+  }).toString();
+  const callback = await signIn(authorize.href, user);
+  const token = (await (
+    await fetch(`${gateway}/v1/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: callback.searchParams.get('code')!,
+        redirect_uri: options.redirectUri,
+        client_id: registration.client_id,
+        code_verifier: verifier,
+        ...resource,
+      }),
+    })
+  ).json()) as { access_token: string };
+  return token.access_token;
 }
