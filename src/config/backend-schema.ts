@@ -63,7 +63,6 @@ const statusCodeRange = z
 const failureConditionSchema = z
   .object({
     count: z.number().int().min(1).max(10_000).optional(),
-    /** Accepted as API Management writes it; Portcullis trips on `count` only (see docs/backends.md). */
     percentage: z.number().int().min(1).max(100).optional(),
     interval: isoDuration,
     statusCodeRanges: z.array(statusCodeRange).min(1).max(10).optional(),
@@ -84,12 +83,16 @@ const circuitBreakerRuleSchema = z
   .superRefine((rule, ctx) => {
     const condition = rule.failureCondition;
     // A rule that names no failure would never trip, or trip on everything: both are mistakes.
-    if (condition === undefined || condition.count === undefined || condition.statusCodeRanges === undefined)
+    if (
+      condition === undefined ||
+      (condition.count === undefined && condition.percentage === undefined) ||
+      condition.statusCodeRanges === undefined
+    )
       ctx.addIssue({
         code: 'custom',
         path: condition === undefined ? [] : ['failureCondition'],
         message:
-          'a circuit breaker rule needs a failureCondition with count and statusCodeRanges (which answers are failures, and how many trip it)',
+          'a circuit breaker rule needs a failureCondition with statusCodeRanges and count or percentage (which answers are failures, and how many trip it)',
       });
   });
 

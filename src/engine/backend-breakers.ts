@@ -24,6 +24,8 @@ export interface BreakerStore {
   trip(backendId: string, untilMs: number): Promise<void>;
   /** Counts one failure; answers the failures within the last `intervalSeconds`, this one included. */
   countFailure(backendId: string, intervalSeconds: number): Promise<number>;
+  /** Counts one answer, failure or not (rules with a `percentage`); answers those within the last `intervalSeconds`. */
+  countAnswer(backendId: string, intervalSeconds: number): Promise<number>;
 }
 
 /** The breaker store over the engine's shared value cache (trips) and limit counters (failures in a window). */
@@ -32,6 +34,16 @@ export function sharedBreakerStore(
   limits: Pick<LimitCounters, 'slidingWindow'>,
 ): BreakerStore {
   const key = (backendId: string) => `portcullis:backend-breaker:${backendId}`;
+  const counted = async (counter: string, periodSeconds: number) =>
+    (
+      await limits.slidingWindow({
+        key: counter,
+        limit: Number.MAX_SAFE_INTEGER,
+        periodSeconds,
+        amount: 1,
+        mode: 'add',
+      })
+    ).used;
   return {
     async trippedUntil(backendId) {
       const until = await values.get(key(backendId));
@@ -41,22 +53,17 @@ export function sharedBreakerStore(
       const seconds = Math.max(1, Math.ceil((untilMs - Date.now()) / 1000));
       await values.set(key(backendId), untilMs, seconds);
     },
-    async countFailure(backendId, intervalSeconds) {
-      const counted = await limits.slidingWindow({
-        key: `${key(backendId)}:failures`,
-        limit: Number.MAX_SAFE_INTEGER,
-        periodSeconds: intervalSeconds,
-        amount: 1,
-        mode: 'add',
-      });
-      return counted.used;
-    },
+    countFailure: (backendId, intervalSeconds) => counted(`${key(backendId)}:failures`, intervalSeconds),
+    countAnswer: (backendId, intervalSeconds) => counted(`${key(backendId)}:answers`, intervalSeconds),
   };
 }
 
 /** One backend's rule, parsed once. */
 interface Rule {
-  readonly count: number;
+  /** Trips at this many failures within the interval… */
+  readonly count: number | undefined;
+  /** …or when this percentage of the answers within the interval are failures. */
+  readonly percentage: number | undefined;
   readonly intervalSeconds: number;
   readonly tripSeconds: number;
   readonly acceptRetryAfter: boolean;
@@ -76,7 +83,8 @@ export class BackendBreakers {
     for (const [backendId, rule] of rules) {
       const condition = rule.failureCondition!;
       this.#rules.set(backendId, {
-        count: condition.count!,
+        count: condition.count,
+        percentage: condition.percentage,
         intervalSeconds: durationSeconds(condition.interval)!,
         tripSeconds: durationSeconds(rule.tripDuration)!,
         acceptRetryAfter: rule.acceptRetryAfter,
@@ -121,16 +129,25 @@ export class BackendBreakers {
     retryAfter: string | undefined,
   ): Promise<number | undefined> {
     const rule = this.#rules.get(backendId);
-    if (rule === undefined || !rule.ranges.some((range) => status >= range.min && status <= range.max))
-      return undefined;
+    if (rule === undefined) return undefined;
+    const failed = rule.ranges.some((range) => status >= range.min && status <= range.max);
+    if (!failed && rule.percentage === undefined) return undefined;
     const now = this.clock.now();
-    let failures: number;
+    let tripping: boolean;
     try {
-      failures = await this.store.countFailure(backendId, rule.intervalSeconds);
+      // A percentage needs every answer counted, failures or not; a count only the failures.
+      const answers =
+        rule.percentage === undefined ? 0 : await this.store.countAnswer(backendId, rule.intervalSeconds);
+      if (!failed) return undefined;
+      const failures = await this.store.countFailure(backendId, rule.intervalSeconds);
+      tripping =
+        (rule.count !== undefined && failures >= rule.count) ||
+        (rule.percentage !== undefined && failures * 100 >= rule.percentage * answers);
     } catch {
-      failures = rule.count;
+      // The store cannot count: a failure this engine saw trips on its own.
+      tripping = failed;
     }
-    if (failures < rule.count) return undefined;
+    if (!tripping) return undefined;
     const fromHeader = rule.acceptRetryAfter ? retryAfterSeconds(retryAfter, now) : undefined;
     const until = now + (fromHeader ?? rule.tripSeconds) * 1000;
     this.#known.set(backendId, until);

@@ -114,10 +114,10 @@ describe('the backends section', () => {
 `);
     expect(found).toEqual([
       expect.stringMatching(
-        /^gateway\.yaml:6:11: .*needs a failureCondition with count and statusCodeRanges/,
+        /^gateway\.yaml:6:11: .*needs a failureCondition with statusCodeRanges and count or percentage/,
       ),
       expect.stringMatching(
-        /^gateway\.yaml:11:50: .*needs a failureCondition with count and statusCodeRanges/,
+        /^gateway\.yaml:11:50: .*needs a failureCondition with statusCodeRanges and count or percentage/,
       ),
     ]);
   });

@@ -6,20 +6,22 @@ import {
   retryAfterSeconds,
 } from '../../../src/engine/backend-breakers.js';
 
-/** A store in a map, with a window per failure list, on the test's clock. */
+/** A store in a map, with a window per counted list, on the test's clock. */
 function mapStore(clock: { now: number }): BreakerStore & { trips: Map<string, number> } {
   const trips = new Map<string, number>();
-  const failures = new Map<string, number[]>();
+  const counts = new Map<string, number[]>();
+  const count = async (key: string, interval: number) => {
+    const recent = (counts.get(key) ?? []).filter((at) => at > clock.now - interval * 1000);
+    recent.push(clock.now);
+    counts.set(key, recent);
+    return recent.length;
+  };
   return {
     trips,
     trippedUntil: async (id) => trips.get(id),
     trip: async (id, until) => void trips.set(id, until),
-    countFailure: async (id, interval) => {
-      const recent = (failures.get(id) ?? []).filter((at) => at > clock.now - interval * 1000);
-      recent.push(clock.now);
-      failures.set(id, recent);
-      return recent.length;
-    },
+    countFailure: (id, interval) => count(`${id}:failures`, interval),
+    countAnswer: (id, interval) => count(`${id}:answers`, interval),
   };
 }
 
@@ -50,6 +52,22 @@ describe('backend circuit breakers', () => {
     expect(await breakers.isTripped('a')).toBe(true);
     clock.now += 30_001;
     expect(await breakers.isTripped('a')).toBe(false);
+  });
+
+  it('with a percentage, trips when that share of the answers within the interval are failures', async () => {
+    const clock = { now: 1_000_000 };
+    const byShare: CircuitBreakerRuleConfig = {
+      ...rule(1),
+      failureCondition: { percentage: 50, interval: 'PT10S', statusCodeRanges: [{ min: 500, max: 599 }] },
+    };
+    const breakers = new BackendBreakers([['a', byShare]], mapStore(clock), { now: () => clock.now });
+    for (let answer = 0; answer < 3; answer += 1) await breakers.observe('a', 200, undefined);
+    // 1 of 4, then 2 of 5: under half.
+    expect(await breakers.observe('a', 500, undefined)).toBeUndefined();
+    expect(await breakers.observe('a', 502, undefined)).toBeUndefined();
+    // 3 of 6: half the answers within the interval failed.
+    expect(await breakers.observe('a', 503, undefined)).toBe(clock.now + 30_000);
+    expect(await breakers.isTripped('a')).toBe(true);
   });
 
   it('counts only failures within the interval, and only statuses in the ranges', async () => {

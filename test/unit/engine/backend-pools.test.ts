@@ -29,6 +29,7 @@ function poolOf(services: { id: string; priority: number; weight: number }[], tr
     trippedUntil: async (id) => trips.get(id),
     trip: async (id, until) => void trips.set(id, until),
     countFailure: async () => 1,
+    countAnswer: async () => 1,
   };
   const entities: ResolvedBackend[] = [...new Set(services.map((service) => service.id)).values()].map((id) =>
     single(id, tripping.includes(id)),
