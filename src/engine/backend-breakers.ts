@@ -5,8 +5,9 @@
  * Envoy's outlier detection counts 5xx and gateway failures only and ejects for its own back-off, so a breaker that
  * trips on 429 for the backend's Retry-After is the engine's.
  *
- * The counts and the trips are kept in the shared state (the value cache and the limit counters of the `state`
- * section), so the engines of a gateway agree on which backends are tripped; API Management's instances do not
+ * The counts and the trips are kept in the shared state (the limit counters of the `state` section, and the value
+ * cache with Redis or a database of the embedded store), so the engines of a gateway agree on which backends are
+ * tripped; API Management's instances do not
  * (its docs call its tripping approximate). Ours is approximate where two engines count failures at the same moment
  * (a failure may be counted after another engine's trip) and where the store is down (each engine then trips on
  * what it saw itself).
@@ -28,9 +29,49 @@ export interface BreakerStore {
   countAnswer(backendId: string, intervalSeconds: number): Promise<number>;
 }
 
-/** The breaker store over the engine's shared value cache (trips) and limit counters (failures in a window). */
+/** Where the trips themselves are kept: when each backend's trip ends, by key. */
+export interface TripTable {
+  get(key: string): Promise<number | undefined>;
+  /** Kept until `untilMs` at least. */
+  set(key: string, untilMs: number): Promise<void>;
+}
+
+/** Trips in the value cache: shared by every engine when the cache is Redis's, else this engine's own. */
+export function valueCacheTrips(values: ValueCache): TripTable {
+  return {
+    async get(key) {
+      const until = await values.get(key);
+      return typeof until === 'number' ? until : undefined;
+    },
+    async set(key, untilMs) {
+      const seconds = Math.max(1, Math.ceil((untilMs - Date.now()) / 1000));
+      await values.set(key, untilMs, seconds);
+    },
+  };
+}
+
+/**
+ * Trips in a database of the embedded store (`state.dataDir`), which every engine of the machine opens: they honour
+ * each other's trips. An ended trip is overwritten by the next, or read as ended.
+ */
+export function databaseTrips(database: {
+  get(key: string): unknown;
+  put(key: string, value: number): Promise<unknown>;
+}): TripTable {
+  return {
+    get: async (key) => {
+      const until = database.get(key);
+      return typeof until === 'number' ? until : undefined;
+    },
+    set: async (key, untilMs) => {
+      await database.put(key, untilMs);
+    },
+  };
+}
+
+/** The breaker store over a trip table and the engine's limit counters (failures in a window). */
 export function sharedBreakerStore(
-  values: ValueCache,
+  trips: TripTable,
   limits: Pick<LimitCounters, 'slidingWindow'>,
 ): BreakerStore {
   const key = (backendId: string) => `portcullis:backend-breaker:${backendId}`;
@@ -45,14 +86,8 @@ export function sharedBreakerStore(
       })
     ).used;
   return {
-    async trippedUntil(backendId) {
-      const until = await values.get(key(backendId));
-      return typeof until === 'number' ? until : undefined;
-    },
-    async trip(backendId, untilMs) {
-      const seconds = Math.max(1, Math.ceil((untilMs - Date.now()) / 1000));
-      await values.set(key(backendId), untilMs, seconds);
-    },
+    trippedUntil: (backendId) => trips.get(key(backendId)),
+    trip: (backendId, untilMs) => trips.set(key(backendId), untilMs),
     countFailure: (backendId, intervalSeconds) => counted(`${key(backendId)}:failures`, intervalSeconds),
     countAnswer: (backendId, intervalSeconds) => counted(`${key(backendId)}:answers`, intervalSeconds),
   };

@@ -18,7 +18,13 @@ import type { EventStream, SendOutcome } from '../state/event-stream.js';
 import { metricsLoggerOf, type StateConfig } from '../state/options.js';
 import type { RedisConnection } from '../state/redis-connection.js';
 import type { CachingType } from '../state/tiered-cache.js';
-import { BackendBreakers, sharedBreakerStore } from './backend-breakers.js';
+import {
+  BackendBreakers,
+  databaseTrips,
+  sharedBreakerStore,
+  type TripTable,
+  valueCacheTrips,
+} from './backend-breakers.js';
 import { BackendPools } from './backend-pools.js';
 import type { ElementCounters } from './element-counters.js';
 import { EngineState } from './engine-state.js';
@@ -153,7 +159,12 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
     now: () => Date.now(),
     sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
   };
-  const { backends, breakers, backendEntities } = backendServices(options, valueCache, limits, clock);
+  // Trips go where every engine reads them: Redis's value cache, or a database of the embedded store.
+  const trips =
+    engineState.backend.kind === 'embedded'
+      ? databaseTrips(engineState.backend.store.unsyncedDatabase<number>('backend-trips'))
+      : valueCacheTrips(valueCache);
+  const { backends, breakers, backendEntities } = backendServices(options, trips, limits, clock);
   // Every custom metric goes to Prometheus (and OTLP), and as one JSON event each to state.metricsLogger when set.
   const { loggerId: metricsLoggerId, deprecation } = metricsLoggerOf(state);
   if (deprecation !== undefined) logger.warn(deprecation);
@@ -235,12 +246,12 @@ export function createEngineServices(options: EngineServicesOptions): EngineServ
 }
 
 /**
- * set-backend-service's lookup: the backend entities' pools and circuit breakers (their trips and failure counts in
- * the shared value cache and limit counters), or the named URLs alone when there are no entities.
+ * set-backend-service's lookup: the backend entities' pools and circuit breakers (their trips in `trips`, their
+ * failure counts in the limit counters), or the named URLs alone when there are no entities.
  */
 function backendServices(
   options: EngineServicesOptions,
-  valueCache: ValueCache,
+  trips: TripTable,
   limits: GuardedLimits,
   clock: { now(): number },
 ): {
@@ -253,7 +264,7 @@ function backendServices(
     entities.flatMap((entity) =>
       entity.circuitBreaker?.rules[0] ? [[entity.id, entity.circuitBreaker.rules[0]] as const] : [],
     ),
-    sharedBreakerStore(valueCache, limits),
+    sharedBreakerStore(trips, limits),
     clock,
   );
   const backends: BackendLookup = options.backendEntities
