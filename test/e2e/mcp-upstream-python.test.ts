@@ -63,6 +63,9 @@ describe('an MCP server built with the Python SDK behind the gateway', () => {
       user: USERS.alice,
       clientName: 'py upstream e2e',
       issuer: stack.issuer,
+      // The server's tools are not marked read-only, so calling them takes the write scope; the 401 challenge asks
+      // for the read scopes only (scope selection), so the client asks for both itself.
+      scope: 'read:tools-work write:tools-work',
     });
     const first = new Client({ name: 'e2e', version: '1.0.0' });
     const firstTransport = new StreamableHTTPClientTransport(new URL(stack.mcpUrl), {
