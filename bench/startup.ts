@@ -38,8 +38,8 @@ const oldNode = machineNode() ?? process.execPath;
 const oldNodeVersion = execFileSync(oldNode, ['--version'], { encoding: 'utf8' }).trim();
 /** The command as it ran before: the TypeScript sources through tsx's loader, on the machine's Node. */
 const before = (args: readonly string[]) => [oldNode, '--import', 'tsx', sources, ...args];
-/** The command as it runs now: bin/portcullis.js on this (the supported) Node. */
-const now = (args: readonly string[]) => [process.execPath, cli, ...args];
+/** The command as a user runs it now: bin/portcullis.js as a program (its shell line picks the Node and its flags). */
+const now = (args: readonly string[]) => [cli, ...args];
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -143,7 +143,8 @@ function childRunning(up: Up, command: string): number {
       const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
       // Not the warm spare `up` keeps for a single engine (`engine --standby`): it serves nothing until one dies.
-      if (parent === up.child.pid && argv[1] === cli && argv[2] === command && !argv.includes('--standby'))
+      const at = argv.indexOf(cli);
+      if (parent === up.child.pid && at > 0 && argv[at + 1] === command && !argv.includes('--standby'))
         return Number(name);
     } catch {
       // Gone meanwhile.

@@ -1,16 +1,17 @@
 #!/bin/sh
-':' //; for node in "$(dirname "$(readlink -f "$0")")"/../.portcullis/node-*/bin/node; do [ -x "$node" ] && exec "$node" "$0" "$@"; done; exec node "$0" "$@"
+':' //; for node in "$(dirname "$(readlink -f "$0")")"/../.portcullis/node-*/bin/node; do [ -x "$node" ] && exec "$node" --min-semi-space-size=8 "$0" "$@"; done; exec node --min-semi-space-size=8 "$0" "$@"
 // The `portcullis` command: the compiled CLI (dist/, built from src/ by scripts/build.js) on a supported Node.
 //
 // Run as a program (`bin/portcullis.js`, npx, node_modules/.bin), the line above is shell: it starts the pinned Node
 // that setup unpacked into .portcullis/ when there is one (setup does so only when the machine's Node is older than
-// the supported line), else `node`, on this same file — one Node start instead of an end-of-life Node's start (100 ms
-// of CPU here) plus a hand-over. To JavaScript the line is a string and a comment. Run by an older Node explicitly
-// (`node bin/portcullis.js`), the file hands itself over below (scripts/node-runtime.js).
+// the supported line), else `node`, on this same file with the V8 flags of scripts/node-runtime.js (`nodeFlags`) —
+// one Node start instead of an end-of-life Node's start (100 ms of CPU here) plus a hand-over. To JavaScript the
+// line is a string and a comment. Run by an older Node explicitly (`node bin/portcullis.js`), the file hands itself
+// over below (scripts/node-runtime.js).
 import { spawn } from 'node:child_process';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { standFor, supportedNodeFolder } from '../scripts/node-runtime.js';
+import { nodeFlags, standFor, supportedNodeFolder } from '../scripts/node-runtime.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -36,7 +37,8 @@ if (nodeFolder === undefined) {
   if (process.env.PORTCULLIS_DEBUG === '1') process.setSourceMapsEnabled(true);
   await import('../dist/cli/main.js');
 } else {
-  const child = spawn(`${nodeFolder}/node`, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+  const args = [...nodeFlags, fileURLToPath(import.meta.url), ...process.argv.slice(2)];
+  const child = spawn(`${nodeFolder}/node`, args, {
     stdio: 'inherit',
   });
   standFor(child);

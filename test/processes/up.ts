@@ -101,9 +101,11 @@ export function processesOf(run: UpRun, test: (argv: string[]) => boolean): numb
 /** An Envoy serving a bootstrap (not `envoy --mode validate` checking one). */
 export const isEnvoy = (argv: string[]) => argv[0]!.endsWith('/envoy') && argv.includes('-c');
 
-/** `portcullis <command>`, e.g. an engine or the service `up` started. */
-export const isCli = (command: string) => (argv: string[]) =>
-  argv[1]?.endsWith('bin/portcullis.js') === true && argv[2] === command;
+/** `portcullis <command>`, e.g. an engine or the service `up` started (after Node's flags, if any). */
+export const isCli = (command: string) => (argv: string[]) => {
+  const at = argv.findIndex((arg) => arg.endsWith('bin/portcullis.js'));
+  return at > 0 && argv[at + 1] === command;
+};
 
 /**
  * Whether a log line of `process` (`up`, `engine`, `service`, …) shown in the pretty view after offset `from` of

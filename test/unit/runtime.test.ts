@@ -19,10 +19,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildIfStale } from '../../scripts/build.js';
 import {
   isSupportedNode,
+  nodeFlags,
   oldestSupportedMajor,
   pinnedNodeBinary,
   pinnedNodeVersion,
 } from '../../scripts/node-runtime.js';
+import { nodeFlags as upChildFlags } from '../../src/cli/node-flags.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const packageJson = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
@@ -97,5 +99,14 @@ describe('the runtime', () => {
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
+  });
+
+  it("gives every process the same V8 flags: the launcher's shell line and hand-over, and up's children", () => {
+    const shellLine = readFileSync(path.join(root, 'bin', 'portcullis.js'), 'utf8').split('\n')[1]!;
+    const shellFlags = [...shellLine.matchAll(/exec (?:"\$node"|node) ((?:--\S+ )*)"\$0"/g)].map((m) =>
+      m[1]!.trim(),
+    );
+    expect(shellFlags).toEqual([nodeFlags.join(' '), nodeFlags.join(' ')]);
+    expect(upChildFlags).toEqual(nodeFlags);
   });
 });

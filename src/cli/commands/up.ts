@@ -26,6 +26,7 @@ import { EnvoyRejections } from '../envoy-resources.js';
 import { GatewayReload, SERVICE } from '../gateway-reload.js';
 import { EnvoyFamily } from '../hot-restart.js';
 import { chosenLogFormat, type LogView, logFormats, logView } from '../log-view.js';
+import { nodeFlags } from '../node-flags.js';
 import { waitForStopSignal } from '../signals.js';
 import {
   type ChildSpec,
@@ -179,6 +180,7 @@ class UpSession {
           command: process.execPath,
           // What an engine loads, on the engines' host; its port is the dead engine's, given when it takes over.
           args: [
+            ...nodeFlags,
             cliEntry,
             'engine',
             '--supervised',
@@ -371,6 +373,7 @@ class UpSession {
       command: process.execPath,
       ipc: true,
       args: [
+        ...nodeFlags,
         cliEntry,
         'engine',
         '--supervised',
@@ -420,6 +423,7 @@ class UpSession {
       command: process.execPath,
       ipc: true,
       args: [
+        ...nodeFlags,
         cliEntry,
         'service',
         '--supervised',
