@@ -177,6 +177,8 @@ function processPino(): PinoLogger {
 const gatherBytes = 64 * 1024;
 /** Otherwise written this long after the first line that waits. */
 const gatherMs = 50;
+/** The levels gathered; a line of any other level is written at once. */
+const gatheredLevel = /^\{"level":"(?:debug|info)"/;
 
 /**
  * pino's sonic-boom on stderr, fed the lines of up to 50 ms at once (or 64 KiB, and whatever waits when the process
@@ -207,7 +209,9 @@ export function gathered(sink: { write(text: string): unknown }): DestinationStr
   return {
     write(line: string) {
       pending += line;
-      if (pending.length >= gatherBytes) flush();
+      // A warning or an error goes out at once (with what waits before it, in order): it may be the last line of a
+      // process about to fail, and whoever watches the log wants it now. Lines start with their level (loggerOptions).
+      if (pending.length >= gatherBytes || !gatheredLevel.test(line)) flush();
       else if (!scheduled) {
         scheduled = true;
         setTimeout(flush, gatherMs).unref();

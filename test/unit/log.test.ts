@@ -126,14 +126,14 @@ describe('traceparentTraceId', () => {
 });
 
 describe('the gathered stderr writer', () => {
-  it('writes the lines of many turns of the event loop at once, 50 ms after the first, and a full 64 KiB at once', async () => {
+  it('writes the lines of many turns of the event loop at once, 50 ms after the first; a full 64 KiB or a warning at once', async () => {
     vi.useFakeTimers();
     try {
       const writes: string[] = [];
       const writer = gathered({ write: (text: string) => writes.push(text) });
       // A loaded engine's event loop turns over per request: lines of separate turns must still share a write.
       for (let line = 0; line < 20; line += 1) {
-        writer.write(`{"n":${line}}\n`);
+        writer.write(`{"level":"info","n":${line}}\n`);
         await vi.advanceTimersByTimeAsync(1);
       }
       expect(writes).toEqual([]);
@@ -141,11 +141,18 @@ describe('the gathered stderr writer', () => {
       expect(writes).toHaveLength(1);
       expect(writes[0]!.split('\n').filter(Boolean)).toHaveLength(20);
 
-      writer.write(`${'x'.repeat(64 * 1024)}\n`);
+      writer.write(`{"level":"info","x":"${'x'.repeat(64 * 1024)}"}\n`);
       expect(writes).toHaveLength(2);
-      writer.write('{"last":true}\n');
+      writer.write('{"level":"info","last":true}\n');
       writer.flush();
-      expect(writes.at(-1)).toBe('{"last":true}\n');
+      expect(writes.at(-1)).toBe('{"level":"info","last":true}\n');
+
+      // A warning or an error goes out at once, after what waited before it.
+      writer.write('{"level":"info","message":"request"}\n');
+      writer.write('{"level":"warn","message":"buffer full"}\n');
+      expect(writes.at(-1)).toBe(
+        '{"level":"info","message":"request"}\n{"level":"warn","message":"buffer full"}\n',
+      );
     } finally {
       vi.useRealTimers();
     }
