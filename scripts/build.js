@@ -4,8 +4,8 @@
 // and so does bin/portcullis.js when it finds dist/ older than src/.
 //
 // esbuild bundles the CLI (src/cli/main.ts) into dist/cli/main.js and chunks under dist/chunks/, split where the
-// sources import lazily (each command, the importers, the telemetry exporters), so a process loads a handful of files
-// instead of resolving ~760 modules one by one: that resolution was half of an engine's start. Packages are bundled
+// sources import lazily (each command, the importers, the telemetry exporters), so a process loads under a hundred
+// files instead of resolving ~760 modules one by one: that resolution was half of an engine's start. Packages are bundled
 // too, except those that find files beside themselves at run time (.proto files, native addons, worker scripts) or
 // that the sources load on demand through createRequire — those stay in node_modules (`unbundled` below). Source
 // maps (linked) map a stack frame back to its .ts line. Types are checked separately (`npm run check`, tsc
@@ -66,9 +66,14 @@ const builtinsThroughRequire = {
   },
 };
 
-/** The newest modification time under src/ (files and folders, so a deleted file counts) and how many entries. */
+/**
+ * The newest modification time under src/ (files and folders, so a deleted file counts) and how many entries, and
+ * that of package-lock.json: the bundle holds the packages too, so an install that changed them builds again.
+ */
 function sourcesState(sources) {
   let newest = statSync(sources).mtimeMs;
+  const lock = path.join(path.dirname(sources), 'package-lock.json');
+  if (existsSync(lock)) newest = Math.max(newest, statSync(lock).mtimeMs);
   let entries = 0;
   for (const entry of readdirSync(sources, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile() && !entry.isDirectory()) continue;

@@ -6,17 +6,19 @@ import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildIfStale } from '../../scripts/build.js';
+import { build, buildIfStale, isBuildFresh } from '../../scripts/build.js';
 import {
   isSupportedNode,
   nodeFlags,
@@ -108,5 +110,29 @@ describe('the runtime', () => {
     );
     expect(shellFlags).toEqual([nodeFlags.join(' '), nodeFlags.join(' ')]);
     expect(upChildFlags).toEqual(nodeFlags);
+  });
+
+  it('builds again when a source or the installed packages changed (the bundle holds both)', async () => {
+    const project = mkdtempSync(path.join(tmpdir(), 'portcullis-build-'));
+    try {
+      mkdirSync(path.join(project, 'src', 'cli'), { recursive: true });
+      writeFileSync(path.join(project, 'src', 'cli', 'main.ts'), 'export const cli = 1;\n');
+      writeFileSync(path.join(project, 'package-lock.json'), '{}\n');
+      await build(project);
+      expect(isBuildFresh(project)).toBe(true);
+      const later = new Date(Date.now() + 60_000);
+      utimesSync(path.join(project, 'package-lock.json'), later, later);
+      expect(isBuildFresh(project)).toBe(false);
+      await build(project);
+      expect(isBuildFresh(project)).toBe(true);
+      utimesSync(
+        path.join(project, 'src', 'cli', 'main.ts'),
+        new Date(later.getTime() + 1000),
+        new Date(later.getTime() + 1000),
+      );
+      expect(isBuildFresh(project)).toBe(false);
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 });
