@@ -125,40 +125,43 @@ export const validateParameters = defineElement({
         name: parameter.literal('name'),
         action: actionGetter(parameter.getter('action') as (run: RunContext) => string, 'parameter/@action'),
       }));
+    /** One location's check: its actions (path has no unspecified parameters) and its parameters' overrides. */
+    const locationCheck = (
+      location: Location,
+      name: string,
+      specified: Parameters<typeof actionGetter>[0],
+      unspecified: Parameters<typeof actionGetter>[0] | null,
+      parameters: Parameters<typeof overridesOf>[0],
+    ) => ({
+      location,
+      specified: actionGetter(specified, `${name}/@specified-parameter-action`),
+      unspecified: (unspecified === null
+        ? undefined
+        : actionGetter(unspecified, `${name}/@unspecified-parameter-action`)) as Getter,
+      overrides: overridesOf(parameters),
+    });
     const checks = [
-      {
-        location: LOCATIONS.headers as Location,
-        specified: actionGetter(
-          headers?.getter('specified-parameter-action'),
-          'headers/@specified-parameter-action',
-        ),
-        unspecified: actionGetter(
-          headers?.getter('unspecified-parameter-action'),
-          'headers/@unspecified-parameter-action',
-        ) as Getter,
-        overrides: overridesOf(headers?.childrenNamed('parameter') ?? []),
-      },
-      {
-        location: LOCATIONS.query as Location,
-        specified: actionGetter(
-          query?.getter('specified-parameter-action'),
-          'query/@specified-parameter-action',
-        ),
-        unspecified: actionGetter(
-          query?.getter('unspecified-parameter-action'),
-          'query/@unspecified-parameter-action',
-        ) as Getter,
-        overrides: overridesOf(query?.childrenNamed('parameter') ?? []),
-      },
-      {
-        location: LOCATIONS.path as Location,
-        specified: actionGetter(
-          path?.getter('specified-parameter-action'),
-          'path/@specified-parameter-action',
-        ),
-        unspecified: undefined as Getter,
-        overrides: overridesOf(path?.childrenNamed('parameter') ?? []),
-      },
+      locationCheck(
+        LOCATIONS.headers as Location,
+        'headers',
+        headers?.getter('specified-parameter-action'),
+        headers?.getter('unspecified-parameter-action'),
+        headers?.childrenNamed('parameter') ?? [],
+      ),
+      locationCheck(
+        LOCATIONS.query as Location,
+        'query',
+        query?.getter('specified-parameter-action'),
+        query?.getter('unspecified-parameter-action'),
+        query?.childrenNamed('parameter') ?? [],
+      ),
+      locationCheck(
+        LOCATIONS.path as Location,
+        'path',
+        path?.getter('specified-parameter-action'),
+        null,
+        path?.childrenNamed('parameter') ?? [],
+      ),
     ];
 
     return (run) => {
