@@ -14,13 +14,11 @@ import { freePort } from '../src/config/plan.js';
 import {
   formatCpu,
   formatLoad,
-  httpOk,
+  interleavedMedians,
   type LoadResult,
-  load,
   startBenchGateway,
   startStaticBackend,
   stopChildren,
-  waitFor,
 } from './support/stack.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
@@ -65,22 +63,13 @@ const rows = [
   {
     label: '  (a) set-backend-service → single backend',
     url: `${gateway}/single/api/Course`,
-    results: [] as LoadResult[],
   },
   {
     label: '  (b) set-backend-service → pool of 3',
     url: `${gateway}/pool/api/Course`,
-    results: [] as LoadResult[],
   },
 ];
-for (const row of rows) await waitFor(httpOk(row.url), row.label.trim());
-for (let round = 0; round < rounds; round++)
-  for (const row of rows) row.results.push(await load(row.url, { seconds }));
-
-/** The round with the median requests/s (its latency and CPU figures belong together). */
-const medianRun = (results: LoadResult[]) =>
-  [...results].sort((x, y) => x.requestsPerSecond - y.requestsPerSecond)[Math.floor(results.length / 2)]!;
-const [a, b] = rows.map((row) => medianRun(row.results)) as [LoadResult, LoadResult];
+const [a, b] = (await interleavedMedians(rows, { rounds, seconds })) as [LoadResult, LoadResult];
 console.log(
   `backend pool (1 engine process, in-process state, Envoy concurrency 1, 32 connections, ${rounds} interleaved rounds of ${seconds} s, medians)`,
 );

@@ -12,15 +12,13 @@ import { freePort } from '../src/config/plan.js';
 import {
   formatCpu,
   formatLoad,
-  httpOk,
+  interleavedMedians,
   type LoadResult,
-  load,
   startBenchEnvoy,
   startEngineOnSocket,
   startEngineProcess,
   startStaticBackend,
   stopChildren,
-  waitFor,
 } from './support/stack.js';
 
 const engineProcesses = Number(process.env.BENCH_ENGINES ?? 1);
@@ -55,26 +53,21 @@ const socketGateway = await startBenchEnvoy({
 });
 
 const rows = [
-  { label: '  (a) Envoy → backend', url: `${gateway}/direct/api/Course`, results: [] as LoadResult[] },
+  { label: '  (a) Envoy → backend', url: `${gateway}/direct/api/Course` },
   {
     label: '  (b) Envoy + engine (TCP) → backend',
     url: `${gateway}/engine/api/Course`,
-    results: [] as LoadResult[],
   },
   {
     label: '  (c) Envoy + engine (UDS) → backend',
     url: `${socketGateway}/engine/api/Course`,
-    results: [] as LoadResult[],
   },
 ];
-for (const row of rows) await waitFor(httpOk(row.url), row.label.trim());
-for (let round = 0; round < rounds; round++)
-  for (const row of rows) row.results.push(await load(row.url, { seconds }));
-
-/** The round with the median requests/s (its latency and CPU figures belong together). */
-const medianRun = (results: LoadResult[]) =>
-  [...results].sort((x, y) => x.requestsPerSecond - y.requestsPerSecond)[Math.floor(results.length / 2)]!;
-const [a, b, c] = rows.map((row) => medianRun(row.results)) as [LoadResult, LoadResult, LoadResult];
+const [a, b, c] = (await interleavedMedians(rows, { rounds, seconds })) as [
+  LoadResult,
+  LoadResult,
+  LoadResult,
+];
 console.log(
   `passthrough (${engineProcesses} TCP engine process${engineProcesses > 1 ? 'es' : ''} and 1 on a socket, Envoy concurrency 1, 32 connections, ${rounds} interleaved rounds of ${seconds} s, medians)`,
 );

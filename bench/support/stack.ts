@@ -325,3 +325,22 @@ export async function startBenchEnvoy(options: {
   );
   return `http://127.0.0.1:${gatewayPort}`;
 }
+
+/**
+ * Drives each of `rows` in turn, `rounds` times (interleaved, so a change of the machine's load touches every row
+ * alike), and answers each row's round with the median requests/s (its latency and CPU figures belong together).
+ */
+export async function interleavedMedians(
+  rows: readonly { readonly label: string; readonly url: string }[],
+  options: { readonly rounds: number; readonly seconds: number },
+): Promise<LoadResult[]> {
+  for (const row of rows) await waitFor(httpOk(row.url), row.label.trim());
+  const results = rows.map((): LoadResult[] => []);
+  for (let round = 0; round < options.rounds; round++)
+    for (const [i, row] of rows.entries())
+      results[i]!.push(await load(row.url, { seconds: options.seconds }));
+  return results.map(
+    (runs) =>
+      [...runs].sort((x, y) => x.requestsPerSecond - y.requestsPerSecond)[Math.floor(runs.length / 2)]!,
+  );
+}
