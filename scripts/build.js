@@ -22,15 +22,16 @@ const STAMP = '.built-from';
 
 /**
  * Packages left in node_modules: each reads files that lie beside it (the gRPC proto loader and health check read
- * .proto files; pino starts worker scripts by path), loads a native addon (lmdb, msgpackr-extract), or is loaded only
- * on demand through createRequire (src/state/lazy-package.ts, the tokenizer), which a bundle cannot see. protobufjs
+ * .proto files; thread-stream starts its worker script by path), loads a native addon (lmdb, msgpackr-extract), or is
+ * loaded only on demand through createRequire (src/state/lazy-package.ts, the tokenizer), which a bundle cannot see.
+ * pino is bundled: only its transports, which Portcullis does not use, reach thread-stream's worker, and loading pino
+ * from node_modules file by file cost ~15 ms of every start. protobufjs
  * is bundled: the engine only reads a precompiled descriptor with it (proto/ext_proc.descriptor.json), and the copy
  * proto-loader loads for itself is used by test clients and the ext_authz server, never mixed with the engine's.
  */
 const unbundled = [
   '@grpc/proto-loader',
   'grpc-health-check',
-  'pino',
   'thread-stream',
   'lmdb',
   'msgpackr',
