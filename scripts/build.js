@@ -84,7 +84,11 @@ function sourcesState(sources) {
   return `${newest} ${entries}`;
 }
 
-/** Whether dist/ was built from the sources as they are now. A checkout without src/ (an image) is always built. */
+/**
+ * Whether dist/ was built from the sources as they are now. A checkout without src/ (an image) is always built.
+ * @param {string} root the checkout
+ * @returns {boolean}
+ */
 export function isBuildFresh(root) {
   const sources = path.join(root, 'src');
   if (!existsSync(sources)) return true;
@@ -98,6 +102,8 @@ export function isBuildFresh(root) {
 /**
  * Builds dist/ from src/. The new tree is written beside the old one and renamed into place, so a process that
  * starts meanwhile — several builds may race when many commands start at once after an edit — sees a whole tree.
+ * @param {string} root the checkout
+ * @returns {Promise<void>}
  */
 export async function build(root) {
   const { build: esbuild } = await import('esbuild');
@@ -141,7 +147,11 @@ export async function build(root) {
   rmSync(retired, { recursive: true, force: true });
 }
 
-/** Builds unless dist/ is fresh; resolves to whether it built. */
+/**
+ * Builds unless dist/ is fresh; resolves to whether it built.
+ * @param {string} root the checkout
+ * @returns {Promise<boolean>}
+ */
 export async function buildIfStale(root) {
   if (isBuildFresh(root)) return false;
   await build(root);
