@@ -157,6 +157,15 @@ products:`,
     expect(backend.handshakes.at(-1)!.url).toBe('/three');
     await chat.moreEchoes(5, 'echoes on the open connection after the management change');
 
+    // Both changes reached the running Envoy in place: a hot restart would end the connection once the previous
+    // Envoy's drain is over (seconds later, after the chatter above), so its absence is checked here.
+    await until(
+      () => stack.output().split('configuration reloaded (Envoy updated in place)').length - 1 >= 2,
+      "up's two in-place reload lines",
+      { timeoutMs: 5_000, detail: () => stack.output().slice(-3000) },
+    );
+    expect(stack.output()).not.toContain('hot-restarted');
+
     // The first connection was never closed, and every frame it sent came back in order.
     expect(chat.state.closed).toBeUndefined();
     const closed = await chat.stop();
