@@ -251,9 +251,19 @@ ${names.map((name, index) => `  - { id: ${name}, url: "${backends[index]!.url}",
       services: [${names.map((name) => `{ id: ${name} }`).join(', ')}]
       sessionAffinity: { sessionId: { source: Cookie, name: ${cookie} } }
 apis:
-${apiYaml('sessions', `${backends[0]!.url}/unused`, [['chat', 'GET', '/chat', 'sticky.xml']])}
+${apiYaml('sessions', `${backends[0]!.url}/unused`, [
+  ['chat', 'GET', '/chat', 'sticky.xml'],
+  ['retried', 'GET', '/retried', 'retried.xml'],
+])}
 `,
-      { 'sticky.xml': policy({ inbound: '<set-backend-service backend-id="sticky" />' }) },
+      {
+        'sticky.xml': policy({ inbound: '<set-backend-service backend-id="sticky" />' }),
+        'retried.xml': policy({
+          inbound: '<set-backend-service backend-id="sticky" />',
+          backend:
+            '<retry condition="@(context.Response.StatusCode == 429)" count="2" interval="0"><forward-request /></retry>',
+        }),
+      },
     );
   });
 
@@ -262,8 +272,8 @@ ${apiYaml('sessions', `${backends[0]!.url}/unused`, [['chat', 'GET', '/chat', 's
     for (const backend of backends) await backend?.close();
   });
 
-  const chat = async (headers: Record<string, string> = {}) => {
-    const response = await fetch(`${gateway.url}/sessions/chat`, { headers });
+  const chat = async (headers: Record<string, string> = {}, operation = 'chat') => {
+    const response = await fetch(`${gateway.url}/sessions/${operation}`, { headers });
     const text = await response.text();
     const ours = response.headers.getSetCookie().find((value) => value.startsWith(`${cookie}=`));
     return {
@@ -306,5 +316,17 @@ ${apiYaml('sessions', `${backends[0]!.url}/unused`, [['chat', 'GET', '/chat', 's
     const after = [];
     for (let i = 0; i < 4; i++) after.push((await chat({ cookie: moved.sessionCookie! })).backend);
     expect(after).toEqual(Array(4).fill(moved.backend));
+  });
+
+  it('a retry after the session’s backend tripped goes to the backend the pool chooses, and the answer moves the session there', async () => {
+    const first = await chat({}, 'retried');
+    expect(first.status).toBe(200);
+    const session = first.sessionCookie!;
+    const retried = await chat({ cookie: session, 'x-throttle': first.backend! }, 'retried');
+    // No request lost: the 429 tripped the session's backend, the retry was answered by another.
+    expect(retried.status).toBe(200);
+    expect(retried.backend).not.toBe(first.backend);
+    expect(retried.sessionCookie!.split('.')[0]).toBe(session.split('.')[0]);
+    expect((await chat({ cookie: retried.sessionCookie! }, 'retried')).backend).toBe(retried.backend);
   });
 });
