@@ -104,7 +104,7 @@ function backendNotFound(name: string): PolicyError {
 }
 
 /** The first value of cookie `name` in the request's `Cookie` headers (`a=1; b=2`). */
-export function requestCookie(headers: readonly string[] | undefined, name: string): string | undefined {
+function requestCookie(headers: readonly string[] | undefined, name: string): string | undefined {
   for (const header of headers ?? [])
     for (const part of header.split(';')) {
       const eq = part.indexOf('=');
