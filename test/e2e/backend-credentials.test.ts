@@ -18,7 +18,8 @@ import { until } from '../processes/wait.js';
  * (https://learn.microsoft.com/azure/api-management/backends, "Authorization credentials"): a client certificate
  * (`credentials.certificateIds`) presented by Envoy to a backend that refuses TLS without one from its CA, and a
  * managed identity (`credentials.managedIdentity`) whose token comes from the `identities` section's real
- * client-credentials source at a token endpoint the test runs, sent as `Authorization: Bearer …` and never logged.
+ * client-credentials source at a token endpoint the test runs, sent as `Authorization: Bearer …` and never logged;
+ * and a backend's `tls.trustedCa` file, which up copies into its snapshot and watches.
  */
 describe('backend credentials through up and Envoy', { timeout: 90_000 }, () => {
   let run: UpRun;
@@ -29,6 +30,8 @@ describe('backend credentials through up and Envoy', { timeout: 90_000 }, () => 
   let tokenEndpoint: Server;
   let plainBackend: Server;
   const clientSecret = `client-secret-${randomBytes(8).toString('hex')}`;
+  let caFile: string;
+  let serverCaPem: string;
   /** Every token the endpoint issued, and the form it was asked with. */
   const issued: { token: string; form: URLSearchParams }[] = [];
 
@@ -95,6 +98,11 @@ describe('backend credentials through up and Envoy', { timeout: 90_000 }, () => 
     });
     const plainPort = await listen(plainBackend);
 
+    // The CA file of one backend starts wrong (the client CA, which did not sign the server's certificate).
+    caFile = path.join(directory, 'partner-ca.pem');
+    serverCaPem = serverCa.pem;
+    await writeFile(caFile, clientCa.pem);
+
     const gatewayPort = await freePort();
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     await writeFile(
@@ -139,6 +147,12 @@ describe('backend credentials through up and Envoy', { timeout: 90_000 }, () => 
           id: 'without-certificate',
           url: `https://127.0.0.1:${mtlsPort}`,
           tls: { trustedCa: serverCa.certificateFile },
+        },
+        {
+          id: 'ca-watched',
+          url: `https://127.0.0.1:${mtlsPort}`,
+          credentials: { certificateIds: ['gateway-client'] },
+          tls: { trustedCa: 'partner-ca.pem' },
         },
         {
           id: 'with-identity',
@@ -215,5 +229,22 @@ describe('backend credentials through up and Envoy', { timeout: 90_000 }, () => 
     );
     for (const { token } of issued) expect(run.output()).not.toContain(token);
     expect(run.output()).not.toContain(clientSecret);
+  });
+
+  it("follows a backend's trusted CA file: up's copy is refused, the file fixed, the running Envoy trusts the new CA", async () => {
+    const untrusted = await fetch(`${gatewayUrl}/partner/ca-watched`);
+    expect(untrusted.status).toBeGreaterThanOrEqual(500);
+
+    const from = run.output().length;
+    await writeFile(caFile, serverCaPem);
+    await until(
+      async () => (await fetch(`${gatewayUrl}/partner/ca-watched`)).status === 200,
+      'the changed CA file to reach Envoy',
+      { timeoutMs: 20_000, everyMs: 200, detail: () => run.output().slice(from) },
+    );
+    expect(run.output().slice(from)).toContain('configuration reloaded (Envoy updated in place)');
+    expect(await (await fetch(`${gatewayUrl}/partner/ca-watched`)).json()).toEqual({
+      clientCertificate: 'portcullis-gateway',
+    });
   });
 });
