@@ -144,11 +144,9 @@ const poolServiceSchema = z
   .strict();
 
 /** A cookie name as RFC 6265 allows one (an HTTP token). */
-const cookieName = z
-  .string()
-  .regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/, {
-    message: 'must be a cookie name (letters, digits, "-", "_", …)',
-  });
+const cookieName = z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/, {
+  message: 'must be a cookie name (letters, digits, "-", "_", …)',
+});
 
 /**
  * API Management's session awareness of a pool (`pool.sessionAffinity`): the gateway keeps each client session on one

@@ -16,7 +16,7 @@ import type {
   BackendChoice,
   BackendInfo,
   BackendLookup,
-  BackendSelection,
+  PoolSelection,
   RequestCookies,
 } from '../policy/index.js';
 import type { BackendBreakers } from './backend-breakers.js';
@@ -125,7 +125,7 @@ export class BackendPools implements BackendLookup {
     };
   }
 
-  sessionCookie(selection: BackendSelection): string | undefined {
+  sessionCookie(selection: PoolSelection): string | undefined {
     return this.sessions.cookie(selection);
   }
 }

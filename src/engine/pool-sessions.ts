@@ -12,7 +12,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ResolvedBackend } from '../config/backend-credentials.js';
 import { poolMemberId } from '../config/backend-schema.js';
-import type { BackendInfo, BackendSelection, PoolSession, RequestCookies } from '../policy/index.js';
+import type { BackendInfo, PoolSelection, PoolSession, RequestCookies } from '../policy/index.js';
 
 /** One pool's affinity: its cookie, and the tag of each member both ways. */
 interface Affinity {
@@ -66,7 +66,7 @@ export class PoolSessions {
    * The `Set-Cookie` value for the backend the request went to: none when the client's cookie named it already (or
    * the request came from no pool keeping sessions).
    */
-  cookie(selection: BackendSelection): string | undefined {
+  cookie(selection: PoolSelection): string | undefined {
     const { poolId, backendId, session } = selection;
     if (poolId === undefined || backendId === undefined || session === undefined) return undefined;
     if (session.pinned === backendId) return undefined;

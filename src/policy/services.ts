@@ -8,7 +8,6 @@ import type { KeyObject } from 'node:crypto';
 import type { PolicyContext } from '../expr/index.js';
 import type { LimitCounters } from '../limit-counters.js';
 import type { Logger } from '../log.js';
-import type { BackendSelection } from './runtime.js';
 import type { Scope, Section } from './schema.js';
 
 /** A response kept by cache-store and served by cache-lookup. */
@@ -75,7 +74,14 @@ export interface BackendLookup {
    * Optional: the `Set-Cookie` value the client's answer carries for the backend the request went to, when it came
    * from a pool with session affinity and the client's session cookie did not already name it.
    */
-  sessionCookie?(selection: BackendSelection): string | undefined;
+  sessionCookie?(selection: PoolSelection): string | undefined;
+}
+
+/** Where a request went, as far as a pool's sessions care (runtime.ts's BackendSelection is one). */
+export interface PoolSelection {
+  readonly backendId: string | undefined;
+  readonly poolId?: string;
+  readonly session?: PoolSession;
 }
 
 /** The value of the request's cookie `name` (the first one), if it has one. */
