@@ -137,6 +137,23 @@ export const DIFFERENCES: readonly Difference[] = [
     why: 'schemas are checked with Ajv (JSON Schema 2020-12), not Json.NET Schema, whose messages cannot be reproduced faithfully.',
   },
   {
+    area: '`validate-content` with XML and SOAP',
+    elements: ['validate-content'],
+    apiManagement:
+      "An XML body's errors end with .NET's XmlSchemaValidationException message and its line and position; a schema " +
+      'of the registry may include another by `/schemas/<id>`.',
+    portcullis:
+      "The documented sentence, then libxml2's message for the first failure (`Element '{urn:orders}id': 'x' is not a " +
+      "valid value of the atomic type 'xs:int'.`) and its line; libxml2 reports no column for schema errors " +
+      "(`Position: 0`). A schema may include or import only the registry's XML schemas (`/schemas/<id>`) and, for an " +
+      "API's WSDL, the schemas of its `types`; a body or schema with a DOCTYPE is refused (ValidationException, or a " +
+      'load error). `validate-as="soap"` accepts a SOAP 1.1 or 1.2 envelope whatever the content type.',
+    because: 'runtime',
+    why:
+      'XML schemas are checked with libxml2 (WebAssembly), not System.Xml, whose messages cannot be reproduced; ' +
+      'nothing outside the configuration is loaded while validating (no external entities, no schema from a URL).',
+  },
+  {
     area: 'Expressions: `decimal` in JSON',
     apiManagement:
       'Newtonsoft keeps a `decimal` in a JValue with its digits: `new JObject { ["p"] = 1.50m }` writes `1.50`.',
