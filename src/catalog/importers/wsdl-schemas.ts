@@ -24,7 +24,13 @@ export function wsdlSchemas(text: string, base: string): XsdDocument[] | { probl
   const stack: Open[] = [];
   let problem: string | undefined;
   let start:
-    | { offset: number; depth: number; inherited: Map<string, string>; targetNamespace: string }
+    | {
+        offset: number;
+        depth: number;
+        inherited: Map<string, string>;
+        targetNamespace: string;
+        elements: string[];
+      }
     | undefined;
   const parser = new SaxesParser({ xmlns: true, position: true });
   parser.on('doctype', () => {
@@ -44,6 +50,11 @@ export function wsdlSchemas(text: string, base: string): XsdDocument[] | { probl
     stack.push({ tag, scope });
     const inTypes =
       parent !== undefined && parent.tag.local === 'types' && TYPES_PARENTS.includes(parent.tag.uri);
+    // A global element declaration: a child of the schema itself.
+    if (start !== undefined && stack.length === start.depth + 1 && tag.uri === XSD_NAMESPACE) {
+      const name = tag.attributes.name?.value;
+      if (tag.local === 'element' && name !== undefined) start.elements.push(name);
+    }
     if (start === undefined && inTypes && tag.uri === XSD_NAMESPACE && tag.local === 'schema') {
       // What the schema uses of its ancestors' declarations: every binding it does not make itself.
       const inherited = new Map([...(parent?.scope ?? [])].filter(([prefix]) => !(prefix in tag.ns)));
@@ -52,6 +63,7 @@ export function wsdlSchemas(text: string, base: string): XsdDocument[] | { probl
         depth: stack.length,
         inherited,
         targetNamespace: tag.attributes.targetNamespace?.value ?? '',
+        elements: [],
       };
     }
   });
@@ -68,6 +80,7 @@ export function wsdlSchemas(text: string, base: string): XsdDocument[] | { probl
       uri: `${base}#schema${found.length + 1}`,
       text: text.slice(start.offset, nameEnd) + declarations + written.slice(nameEnd - start.offset),
       targetNamespace: start.targetNamespace,
+      elements: start.elements,
     });
     start = undefined;
   });

@@ -21,6 +21,7 @@ import {
 } from '../shared/validation.js';
 import {
   loadXmlValidator,
+  qualifiedName,
   registrySchemaSet,
   validateXml,
   type XmlName,
@@ -278,8 +279,7 @@ const NO_DEFINITIONS: ContentError = {
   publicResponse: INTERNAL_ERROR,
 };
 
-const qualified = (name: XmlName): string =>
-  name.namespace === '' ? name.localName : `{${name.namespace}}${name.localName}`;
+const qualified = (name: XmlName): string => qualifiedName(name.namespace, name.localName);
 
 /**
  * The first way an XML body (or a SOAP envelope's payload) breaks the XML schemas, as the documented
@@ -299,6 +299,14 @@ async function checkXml(
     const { action: _, ...error } = apiSchemaError('detect');
     return { ...error, type: 'ApiSchema', details: `${error.details}\n\n${outcome.message}` };
   }
+  // A definition the schemas do not declare, once they compile (an import they fail to load is the reason above).
+  if (xml.expected !== undefined && xml.schemas.declares?.has(qualified(xml.expected)) === false)
+    return {
+      name: type,
+      rule: 'MissingDefinition',
+      details: `API's schema does not contain definition ${name}, which is associated with the content type ${type}.`,
+      publicResponse: INTERNAL_ERROR,
+    };
   if (outcome.kind === 'unreadable')
     return {
       name: type,

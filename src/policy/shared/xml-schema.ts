@@ -24,6 +24,8 @@ export interface XsdDocument {
   readonly uri: string;
   readonly text: string;
   readonly targetNamespace: string;
+  /** The local names of its global element declarations, when known (a WSDL's schemas). */
+  readonly elements?: readonly string[];
 }
 
 /** What one validation compiles: the document it starts from and every document that may be included or imported. */
@@ -32,6 +34,8 @@ export interface XmlSchemaSet {
   readonly name: string;
   readonly entry: string;
   readonly documents: ReadonlyMap<string, string>;
+  /** The global elements it declares (`{namespace}local`), when known: an operation's element must be one. */
+  readonly declares?: ReadonlySet<string>;
 }
 
 export interface XmlName {
@@ -97,6 +101,10 @@ export function registrySchemaSet(id: string, registry: ReadonlyMap<string, XsdD
 
 export const registryUri = (id: string): string => `/schemas/${id}`;
 
+/** `{namespace}local`, or `local` without a namespace: how errors and `declares` name an element. */
+export const qualifiedName = (namespace: string, localName: string): string =>
+  namespace === '' ? localName : `{${namespace}}${localName}`;
+
 /**
  * The schemas of a definition (a WSDL's `types`) as one set: a generated entry schema imports each by its namespace
  * (includes one without a namespace), so any of their global elements may be the body's root.
@@ -110,10 +118,16 @@ export function definitionSchemaSet(name: string, documents: readonly XsdDocumen
       : `<xs:import namespace="${attribute(doc.targetNamespace)}" schemaLocation="${attribute(doc.uri)}"/>`,
   );
   const text = `<xs:schema xmlns:xs="${XSD_NAMESPACE}">${references.join('')}</xs:schema>`;
+  const declares = new Set(
+    documents.flatMap((doc) =>
+      (doc.elements ?? []).map((local) => qualifiedName(doc.targetNamespace, local)),
+    ),
+  );
   return {
     name,
     entry,
     documents: new Map([[entry, text], ...documents.map((d) => [d.uri, d.text] as const)]),
+    declares,
   };
 }
 

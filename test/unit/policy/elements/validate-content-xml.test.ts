@@ -174,6 +174,18 @@ describe('validate-content: validate-as="xml" against a schema of the registry',
     expect(context.lastError?.message).toMatch(/\{urn:orders\}currency.*length/);
   });
 
+  it('max-size and size-exceeded-action apply to an XML body as to any (SizeLimit), before its content is validated', async () => {
+    const statement = policy(registryXml()).replace('max-size="102400"', 'max-size="20"');
+    const { context } = await send(statement, ORDER.replace('<id>7', '<id>seven'));
+    expect(errorsOf(context)).toMatchObject([
+      { Name: null, Type: 'RequestBody', ValidationRule: 'SizeLimit', Action: 'prevent' },
+      { ValidationRule: 'IncorrectMessage' },
+    ]);
+    expect(context.lastError?.message).toMatch(
+      /^Request's body is \d+ bytes long and it exceeds the configured limit of 20 bytes\.$/,
+    );
+  });
+
   it('detect records the error and lets the request through; ignore does not look', async () => {
     const detected = await send(policy(registryXml('detect')), '<ping xmlns="urn:other"/>');
     expect(detected.outcome.kind).toBe('forward');
@@ -305,6 +317,30 @@ describe('validate-content: validate-as="soap"', () => {
       expect(empty.context.lastError?.message).toMatch(/the SOAP Body is empty/);
     });
 
+    it("an operation whose element the WSDL's schemas do not declare is MissingDefinition", async () => {
+      const refund = { ...SHOP, soap: { bodyElement: { namespace: 'urn:shop', localName: 'Refund' } } };
+      const { outcome, context } = await send(
+        statement,
+        envelope('<Refund xmlns="urn:shop"/>'),
+        'text/xml',
+        refund,
+      );
+      if (outcome.kind !== 'respond') throw new Error('expected a refusal');
+      expect(errorsOf(context)).toEqual([
+        {
+          Name: 'text/xml',
+          Type: 'RequestBody',
+          ValidationRule: 'MissingDefinition',
+          Details:
+            "API's schema does not contain definition Refund, which is associated with the content type text/xml.",
+          Action: 'prevent',
+        },
+      ]);
+      expect(JSON.parse(outcome.response.body.toString()).message).toBe(
+        'The request could not be processed due to an internal error. Contact the API owner.',
+      );
+    });
+
     it('outbound: the response envelope against the operation\'s output, 502 "Response not allowed", internal error to the client', async () => {
       const outbound = policy(content('type="text/xml" validate-as="soap" action="prevent"'));
       const run = new PipelineRun(
@@ -340,7 +376,12 @@ describe('the schemas of a WSDL', () => {
   it('are cut out of types with the namespace declarations they inherit, their lines kept', () => {
     if ('problem' in wsdlDocuments) throw new Error('unreachable');
     expect(wsdlDocuments).toHaveLength(1);
-    expect(wsdlDocuments[0]).toMatchObject({ uri: '/defs/shop.wsdl#schema1', targetNamespace: 'urn:shop' });
+    expect(wsdlDocuments[0]).toMatchObject({
+      uri: '/defs/shop.wsdl#schema1',
+      targetNamespace: 'urn:shop',
+      // Its global elements only: not the `id` and `total` declared inside them.
+      elements: ['GetOrder', 'GetOrderResponse', 'CancelOrder'],
+    });
     expect(wsdlDocuments[0]!.text).toMatch(
       /^<xs:schema xmlns="http:\/\/schemas\.xmlsoap\.org\/wsdl\/".* xmlns:tns="urn:shop"/,
     );
