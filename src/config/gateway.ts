@@ -20,9 +20,11 @@ import {
 import {
   definitionSchemaSet,
   readXsd,
+  registrySchemaSet,
   registryUri,
   type XmlSchemaSet,
   type XsdDocument,
+  xmlSchemaProblem,
 } from '../policy/shared/xml-schema.js';
 import { isInlinePem } from '../state/options.js';
 import { apiVersionSelector } from './api-versions.js';
@@ -49,6 +51,11 @@ export interface CompiledGateway {
   readonly backendEntities: readonly ResolvedBackend[];
   /** How many policy documents (fragments included) were read and compiled: what `validate` says it checked. */
   readonly policyDocuments: number;
+  /** The XML schema sets validate-content may compile (the registry's, the WSDLs'), where each is configured. */
+  readonly xmlSchemaSets: readonly {
+    readonly keys: readonly (string | number)[];
+    readonly set: XmlSchemaSet;
+  }[];
 }
 
 /** Policy documents that failed to load, and configuration problems found while compiling. */
@@ -207,11 +214,18 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   );
   const productsOf = (apiId: string) => config.products.filter((product) => product.apis.includes(apiId));
 
+  const xmlSchemaSets: { keys: (string | number)[]; set: XmlSchemaSet }[] = [
+    ...policies.registry.xml.keys(),
+  ].map((id) => ({
+    keys: ['schemas', id],
+    set: registrySchemaSet(id, policies.registry.xml),
+  }));
   const apis = config.apis.map((api, apiIndex) => {
     const products = productsOf(api.id);
     const xmlSchemas = definitionXmlSchemas(loaded, api, (message) =>
       problems.push(problemInText(configText(), loaded.file, ['apis', apiIndex, 'definition'], message)),
     );
+    if (xmlSchemas) xmlSchemaSets.push({ keys: ['apis', apiIndex, 'definition'], set: xmlSchemas });
     const apiDocument = compile(['apis', apiIndex, 'policy'], api.policy, 'api');
     // A WebSocket API is checked here, and inherits the global and product documents without what its handshake
     // cannot run; any other API inherits them as they are.
@@ -290,6 +304,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     backends: singleBackendUrls(config.backends),
     backendEntities: resolvedBackends,
     policyDocuments: policies.documents(),
+    xmlSchemaSets,
   };
 }
 
@@ -343,6 +358,7 @@ function policyCompiler(
   const sources = new WeakMap<CompiledDocument, PolicyDocument>();
   const handshakeVariants = new Map<CompiledDocument, CompiledDocument | undefined>();
   return {
+    registry,
     documents: () => policyDocuments,
     compile(
       keys: (string | number)[],
@@ -421,7 +437,25 @@ export async function checkGatewayFile(
   file: string,
 ): Promise<{ readonly problems: string[]; readonly policyDocuments: number }> {
   try {
-    return { problems: [], policyDocuments: compileGateway(await loadConfigFile(file)).policyDocuments };
+    const compiled = compileGateway(await loadConfigFile(file));
+    // XML schemas compile with libxml2, which loads asynchronously: checked here (the engine reports a schema that
+    // does not compile when a request needs it, as the documented "could not be resolved").
+    const problems: string[] = [];
+    for (const { keys, set } of compiled.xmlSchemaSets) {
+      const problem = await xmlSchemaProblem(set);
+      if (problem !== undefined)
+        problems.push(
+          formatDiagnostic(
+            problemInText(
+              readFileSync(file, 'utf8'),
+              file,
+              keys,
+              `the XML schema does not compile: ${problem}`,
+            ),
+          ),
+        );
+    }
+    return { problems, policyDocuments: compiled.policyDocuments };
   } catch (error) {
     if (error instanceof ConfigError || error instanceof GatewayLoadError)
       return { problems: error.problems.map(formatDiagnostic), policyDocuments: 0 };

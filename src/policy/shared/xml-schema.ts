@@ -237,6 +237,12 @@ function elementChildren(lib: typeof Libxml2, element: Libxml2.XmlElement): Libx
   return out;
 }
 
+/** Why `set` does not compile, or undefined when it does (`portcullis validate`). */
+export async function xmlSchemaProblem(set: XmlSchemaSet): Promise<string | undefined> {
+  const schema = compile(await loadXmlValidator(), set);
+  return 'problem' in schema ? schema.problem : undefined;
+}
+
 /** Validates `text` (as XML, or as a SOAP envelope whose Body's first element is validated) against `set`. */
 export async function validateXml(set: XmlSchemaSet, text: string, soap: boolean): Promise<XmlOutcome> {
   const lib = await loadXmlValidator();

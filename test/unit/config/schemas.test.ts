@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compileGateway } from '../../../src/config/gateway.js';
+import { checkGatewayFile, compileGateway } from '../../../src/config/gateway.js';
 import { loadConfigText } from '../../../src/config/load.js';
 
 /**
@@ -109,6 +109,24 @@ describe('the schema registry', () => {
     expect([...(operation.definition.xmlSchemas?.documents.keys() ?? [])]).toEqual([
       'urn:portcullis:definition:shop',
       `${dir}/shop.wsdl#schema1`,
+    ]);
+  });
+
+  it('portcullis validate reports an XML schema that does not compile, where it is configured', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'portcullis-xsd-'));
+    const xsd =
+      '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="a" type="nowhere"/></xs:schema>';
+    writeFileSync(
+      path.join(dir, 'gateway.yaml'),
+      `schemas:\n  good: { type: object }\n  broken: broken.xsd\n`,
+    );
+    writeFileSync(path.join(dir, 'broken.xsd'), xsd);
+    const checked = await checkGatewayFile(path.join(dir, 'gateway.yaml'));
+    rmSync(dir, { recursive: true });
+    expect(checked.problems).toEqual([
+      expect.stringMatching(
+        /gateway\.yaml:3:\d+: .*schemas\.broken.*the XML schema does not compile: .*nowhere/,
+      ),
     ]);
   });
 });
