@@ -58,7 +58,8 @@ export const validateContent = defineElement({
   body: 'read',
   attributes: {
     'unspecified-content-type-action': action({ required: true }),
-    'max-size': int({ required: true, min: 0, max: MAX_SIZE, expression: false }),
+    // The page (2024 revision) allows expressions here, as in the two actions.
+    'max-size': int({ required: true, min: 0, max: MAX_SIZE }),
     'size-exceeded-action': action({ required: true }),
     'errors-variable-name': str({ expression: false }),
   },
@@ -94,7 +95,16 @@ export const validateContent = defineElement({
       node.getter('size-exceeded-action'),
       'validate-content/@size-exceeded-action',
     );
-    const maxSize = node.literal('max-size');
+    const maxSizeGetter = node.getter('max-size');
+    /** An expression's value is checked when it runs, as a literal is at load (a TypeError: the runner's invalid value). */
+    const maxSizeOf = (run: RunContext): number => {
+      const value = maxSizeGetter(run);
+      if (!Number.isInteger(value) || value < 0 || value > MAX_SIZE)
+        throw new TypeError(
+          `validate-content/@max-size must be an integer from 0 to ${MAX_SIZE}, got ${value}`,
+        );
+      return value;
+    };
     const errorsVariable = node.literal('errors-variable-name');
     const map = node.child('content-type-map');
     const mappings = (map?.childrenNamed('type') ?? []).map((type) => {
@@ -149,6 +159,7 @@ export const validateContent = defineElement({
       // The documentation checks max-size against Content-Length; a body without one (chunked) by its length.
       const declaredLength = Number(target.headers.getJoined('Content-Length'));
       const size = Number.isFinite(declaredLength) && declaredLength > 0 ? declaredLength : body.length;
+      const maxSize = maxSizeOf(run);
       if (size > maxSize) {
         const details = `${Message}'s body is ${size} bytes long and it exceeds the configured limit of ${maxSize} bytes.`;
         errors.push({

@@ -276,6 +276,17 @@ describe('validate-content', () => {
     }
   });
 
+  it('max-size from an expression, checked when it runs', async () => {
+    const sized = (expression: string) =>
+      policy(json()).replace('max-size="100"', `max-size="${expression}"`);
+    const { context } = await inbound(sized('@(4 * 2)'), post('{"name":"Rex"}'));
+    expect(errorsOf(context)).toMatchObject([{ ValidationRule: 'SizeLimit' }]);
+    expect(context.lastError?.message).toMatch(/exceeds the configured limit of 8 bytes\.$/);
+    const { context: wrong } = await inbound(sized('@(200000)'), post('{"name":"Rex"}'));
+    expect(wrong.lastError?.reason).toBe('ExpressionValueEvaluationFailure');
+    expect(wrong.lastError?.message).toMatch(/max-size must be an integer from 0 to 102400, got 200000/);
+  });
+
   it('without an operation definition reports that the API schema does not exist', async () => {
     const { context } = await inbound(policy(json()), { ...post('{}'), definition: undefined });
     expect(context.lastError?.message).toBe("API's schema does not exist or it could not be resolved.");
