@@ -129,15 +129,7 @@ export const validateContent = defineElement({
     const bodyType = inbound ? 'RequestBody' : 'ResponseBody';
     const hidden = (details: string) => (inbound ? details : INTERNAL_ERROR);
 
-    /** The content type validation uses: content-type-map applied to the message's own. */
-    const effectiveType = (run: RunContext, sent: string): string => {
-      for (const mapping of mappings) {
-        if (mapping.from !== undefined ? mapping.from === sent : mapping.when!(run)) return mapping.to;
-      }
-      if (anyType !== undefined) return mediaType(anyType);
-      if (sent === '' && missingType !== undefined) return mediaType(missingType);
-      return sent;
-    };
+    const effectiveType = typeMapper(mappings, anyType, missingType);
 
     return (run) => {
       const found = check(run);
@@ -241,6 +233,26 @@ export const validateContent = defineElement({
     }
   },
 });
+
+/** The content type validation uses: content-type-map (its `type`s, then any, then missing) applied to the message's own. */
+function typeMapper(
+  mappings: readonly {
+    from: string | undefined;
+    when: ((run: RunContext) => boolean) | undefined;
+    to: string;
+  }[],
+  anyType: string | undefined,
+  missingType: string | undefined,
+): (run: RunContext, sent: string) => string {
+  return (run, sent) => {
+    for (const mapping of mappings) {
+      if (mapping.from !== undefined ? mapping.from === sent : mapping.when!(run)) return mapping.to;
+    }
+    if (anyType !== undefined) return mediaType(anyType);
+    if (sent === '' && missingType !== undefined) return mediaType(missingType);
+    return sent;
+  };
+}
 
 /** A content error as the checks find it: the message's body type unless it is about the API's schema. */
 type ContentError = Omit<ValidationError, 'type' | 'action'> & { readonly type?: 'ApiSchema' };
