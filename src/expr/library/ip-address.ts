@@ -42,13 +42,13 @@ function parseIPv4(text: string): Buffer | null {
   const values: number[] = [];
   for (const part of parts) {
     // Digits are bounded so a long run cannot lose precision before the range check (.NET stops at overflow).
-    const m = /^(?:0[xX]0*([0-9a-fA-F]{1,9})|0*([0-7]{1,12})|([1-9][0-9]{0,10}))$/.exec(part);
+    const m = /^(?:0[xX]0*([0-9a-fA-F]{1,9})|0+([0-7]{0,11})|([1-9][0-9]{0,10}))$/.exec(part);
     if (!m) return null;
     const value =
       m[1] !== undefined
         ? Number.parseInt(m[1], 16)
         : m[2] !== undefined
-          ? Number.parseInt(m[2], 8)
+          ? Number.parseInt(`0${m[2]}`, 8)
           : Number(m[3]);
     if (value > IPV4_MAX) return null;
     values.push(value);
