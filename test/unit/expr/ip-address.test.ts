@@ -29,12 +29,25 @@ describe('IPAddress.Parse', () => {
     expect(show(`IPAddress.Parse("${text}").ToString()`)).toBe(expected);
   });
 
-  it.each(['256.1.1.1', '1.2.3.4.5', '1..2', '1.2.3.', '08', '0x', '4294967296', ' 1.2.3.4', '1.2.3.4 ', 'abc', '1:2', ':::', '1::2::3', '[::1', ''])(
-    '%j is a FormatException',
-    (text) => {
-      expect(failure(`IPAddress.Parse("${text}")`)).toContain('An invalid IP address was specified.');
-    },
-  );
+  it.each([
+    '256.1.1.1',
+    '1.2.3.4.5',
+    '1..2',
+    '1.2.3.',
+    '08',
+    '0x',
+    '4294967296',
+    ' 1.2.3.4',
+    '1.2.3.4 ',
+    'abc',
+    '1:2',
+    ':::',
+    '1::2::3',
+    '[::1',
+    '',
+  ])('%j is a FormatException', (text) => {
+    expect(failure(`IPAddress.Parse("${text}")`)).toContain('An invalid IP address was specified.');
+  });
 
   it('refuses null with ArgumentNullException', () => {
     expect(failure('IPAddress.Parse(null)')).toContain('ArgumentNullException');

@@ -1,0 +1,212 @@
+import { constants, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { failure, show, showBlock } from '../../doubles/policy-context.js';
+
+// RSA, AsymmetricAlgorithm, HashAlgorithmName, RSASignaturePadding, RSAEncryptionPadding and Oid. Signatures and
+// ciphertexts are checked by node:crypto on the other side (RFC 8017, the same PKCS#1 that .NET's RSA implements);
+// names, ToString forms and errors are .NET's (dotnet/runtime: HashAlgorithmName.cs, RSASignaturePadding.cs —
+// ToString is the mode —, RSAEncryptionPadding.cs — ToString is the mode then the OAEP hash name —, OidLookup.cs —
+// the cross-platform friendly-name table —, RSA.cs — SignatureAlgorithm and KeyExchangeAlgorithm are "RSA").
+describe('HashAlgorithmName and the paddings', () => {
+  it.each([
+    ['HashAlgorithmName.SHA256.Name', 'SHA256'],
+    ['HashAlgorithmName.SHA1.ToString()', 'SHA1'],
+    ['new HashAlgorithmName("SHA384") == HashAlgorithmName.SHA384', 'True'],
+    ['HashAlgorithmName.SHA256.Equals(HashAlgorithmName.SHA512)', 'False'],
+    ['default(HashAlgorithmName).Name == null', 'True'],
+    ['HashAlgorithmName.FromOid("2.16.840.1.101.3.4.2.1").Name', 'SHA256'],
+    ['HashAlgorithmName.TryFromOid("1.2.3", out var h)', 'False'],
+    ['RSASignaturePadding.Pkcs1.ToString()', 'Pkcs1'],
+    ['RSASignaturePadding.Pss.Mode.ToString()', 'Pss'],
+    ['RSASignaturePadding.Pss == RSASignaturePadding.Pss', 'True'],
+    ['RSAEncryptionPadding.OaepSHA256.ToString()', 'OaepSHA256'],
+    ['RSAEncryptionPadding.Pkcs1.ToString()', 'Pkcs1'],
+    ['RSAEncryptionPadding.OaepSHA1.OaepHashAlgorithm.Name', 'SHA1'],
+    ['RSAEncryptionPadding.CreateOaep(HashAlgorithmName.SHA384) == RSAEncryptionPadding.OaepSHA384', 'True'],
+    ['RSAEncryptionPadding.Pkcs1.Mode.ToString()', 'Pkcs1'],
+  ])('%s is %s', (expression, expected) => {
+    expect(show(expression)).toBe(expected);
+  });
+
+  it('names unknown hashes and OIDs as .NET does', () => {
+    expect(failure('HashAlgorithmName.FromOid("1.2.3")')).toContain(
+      'The specified OID (1.2.3) does not represent a known hash algorithm.',
+    );
+    expect(failure('RSAEncryptionPadding.CreateOaep(new HashAlgorithmName(""))')).toContain(
+      'The hash algorithm name cannot be null or empty.',
+    );
+  });
+});
+
+describe('Oid', () => {
+  it.each([
+    ['new Oid("sha256").Value', '2.16.840.1.101.3.4.2.1'],
+    ['new Oid("SHA256").FriendlyName', 'sha256'],
+    ['new Oid("1.2.840.113549.1.1.11").FriendlyName', 'sha256RSA'],
+    ['new Oid("2.5.4.3").FriendlyName', 'CN'],
+    ['new Oid("1.2.3.4").FriendlyName == null', 'True'],
+    ['new Oid("1.2.3.4", "mine").FriendlyName', 'mine'],
+    ['new Oid(new Oid("RSA")).Value', '1.2.840.113549.1.1.1'],
+  ])('%s is %s', (expression, expected) => {
+    expect(show(expression)).toBe(expected);
+  });
+
+  it('sets a value once (.NET 5 and later)', () => {
+    expect(showBlock('var o = new Oid(); o.Value = "1.2.3"; return o.Value;')).toBe('1.2.3');
+    expect(failure('var o = new Oid("1.2.3"); o.Value = "1.2.4"; return o.Value;', 'block')).toContain(
+      'PlatformNotSupportedException',
+    );
+  });
+});
+
+describe('RSA', () => {
+  let privatePem: string;
+  let publicPem: string;
+  let publicKey: KeyObject;
+  let privateKey: KeyObject;
+
+  beforeAll(() => {
+    const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    privateKey = pair.privateKey;
+    publicKey = pair.publicKey;
+    privatePem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    publicPem = publicKey.export({ format: 'pem', type: 'spki' }).toString();
+  });
+
+  const withKey = (pem: string, body: string): string =>
+    showBlock(`var rsa = RSA.Create(); rsa.ImportFromPem(${JSON.stringify(pem)}); ${body}`);
+
+  it('signs data that node:crypto verifies (PKCS#1 v1.5 and PSS with a salt as long as the hash)', () => {
+    const pkcs1 = withKey(
+      privatePem,
+      'return Convert.ToBase64String(rsa.SignData(Encoding.UTF8.GetBytes("hello"), HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1));',
+    );
+    expect(verify('sha256', Buffer.from('hello'), publicKey, Buffer.from(pkcs1, 'base64'))).toBe(true);
+    const pss = withKey(
+      privatePem,
+      'return Convert.ToBase64String(rsa.SignData(Encoding.UTF8.GetBytes("hello"), HashAlgorithmName.SHA384, RSASignaturePadding.Pss));',
+    );
+    expect(
+      verify(
+        'sha384',
+        Buffer.from('hello'),
+        { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 48 },
+        Buffer.from(pss, 'base64'),
+      ),
+    ).toBe(true);
+  });
+
+  it('verifies what node:crypto signed, and is false (not an exception) for anything else', () => {
+    const signature = sign('sha256', Buffer.from('payload'), privateKey).toString('base64');
+    const check = (data: string, padding: string) =>
+      withKey(
+        publicPem,
+        `return rsa.VerifyData(Encoding.UTF8.GetBytes("${data}"), Convert.FromBase64String("${signature}"), HashAlgorithmName.SHA256, RSASignaturePadding.${padding});`,
+      );
+    expect(check('payload', 'Pkcs1')).toBe('True');
+    expect(check('payloaD', 'Pkcs1')).toBe('False');
+    expect(check('payload', 'Pss')).toBe('False');
+  });
+
+  it('SignHash and VerifyHash over a SHA-256 computed by the expression', () => {
+    const body =
+      'var hash = SHA256.Create().ComputeHash(Encoding.UTF8.GetBytes("x")); var s = rsa.SignHash(hash, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1); return rsa.VerifyHash(hash, s, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1) + "," + Convert.ToBase64String(s);';
+    const [ok, signature] = withKey(privatePem, body).split(',');
+    expect(ok).toBe('True');
+    expect(verify('sha256', Buffer.from('x'), publicKey, Buffer.from(signature!, 'base64'))).toBe(true);
+  });
+
+  it('encrypts with the public key and decrypts with the private one (OAEP SHA-256 and PKCS#1)', () => {
+    for (const padding of ['OaepSHA256', 'OaepSHA1', 'Pkcs1']) {
+      const cipher = withKey(
+        publicPem,
+        `return Convert.ToBase64String(rsa.Encrypt(Encoding.UTF8.GetBytes("secret"), RSAEncryptionPadding.${padding}));`,
+      );
+      expect(
+        withKey(
+          privatePem,
+          `return Encoding.UTF8.GetString(rsa.Decrypt(Convert.FromBase64String("${cipher}"), RSAEncryptionPadding.${padding}));`,
+        ),
+      ).toBe('secret');
+    }
+  });
+
+  it('exports the key as node:crypto does, with .NET PEM (no newline after the END line)', () => {
+    expect(withKey(publicPem, 'return rsa.ExportSubjectPublicKeyInfoPem();')).toBe(publicPem.trimEnd());
+    const spki = withKey(publicPem, 'return Convert.ToBase64String(rsa.ExportSubjectPublicKeyInfo());');
+    expect(spki).toBe(publicKey.export({ format: 'der', type: 'spki' }).toString('base64'));
+    const pkcs1 = withKey(publicPem, 'return Convert.ToBase64String(rsa.ExportRSAPublicKey());');
+    expect(
+      createPublicKey({ key: Buffer.from(pkcs1, 'base64'), format: 'der', type: 'pkcs1' }).equals(publicKey),
+    ).toBe(true);
+  });
+
+  it('imports DER with the bytes read as its out argument', () => {
+    const der = publicKey.export({ format: 'der', type: 'spki' });
+    const padded = Buffer.concat([der, Buffer.from([0, 0, 0])]).toString('base64');
+    expect(
+      showBlock(
+        `var rsa = RSA.Create(); rsa.ImportSubjectPublicKeyInfo(Convert.FromBase64String("${padded}"), out int read); return read + "," + rsa.KeySize;`,
+      ),
+    ).toBe(`${der.length},2048`);
+  });
+
+  it('writes and reads .NET XML keys (Modulus and Exponent; private parts padded to the modulus)', () => {
+    const xml = withKey(publicPem, 'return rsa.ToXmlString(false);');
+    const jwk = publicKey.export({ format: 'jwk' });
+    expect(xml).toBe(
+      `<RSAKeyValue><Modulus>${Buffer.from(jwk.n!, 'base64url').toString('base64')}</Modulus><Exponent>AQAB</Exponent></RSAKeyValue>`,
+    );
+    const full = withKey(privatePem, 'return rsa.ToXmlString(true);');
+    expect(full).toMatch(
+      /<P>.*<\/P><Q>.*<\/Q><DP>.*<\/DP><DQ>.*<\/DQ><InverseQ>.*<\/InverseQ><D>.*<\/D><\/RSAKeyValue>$/,
+    );
+    const d = /<D>(.*)<\/D>/.exec(full)![1]!;
+    expect(Buffer.from(d, 'base64')).toHaveLength(256);
+    expect(
+      showBlock(
+        `var rsa = RSA.Create(); rsa.FromXmlString(${JSON.stringify(full)}); return rsa.ExportSubjectPublicKeyInfoPem();`,
+      ),
+    ).toBe(publicPem.trimEnd());
+  });
+
+  it('generates a key only when one is used, of the size asked, within the limit', () => {
+    expect(show('RSA.Create().KeySize')).toBe('2048');
+    expect(show('RSA.Create(1024).ExportRSAPublicKey().Length > 100')).toBe('True');
+    expect(show('RSA.Create().SignatureAlgorithm + "," + RSA.Create().KeyExchangeAlgorithm')).toBe('RSA,RSA');
+    expect(failure('RSA.Create(8192).ExportRSAPublicKey()')).toContain('exceeds the limit of 4096 bits');
+    // Legal sizes are RSAOpenSsl's: 512 to 16384 bits in steps of 8.
+    expect(failure('RSA.Create(1001)')).toContain('Specified key is not a valid size for this algorithm.');
+  });
+
+  it('is an AsymmetricAlgorithm', () => {
+    expect(show('RSA.Create() is AsymmetricAlgorithm')).toBe('True');
+    expect(showBlock('AsymmetricAlgorithm a = RSA.Create(); return a.KeySize;')).toBe('2048');
+  });
+
+  it.each([
+    [
+      'var rsa = RSA.Create(); rsa.ImportFromPem("no key here"); return 1;',
+      'No supported key formats were found.',
+    ],
+    [
+      'var rsa = RSA.Create(); rsa.ImportFromPem("-----BEGIN ENCRYPTED PRIVATE KEY-----\\nAAAA\\n-----END ENCRYPTED PRIVATE KEY-----"); return 1;',
+      'An encrypted key was found',
+    ],
+    [
+      'var rsa = RSA.Create(); rsa.ImportSubjectPublicKeyInfo(new byte[] { 1, 2, 3 }, out int n); return n;',
+      'CryptographicException',
+    ],
+  ])('%s fails with %s', (block, expected) => {
+    expect(failure(block, 'block')).toContain(expected);
+  });
+
+  it('has no private key after importing a public one', () => {
+    expect(
+      failure(
+        `var rsa = RSA.Create(); rsa.ImportFromPem(${JSON.stringify(publicPem)}); return rsa.SignData(new byte[] { 1 }, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);`,
+        'block',
+      ),
+    ).toContain('CryptographicException');
+  });
+});
