@@ -9,13 +9,55 @@ import { CsException } from '../runtime/core.js';
 
 const cryptographic = (message: string): CsException => new CsException('CryptographicException', message);
 
-/** Node prints a name one RDN per line, least specific first; .NET's Name is most specific first, ", "-separated. */
-const dotNetName = (name: string): string =>
-  name
+/** OpenSSL's short names (as Node prints them) → the names .NET's X500DistinguishedName.Name writes. */
+const DOTNET_KEYS: Readonly<Record<string, string>> = {
+  ST: 'S',
+  emailAddress: 'E',
+  street: 'STREET',
+  title: 'T',
+  GN: 'G',
+  initials: 'I',
+  serialNumber: 'SERIALNUMBER',
+  postalCode: 'PostalCode',
+  description: 'Description',
+  postOfficeBox: 'POBox',
+  telephoneNumber: 'Phone',
+  UID: 'OID.0.9.2342.19200300.100.1.1',
+};
+
+/** A value Node printed with RFC 2253 escapes (`a\, b`), unescaped. */
+const unescapeRfc2253 = (value: string): string =>
+  value.replace(/\\([0-9A-Fa-f]{2}|.)/g, (_m, c: string) =>
+    c.length === 2 ? String.fromCharCode(Number.parseInt(c, 16)) : c,
+  );
+
+/**
+ * The attributes of a name Node printed (one RDN per line, least specific first), most specific first as .NET
+ * reads them, with .NET's attribute names and the values unescaped.
+ */
+export function nameAttributes(nodeName: string): Array<[string, string]> {
+  return nodeName
     .split('\n')
     .filter((line) => line !== '')
     .reverse()
+    .map((line) => {
+      const at = line.indexOf('=');
+      const key = line.slice(0, at);
+      const name = DOTNET_KEYS[key] ?? (/^\d+(\.\d+)+$/.test(key) ? `OID.${key}` : key);
+      return [name, unescapeRfc2253(line.slice(at + 1))];
+    });
+}
+
+/** .NET quotes a value holding a separator, a quote or outer spaces, and doubles the quotes inside. */
+const quoted = (value: string): string =>
+  /[,+="\n<>#;]|^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+
+/** X500DistinguishedName.Name (and Subject, Issuer) as .NET writes it: most specific first, ", "-separated. */
+export function dotNetName(nodeName: string): string {
+  return nameAttributes(nodeName)
+    .map(([key, value]) => `${key}=${quoted(value)}`)
     .join(', ');
+}
 
 /**
  * The certificate in `raw`. A password argument means PKCS#12 (a .pfx with a private key), which Node cannot
@@ -32,7 +74,6 @@ export function certificateFromBytes(raw: Buffer, password: unknown): Certificat
   } catch {
     throw cryptographic('Cannot find the requested object. (the bytes are not a DER or PEM certificate)');
   }
-  const subjectLines = certificate.subject.split('\n');
   return new CertificateModel({
     pem: certificate.toString(),
     raw: certificate.raw,
@@ -40,11 +81,7 @@ export function certificateFromBytes(raw: Buffer, password: unknown): Certificat
     serialNumber: certificate.serialNumber.toUpperCase(),
     subject: dotNetName(certificate.subject),
     issuer: dotNetName(certificate.issuer),
-    commonName:
-      subjectLines
-        .reverse()
-        .find((line) => line.startsWith('CN='))
-        ?.slice(3) ?? null,
+    commonName: nameAttributes(certificate.subject).find(([key]) => key === 'CN')?.[1] ?? null,
     dnsNames: (certificate.subjectAltName ?? '')
       .split(/,\s*/)
       .filter((entry) => entry.startsWith('DNS:'))

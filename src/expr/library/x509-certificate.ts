@@ -18,7 +18,7 @@ import { defineEnumType } from './enums.js';
 import { nodeHash } from './hash-algorithm-name.js';
 import { arity, bool, bytes, enumValue } from './helpers.js';
 import { oidOf } from './oid.js';
-import { certificateFromBytes } from './x509-bytes.js';
+import { certificateFromBytes, nameAttributes } from './x509-bytes.js';
 import { CsPublicKey, certificateFields, PRIVATE_KEYS } from './x509-fields.js';
 
 const NAMESPACE = 'System.Security.Cryptography.X509Certificates';
@@ -133,18 +133,6 @@ export const X509CertificateType = defineType({
 
 // ---- X509Certificate2.GetNameInfo ----
 
-/** Node's name text: one RDN per line, least specific first; .NET reads them most specific first. */
-function attributes(name: string): Array<[string, string]> {
-  return name
-    .split('\n')
-    .filter((line) => line !== '')
-    .reverse()
-    .map((line) => {
-      const at = line.indexOf('=');
-      return [line.slice(0, at), line.slice(at + 1)];
-    });
-}
-
 /** Node's subjectAltName text (`DNS:a.example, email:x@example`), values JSON-quoted when they hold a comma. */
 function altNames(text: string | undefined): Array<[string, string]> {
   const out: Array<[string, string]> = [];
@@ -155,20 +143,12 @@ function altNames(text: string | undefined): Array<[string, string]> {
   return out;
 }
 
-const EMAIL_ATTRIBUTES = new Set(['emailAddress', 'E']);
-
 /** CN, else OU, O or e-mail (in that order of preference), else the first attribute — .NET's SimpleName. */
 function simpleName(attrs: Array<[string, string]>): string | null {
   const cn = attrs.find(([k]) => k === 'CN');
   if (cn) return cn[1];
   const pick = (test: (k: string) => boolean) => attrs.find(([k]) => test(k))?.[1];
-  return (
-    pick((k) => k === 'OU') ??
-    pick((k) => k === 'O') ??
-    pick((k) => EMAIL_ATTRIBUTES.has(k)) ??
-    attrs[0]?.[1] ??
-    null
-  );
+  return pick((k) => k === 'OU') ?? pick((k) => k === 'O') ?? pick((k) => k === 'E') ?? attrs[0]?.[1] ?? null;
 }
 
 /**
@@ -178,7 +158,7 @@ function simpleName(attrs: Array<[string, string]>): string | null {
  */
 function nameInfo(c: CertificateModel, nameType: number, forIssuer: boolean): string {
   const fields = certificateFields(c);
-  const attrs = attributes(forIssuer ? fields.node.issuer : fields.node.subject);
+  const attrs = nameAttributes(forIssuer ? fields.node.issuer : fields.node.subject);
   const types = X509NameTypeEnum.members;
   if (nameType === types.SimpleName) {
     const simple = simpleName(attrs);
@@ -195,7 +175,7 @@ function nameInfo(c: CertificateModel, nameType: number, forIssuer: boolean): st
   };
   const match = alt.find(([k, v]) => altKind[nameType]?.(k, v));
   if (match) return nameType === types.UpnName ? match[1].replace(/^UPN::?/, '') : match[1];
-  if (nameType === types.EmailName) return attrs.find(([k]) => EMAIL_ATTRIBUTES.has(k))?.[1] ?? '';
+  if (nameType === types.EmailName) return attrs.find(([k]) => k === 'E')?.[1] ?? '';
   if (nameType === types.DnsName) return attrs.find(([k]) => k === 'CN')?.[1] ?? '';
   return '';
 }
