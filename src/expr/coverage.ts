@@ -86,7 +86,7 @@ export const NOTES: Readonly<Record<string, string>> = {
   'System.Security.Cryptography.AsymmetricAlgorithm':
     'RSA is the one asymmetric algorithm the table allows, so every AsymmetricAlgorithm here is an RSA',
   'System.Security.Cryptography.RSA':
-    'not offered: `ExportParameters`/`ImportParameters` (RSAParameters is not an allowed type), the `Try*` forms (they write into a Span), the encrypted PKCS#8 members (PbeParameters is not allowed); `SignHash`/`VerifyHash` take Pkcs1 padding (Pss through `SignData`/`VerifyData`); a generated key is at most 4096 bits',
+    'not offered: `ExportParameters`/`ImportParameters` (RSAParameters is not an allowed type), the `Try*` forms (they write into a Span), the encrypted PKCS#8 members (PbeParameters is not allowed); a generated key is at most 4096 bits',
   'System.Security.Cryptography.Oid':
     "not offered: `FromFriendlyName`/`FromOidValue` (their OidGroup is not an allowed type); friendly names are .NET's cross-platform (Windows) names",
   'System.Security.Cryptography.X509Certificates.PublicKey':

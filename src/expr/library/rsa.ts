@@ -14,8 +14,6 @@ import {
   generateKeyPairSync,
   type KeyObject,
   privateDecrypt,
-  privateEncrypt,
-  publicDecrypt,
   publicEncrypt,
   sign,
   verify,
@@ -24,6 +22,8 @@ import { CsException, defineType, LimitError, prop, type Rt, step } from '../run
 import { nodeHash } from './hash-algorithm-name.js';
 import { bytes, int, setOut, str } from './helpers.js';
 import { CsEncryptionPadding, CsSignaturePadding } from './rsa-padding.js';
+import { hashLength, signHash, verifyHash } from './rsa-sign-hash.js';
+import { fromXml, toXml } from './rsa-xml.js';
 import { derElementLength } from './x509-fields.js';
 
 const cryptographic = (message: string): CsException => new CsException('CryptographicException', message);
@@ -148,55 +148,6 @@ function importPem(rsa: CsRsa, input: string): null {
 /** .NET writes PEM with "\n" line ends and no newline after the END line. */
 const pem = (text: string | Buffer): string => text.toString().trimEnd();
 
-// ---- .NET's XML key format (ToXmlString / FromXmlString) ----
-
-const XML_ORDER = ['Modulus', 'Exponent', 'P', 'Q', 'DP', 'DQ', 'InverseQ', 'D'] as const;
-const JWK_NAMES: Record<(typeof XML_ORDER)[number], string> = {
-  Modulus: 'n',
-  Exponent: 'e',
-  P: 'p',
-  Q: 'q',
-  DP: 'dp',
-  DQ: 'dq',
-  InverseQ: 'qi',
-  D: 'd',
-};
-
-/** ExportParameters pads D to the modulus's length and the CRT values to half of it; the XML carries them so. */
-function toXml(rsa: CsRsa, rt: Rt, includePrivate: boolean): string {
-  const key = includePrivate ? rsa.privateKey(rt) : rsa.publicKey(rt);
-  const jwk = key.export({ format: 'jwk' }) as Record<string, string>;
-  const modulusBytes = Buffer.from(jwk.n!, 'base64url').length;
-  const parts = XML_ORDER.slice(0, includePrivate ? XML_ORDER.length : 2).map((name) => {
-    let value = Buffer.from(jwk[JWK_NAMES[name]]!, 'base64url');
-    const width =
-      name === 'D' ? modulusBytes : name === 'Modulus' || name === 'Exponent' ? 0 : (modulusBytes + 1) >> 1;
-    if (value.length < width) value = Buffer.concat([Buffer.alloc(width - value.length), value]);
-    return `<${name}>${value.toString('base64')}</${name}>`;
-  });
-  return `<RSAKeyValue>${parts.join('')}</RSAKeyValue>`;
-}
-
-function fromXml(rsa: CsRsa, xml: string): null {
-  const values: Record<string, string> = {};
-  for (const name of XML_ORDER) {
-    const m = new RegExp(`<${name}>\\s*([A-Za-z0-9+/=\\s]*?)\\s*</${name}>`).exec(xml);
-    if (m) values[JWK_NAMES[name]] = Buffer.from(m[1]!.replace(/\s/g, ''), 'base64').toString('base64url');
-  }
-  if (!/^\s*<RSAKeyValue>[\s\S]*<\/RSAKeyValue>\s*$/.test(xml) || !values.n || !values.e) {
-    throw cryptographic("Input string does not contain a valid encoding of the 'RSA' 'Modulus' parameter.");
-  }
-  try {
-    const jwk = { kty: 'RSA', ...values };
-    rsa.import(
-      values.d ? createPrivateKey({ key: jwk, format: 'jwk' }) : createPublicKey({ key: jwk, format: 'jwk' }),
-    );
-  } catch {
-    throw cryptographic('Bad Data.');
-  }
-  return null;
-}
-
 // ---- signatures and encryption ----
 
 function signaturePadding(v: unknown): number {
@@ -256,27 +207,13 @@ function dataArgs(args: unknown[], extra: number): [Buffer, unknown, unknown] {
   return [bytes(args[0], 'data'), args[1 + extra], args[2 + extra]];
 }
 
-/** DER DigestInfo prefixes (RFC 8017 §9.2 note 1): what PKCS#1 v1.5 signs around a hash computed elsewhere. */
-const DIGEST_INFO: Record<string, { prefix: string; length: number }> = {
-  md5: { prefix: '3020300c06082a864886f70d020505000410', length: 16 },
-  sha1: { prefix: '3021300906052b0e03021a05000414', length: 20 },
-  sha256: { prefix: '3031300d060960864801650304020105000420', length: 32 },
-  sha384: { prefix: '3041300d060960864801650304020205000430', length: 48 },
-  sha512: { prefix: '3051300d060960864801650304020305000440', length: 64 },
-};
-
-function digestInfo(hashArg: unknown, hash: Buffer, padding: unknown): Buffer {
-  const info = DIGEST_INFO[nodeHash(hashArg)]!;
-  if (signaturePadding(padding) !== constants.RSA_PKCS1_PADDING) {
-    // Node signs a hash computed elsewhere only with PKCS#1 v1.5; PSS over a given hash would need the padding
-    // written here by hand.
-    throw new CsException(
-      'NotSupportedException',
-      'SignHash and VerifyHash take RSASignaturePadding.Pkcs1 here; use SignData/VerifyData for Pss',
-    );
-  }
-  if (hash.length !== info.length) throw cryptographic('The parameter is incorrect.');
-  return Buffer.concat([Buffer.from(info.prefix, 'hex'), hash]);
+/** SignHash(hash, hashAlgorithm, padding) and VerifyHash(hash, signature, hashAlgorithm, padding). */
+function hashArgs(hashArg: unknown, algorithmArg: unknown, padding: unknown): [Buffer, string, boolean] {
+  const hash = bytes(hashArg, 'hash');
+  const algorithm = nodeHash(algorithmArg);
+  const pss = signaturePadding(padding) === constants.RSA_PKCS1_PSS_PADDING;
+  if (hash.length !== hashLength(algorithm)) throw cryptographic('The parameter is incorrect.');
+  return [hash, algorithm, pss];
 }
 
 function encryptionOptions(key: KeyObject, v: unknown): Parameters<typeof publicEncrypt>[0] {
@@ -336,24 +273,13 @@ defineType({
   methods: {
     SignData: (rt, a: CsRsa, args) => checked(() => signData(rt, a, args)),
     VerifyData: (rt, a: CsRsa, args) => verifyData(rt, a, args),
-    SignHash: (rt, a: CsRsa, args) =>
-      checked(() =>
-        privateEncrypt(
-          { key: a.privateKey(rt), padding: constants.RSA_PKCS1_PADDING },
-          digestInfo(args[1], bytes(args[0], 'hash'), args[2]),
-        ),
-      ),
+    SignHash: (rt, a: CsRsa, args) => {
+      const [hash, algorithm, pss] = hashArgs(args[0], args[1], args[2]);
+      return checked(() => signHash(a.privateKey(rt), algorithm, hash, pss));
+    },
     VerifyHash: (rt, a: CsRsa, args) => {
-      const expected = digestInfo(args[2], bytes(args[0], 'hash'), args[3]);
-      try {
-        const recovered = publicDecrypt(
-          { key: a.publicKey(rt), padding: constants.RSA_PKCS1_PADDING },
-          bytes(args[1], 'signature'),
-        );
-        return recovered.equals(expected);
-      } catch {
-        return false;
-      }
+      const [hash, algorithm, pss] = hashArgs(args[0], args[2], args[3]);
+      return verifyHash(a.publicKey(rt), algorithm, hash, bytes(args[1], 'signature'), pss);
     },
     Encrypt: (rt, a: CsRsa, args) =>
       checked(() => publicEncrypt(encryptionOptions(a.publicKey(rt), args[1]), bytes(args[0], 'data'))),

@@ -116,6 +116,44 @@ describe('RSA', () => {
     expect(verify('sha256', Buffer.from('x'), publicKey, Buffer.from(signature!, 'base64'))).toBe(true);
   });
 
+  it('SignHash with Pss: node:crypto verifies it over the data (RFC 8017 EMSA-PSS, salt as long as the hash)', () => {
+    const body =
+      'var hash = SHA256.Create().ComputeHash(Encoding.UTF8.GetBytes("pss")); return Convert.ToBase64String(rsa.SignHash(hash, HashAlgorithmName.SHA256, RSASignaturePadding.Pss));';
+    const signature = Buffer.from(withKey(privatePem, body), 'base64');
+    const options = { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 };
+    expect(verify('sha256', Buffer.from('pss'), options, signature)).toBe(true);
+    expect(verify('sha256', Buffer.from('psS'), options, signature)).toBe(false);
+  });
+
+  it('VerifyHash with Pss accepts what node:crypto signed, and nothing else', () => {
+    for (const [hash, bytes] of [
+      ['SHA256', 32],
+      ['SHA512', 64],
+    ] as const) {
+      const signature = sign(hash.toLowerCase(), Buffer.from('data'), {
+        key: privateKey,
+        padding: constants.RSA_PKCS1_PSS_PADDING,
+        saltLength: bytes,
+      }).toString('base64');
+      const check = (data: string) =>
+        withKey(
+          publicPem,
+          `var h = ${hash}.Create().ComputeHash(Encoding.UTF8.GetBytes("${data}")); return rsa.VerifyHash(h, Convert.FromBase64String("${signature}"), HashAlgorithmName.${hash}, RSASignaturePadding.Pss);`,
+        );
+      expect(check('data')).toBe('True');
+      expect(check('datA')).toBe('False');
+    }
+  });
+
+  it("refuses a hash whose length is not the algorithm's", () => {
+    expect(
+      failure(
+        `var rsa = RSA.Create(); rsa.ImportFromPem(${JSON.stringify(privatePem)}); return rsa.SignHash(new byte[] { 1, 2, 3 }, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);`,
+        'block',
+      ),
+    ).toContain('CryptographicException');
+  });
+
   it('encrypts with the public key and decrypts with the private one (OAEP SHA-256 and PKCS#1)', () => {
     for (const padding of ['OaepSHA256', 'OaepSHA1', 'Pkcs1']) {
       const cipher = withKey(
