@@ -201,7 +201,11 @@ export const CertificateType = defineType({
   base: X509CertificateType,
   classes: [CertificateModel],
   test: (v) => v instanceof CertificateModel && !(v instanceof BaseCertificate),
-  construct: (_rt, args) => certificateFromBytes(bytes(args[0], 'rawData'), args[1]),
+  // new X509Certificate2(X509Certificate) copies a certificate; otherwise the argument is its bytes.
+  construct: (_rt, args) =>
+    args[0] instanceof CertificateModel
+      ? new CertificateModel(args[0])
+      : certificateFromBytes(bytes(args[0], 'rawData'), args[1]),
   props: {
     Thumbprint: prop((c: CertificateModel) => c.thumbprint),
     SerialNumber: prop((c: CertificateModel) => c.serialNumber),

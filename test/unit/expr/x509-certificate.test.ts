@@ -68,9 +68,17 @@ describe('X509 certificates in expressions', () => {
     expect(show(`${base()}.GetPublicKeyString()`)).toBe(pkcs1.toString('hex').toUpperCase());
   });
 
+  // GetEffectiveDateString/GetExpirationDateString: NotBefore/NotAfter "in local time" (the reference pages), which
+  // is UTC on the gateway, formatted as DateTime.ToString() formats them.
+  it('prints the validity dates as DateTime.ToString() does', () => {
+    expect(show(`${cert()}.GetEffectiveDateString() == ${cert()}.NotBefore.ToString()`)).toBe('True');
+    expect(show(`${base()}.GetExpirationDateString() == ${cert()}.NotAfter.ToString()`)).toBe('True');
+  });
+
   it('keeps the base class apart from X509Certificate2', () => {
     expect(show(`${base()} is X509Certificate2`)).toBe('False');
     expect(show(`${cert()} is X509Certificate`)).toBe('True');
+    expect(show(`new X509Certificate2(${base()}) is X509Certificate2`)).toBe('True');
     expect(failure(`${base()}.Thumbprint`)).not.toBe('no error');
   });
 
