@@ -104,18 +104,37 @@ function importDer(rsa: CsRsa, args: unknown[], format: DerFormat): null {
   return null;
 }
 
-const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([A-Za-z0-9+/=\s]*?)-----END \1-----/g;
-const KEY_LABELS = new Set([
+const KEY_LABELS = [
   'PUBLIC KEY',
   'RSA PUBLIC KEY',
   'PRIVATE KEY',
   'RSA PRIVATE KEY',
   'ENCRYPTED PRIVATE KEY',
-]);
+] as const;
+
+/**
+ * The key blocks of PEM text, as [whole block, label]. Found with indexOf rather than one regular expression, so
+ * that text full of BEGIN lines without their END costs one pass per label, not a pass per line.
+ */
+function pemKeyBlocks(input: string): Array<[string, string]> {
+  const found: Array<[number, string, string]> = [];
+  for (const label of KEY_LABELS) {
+    const begin = `-----BEGIN ${label}-----`;
+    const end = `-----END ${label}-----`;
+    for (let at = input.indexOf(begin); at >= 0; ) {
+      const close = input.indexOf(end, at + begin.length);
+      if (close < 0) break;
+      const body = input.slice(at + begin.length, close);
+      if (/^[A-Za-z0-9+/=\s]*$/.test(body)) found.push([at, input.slice(at, close + end.length), label]);
+      at = input.indexOf(begin, close + end.length);
+    }
+  }
+  return found.sort((x, y) => x[0] - y[0]).map(([, block, label]) => [block, label]);
+}
 
 /** ImportFromPem: the one key among the PEM blocks of `input`; other blocks (a CERTIFICATE) are skipped. */
 function importPem(rsa: CsRsa, input: string): null {
-  const keys = [...input.matchAll(PEM_BLOCK)].filter((m) => KEY_LABELS.has(m[1]!));
+  const keys = pemKeyBlocks(input);
   if (keys.length === 0) {
     throw new CsException(
       'ArgumentException',

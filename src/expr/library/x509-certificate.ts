@@ -133,12 +133,36 @@ export const X509CertificateType = defineType({
 
 // ---- X509Certificate2.GetNameInfo ----
 
-/** Node's subjectAltName text (`DNS:a.example, email:x@example`), values JSON-quoted when they hold a comma. */
+/**
+ * Node's subjectAltName text (`DNS:a.example, email:x@example`), values JSON-quoted when they hold a comma. Read
+ * in one pass: the text comes from a certificate an expression may have built.
+ */
 function altNames(text: string | undefined): Array<[string, string]> {
+  const s = text ?? '';
   const out: Array<[string, string]> = [];
-  for (const m of (text ?? '').matchAll(/([^:,]+?):("(?:[^"\\]|\\.)*"|[^,]*)(?:,\s*|$)/g)) {
-    const raw = m[2]!;
-    out.push([m[1]!.trim(), raw.startsWith('"') ? (JSON.parse(raw) as string) : raw]);
+  for (let at = 0; at < s.length; ) {
+    const colon = s.indexOf(':', at);
+    if (colon < 0) break;
+    let end: number;
+    let value: string;
+    if (s[colon + 1] === '"') {
+      end = colon + 2;
+      while (end < s.length && s[end] !== '"') end += s[end] === '\\' ? 2 : 1;
+      end = Math.min(end + 1, s.length);
+      try {
+        value = JSON.parse(s.slice(colon + 1, end)) as string;
+      } catch {
+        value = s.slice(colon + 1, end);
+      }
+    } else {
+      const comma = s.indexOf(',', colon);
+      end = comma < 0 ? s.length : comma;
+      value = s.slice(colon + 1, end);
+    }
+    out.push([s.slice(at, colon).trim(), value]);
+    const next = s.indexOf(',', end);
+    if (next < 0) break;
+    at = next + 1;
   }
   return out;
 }

@@ -239,6 +239,28 @@ describe('RSA', () => {
     expect(failure(block, 'block')).toContain(expected);
   });
 
+  // ImportFromPem (learn.microsoft.com/dotnet/api/system.security.cryptography.rsa.importfrompem): unsupported PEM
+  // objects are ignored; more than one key is an ArgumentException.
+  it('ImportFromPem skips other blocks and refuses two keys', () => {
+    const other = '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n';
+    expect(withKey(other + publicPem, 'return rsa.KeySize;')).toBe('2048');
+    expect(
+      failure(
+        `var rsa = RSA.Create(); rsa.ImportFromPem(${JSON.stringify(publicPem + privatePem)}); return 1;`,
+        'block',
+      ),
+    ).toContain('The input contains multiple keys');
+  });
+
+  it('reads PEM text full of BEGIN lines without an END in one pass', () => {
+    expect(
+      failure(
+        'var rsa = RSA.Create(); rsa.ImportFromPem(string.Concat(Enumerable.Repeat("-----BEGIN PUBLIC KEY-----", 20000))); return 1;',
+        'block',
+      ),
+    ).toContain('No supported key formats were found.');
+  });
+
   it('has no private key after importing a public one', () => {
     expect(
       failure(
