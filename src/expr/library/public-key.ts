@@ -9,7 +9,7 @@
  * (AsnEncodedData is not an allowed type), and GetDSAPublicKey / GetECDsaPublicKey / GetECDiffieHellmanPublicKey
  * (DSA and the elliptic-curve classes are not allowed either).
  */
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey } from 'node:crypto';
 import { CertificateModel } from '../context.js';
 import { CsException, defineExtensions, defineType, type Method, prop, type Rt } from '../runtime/core.js';
 import { bytes, setOut } from './helpers.js';
@@ -38,7 +38,7 @@ const getRsaPublicKey = (c: CertificateModel): CsRsa | null =>
 
 /** A new RSA object over the certificate's private key each call, as .NET gives; null without one. */
 function getRsaPrivateKey(c: CertificateModel): CsRsa | null {
-  const key = PRIVATE_KEYS.get(c) as KeyObject | undefined;
+  const key = PRIVATE_KEYS.get(c);
   return key ? new CsRsa(key) : null;
 }
 

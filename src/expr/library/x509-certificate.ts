@@ -18,6 +18,7 @@ import { defineEnumType } from './enums.js';
 import { nodeHash } from './hash-algorithm-name.js';
 import { arity, bool, bytes, enumValue } from './helpers.js';
 import { oidOf } from './oid.js';
+import { CsRsa } from './rsa.js';
 import { certificateFromBytes, nameAttributes } from './x509-bytes.js';
 import { CsPublicKey, certificateFields, PRIVATE_KEYS } from './x509-fields.js';
 
@@ -238,6 +239,11 @@ export const CertificateType = defineType({
     RawData: prop((c: CertificateModel) => Buffer.from(c.raw)),
     FriendlyName: prop(() => ''),
     HasPrivateKey: prop((c: CertificateModel) => PRIVATE_KEYS.has(c)),
+    /** Obsolete since .NET 6 (GetRSAPrivateKey replaces it), still answered: the key, or null. */
+    PrivateKey: prop((c: CertificateModel) => {
+      const key = PRIVATE_KEYS.get(c);
+      return key ? new CsRsa(key) : null;
+    }),
     PublicKey: prop((c: CertificateModel) => new CsPublicKey(certificateFields(c).spki)),
     SubjectName: prop((c: CertificateModel) => new DistinguishedName(c.subject)),
     IssuerName: prop((c: CertificateModel) => new DistinguishedName(c.issuer)),

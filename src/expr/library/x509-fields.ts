@@ -3,7 +3,7 @@
  * algorithm, the serial number's bytes, the public key's algorithm, parameters and bits — read from the DER once
  * per certificate (RFC 5280 §4.1) and kept beside it.
  */
-import { X509Certificate } from 'node:crypto';
+import { type KeyObject, X509Certificate } from 'node:crypto';
 import type { CertificateModel } from '../context.js';
 import { CsException } from '../runtime/core.js';
 
@@ -19,7 +19,7 @@ export class CsPublicKey {
 }
 
 /** The private keys of the certificates RSACertificateExtensions.CopyWithPrivateKey made (none come from outside). */
-export const PRIVATE_KEYS = new WeakMap<CertificateModel, unknown>();
+export const PRIVATE_KEYS = new WeakMap<CertificateModel, KeyObject>();
 
 export interface CertificateFields {
   readonly node: X509Certificate;

@@ -148,9 +148,9 @@ describe('X509 certificates in expressions', () => {
     expect(show(`${cert()}.GetRSAPrivateKey() == null`)).toBe('True');
     expect(failure(`${cert(bare.pem)}.PublicKey.Key`)).toContain('NotSupportedException');
     const withKey = showBlock(
-      `var rsa = RSA.Create(); rsa.ImportFromPem(${JSON.stringify(leaf.key)}); var c = ${cert()}.CopyWithPrivateKey(rsa); return c.HasPrivateKey + "," + (c.GetRSAPrivateKey() != null);`,
+      `var rsa = RSA.Create(); rsa.ImportFromPem(${JSON.stringify(leaf.key)}); var c = ${cert()}.CopyWithPrivateKey(rsa); return c.HasPrivateKey + "," + (c.GetRSAPrivateKey() != null) + "," + (c.PrivateKey is RSA);`,
     );
-    expect(withKey).toBe('True,True');
+    expect(withKey).toBe('True,True,True');
     const other = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({
       format: 'pem',
       type: 'pkcs8',
