@@ -2,63 +2,10 @@ import { constants, createPublicKey, generateKeyPairSync, type KeyObject, sign, 
 import { beforeAll, describe, expect, it } from 'vitest';
 import { failure, show, showBlock } from '../../doubles/policy-context.js';
 
-// RSA, AsymmetricAlgorithm, HashAlgorithmName, RSASignaturePadding, RSAEncryptionPadding and Oid. Signatures and
-// ciphertexts are checked by node:crypto on the other side (RFC 8017, the same PKCS#1 that .NET's RSA implements);
-// names, ToString forms and errors are .NET's (dotnet/runtime: HashAlgorithmName.cs, RSASignaturePadding.cs —
-// ToString is the mode —, RSAEncryptionPadding.cs — ToString is the mode then the OAEP hash name —, OidLookup.cs —
-// the cross-platform friendly-name table —, RSA.cs — SignatureAlgorithm and KeyExchangeAlgorithm are "RSA").
-describe('HashAlgorithmName and the paddings', () => {
-  it.each([
-    ['HashAlgorithmName.SHA256.Name', 'SHA256'],
-    ['HashAlgorithmName.SHA1.ToString()', 'SHA1'],
-    ['new HashAlgorithmName("SHA384") == HashAlgorithmName.SHA384', 'True'],
-    ['HashAlgorithmName.SHA256.Equals(HashAlgorithmName.SHA512)', 'False'],
-    ['default(HashAlgorithmName).Name == null', 'True'],
-    ['HashAlgorithmName.FromOid("2.16.840.1.101.3.4.2.1").Name', 'SHA256'],
-    ['HashAlgorithmName.TryFromOid("1.2.3", out var h)', 'False'],
-    ['RSASignaturePadding.Pkcs1.ToString()', 'Pkcs1'],
-    ['RSASignaturePadding.Pss.Mode.ToString()', 'Pss'],
-    ['RSASignaturePadding.Pss == RSASignaturePadding.Pss', 'True'],
-    ['RSAEncryptionPadding.OaepSHA256.ToString()', 'OaepSHA256'],
-    ['RSAEncryptionPadding.Pkcs1.ToString()', 'Pkcs1'],
-    ['RSAEncryptionPadding.OaepSHA1.OaepHashAlgorithm.Name', 'SHA1'],
-    ['RSAEncryptionPadding.CreateOaep(HashAlgorithmName.SHA384) == RSAEncryptionPadding.OaepSHA384', 'True'],
-    ['RSAEncryptionPadding.Pkcs1.Mode.ToString()', 'Pkcs1'],
-  ])('%s is %s', (expression, expected) => {
-    expect(show(expression)).toBe(expected);
-  });
-
-  it('names unknown hashes and OIDs as .NET does', () => {
-    expect(failure('HashAlgorithmName.FromOid("1.2.3")')).toContain(
-      'The specified OID (1.2.3) does not represent a known hash algorithm.',
-    );
-    expect(failure('RSAEncryptionPadding.CreateOaep(new HashAlgorithmName(""))')).toContain(
-      'The hash algorithm name cannot be null or empty.',
-    );
-  });
-});
-
-describe('Oid', () => {
-  it.each([
-    ['new Oid("sha256").Value', '2.16.840.1.101.3.4.2.1'],
-    ['new Oid("SHA256").FriendlyName', 'sha256'],
-    ['new Oid("1.2.840.113549.1.1.11").FriendlyName', 'sha256RSA'],
-    ['new Oid("2.5.4.3").FriendlyName', 'CN'],
-    ['new Oid("1.2.3.4").FriendlyName == null', 'True'],
-    ['new Oid("1.2.3.4", "mine").FriendlyName', 'mine'],
-    ['new Oid(new Oid("RSA")).Value', '1.2.840.113549.1.1.1'],
-  ])('%s is %s', (expression, expected) => {
-    expect(show(expression)).toBe(expected);
-  });
-
-  it('sets a value once (.NET 5 and later)', () => {
-    expect(showBlock('var o = new Oid(); o.Value = "1.2.3"; return o.Value;')).toBe('1.2.3');
-    expect(failure('var o = new Oid("1.2.3"); o.Value = "1.2.4"; return o.Value;', 'block')).toContain(
-      'PlatformNotSupportedException',
-    );
-  });
-});
-
+// RSA and AsymmetricAlgorithm. Signatures and ciphertexts are checked by node:crypto on the other side (RFC 8017,
+// the PKCS#1 that .NET's RSA implements); names and errors are .NET's (dotnet/runtime RSA.cs: SignatureAlgorithm and
+// KeyExchangeAlgorithm are "RSA"; the ImportFromPem, ToXmlString and Import*(…, out bytesRead) reference pages at
+// learn.microsoft.com/dotnet/api/system.security.cryptography.rsa).
 describe('RSA', () => {
   let privatePem: string;
   let publicPem: string;
