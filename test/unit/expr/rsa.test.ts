@@ -164,6 +164,15 @@ describe('RSA', () => {
     expect(failure('RSA.Create(1001)')).toContain('Specified key is not a valid size for this algorithm.');
   });
 
+  it('a key too large to generate is a limit, which catch (Exception) does not swallow', () => {
+    expect(
+      failure(
+        'try { return RSA.Create(8192).ExportRSAPublicKey().Length; } catch (Exception) { return -1; }',
+        'block',
+      ),
+    ).toContain('exceeds the limit of 4096 bits');
+  });
+
   it('is an AsymmetricAlgorithm', () => {
     expect(show('RSA.Create() is AsymmetricAlgorithm')).toBe('True');
     expect(showBlock('AsymmetricAlgorithm a = RSA.Create(); return a.KeySize;')).toBe('2048');
