@@ -168,12 +168,15 @@ function altNames(text: string | undefined): Array<[string, string]> {
   return out;
 }
 
-/** CN, else OU, O or e-mail (in that order of preference), else the first attribute — .NET's SimpleName. */
+/**
+ * .NET's SimpleName: the most specific CN; else OU, O or e-mail in that order of preference — the least specific
+ * of each, as .NET keeps overwriting it while it reads — else the most specific attribute.
+ */
 function simpleName(attrs: Array<[string, string]>): string | null {
   const cn = attrs.find(([k]) => k === 'CN');
   if (cn) return cn[1];
-  const pick = (test: (k: string) => boolean) => attrs.find(([k]) => test(k))?.[1];
-  return pick((k) => k === 'OU') ?? pick((k) => k === 'O') ?? pick((k) => k === 'E') ?? attrs[0]?.[1] ?? null;
+  const pick = (key: string) => attrs.findLast(([k]) => k === key)?.[1];
+  return pick('OU') ?? pick('O') ?? pick('E') ?? attrs[0]?.[1] ?? null;
 }
 
 /**

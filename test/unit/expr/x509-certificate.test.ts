@@ -122,7 +122,13 @@ describe('X509 certificates in expressions', () => {
     expect(show(`${cert()}.GetNameInfo(X509NameType.${type}, ${forIssuer})`)).toBe(expected);
   });
 
-  it('GetNameInfo without a CN: OU before O for SimpleName, and "" for DnsName', () => {
+  it('GetNameInfo without a CN: OU before O for SimpleName (the least specific OU), and "" for DnsName', async () => {
+    const units = await workshop.selfSigned({
+      name: 'units',
+      subject: '/O=Org/OU=Outer/OU=Inner',
+      usage: 'client',
+    });
+    expect(show(`${cert(units.pem)}.GetNameInfo(X509NameType.SimpleName, false)`)).toBe('Outer');
     expect(show(`${cert(bare.pem)}.GetNameInfo(X509NameType.SimpleName, false)`)).toBe('Only Unit');
     expect(show(`${cert(bare.pem)}.GetNameInfo(X509NameType.DnsName, false)`)).toBe('');
   });
