@@ -75,12 +75,6 @@ export const MISSING: Readonly<Record<string, string>> = {
  * wider one), what a user should know. Keyed by the documented name.
  */
 export const NOTES: Readonly<Record<string, string>> = {
-  'System.Int16': 'an `int` underneath: values are not narrowed to 16 bits',
-  'System.UInt16': 'an `int` underneath: values are not narrowed to 16 bits',
-  'System.SByte': 'an `int` underneath: values are not narrowed to 8 bits',
-  'System.UInt32': 'a `long` underneath: values are not narrowed to 32 bits',
-  'System.UInt64': 'a `long` underneath: values above `long.MaxValue` wrap',
-  'System.Single': 'a `double` underneath: arithmetic is not rounded to 32 bits',
   'System.Net.IPAddress':
     "parsed and printed by .NET's rules (IPv4 shorthand such as `10.1`, octal and hex parts, bracketed IPv6 with a port); an IPv6 scope naming an interface counts as no scope",
   'System.Security.Cryptography.AsymmetricAlgorithm':
@@ -92,9 +86,15 @@ export const NOTES: Readonly<Record<string, string>> = {
   'System.Security.Cryptography.X509Certificates.PublicKey':
     'not offered: `EncodedKeyValue`/`EncodedParameters` and their constructor (AsnEncodedData is not an allowed type), the DSA and elliptic-curve getters (nor are those classes)',
   'System.Security.Cryptography.X509Certificates.X509Certificate':
-    'not offered: `CreateFromCertFile`/`CreateFromSignedFile` (no file system), `Handle` (a native pointer), `Import` (.NET throws: certificates are immutable), the verbose `ToString(true)`; `Export` writes `X509ContentType.Cert`',
+    'not offered: `CreateFromCertFile`/`CreateFromSignedFile` (no file system), `Handle` (a native pointer), `Import` (.NET throws: certificates are immutable); `Export` writes `X509ContentType.Cert`',
   'System.Security.Cryptography.X509Certificates.X509Certificate2':
-    "`GetNameInfo` reads the subject's alternative names, not the issuer's (Node does not expose them); a certificate has a private key only from `CopyWithPrivateKey`",
+    "`GetNameInfo` reads the subject's alternative names, not the issuer's (Node does not expose them); a certificate has a private key only from `CopyWithPrivateKey` or `CreateFromPem`; `ToString(true)` is refused (it words the extensions as Windows formats them)",
+  'System.Int16': 'an `int` underneath: values are not narrowed to 16 bits',
+  'System.UInt16': 'an `int` underneath: values are not narrowed to 16 bits',
+  'System.SByte': 'an `int` underneath: values are not narrowed to 8 bits',
+  'System.UInt32': 'a `long` underneath: values are not narrowed to 32 bits',
+  'System.UInt64': 'a `long` underneath: values above `long.MaxValue` wrap',
+  'System.Single': 'a `double` underneath: arithmetic is not rounded to 32 bits',
 };
 
 export type Coverage =

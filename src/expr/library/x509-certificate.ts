@@ -8,7 +8,7 @@
  * pointer), Import (.NET throws PlatformNotSupportedException: certificates are immutable), and the verbose
  * ToString(true) text of the Windows certificate dialog.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { CertificateModel } from '../context.js';
 import { toDotNetStringRt } from '../runtime/convert.js';
 import { CsException, defineType, prop, type Rt } from '../runtime/core.js';
@@ -16,7 +16,7 @@ import { makeEnum } from '../runtime/enum.js';
 import { CsDateTime } from '../runtime/values.js';
 import { defineEnumType } from './enums.js';
 import { nodeHash } from './hash-algorithm-name.js';
-import { arity, bool, bytes, enumValue } from './helpers.js';
+import { arity, bool, bytes, enumValue, str } from './helpers.js';
 import { oidOf } from './oid.js';
 import { CsRsa } from './rsa.js';
 import { certificateFromBytes, nameAttributes } from './x509-bytes.js';
@@ -96,6 +96,19 @@ function exportAs(c: CertificateModel, type: unknown): Buffer {
   );
 }
 
+/** X509Certificate.ToString(true), line for line as dotnet/runtime writes it ("\n" ends lines, as AppendLine here). */
+function summary(rt: Rt, c: CertificateModel): string {
+  const section = (title: string, value: string) => `[${title}]\n  ${value}\n`;
+  return [
+    section('Subject', c.subject),
+    section('Issuer', c.issuer),
+    section('Serial Number', hex(certificateFields(c).serial)),
+    section('Not Before', localDateString(rt, c.notBefore)),
+    section('Not After', localDateString(rt, c.notAfter)),
+    section('Thumbprint', hex(createHash('sha1').update(certificateFields(c).node.raw).digest())),
+  ].join('\n');
+}
+
 export const X509CertificateType = defineType({
   name: 'X509Certificate',
   namespace: NAMESPACE,
@@ -127,6 +140,9 @@ export const X509CertificateType = defineType({
     /** .NET's: the first four bytes of the SHA-1 thumbprint, big-endian. */
     GetHashCode: (_rt, c: CertificateModel) =>
       createHash('sha1').update(certificateFields(c).node.raw).digest().readInt32BE(0),
+    /** ToString() is the type's name; ToString(true) the summary (X509Certificate2's ToString() is the summary). */
+    ToString: (rt, c: CertificateModel, args) =>
+      args[0] === true ? summary(rt, c) : 'System.Security.Cryptography.X509Certificates.X509Certificate',
     Dispose: () => null,
     Reset: () => null,
   },
@@ -208,6 +224,59 @@ function nameInfo(c: CertificateModel, nameType: number, forIssuer: boolean): st
   return '';
 }
 
+/**
+ * X509Certificate2.CreateFromPem(certPem[, keyPem]): the first CERTIFICATE block, and with keyPem the first private
+ * key whose label the certificate's algorithm accepts ("PRIVATE KEY", or "RSA PRIVATE KEY" / "EC PRIVATE KEY"),
+ * which must match the certificate's public key.
+ */
+function certificateFromPem(certPem: string, keyPem: string | null): CertificateModel {
+  const block = pemBlock(certPem, 'CERTIFICATE');
+  if (block === null)
+    throw new CsException(
+      'CryptographicException',
+      'The contents do not contain a PEM with a CERTIFICATE label, or the content is malformed.',
+    );
+  const certificate = certificateFromBytes(Buffer.from(block), undefined);
+  if (keyPem === null) return certificate;
+  const rsa = certificateFields(certificate).keyAlgorithm === '1.2.840.113549.1.1.1';
+  const keyBlock =
+    pemBlock(keyPem, 'PRIVATE KEY') ?? pemBlock(keyPem, rsa ? 'RSA PRIVATE KEY' : 'EC PRIVATE KEY');
+  if (keyBlock === null)
+    throw new CsException(
+      'CryptographicException',
+      'The key contents do not contain a PEM, the content is malformed, or the key does not match the certificate.',
+    );
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(keyBlock);
+  } catch {
+    throw new CsException(
+      'CryptographicException',
+      'The key contents do not contain a PEM, the content is malformed, or the key does not match the certificate.',
+    );
+  }
+  if (
+    !createPublicKey(key).export({ format: 'der', type: 'spki' }).equals(certificateFields(certificate).spki)
+  ) {
+    throw new CsException(
+      'CryptographicException',
+      'The key contents do not contain a PEM, the content is malformed, or the key does not match the certificate.',
+    );
+  }
+  PRIVATE_KEYS.set(certificate, key);
+  return certificate;
+}
+
+/** The first PEM block labelled `label`, whole, found with indexOf (one pass). */
+function pemBlock(text: string, label: string): string | null {
+  const begin = `-----BEGIN ${label}-----`;
+  const end = `-----END ${label}-----`;
+  const at = text.indexOf(begin);
+  if (at < 0) return null;
+  const close = text.indexOf(end, at + begin.length);
+  return close < 0 ? null : text.slice(at, close + end.length);
+}
+
 /** What GetCertContentType sees in the bytes: a certificate, a PFX (version 3, then data), PKCS#7 signed data. */
 function contentType(raw: Buffer): string {
   try {
@@ -254,6 +323,15 @@ export const CertificateType = defineType({
     SignatureAlgorithm: prop((c: CertificateModel) => oidOf(certificateFields(c).signatureAlgorithm)),
   },
   methods: {
+    ToString: (rt, c: CertificateModel, args) => {
+      if (args[0] !== true) return summary(rt, c);
+      // The verbose form lists the extensions as the operating system's formatter words them (CryptFormatObject on
+      // Windows), which cannot be reproduced faithfully.
+      throw new CsException(
+        'NotSupportedException',
+        'X509Certificate2.ToString(true) is not supported in policy expressions here; ToString() gives the summary',
+      );
+    },
     /** Chain to a trusted authority and not revoked, as the gateway checked it. */
     Verify: (_rt, c: CertificateModel) => c.trusted && c.revoked !== true,
     GetNameInfo: (_rt, c: CertificateModel, args) => {
@@ -264,6 +342,8 @@ export const CertificateType = defineType({
     },
   },
   staticMethods: {
+    CreateFromPem: (_rt, _s, args) =>
+      certificateFromPem(str(args[0], 'certPem'), args.length > 1 ? str(args[1], 'keyPem') : null),
     GetCertContentType: (_rt, _s, args) =>
       X509ContentTypeEnum.values.get(contentType(bytes(args[0], 'rawData'))),
   },

@@ -181,6 +181,48 @@ describe('X509 certificates in expressions', () => {
     expect(show(`${cert(named.pem)}.GetNameInfo(X509NameType.SimpleName, false)`)).toBe('say "hi"');
   });
 
+  // X509Certificate.ToString(true) and X509Certificate2.ToString(): dotnet/runtime's summary — [Subject], [Issuer],
+  // [Serial Number], [Not Before], [Not After], [Thumbprint], each value on its own line indented by two spaces.
+  it('ToString: the type name, or the summary .NET writes', () => {
+    const sha1 = createHash('sha1').update(der).digest('hex').toUpperCase();
+    const expected = (notBefore: string, notAfter: string) =>
+      [
+        '[Subject]\n  E=ops@example.com, CN=client.example, OU=Gateways, O=Portcullis Test, C=NL\n',
+        '[Issuer]\n  CN=Portcullis Test CA\n',
+        '[Serial Number]\n  0A1B2C3D\n',
+        `[Not Before]\n  ${notBefore}\n`,
+        `[Not After]\n  ${notAfter}\n`,
+        `[Thumbprint]\n  ${sha1}\n`,
+      ].join('\n');
+    const dates = show(`${cert()}.NotBefore.ToString() + "|" + ${cert()}.NotAfter.ToString()`).split('|');
+    expect(show(`${cert()}.ToString()`)).toBe(expected(dates[0]!, dates[1]!));
+    expect(show(`${base()}.ToString(true)`)).toBe(expected(dates[0]!, dates[1]!));
+    expect(show(`${base()}.ToString()`)).toBe(
+      'System.Security.Cryptography.X509Certificates.X509Certificate',
+    );
+    expect(failure(`${cert()}.ToString(true)`)).toContain('NotSupportedException');
+  });
+
+  // X509Certificate2.CreateFromPem (learn.microsoft.com/dotnet/api/system.security.cryptography.x509certificates.
+  // x509certificate2.createfrompem): the first CERTIFICATE, the first key with an accepted label, which must match.
+  it('CreateFromPem reads a certificate and its private key', () => {
+    const both = `X509Certificate2.CreateFromPem(${JSON.stringify(leaf.pem)}, ${JSON.stringify(leaf.key)})`;
+    expect(show(`${both}.HasPrivateKey`)).toBe('True');
+    expect(show(`X509Certificate2.CreateFromPem(${JSON.stringify(leaf.pem)}).HasPrivateKey`)).toBe('False');
+    const signature = show(
+      `Convert.ToBase64String(${both}.GetRSAPrivateKey().SignData(Encoding.UTF8.GetBytes("m"), HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1))`,
+    );
+    expect(
+      show(
+        `${cert()}.GetRSAPublicKey().VerifyData(Encoding.UTF8.GetBytes("m"), Convert.FromBase64String("${signature}"), HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1)`,
+      ),
+    ).toBe('True');
+    expect(
+      failure(`X509Certificate2.CreateFromPem(${JSON.stringify(leaf.pem)}, ${JSON.stringify(bare.key)})`),
+    ).toContain('CryptographicException');
+    expect(failure('X509Certificate2.CreateFromPem("no pem")')).toContain('CryptographicException');
+  });
+
   it('PublicKey.CreateFromSubjectPublicKeyInfo reads the bytes and says how many', () => {
     const spki = createPublicKey(leaf.pem).export({ format: 'der', type: 'spki' });
     expect(
