@@ -175,6 +175,8 @@ function parseOrThrow(v: unknown): CsIPAddress {
 }
 
 const IPV6_LOOPBACK = Buffer.from([...new Array<number>(15).fill(0), 1]);
+/** 127.0.0.1 mapped to IPv6, which .NET also counts as loopback (IPAddress.IsLoopback, dotnet/runtime). */
+const MAPPED_LOOPBACK = Buffer.from([...new Array<number>(10).fill(0), 0xff, 0xff, 127, 0, 0, 1]);
 
 defineType({
   name: 'IPAddress',
@@ -204,13 +206,14 @@ defineType({
       setOut(args[1], parsed);
       return parsed !== null;
     },
-    /** 127.0.0.0/8, or exactly ::1 (an IPv4-mapped ::ffff:127.0.0.1 is not loopback to .NET). */
+    /** 127.0.0.0/8; for IPv6 exactly ::1 or ::ffff:127.0.0.1, without a scope (.NET compares with Equals). */
     IsLoopback: (_rt, _s, args) => {
       const a = args[0];
       if (!(a instanceof CsIPAddress)) {
         throw new CsException('ArgumentNullException', "Value cannot be null. (Parameter 'address')");
       }
-      return a.isV6 ? a.bytes.equals(IPV6_LOOPBACK) && a.scopeId === 0 : a.bytes[0] === 127;
+      if (!a.isV6) return a.bytes[0] === 127;
+      return a.scopeId === 0 && (a.bytes.equals(IPV6_LOOPBACK) || a.bytes.equals(MAPPED_LOOPBACK));
     },
   },
 });

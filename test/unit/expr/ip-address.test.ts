@@ -71,11 +71,14 @@ describe('IPAddress members', () => {
     expect(show('IPAddress.Parse("::1").GetAddressBytes().Length')).toBe('16');
   });
 
-  it('IsLoopback: 127.0.0.0/8 and ::1 only', () => {
+  // dotnet/runtime IPAddress.IsLoopback: IPv4 127.0.0.0/8; IPv6 Equals(IPv6Loopback) || Equals(127.0.0.1 mapped).
+  it('IsLoopback: 127.0.0.0/8, ::1 and ::ffff:127.0.0.1', () => {
     expect(show('IPAddress.IsLoopback(IPAddress.Parse("127.8.9.10"))')).toBe('True');
     expect(show('IPAddress.IsLoopback(IPAddress.Parse("::1"))')).toBe('True');
     expect(show('IPAddress.IsLoopback(IPAddress.Parse("10.0.0.1"))')).toBe('False');
-    expect(show('IPAddress.IsLoopback(IPAddress.Parse("::ffff:127.0.0.1"))')).toBe('False');
+    expect(show('IPAddress.IsLoopback(IPAddress.Parse("::ffff:127.0.0.1"))')).toBe('True');
+    expect(show('IPAddress.IsLoopback(IPAddress.Parse("::ffff:127.0.0.2"))')).toBe('False');
+    expect(show('IPAddress.IsLoopback(IPAddress.Parse("::1%2"))')).toBe('False');
   });
 
   it('Equals compares the address; == is reference equality, as IPAddress does not overload it', () => {
