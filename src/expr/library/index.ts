@@ -33,4 +33,5 @@ import './string.js';
 import './tuple.js';
 import './uri.js';
 import './x509-certificate.js';
+import './x509-name-type.js';
 import './xml.js';

@@ -1,11 +1,13 @@
 /**
  * `new X509Certificate2(byte[])`: a certificate an expression builds from its DER (or PEM) bytes — typically
- * `new X509Certificate2(Convert.FromBase64String(header))` for a certificate a client forwards in a header.
+ * `new X509Certificate2(Convert.FromBase64String(header))` for a certificate a client forwards in a header — and
+ * the other ways in: X509Certificate2.CreateFromPem, GetCertContentType, and names as .NET writes them.
  * https://learn.microsoft.com/dotnet/api/system.security.cryptography.x509certificates.x509certificate2.-ctor
  */
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { CertificateModel } from '../context.js';
 import { CsException } from '../runtime/core.js';
+import { certificateFields, PRIVATE_KEYS } from './x509-fields.js';
 
 const cryptographic = (message: string): CsException => new CsException('CryptographicException', message);
 
@@ -93,4 +95,71 @@ export function certificateFromBytes(raw: Buffer, password: unknown): Certificat
     issuerCertificateId: null,
     revoked: undefined,
   });
+}
+
+/**
+ * X509Certificate2.CreateFromPem(certPem[, keyPem]): the first CERTIFICATE block, and with keyPem the first private
+ * key whose label the certificate's algorithm accepts ("PRIVATE KEY", or "RSA PRIVATE KEY" / "EC PRIVATE KEY"),
+ * which must match the certificate's public key.
+ */
+export function certificateFromPem(certPem: string, keyPem: string | null): CertificateModel {
+  const block = pemBlock(certPem, 'CERTIFICATE');
+  if (block === null)
+    throw new CsException(
+      'CryptographicException',
+      'The contents do not contain a PEM with a CERTIFICATE label, or the content is malformed.',
+    );
+  const certificate = certificateFromBytes(Buffer.from(block), undefined);
+  if (keyPem === null) return certificate;
+  const rsa = certificateFields(certificate).keyAlgorithm === '1.2.840.113549.1.1.1';
+  const keyBlock =
+    pemBlock(keyPem, 'PRIVATE KEY') ?? pemBlock(keyPem, rsa ? 'RSA PRIVATE KEY' : 'EC PRIVATE KEY');
+  if (keyBlock === null)
+    throw new CsException(
+      'CryptographicException',
+      'The key contents do not contain a PEM, the content is malformed, or the key does not match the certificate.',
+    );
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(keyBlock);
+  } catch {
+    throw new CsException(
+      'CryptographicException',
+      'The key contents do not contain a PEM, the content is malformed, or the key does not match the certificate.',
+    );
+  }
+  if (
+    !createPublicKey(key).export({ format: 'der', type: 'spki' }).equals(certificateFields(certificate).spki)
+  ) {
+    throw new CsException(
+      'CryptographicException',
+      'The key contents do not contain a PEM, the content is malformed, or the key does not match the certificate.',
+    );
+  }
+  PRIVATE_KEYS.set(certificate, key);
+  return certificate;
+}
+
+/** The first PEM block labelled `label`, whole, found with indexOf (one pass). */
+function pemBlock(text: string, label: string): string | null {
+  const begin = `-----BEGIN ${label}-----`;
+  const end = `-----END ${label}-----`;
+  const at = text.indexOf(begin);
+  if (at < 0) return null;
+  const close = text.indexOf(end, at + begin.length);
+  return close < 0 ? null : text.slice(at, close + end.length);
+}
+
+/** What GetCertContentType sees in the bytes: a certificate, a PFX (version 3, then data), PKCS#7 signed data. */
+export function contentType(raw: Buffer): string {
+  try {
+    certificateFromBytes(raw, undefined);
+    return 'Cert';
+  } catch {
+    const head = raw.subarray(0, 32).toString('hex');
+    const sequence = '30(?:[0-7][0-9a-f]|81[0-9a-f]{2}|82[0-9a-f]{4}|83[0-9a-f]{6}|84[0-9a-f]{8})';
+    if (new RegExp(`^${sequence}020103`).test(head)) return 'Pfx';
+    if (new RegExp(`^${sequence}06092a864886f70d010702`).test(head)) return 'Pkcs7';
+    return 'Unknown';
+  }
 }

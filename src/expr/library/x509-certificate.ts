@@ -1,14 +1,15 @@
 /**
  * System.Security.Cryptography.X509Certificates: X509Certificate and X509Certificate2 (read-only: the client
- * certificate of a request, or one an expression builds from its bytes), X500DistinguishedName, and the enums
- * X509ContentType and X509NameType. PublicKey and RSACertificateExtensions are in public-key.ts.
+ * certificate of a request, or one an expression builds from its bytes), X500DistinguishedName, and the enum
+ * X509ContentType. X509NameType and GetNameInfo are in x509-name-type.ts, PublicKey and RSACertificateExtensions
+ * in public-key.ts, reading certificates from bytes and PEM in x509-bytes.ts.
  * https://learn.microsoft.com/dotnet/api/system.security.cryptography.x509certificates.x509certificate2
  *
  * Not offered: CreateFromCertFile and CreateFromSignedFile (expressions have no file system), Handle (a native
- * pointer), Import (.NET throws PlatformNotSupportedException: certificates are immutable), and the verbose
- * ToString(true) text of the Windows certificate dialog.
+ * pointer), Import (.NET throws PlatformNotSupportedException: certificates are immutable). X509Certificate2's
+ * ToString(true) is refused: it words the extensions as the operating system's formatter does.
  */
-import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { CertificateModel } from '../context.js';
 import { toDotNetStringRt } from '../runtime/convert.js';
 import { CsException, defineType, prop, type Rt } from '../runtime/core.js';
@@ -19,8 +20,9 @@ import { nodeHash } from './hash-algorithm-name.js';
 import { arity, bool, bytes, enumValue, str } from './helpers.js';
 import { oidOf } from './oid.js';
 import { CsRsa } from './rsa.js';
-import { certificateFromBytes, nameAttributes } from './x509-bytes.js';
+import { certificateFromBytes, certificateFromPem, contentType } from './x509-bytes.js';
 import { CsPublicKey, certificateFields, PRIVATE_KEYS } from './x509-fields.js';
+import { nameInfo, X509NameTypeEnum } from './x509-name-type.js';
 
 const NAMESPACE = 'System.Security.Cryptography.X509Certificates';
 
@@ -35,16 +37,6 @@ export const X509ContentTypeEnum = makeEnum('X509ContentType', {
   Authenticode: 6,
 });
 defineEnumType(X509ContentTypeEnum, NAMESPACE);
-
-export const X509NameTypeEnum = makeEnum('X509NameType', {
-  SimpleName: 0,
-  EmailName: 1,
-  UpnName: 2,
-  DnsName: 3,
-  DnsFromAlternativeName: 4,
-  UrlName: 5,
-});
-defineEnumType(X509NameTypeEnum, NAMESPACE);
 
 /** `new X509Certificate(bytes)`: the base class's own instances, which have none of X509Certificate2's members. */
 export class BaseCertificate extends CertificateModel {}
@@ -147,149 +139,6 @@ export const X509CertificateType = defineType({
     Reset: () => null,
   },
 });
-
-// ---- X509Certificate2.GetNameInfo ----
-
-/**
- * Node's subjectAltName text (`DNS:a.example, email:x@example`), values JSON-quoted when they hold a comma. Read
- * in one pass: the text comes from a certificate an expression may have built.
- */
-function altNames(text: string | undefined): Array<[string, string]> {
-  const s = text ?? '';
-  const out: Array<[string, string]> = [];
-  for (let at = 0; at < s.length; ) {
-    const colon = s.indexOf(':', at);
-    if (colon < 0) break;
-    let end: number;
-    let value: string;
-    if (s[colon + 1] === '"') {
-      end = colon + 2;
-      while (end < s.length && s[end] !== '"') end += s[end] === '\\' ? 2 : 1;
-      end = Math.min(end + 1, s.length);
-      try {
-        value = JSON.parse(s.slice(colon + 1, end)) as string;
-      } catch {
-        value = s.slice(colon + 1, end);
-      }
-    } else {
-      const comma = s.indexOf(',', colon);
-      end = comma < 0 ? s.length : comma;
-      value = s.slice(colon + 1, end);
-    }
-    out.push([s.slice(at, colon).trim(), value]);
-    const next = s.indexOf(',', end);
-    if (next < 0) break;
-    at = next + 1;
-  }
-  return out;
-}
-
-/**
- * .NET's SimpleName: the most specific CN; else OU, O or e-mail in that order of preference — the least specific
- * of each, as .NET keeps overwriting it while it reads — else the most specific attribute.
- */
-function simpleName(attrs: Array<[string, string]>): string | null {
-  const cn = attrs.find(([k]) => k === 'CN');
-  if (cn) return cn[1];
-  const pick = (key: string) => attrs.findLast(([k]) => k === key)?.[1];
-  return pick('OU') ?? pick('O') ?? pick('E') ?? attrs[0]?.[1] ?? null;
-}
-
-/**
- * GetNameInfo(nameType, forIssuer) as .NET reads a certificate: the alternative name of the kind asked for, else the
- * name's attribute (CN for DnsName, the e-mail attribute for EmailName), else "". Node exposes the subject's
- * alternative names only: for the issuer the name's attributes are read.
- */
-function nameInfo(c: CertificateModel, nameType: number, forIssuer: boolean): string {
-  const fields = certificateFields(c);
-  const attrs = nameAttributes(forIssuer ? fields.node.issuer : fields.node.subject);
-  const types = X509NameTypeEnum.members;
-  if (nameType === types.SimpleName) {
-    const simple = simpleName(attrs);
-    if (simple !== null) return simple;
-  }
-  const alt = forIssuer ? [] : altNames(fields.node.subjectAltName);
-  const altKind: Record<number, (k: string, v: string) => boolean> = {
-    [types.SimpleName]: (k) => k === 'email',
-    [types.EmailName]: (k) => k === 'email',
-    [types.UpnName]: (k, v) => k === 'othername' && /^UPN:/.test(v),
-    [types.DnsName]: (k) => k === 'DNS',
-    [types.DnsFromAlternativeName]: (k) => k === 'DNS',
-    [types.UrlName]: (k) => k === 'URI',
-  };
-  const match = alt.find(([k, v]) => altKind[nameType]?.(k, v));
-  if (match) return nameType === types.UpnName ? match[1].replace(/^UPN::?/, '') : match[1];
-  if (nameType === types.EmailName) return attrs.find(([k]) => k === 'E')?.[1] ?? '';
-  if (nameType === types.DnsName) return attrs.find(([k]) => k === 'CN')?.[1] ?? '';
-  return '';
-}
-
-/**
- * X509Certificate2.CreateFromPem(certPem[, keyPem]): the first CERTIFICATE block, and with keyPem the first private
- * key whose label the certificate's algorithm accepts ("PRIVATE KEY", or "RSA PRIVATE KEY" / "EC PRIVATE KEY"),
- * which must match the certificate's public key.
- */
-function certificateFromPem(certPem: string, keyPem: string | null): CertificateModel {
-  const block = pemBlock(certPem, 'CERTIFICATE');
-  if (block === null)
-    throw new CsException(
-      'CryptographicException',
-      'The contents do not contain a PEM with a CERTIFICATE label, or the content is malformed.',
-    );
-  const certificate = certificateFromBytes(Buffer.from(block), undefined);
-  if (keyPem === null) return certificate;
-  const rsa = certificateFields(certificate).keyAlgorithm === '1.2.840.113549.1.1.1';
-  const keyBlock =
-    pemBlock(keyPem, 'PRIVATE KEY') ?? pemBlock(keyPem, rsa ? 'RSA PRIVATE KEY' : 'EC PRIVATE KEY');
-  if (keyBlock === null)
-    throw new CsException(
-      'CryptographicException',
-      'The key contents do not contain a PEM, the content is malformed, or the key does not match the certificate.',
-    );
-  let key: KeyObject;
-  try {
-    key = createPrivateKey(keyBlock);
-  } catch {
-    throw new CsException(
-      'CryptographicException',
-      'The key contents do not contain a PEM, the content is malformed, or the key does not match the certificate.',
-    );
-  }
-  if (
-    !createPublicKey(key).export({ format: 'der', type: 'spki' }).equals(certificateFields(certificate).spki)
-  ) {
-    throw new CsException(
-      'CryptographicException',
-      'The key contents do not contain a PEM, the content is malformed, or the key does not match the certificate.',
-    );
-  }
-  PRIVATE_KEYS.set(certificate, key);
-  return certificate;
-}
-
-/** The first PEM block labelled `label`, whole, found with indexOf (one pass). */
-function pemBlock(text: string, label: string): string | null {
-  const begin = `-----BEGIN ${label}-----`;
-  const end = `-----END ${label}-----`;
-  const at = text.indexOf(begin);
-  if (at < 0) return null;
-  const close = text.indexOf(end, at + begin.length);
-  return close < 0 ? null : text.slice(at, close + end.length);
-}
-
-/** What GetCertContentType sees in the bytes: a certificate, a PFX (version 3, then data), PKCS#7 signed data. */
-function contentType(raw: Buffer): string {
-  try {
-    certificateFromBytes(raw, undefined);
-    return 'Cert';
-  } catch {
-    const head = raw.subarray(0, 32).toString('hex');
-    const sequence = '30(?:[0-7][0-9a-f]|81[0-9a-f]{2}|82[0-9a-f]{4}|83[0-9a-f]{6}|84[0-9a-f]{8})';
-    if (new RegExp(`^${sequence}020103`).test(head)) return 'Pfx';
-    if (new RegExp(`^${sequence}06092a864886f70d010702`).test(head)) return 'Pkcs7';
-    return 'Unknown';
-  }
-}
 
 /** X509Certificate2, read-only: what policies use of a client certificate, or of one built from its bytes. */
 export const CertificateType = defineType({
