@@ -21,6 +21,7 @@ import {
 import { CsException, defineType, LimitError, prop, type Rt, step } from '../runtime/core.js';
 import { nodeHash } from './hash-algorithm-name.js';
 import { bytes, int, setOut, str } from './helpers.js';
+import { pemBlocks } from './pem.js';
 import { CsEncryptionPadding, CsSignaturePadding } from './rsa-padding.js';
 import { hashLength, signHash, verifyHash } from './rsa-sign-hash.js';
 import { fromXml, toXml } from './rsa-xml.js';
@@ -112,29 +113,9 @@ const KEY_LABELS = [
   'ENCRYPTED PRIVATE KEY',
 ] as const;
 
-/**
- * The key blocks of PEM text, as [whole block, label]. Found with indexOf rather than one regular expression, so
- * that text full of BEGIN lines without their END costs one pass per label, not a pass per line.
- */
-function pemKeyBlocks(input: string): Array<[string, string]> {
-  const found: Array<[number, string, string]> = [];
-  for (const label of KEY_LABELS) {
-    const begin = `-----BEGIN ${label}-----`;
-    const end = `-----END ${label}-----`;
-    for (let at = input.indexOf(begin); at >= 0; ) {
-      const close = input.indexOf(end, at + begin.length);
-      if (close < 0) break;
-      const body = input.slice(at + begin.length, close);
-      if (/^[A-Za-z0-9+/=\s]*$/.test(body)) found.push([at, input.slice(at, close + end.length), label]);
-      at = input.indexOf(begin, close + end.length);
-    }
-  }
-  return found.sort((x, y) => x[0] - y[0]).map(([, block, label]) => [block, label]);
-}
-
 /** ImportFromPem: the one key among the PEM blocks of `input`; other blocks (a CERTIFICATE) are skipped. */
 function importPem(rsa: CsRsa, input: string): null {
-  const keys = pemKeyBlocks(input);
+  const keys = pemBlocks(input, KEY_LABELS);
   if (keys.length === 0) {
     throw new CsException(
       'ArgumentException',
@@ -147,7 +128,7 @@ function importPem(rsa: CsRsa, input: string): null {
       "The input contains multiple keys, but only one key can be imported. (Parameter 'input')",
     );
   }
-  const [block, label] = keys[0]!;
+  const { text: block, label } = keys[0]!;
   if (label === 'ENCRYPTED PRIVATE KEY') {
     throw new CsException(
       'ArgumentException',
@@ -156,7 +137,7 @@ function importPem(rsa: CsRsa, input: string): null {
   }
   let key: KeyObject;
   try {
-    key = label!.includes('PRIVATE') ? createPrivateKey(block) : createPublicKey(block);
+    key = label.includes('PRIVATE') ? createPrivateKey(block) : createPublicKey(block);
   } catch {
     throw cryptographic('ASN1 corrupted data.');
   }

@@ -7,6 +7,7 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { CertificateModel } from '../context.js';
 import { CsException } from '../runtime/core.js';
+import { pemBlocks } from './pem.js';
 import { certificateFields, PRIVATE_KEYS } from './x509-fields.js';
 
 const cryptographic = (message: string): CsException => new CsException('CryptographicException', message);
@@ -103,7 +104,7 @@ export function certificateFromBytes(raw: Buffer, password: unknown): Certificat
  * which must match the certificate's public key.
  */
 export function certificateFromPem(certPem: string, keyPem: string | null): CertificateModel {
-  const block = pemBlock(certPem, 'CERTIFICATE');
+  const block = pemBlocks(certPem, ['CERTIFICATE'])[0]?.text ?? null;
   if (block === null)
     throw new CsException(
       'CryptographicException',
@@ -113,7 +114,7 @@ export function certificateFromPem(certPem: string, keyPem: string | null): Cert
   if (keyPem === null) return certificate;
   const rsa = certificateFields(certificate).keyAlgorithm === '1.2.840.113549.1.1.1';
   const keyBlock =
-    pemBlock(keyPem, 'PRIVATE KEY') ?? pemBlock(keyPem, rsa ? 'RSA PRIVATE KEY' : 'EC PRIVATE KEY');
+    pemBlocks(keyPem, ['PRIVATE KEY', rsa ? 'RSA PRIVATE KEY' : 'EC PRIVATE KEY'])[0]?.text ?? null;
   if (keyBlock === null)
     throw new CsException(
       'CryptographicException',
@@ -138,16 +139,6 @@ export function certificateFromPem(certPem: string, keyPem: string | null): Cert
   }
   PRIVATE_KEYS.set(certificate, key);
   return certificate;
-}
-
-/** The first PEM block labelled `label`, whole, found with indexOf (one pass). */
-function pemBlock(text: string, label: string): string | null {
-  const begin = `-----BEGIN ${label}-----`;
-  const end = `-----END ${label}-----`;
-  const at = text.indexOf(begin);
-  if (at < 0) return null;
-  const close = text.indexOf(end, at + begin.length);
-  return close < 0 ? null : text.slice(at, close + end.length);
 }
 
 /** What GetCertContentType sees in the bytes: a certificate, a PFX (version 3, then data), PKCS#7 signed data. */
