@@ -76,7 +76,7 @@ export const MISSING: Readonly<Record<string, string>> = {
  */
 export const NOTES: Readonly<Record<string, string>> = {
   'System.Net.IPAddress':
-    "parsed and printed by .NET's rules (IPv4 shorthand such as `10.1`, octal and hex parts, bracketed IPv6 with a port); an IPv6 scope naming an interface counts as no scope",
+    "parsed and printed by .NET's rules (IPv4 shorthand such as `10.1`, octal and hex parts, bracketed IPv6 with a port); an IPv6 scope naming an interface counts as no scope; `AddressFamily` gives a value that prints and casts to int, as its enum type is not in the table",
   'System.Security.Cryptography.AsymmetricAlgorithm':
     'RSA is the one asymmetric algorithm the table allows, so every AsymmetricAlgorithm here is an RSA',
   'System.Security.Cryptography.RSA':
