@@ -47,20 +47,7 @@ export const MISSING: Readonly<Record<string, string>> = {
   'System.Collections.Generic.IEnumerator<T>': `${LATER}: \`foreach\` and LINQ cover enumeration; \`GetEnumerator()\` is refused at load`,
   'System.IO.StringReader': LATER,
   'System.IO.StringWriter': LATER,
-  'System.Net.IPAddress': LATER,
   'System.Nullable': `${LATER}; nullable types (\`int?\`) and their \`HasValue\` and \`Value\` work`,
-  'System.Security.Cryptography.AsymmetricAlgorithm': LATER,
-  'System.Security.Cryptography.HashAlgorithmName': LATER,
-  'System.Security.Cryptography.Oid': LATER,
-  'System.Security.Cryptography.RSA': LATER,
-  'System.Security.Cryptography.RSAEncryptionPadding': LATER,
-  'System.Security.Cryptography.RSASignaturePadding': LATER,
-  'System.Security.Cryptography.X509Certificates.PublicKey': LATER,
-  'System.Security.Cryptography.X509Certificates.RSACertificateExtensions': LATER,
-  'System.Security.Cryptography.X509Certificates.X500DistinguishedName': LATER,
-  'System.Security.Cryptography.X509Certificates.X509Certificate': `${LATER}; X509Certificate2 is available`,
-  'System.Security.Cryptography.X509Certificates.X509ContentType': LATER,
-  'System.Security.Cryptography.X509Certificates.X509NameType': LATER,
   'System.Text.RegularExpressions.Capture': LATER,
   'System.Text.RegularExpressions.CaptureCollection': LATER,
   'System.Text.RegularExpressions.Group.Captures': LATER,
@@ -88,6 +75,20 @@ export const MISSING: Readonly<Record<string, string>> = {
  * wider one), what a user should know. Keyed by the documented name.
  */
 export const NOTES: Readonly<Record<string, string>> = {
+  'System.Net.IPAddress':
+    "parsed and printed by .NET's rules (IPv4 shorthand such as `10.1`, octal and hex parts, bracketed IPv6 with a port); an IPv6 scope naming an interface counts as no scope; `AddressFamily` gives a value that prints and casts to int, as its enum type is not in the table",
+  'System.Security.Cryptography.AsymmetricAlgorithm':
+    'RSA is the one asymmetric algorithm the table allows, so every AsymmetricAlgorithm here is an RSA',
+  'System.Security.Cryptography.RSA':
+    'not offered: `ExportParameters`/`ImportParameters` (RSAParameters is not an allowed type), the `Try*` forms (they write into a Span), the encrypted PKCS#8 members (PbeParameters is not allowed); a generated key is at most 4096 bits',
+  'System.Security.Cryptography.Oid':
+    "not offered: `FromFriendlyName`/`FromOidValue` (their OidGroup is not an allowed type); friendly names are .NET's cross-platform (Windows) names",
+  'System.Security.Cryptography.X509Certificates.PublicKey':
+    'not offered: `EncodedKeyValue`/`EncodedParameters` and their constructor (AsnEncodedData is not an allowed type), the DSA and elliptic-curve getters (nor are those classes)',
+  'System.Security.Cryptography.X509Certificates.X509Certificate':
+    'not offered: `CreateFromCertFile`/`CreateFromSignedFile` (no file system), `Handle` (a native pointer), `Import` (.NET throws: certificates are immutable); `Export` writes `X509ContentType.Cert`',
+  'System.Security.Cryptography.X509Certificates.X509Certificate2':
+    "`GetNameInfo` reads the subject's alternative names, not the issuer's (Node does not expose them); a certificate has a private key only from `CopyWithPrivateKey` or `CreateFromPem`; `ToString(true)` is refused (it words the extensions as Windows formats them)",
   'System.Int16': 'an `int` underneath: values are not narrowed to 16 bits',
   'System.UInt16': 'an `int` underneath: values are not narrowed to 16 bits',
   'System.SByte': 'an `int` underneath: values are not narrowed to 8 bits',

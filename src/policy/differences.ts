@@ -182,6 +182,46 @@ export const DIFFERENCES: readonly Difference[] = [
     why: 'JSON tokens hold JavaScript numbers; carrying a decimal through the JSON writer is not done yet.',
   },
   {
+    area: 'Expressions: `X509Certificate2`, `X509Certificate`',
+    apiManagement:
+      '`new X509Certificate2(bytes, password)` reads a PKCS#12 (.pfx) file with its private key, and `Export` writes ' +
+      'PFX, PKCS#7 and the Windows serialized forms (learn.microsoft.com/dotnet/api/system.security.cryptography.x509certificates.x509certificate.export).',
+    portcullis:
+      'A certificate is read from DER or PEM only; a password is a CryptographicException naming PKCS#12, and ' +
+      '`Export` writes `X509ContentType.Cert` only (other types are a NotSupportedException).',
+    because: 'runtime',
+    why: "Node's crypto has no PKCS#12 or PKCS#7 reader or writer, and the serialized forms are Windows certificate-store blobs.",
+  },
+  {
+    area: 'Expressions: `X509Certificate2.GetNameInfo`',
+    apiManagement:
+      '`GetNameInfo(type, forIssuer: true)` reads the issuer alternative name extension before the issuer name ' +
+      '(dotnet/runtime CertificateData.GetNameInfo).',
+    portcullis:
+      "With forIssuer true only the issuer's name is read; the subject's alternative names are read as .NET does.",
+    because: 'runtime',
+    why: "Node's X509Certificate exposes the subject alternative names, not the issuer alternative name extension.",
+  },
+  {
+    area: 'Expressions: `RSA`',
+    apiManagement:
+      '`RSA.Create(bits)` generates a key of any legal size, up to 16384 bits, when the key is first used.',
+    portcullis:
+      'A key generated in an expression is at most 4096 bits (larger is ExpressionLimitExceeded); imported keys may be ' +
+      'up to 16384 bits.',
+    because: 'security',
+    why: 'generating a larger key takes seconds of one core per call, which an expression could repeat on every request.',
+  },
+  {
+    area: 'Expressions: `IPAddress`',
+    apiManagement:
+      '`IPAddress.Parse("fe80::1%eth0")` looks the scope name up among the machine\'s network interfaces and keeps its index as `ScopeId`.',
+    portcullis:
+      'A numeric scope is kept; a scope name counts as no scope, as .NET does for a name it does not find.',
+    because: 'security',
+    why: "the gateway's network interfaces are not something a request or a policy should learn about.",
+  },
+  {
     area: '`xsl-transform`',
     elements: ['xsl-transform'],
     apiManagement:
