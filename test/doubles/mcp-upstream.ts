@@ -66,7 +66,7 @@ export async function startMcpUpstream(
       });
       const server = new McpServer(
         { name, version: '1.0.0' },
-        { capabilities: { tools: { listChanged: true } } },
+        { capabilities: { tools: { listChanged: true }, logging: {} } },
       );
       register(server);
       await server.connect(created);

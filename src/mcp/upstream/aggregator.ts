@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, LoggingLevel, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log.js';
 import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
 import { productScope } from '../tools/registry.js';
@@ -32,6 +32,23 @@ export interface UpstreamToolsOptions {
 export interface UpstreamCaller {
   readonly subject: Subject;
   readonly downstream: string;
+}
+
+/** An upstream's `notifications/progress` without its token (the client's own is put back). */
+export interface UpstreamProgress {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** What a running upstream call hands back to its client before the answer, and how the client names the call. */
+export interface UpstreamCallRelay {
+  /** The client's JSON-RPC id: what its `notifications/cancelled` names. */
+  readonly requestId?: string | number | undefined;
+  /** Set when the client asked for progress and its answer streams. */
+  readonly onProgress?: (progress: UpstreamProgress) => void;
+  /** Set when the answer streams: the upstream's `notifications/message` while the call runs. */
+  readonly onLog?: (params: Record<string, unknown>) => void;
 }
 
 /**
@@ -133,7 +150,7 @@ export class UpstreamTools {
     name: string,
     args: Record<string, unknown>,
     caller: UpstreamCaller,
-    requestId?: string | number,
+    relay: UpstreamCallRelay = {},
   ): Promise<CallToolResult> {
     const split = this.#split(name);
     if (!split?.server.exposes(split.tool)) throw unknownTool(name);
@@ -143,11 +160,15 @@ export class UpstreamTools {
       const connection = await this.#connection(caller, server);
       const tool = (await connection.tools()).find((t) => t.name === toolName);
       if (!tool || !isGranted(server, tool, caller.subject)) throw unknownTool(name);
-      const running = requestId === undefined ? undefined : runningKey(caller, requestId);
+      const running = relay.requestId === undefined ? undefined : runningKey(caller, relay.requestId);
       const controller = new AbortController();
       if (running) this.#running.set(running, controller);
       try {
-        return await connection.callTool(toolName, args, controller.signal);
+        return await connection.callTool(toolName, args, {
+          signal: controller.signal,
+          ...(relay.onProgress ? { onProgress: relay.onProgress } : {}),
+          ...(relay.onLog ? { onLog: relay.onLog } : {}),
+        });
       } catch (error) {
         if (controller.signal.aborted)
           throw new McpError(UpstreamErrorCode, `MCP server "${server.name}": the call was cancelled`, {
@@ -170,6 +191,24 @@ export class UpstreamTools {
   /** The client cancelled its request: the upstream call is aborted (the SDK client tells the server). */
   cancel(caller: UpstreamCaller, requestId: string | number): void {
     this.#running.get(runningKey(caller, requestId))?.abort('cancelled by the client');
+  }
+
+  /**
+   * The client's `logging/setLevel`: sent to its open upstream sessions that offer logging, and to each one it opens
+   * later. A server that fails to take it is logged, not the client's error: the others took it.
+   */
+  async setLogLevel(caller: UpstreamCaller, level: LoggingLevel): Promise<void> {
+    this.#sessions.setLogLevel(caller.downstream, level);
+    await Promise.all(
+      this.#sessions.openOf(caller.downstream).map(({ server, connection }) =>
+        connection.setLogLevel(level).catch((error: unknown) =>
+          this.options.logger.warn(`mcp: logging/setLevel on MCP server "${server.name}" failed`, {
+            api: server.apiId,
+            reason: upstreamError(server.name, error).message,
+          }),
+        ),
+      ),
+    );
   }
 
   /** The downstream session ended: so do its upstream sessions. */

@@ -2,10 +2,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   type CallToolResult,
+  type LoggingLevel,
+  LoggingMessageNotificationSchema,
   type Tool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { PORTCULLIS_VERSION } from '../../version.js';
+import type { UpstreamProgress } from './aggregator.js';
 import type { UpstreamRoute } from './types.js';
 
 export interface UpstreamConnectionOptions {
@@ -26,6 +29,8 @@ export class UpstreamConnection {
   #tools: Promise<readonly Tool[]> | undefined;
   #cached: readonly Tool[] | undefined;
   #closed = false;
+  /** Where the server's log messages go: the calls running on this session that stream their answer. */
+  readonly #logSinks = new Set<(params: Record<string, unknown>) => void>();
 
   private constructor(
     client: Client,
@@ -44,6 +49,10 @@ export class UpstreamConnection {
       connection.#tools = undefined;
       connection.#cached = undefined;
       options.onToolsChanged();
+    });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      const sinks = [...connection.#logSinks];
+      sinks.at(-1)?.(notification.params as Record<string, unknown>);
     });
     // A failed GET stream (the server offers none, or it dropped) costs only the relay of list changes.
     client.onerror = () => {};
@@ -92,11 +101,48 @@ export class UpstreamConnection {
     return tools;
   }
 
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
-    return this.#client.callTool({ name, arguments: args }, undefined, {
-      timeout: this.options.timeoutMs,
-      ...(signal ? { signal } : {}),
-    }) as Promise<CallToolResult>;
+  /**
+   * Calls a tool. With `onProgress` the SDK sends the server a progress token of its own and hands each
+   * `notifications/progress` back (each one also restarts the timeout: a server that reports is not silent). With
+   * `onLog`, the server's `notifications/message` while the call runs go to it: the SDK client does not say which
+   * request a log message came with, so while several calls run on this session each goes to the latest one.
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    relay: {
+      signal?: AbortSignal;
+      onProgress?: (progress: UpstreamProgress) => void;
+      onLog?: (params: Record<string, unknown>) => void;
+    } = {},
+  ): Promise<CallToolResult> {
+    const sink = relay.onLog;
+    if (sink) this.#logSinks.add(sink);
+    try {
+      return (await this.#client.callTool({ name, arguments: args }, undefined, {
+        timeout: this.options.timeoutMs,
+        ...(relay.signal ? { signal: relay.signal } : {}),
+        ...(relay.onProgress
+          ? {
+              resetTimeoutOnProgress: true,
+              onprogress: ({ progress, total, message }) =>
+                relay.onProgress?.({
+                  progress,
+                  ...(total === undefined ? {} : { total }),
+                  ...(message === undefined ? {} : { message }),
+                }),
+            }
+          : {}),
+      })) as CallToolResult;
+    } finally {
+      if (sink) this.#logSinks.delete(sink);
+    }
+  }
+
+  /** The server's log level for this session (`logging/setLevel`), when it offers logging. */
+  async setLogLevel(level: LoggingLevel): Promise<void> {
+    if (!this.#client.getServerCapabilities()?.logging) return;
+    await this.#client.setLoggingLevel(level, { timeout: this.options.timeoutMs });
   }
 
   /** Ends the upstream session (DELETE, as the spec asks of a client that is done), then the client. */

@@ -1,3 +1,4 @@
+import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import type { Subject } from '../types.js';
 import { UpstreamConnection } from './connection.js';
 import type { UpstreamRouter, UpstreamServer } from './types.js';
@@ -26,6 +27,8 @@ interface Held {
  */
 export class UpstreamSessions {
   readonly #held = new Map<string, Held>();
+  /** The log level each downstream session asked for (`logging/setLevel`), for the upstream sessions it opens. */
+  readonly #logLevels = new Map<string, LoggingLevel>();
   readonly #sweeper: NodeJS.Timeout;
 
   constructor(private readonly options: UpstreamSessionsOptions) {
@@ -47,9 +50,14 @@ export class UpstreamSessions {
       return held.connection;
     }
     if (held) this.#end(key, held);
+    const level = this.#logLevels.get(downstream);
     const opening = UpstreamConnection.open(this.options.router(server, subject), {
       timeoutMs: this.options.timeoutMs,
       onToolsChanged: () => this.options.onToolsChanged(server),
+    }).then(async (connection) => {
+      // A level the server refuses costs only the filtering of its log messages.
+      if (level) await connection.setLogLevel(level).catch(() => {});
+      return connection;
     });
     const entry: Held = { connection: opening, server, lastUsed: Date.now() };
     this.#held.set(key, entry);
@@ -70,8 +78,21 @@ export class UpstreamSessions {
     return held?.server === server ? held.open : undefined;
   }
 
+  /** The log level a downstream session asked for: each of its upstream sessions opened from now on gets it. */
+  setLogLevel(downstream: string, level: LoggingLevel): void {
+    this.#logLevels.set(downstream, level);
+  }
+
+  /** The open upstream sessions of one downstream session. */
+  openOf(downstream: string): { server: UpstreamServer; connection: UpstreamConnection }[] {
+    return [...this.#held]
+      .filter(([key, held]) => key.startsWith(`${downstream}\n`) && held.open && !held.open.closed)
+      .map(([, held]) => ({ server: held.server, connection: held.open! }));
+  }
+
   /** Ends every upstream session of one downstream session (its DELETE). */
   endDownstream(downstream: string): void {
+    this.#logLevels.delete(downstream);
     for (const [key, held] of this.#held) if (key.startsWith(`${downstream}\n`)) this.#end(key, held);
   }
 
@@ -91,6 +112,10 @@ export class UpstreamSessions {
   #sweep(): void {
     const cutoff = Date.now() - this.options.idleMs;
     for (const [key, held] of this.#held) if (held.lastUsed < cutoff) this.#end(key, held);
+    // A downstream session that vanished without DELETE leaves its level behind once its sessions are gone.
+    const downstreams = new Set([...this.#held.keys()].map((key) => key.slice(0, key.lastIndexOf('\n'))));
+    for (const downstream of this.#logLevels.keys())
+      if (!downstreams.has(downstream)) this.#logLevels.delete(downstream);
   }
 
   #end(key: string, held: Held): void {
