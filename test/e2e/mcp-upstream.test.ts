@@ -320,7 +320,7 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
       code: -32602,
       message: expect.stringContaining('Unknown tool: weather__admin_reset'),
     });
-    expect(weather.requests.some((request) => JSON.stringify(request).includes('admin_reset'))).toBe(false);
+    expect(weather.requests.some((request) => request.tool === 'admin_reset')).toBe(false);
     await client.close();
   }, 60_000);
 
@@ -461,6 +461,27 @@ describe('an MCP server API at its own URL, /<urlSuffix>/mcp, through Envoy and 
     await wrongAudience.arrayBuffer();
     await other.client.close();
     await transport.terminateSession();
+    await client.close();
+  }, 60_000);
+
+  it("the API's tool filter applies at its own URL too: a hidden tool is neither listed nor callable there", async () => {
+    const url = `${stack.gatewayUrl}/weather/mcp`;
+    const { client } = await connect(USERS.alice, undefined, url);
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(['get_forecast', 'get_slow', 'get_steps', 'set_alert']));
+    expect(names).not.toContain('admin_reset');
+    const refused = client.callTool({ name: 'admin_reset', arguments: {} });
+    await expect(refused).rejects.toBeInstanceOf(McpError);
+    await expect(refused).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Unknown tool: admin_reset'),
+    });
+    expect(weather.requests.some((request) => request.tool === 'admin_reset')).toBe(false);
+    // The tools it shows are called as before.
+    expect(text(await client.callTool({ name: 'set_alert', arguments: { city: 'Bodø' } }))).toBe(
+      'alert set for Bodø',
+    );
+    expect(weather.requests.some((request) => request.tool === 'set_alert')).toBe(true);
     await client.close();
   }, 60_000);
 

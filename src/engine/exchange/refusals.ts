@@ -96,6 +96,12 @@ export function pathRefusal(refusal: Extract<NormalizedPath, { ok: false }>): Re
   };
 }
 
+/** Over the largest request body a pipeline is given (`limits.maxRequestBodyBytes`), when there is one. */
+export function bodyTooLarge(engine: { readonly maxRequestBodyBytes?: number }, bytes: number): boolean {
+  const limit = engine.maxRequestBodyBytes;
+  return limit !== undefined && bytes > limit;
+}
+
 /** 413 with API Management's error shape; no policy runs on a body it was not given whole. */
 export function largeBodyRefusal(limit: number | undefined): Refusal {
   return {
