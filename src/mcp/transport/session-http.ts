@@ -59,8 +59,11 @@ export interface SessionHttpOptions {
    * more is refused (429, -32000) until one ends. Default 8.
    */
   readonly maxConcurrentPerSession?: number;
-  /** A client ended its session (DELETE): what the session held elsewhere (upstream sessions) ends too. */
-  readonly onSessionEnded?: (sessionId: string) => void;
+  /**
+   * A client ends its session (DELETE): what the session held elsewhere (upstream sessions) ends too. Called before
+   * the store forgets the session, and awaited: it may read what the session holds (its attachments).
+   */
+  readonly onSessionEnding?: (sessionId: string, subject: Subject) => Promise<void>;
 }
 
 /** See `maxBatchSize` and `batchConcurrency`. */
@@ -269,8 +272,8 @@ export class SessionHttp {
     const found = await this.#session(request, subject);
     if (!found.ok) return found.reply;
     const id = found.value.record.id;
+    await this.#o.onSessionEnding?.(id, subject);
     await this.#o.sessions.delete(id);
-    this.#o.onSessionEnded?.(id);
     // A stream of this session on another process ends at its next check of the session.
     this.#o.hub.sessionStream(id)?.close();
     return { status: 204, headers: {} };

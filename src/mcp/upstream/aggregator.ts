@@ -2,6 +2,7 @@ import type { CallToolResult, LoggingLevel, Tool } from '@modelcontextprotocol/s
 import type { Logger } from '../../log.js';
 import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
 import { productScope } from '../tools/registry.js';
+import type { SessionAttachments } from '../transport/session-store.js';
 import type { Subject } from '../types.js';
 import { UpstreamErrorCode, upstreamError } from './errors.js';
 import { UpstreamSessions } from './sessions.js';
@@ -23,6 +24,8 @@ export interface UpstreamToolsOptions {
   readonly timeoutMs?: number;
   /** Upstream sessions unused this long end (default 30 min). */
   readonly idleMs?: number;
+  /** Where upstream sessions are kept with their downstream session when processes share sessions. */
+  readonly attachments?: SessionAttachments | undefined;
   /** An upstream's tool list changed, or the servers did: the endpoint tells its clients. */
   readonly onToolsChanged: (reason: string) => void;
   readonly logger: Logger;
@@ -69,6 +72,7 @@ export class UpstreamTools {
       timeoutMs: options.timeoutMs ?? 30_000,
       idleMs: options.idleMs ?? 30 * 60_000,
       onToolsChanged: (server) => options.onToolsChanged(`upstream ${server.apiId}`),
+      attachments: options.attachments,
     });
     this.#index();
     this.#unsubscribe = options.catalog.onChange(() => {
@@ -211,9 +215,12 @@ export class UpstreamTools {
     );
   }
 
-  /** The downstream session ended: so do its upstream sessions. */
-  endSession(downstream: string): void {
-    this.#sessions.endDownstream(downstream);
+  /**
+   * The downstream session ends: so do its upstream sessions, on whichever process opened them. Resolves once what
+   * the session store holds of them is read (the caller then deletes the session).
+   */
+  endSession(downstream: string, subject: Subject): Promise<void> {
+    return this.#sessions.endDownstream(downstream, subject, this.options.catalog.servers());
   }
 
   async close(): Promise<void> {
