@@ -100,6 +100,18 @@ export class UpstreamSessions {
    * ends its own and continues that one.
    */
   async #open(downstream: string, server: UpstreamServer, subject: Subject): Promise<UpstreamConnection> {
+    const connection = await this.#openOrResume(downstream, server, subject);
+    const level = this.#logLevels.get(downstream);
+    // A level the server refuses costs only the filtering of its log messages.
+    if (level) await connection.setLogLevel(level).catch(() => {});
+    return connection;
+  }
+
+  async #openOrResume(
+    downstream: string,
+    server: UpstreamServer,
+    subject: Subject,
+  ): Promise<UpstreamConnection> {
     const route = this.options.router(server, subject);
     const options = {
       timeoutMs: this.options.timeoutMs,
@@ -116,9 +128,6 @@ export class UpstreamSessions {
       if (resumed) return resumed;
     }
     const connection = await UpstreamConnection.open(route, options);
-    const level = this.#logLevels.get(downstream);
-    // A level the server refuses costs only the filtering of its log messages.
-    if (level) await connection.setLogLevel(level).catch(() => {});
     const saved = connection.saved;
     if (attachments && session !== undefined && saved) {
       const mine = JSON.stringify(saved);
