@@ -129,9 +129,20 @@ export const validatesRequest = (c: CompileContext): boolean => c.section === 'i
  * password) as ajv-formats defines them in its full mode. A format neither knows is ignored, as JSON Schema says and
  * Json.NET Schema does (`logger: false`: not a warning per schema).
  */
-const ajv = new Ajv2020({ strict: false, allErrors: false, logger: false });
-// ajv-formats is CommonJS whose module object is the plugin and has it as `default` too: Node and the bundle agree.
-ajvFormats.default(ajv);
+let ajv: Ajv2020 | undefined;
+
+/**
+ * The validator, made when the first schema is compiled: making it (and adding the formats) costs ~15 ms, which every
+ * process start paid before, whether or not a policy validated anything.
+ */
+function validator(): Ajv2020 {
+  if (ajv === undefined) {
+    ajv = new Ajv2020({ strict: false, allErrors: false, logger: false });
+    // ajv-formats is CommonJS whose module object is the plugin and has it as `default` too: Node and the bundle agree.
+    ajvFormats.default(ajv);
+  }
+  return ajv;
+}
 const compiled = new WeakMap<object, Map<string, ValidateFunction>>();
 
 /** `allow-additional-properties`: true or false overrides the schema's own `additionalProperties` everywhere. */
@@ -149,7 +160,9 @@ export function validatorOf(
   }
   let validate = byOverride.get(key);
   if (validate === undefined) {
-    validate = ajv.compile(additional === undefined ? schema : overrideAdditional(schema, additional));
+    validate = validator().compile(
+      additional === undefined ? schema : overrideAdditional(schema, additional),
+    );
     byOverride.set(key, validate);
   }
   return validate;
