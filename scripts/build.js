@@ -23,7 +23,7 @@ const STAMP = '.built-from';
 /**
  * Packages left in node_modules: each reads files that lie beside it (the gRPC proto loader and health check read
  * .proto files; pino starts worker scripts by path), loads a native addon (lmdb, msgpackr-extract), or is loaded only
- * on demand through createRequire (src/state/lazy-package.ts, the tokenizer), which a bundle cannot see. protobufjs
+ * on demand through createRequire (src/state/lazy-package.ts, the tokenizer, graphql-js), which a bundle cannot see. protobufjs
  * is bundled: the engine only reads a precompiled descriptor with it (proto/ext_proc.descriptor.json), and the copy
  * proto-loader loads for itself is used by test clients and the ext_authz server, never mixed with the engine's.
  */
@@ -39,6 +39,7 @@ const unbundled = [
   'ioredis',
   'kafkajs',
   'esbuild',
+  'graphql',
 ];
 
 const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));

@@ -20,6 +20,7 @@ import { isInlinePem } from '../state/options.js';
 import { apiVersionSelector } from './api-versions.js';
 import { type ResolvedBackend, resolveBackendCredentials, singleBackendUrls } from './backend-credentials.js';
 import { ConfigError } from './config-error.js';
+import { graphqlDefinitions, graphqlOperations } from './graphql-api.js';
 import { fileText, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
 import { policySource } from './policy-source.js';
 import type { GatewayConfig } from './schema.js';
@@ -141,6 +142,9 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     problemInText(configText(), loaded.file, keys, message),
   );
   const { compile, withoutSkipped } = policies;
+  const graphql = graphqlDefinitions(loaded, problems, (keys, message) =>
+    problemInText(configText(), loaded.file, keys, message),
+  );
 
   // A policy may trace a secret named value, a failing expression quote one: every request removes them from what it
   // reports (LastError.Message, its log lines and traces; policy/request-secrets.ts).
@@ -191,34 +195,37 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       },
       apiPipeline: pipeline(defined({ global, api: apiDocument })),
       productApiPipelines: perProduct((product) => pipeline(defined({ global, product, api: apiDocument }))),
-      operations: operationsOf(api).map((operation, operationIndex) => {
-        const operationDocument = compile(
-          ['apis', apiIndex, 'operations', operationIndex, 'policy'],
-          operation.policy,
-          'operation',
-        );
-        if (api.type === 'websocket') problems.push(...refusedOnHandshake(operationDocument, api.id));
-        return {
-          id: operation.id ?? `${operation.method} ${operation.urlTemplate}`,
-          method: operation.method,
-          urlTemplate: operation.urlTemplate,
-          soap: operation.soap,
-          responses: operation.responses,
-          definition: {
-            templateParameters: operation.templateParameters,
-            queryParameters: operation.queryParameters,
-            headerParameters: operation.headerParameters,
-            requestContent: operation.requestContent,
-            requestBody: operation.requestBody,
-            requestContentType: operation.requestContentType,
+      operations: (api.type === 'graphql' ? graphqlOperations : operationsOf(api)).map(
+        (operation, operationIndex) => {
+          const operationDocument = compile(
+            ['apis', apiIndex, 'operations', operationIndex, 'policy'],
+            operation.policy,
+            'operation',
+          );
+          if (api.type === 'websocket') problems.push(...refusedOnHandshake(operationDocument, api.id));
+          return {
+            id: operation.id ?? `${operation.method} ${operation.urlTemplate}`,
+            method: operation.method,
+            urlTemplate: operation.urlTemplate,
+            soap: operation.soap,
             responses: operation.responses,
-          },
-          pipeline: pipeline(defined({ global, api: apiDocument, operation: operationDocument })),
-          productPipelines: perProduct((product) =>
-            pipeline(defined({ global, product, api: apiDocument, operation: operationDocument })),
-          ),
-        };
-      }),
+            definition: {
+              templateParameters: operation.templateParameters,
+              queryParameters: operation.queryParameters,
+              headerParameters: operation.headerParameters,
+              requestContent: operation.requestContent,
+              requestBody: operation.requestBody,
+              requestContentType: operation.requestContentType,
+              responses: operation.responses,
+              graphql: graphql.get(api.id),
+            },
+            pipeline: pipeline(defined({ global, api: apiDocument, operation: operationDocument })),
+            productPipelines: perProduct((product) =>
+              pipeline(defined({ global, product, api: apiDocument, operation: operationDocument })),
+            ),
+          };
+        },
+      ),
     };
   });
 

@@ -464,7 +464,7 @@ export class PipelineRun {
       statusCode: status,
       statusReason: reasonPhrase(status),
       headers,
-      body: JSON.stringify({ statusCode: status, message }),
+      body: refusal?.body ?? JSON.stringify({ statusCode: status, message }),
     });
     this.run.responseBodyChanged = true;
     this.run.section = 'on-error';

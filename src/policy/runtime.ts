@@ -62,6 +62,8 @@ export class PolicyError extends Error {
     readonly clientMessage: string = message,
     /** Headers API Management adds to the default error response (e.g. WWW-Authenticate). */
     readonly headers: readonly (readonly [string, string])[] = [],
+    /** The whole JSON body of the default error response, when it is not `{ statusCode, message }` (GraphQL's errors). */
+    readonly body?: string,
   ) {
     super(message);
   }

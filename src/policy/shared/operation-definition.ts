@@ -4,6 +4,7 @@
  * request body, and its responses. The catalog fills it from the operation's configuration (imported from OpenAPI,
  * or written by hand); src/catalog/importers/model.ts is the same shape with more fields.
  */
+import type { GraphqlDefinition } from './graphql.js';
 import type { DeclaredContent, DeclaredResponse } from './mock-content.js';
 
 export interface DeclaredParameter {
@@ -28,6 +29,8 @@ export interface OperationDefinition {
   readonly requestBody?: Readonly<Record<string, unknown>> | undefined;
   readonly requestContentType?: string | undefined;
   readonly responses: readonly DefinedResponse[];
+  /** The schema of a GraphQL API's operation, which validate-graphql-request checks the request against. */
+  readonly graphql?: GraphqlDefinition | undefined;
 }
 
 /** The request body's media types and schemas, from `requestContent`, else from `requestBody`. */

@@ -1,0 +1,277 @@
+/**
+ * validate-graphql-request: checks a GraphQL API's request — its size, that it is a GraphQL request valid against
+ * the API's schema, its depth and field count — and authorizes each field it selects by `<rule path action>`
+ * (https://learn.microsoft.com/azure/api-management/validate-graphql-request-policy).
+ *
+ * A failure is a request error: the request fails (on-error runs) with an errors block and no data block. Every
+ * error, field errors of removed fields included, is written to the variable GraphQLErrors and, when named, to
+ * `error-variable-name`. The status (400) and LastError.Reason values are Portcullis's: the page documents neither.
+ */
+import type { FieldNode, GraphQLError } from 'graphql';
+import { parseJson } from '../../expr/index.js';
+import { defineElement } from '../element.js';
+import { bodyText, replaceBody, requestOf } from '../message.js';
+import type { NodeSite } from '../node.js';
+import { PolicyError, type RunContext } from '../runtime.js';
+import { elements, int, oneOf, str } from '../schema.js';
+import {
+  type GraphqlRequest,
+  graphqlJs,
+  graphqlRequestOf,
+  measure,
+  NotGraphqlRequest,
+  type RequestedField,
+  reachableFragments,
+  requestedFields,
+  selectedOperation,
+  withoutFields,
+} from '../shared/graphql.js';
+
+/** The largest `max-size` the page allows: 100 KB. */
+const MAX_SIZE = 102_400;
+/** "The policy can validate GraphQL requests with up to 250 query fields across all levels." */
+const MAX_FIELDS = 250;
+const ACTIONS = ['allow', 'remove', 'reject', 'ignore'] as const;
+type RuleAction = (typeof ACTIONS)[number];
+/** `/__*` (the introspection system), `/Type/field`, `/Type/*`, or `/field` (a field of a root type). */
+const RULE_PATH = /^\/(?:__\*|[_A-Za-z][_0-9A-Za-z]*(?:\/(?:[_A-Za-z][_0-9A-Za-z]*|\*))?)$/;
+
+/** The variable API Management writes every GraphQL validation error to, whatever error-variable-name says. */
+export const GRAPHQL_ERRORS_VARIABLE = 'GraphQLErrors';
+
+interface FormattedError {
+  readonly message: string;
+  readonly locations?: readonly { line: number; column: number }[];
+}
+
+interface Rule {
+  readonly type: string | undefined;
+  readonly field: string | undefined;
+  /** Exact field 3, a type's every field 2, a root field by name 2, the introspection system 1. */
+  readonly specificity: number;
+  readonly action: (run: RunContext) => RuleAction;
+}
+
+export const validateGraphqlRequest = defineElement({
+  name: 'validate-graphql-request',
+  summary:
+    "Validates a GraphQL request against the API's schema (size, depth, fields) and authorizes its fields by path.",
+  sections: ['inbound'],
+  scopes: ['global', 'workspace', 'product', 'api'],
+  oncePerSection: true,
+  body: 'read-write',
+  attributes: {
+    'error-variable-name': str(),
+    'max-size': int({ required: true, min: 0, max: MAX_SIZE }),
+    'max-depth': int({ default: 6, min: 1 }),
+  },
+  content: elements({
+    name: 'authorize',
+    max: 1,
+    content: elements({
+      name: 'rule',
+      attributes: {
+        path: str({ required: true, expression: false }),
+        action: oneOf(ACTIONS, { default: 'allow' }),
+      },
+    }),
+  }),
+  compile(node, c) {
+    const maxSize = node.getter('max-size');
+    const maxDepth = node.getter('max-depth');
+    const errorVariable = node.getter('error-variable-name');
+    const rules: Rule[] = (node.child('authorize')?.childrenNamed('rule') ?? []).flatMap((rule) => {
+      const compiled = compileRule(rule.literal('path'), rule.getter('action'));
+      if (compiled === undefined) {
+        ruleError(c.error, rule, rule.literal('path'));
+        return [];
+      }
+      return [compiled];
+    });
+    return (run) => {
+      const fail = (reason: string, errors: FormattedError[]): never => {
+        record(run, errorVariable?.(run), errors);
+        throw new PolicyError(
+          reason,
+          run.redact(errors.map((error) => error.message).join(' ')),
+          400,
+          undefined,
+          [],
+          JSON.stringify({ errors }),
+        );
+      };
+      const schema = run.operationDefinition?.graphql?.schema;
+      if (schema === undefined)
+        return fail('GraphQLSchemaMissing', [
+          { message: 'The API has no GraphQL schema to validate against.' },
+        ]);
+      const request = requestOf(run, c.target);
+      const body = request.method.toUpperCase() === 'GET' ? '' : bodyText(request);
+      const limit = within(maxSize(run), 0, MAX_SIZE, 'max-size');
+      const size = Buffer.byteLength(body || (request.url.query.get('query')?.[0] ?? ''));
+      if (size > limit)
+        fail('RequestSizeLimitExceeded', [
+          { message: `The request payload is ${size} bytes, more than the ${limit} bytes allowed.` },
+        ]);
+      let graphqlRequest: GraphqlRequest;
+      try {
+        graphqlRequest = graphqlRequestOf(
+          request.method,
+          (name) => request.url.query.get(name)?.[0],
+          () => body,
+        );
+      } catch (error) {
+        if (!(error instanceof NotGraphqlRequest)) throw error;
+        return fail('InvalidGraphQLRequest', [{ message: error.message }]);
+      }
+      const graphql = graphqlJs();
+      let document: ReturnType<typeof graphql.parse>;
+      try {
+        document = graphql.parse(graphqlRequest.query);
+      } catch (error) {
+        return fail('GraphQLSyntaxError', [formatted(error as GraphQLError)]);
+      }
+      const invalid = graphql.validate(schema, document);
+      if (invalid.length > 0) fail('GraphQLValidationFailed', invalid.map(formatted));
+      const operation = selectedOperation(document, graphqlRequest.operationName);
+      if (operation === undefined)
+        return fail('GraphQLValidationFailed', [
+          {
+            message:
+              graphqlRequest.operationName === undefined
+                ? 'Must provide operation name if query contains multiple operations.'
+                : `Unknown operation named "${graphqlRequest.operationName}".`,
+          },
+        ]);
+      const fragments = reachableFragments(document, operation);
+      const { depth, fields } = measure(operation.selectionSet, fragments);
+      const depthLimit = within(maxDepth(run), 1, Number.MAX_SAFE_INTEGER, 'max-depth');
+      if (depth > depthLimit)
+        fail('QueryDepthExceeded', [
+          { message: `The query is ${depth} levels deep, more than the ${depthLimit} allowed.` },
+        ]);
+      if (fields > MAX_FIELDS)
+        fail('QueryFieldsExceeded', [
+          {
+            message: `The query selects ${fields} fields, more than the ${MAX_FIELDS} that can be validated.`,
+          },
+        ]);
+      const removed = authorize(run, rules, requestedFields(schema, operation, fragments), fail);
+      if (removed.size === 0) {
+        record(run, errorVariable?.(run), []);
+        return 'next';
+      }
+      const fieldErrors = [...removed].map((field) => ({
+        message: `The field "${field.name.value}" was removed from the request (not authorized).`,
+        locations: field.loc ? [graphql.getLocation(field.loc.source, field.loc.start)] : [],
+      }));
+      const rewritten = withoutFields(document, operation, removed);
+      if (rewritten === undefined) return fail('AllFieldsRemoved', fieldErrors);
+      record(run, errorVariable?.(run), fieldErrors);
+      sendQuery(run, c.target, graphqlRequest, body, graphql.print(rewritten));
+      return 'next';
+    };
+  },
+});
+
+function compileRule(path: string, action: ((run: RunContext) => string) | undefined): Rule | undefined {
+  if (!RULE_PATH.test(path)) return undefined;
+  const actionOf = (run: RunContext): RuleAction => {
+    const value = action?.(run) ?? 'allow';
+    if ((ACTIONS as readonly string[]).includes(value)) return value as RuleAction;
+    throw new TypeError(
+      `validate-graphql-request/authorize/rule/@action must be one of ${ACTIONS.join(', ')}, got "${value}"`,
+    );
+  };
+  if (path === '/__*') return { type: undefined, field: '__*', specificity: 1, action: actionOf };
+  const [, first, second] = path.split('/');
+  if (second === undefined) return { type: undefined, field: first, specificity: 2, action: actionOf };
+  return {
+    type: first,
+    field: second === '*' ? undefined : second,
+    specificity: second === '*' ? 2 : 3,
+    action: actionOf,
+  };
+}
+
+function ruleError(
+  error: (node: NodeSite, code: 'attribute', message: string) => void,
+  at: NodeSite,
+  path: string,
+) {
+  error(
+    at,
+    'attribute',
+    `validate-graphql-request/authorize/rule/@path must be /type/field, /type/*, /field or /__*, got "${path}"`,
+  );
+}
+
+/**
+ * Each field's action: of the rules whose path matches it, the most specific first (in document order among
+ * equals); `ignore` passes to the next. A `reject` fails the request; the fields to `remove` are returned.
+ */
+function authorize(
+  run: RunContext,
+  rules: readonly Rule[],
+  fields: readonly RequestedField[],
+  fail: (reason: string, errors: FormattedError[]) => never,
+): Set<FieldNode> {
+  const removed = new Set<FieldNode>();
+  if (rules.length === 0) return removed;
+  const roots = new Set(['Query', 'Mutation', 'Subscription']);
+  const ordered = [...rules].sort((a, b) => b.specificity - a.specificity);
+  for (const { type, field, node } of fields) {
+    const matching = ordered.filter((rule) =>
+      rule.field === '__*'
+        ? field.startsWith('__')
+        : rule.type === undefined
+          ? roots.has(type) && rule.field === field
+          : rule.type === type && (rule.field === undefined || rule.field === field),
+    );
+    for (const rule of matching) {
+      const action = rule.action(run);
+      if (action === 'ignore') continue;
+      if (action === 'reject')
+        fail('FieldRejected', [{ message: `The field "${type}.${field}" is not authorized.` }]);
+      if (action === 'remove') removed.add(node);
+      break;
+    }
+  }
+  return removed;
+}
+
+function sendQuery(
+  run: RunContext,
+  target: Parameters<typeof requestOf>[1],
+  request: GraphqlRequest,
+  body: string,
+  query: string,
+): void {
+  if (request.carrier === 'query-string') {
+    requestOf(run, target).url.query.set('query', query);
+    return;
+  }
+  replaceBody(run, target, JSON.stringify({ ...(JSON.parse(body) as object), query }));
+}
+
+/** The errors, as the response's errors block has them, in GraphQLErrors and the named variable. */
+function record(run: RunContext, variable: string | undefined, errors: readonly FormattedError[]): void {
+  const value = parseJson(JSON.stringify(errors));
+  run.context.variables.set(GRAPHQL_ERRORS_VARIABLE, value);
+  if (variable !== undefined && variable !== '') run.context.variables.set(variable, value);
+}
+
+function formatted(error: GraphQLError): FormattedError {
+  return error.locations
+    ? { message: error.message, locations: error.locations }
+    : { message: error.message };
+}
+
+/** An attribute an expression gave, checked against the range a literal is checked against at load. */
+function within(value: number, min: number, max: number, name: string): number {
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new RangeError(
+      `validate-graphql-request/@${name} must be an integer from ${min} to ${max}, got ${value}`,
+    );
+  return value;
+}
