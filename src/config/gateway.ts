@@ -20,7 +20,7 @@ import { isInlinePem } from '../state/options.js';
 import { apiVersionSelector } from './api-versions.js';
 import { type ResolvedBackend, resolveBackendCredentials, singleBackendUrls } from './backend-credentials.js';
 import { ConfigError } from './config-error.js';
-import { graphqlDefinitions, graphqlOperations } from './graphql-api.js';
+import { graphqlDefinitions, graphqlElementsOutside, graphqlOperations } from './graphql-api.js';
 import { fileText, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
 import { policySource } from './policy-source.js';
 import type { GatewayConfig } from './schema.js';
@@ -165,6 +165,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   const apis = config.apis.map((api, apiIndex) => {
     const products = productsOf(api.id);
     const apiDocument = compile(['apis', apiIndex, 'policy'], api.policy, 'api');
+    problems.push(...graphqlElementsOutside(apiDocument, api));
     // A WebSocket API is checked here, and inherits the global and product documents without what its handshake
     // cannot run; any other API inherits them as they are.
     const inherited = inheritance(api, apiIndex, apiDocument, problems, withoutSkipped, (keys, message) =>

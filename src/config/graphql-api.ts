@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Diagnostic } from '../diagnostic.js';
+import type { CompiledDocument, SectionItem } from '../policy/index.js';
 import { buildGraphqlSchema, type GraphqlDefinition } from '../policy/shared/graphql.js';
 import { fileText, type LoadedConfig } from './load.js';
 import type { ApiConfig, OperationConfig } from './schema.js';
@@ -99,4 +100,25 @@ export function graphqlApiProblems(api: ApiConfig, apiIndex: number): [(string |
       'a GraphQL API lists no operations (API Management applies GraphQL policies at the API scope or above); its requests are POST and GET at its root',
     ]);
   return problems;
+}
+
+/**
+ * validate-graphql-request applied at the API scope of an API that is not a GraphQL one: there is no schema to
+ * validate against (inherited from the global or a product scope it does nothing on such an API's requests).
+ */
+export function graphqlElementsOutside(document: CompiledDocument | undefined, api: ApiConfig): Diagnostic[] {
+  if (document === undefined || api.type === 'graphql') return [];
+  return [...document.sections.values()].flatMap((items) =>
+    items
+      .filter((item): item is Extract<SectionItem, { kind: 'statement' }> => item.kind === 'statement')
+      .flatMap((item) => item.uses)
+      .filter((use) => use.element === 'validate-graphql-request')
+      .map((use) => ({
+        file: use.file,
+        line: use.line,
+        column: use.column,
+        code: 'graphql-only',
+        message: `<validate-graphql-request> applies to GraphQL APIs; API "${api.id}" is of type ${api.type} and has no GraphQL schema`,
+      })),
+  );
 }

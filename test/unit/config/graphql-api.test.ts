@@ -91,6 +91,19 @@ describe('a GraphQL API at load', () => {
     );
   });
 
+  it('refuses validate-graphql-request at the API scope of an API that is not a GraphQL one (file:line:col)', async () => {
+    const error = await load(
+      'apis:\n  - id: h\n    urlSuffix: h\n    serviceUrl: http://127.0.0.1:1\n    policy: h.xml\n',
+      {
+        'h.xml':
+          '<policies>\n  <inbound>\n    <base />\n    <validate-graphql-request max-size="100" />\n  </inbound>\n  <backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error>\n</policies>\n',
+      },
+    ).catch((caught: Error) => caught);
+    expect(String(error)).toContain(
+      `${DIR}/h.xml:4:5: <validate-graphql-request> applies to GraphQL APIs; API "h" is of type http and has no GraphQL schema`,
+    );
+  });
+
   it('does not load graphql-js for a configuration without a GraphQL API', async () => {
     // The engine's own start: graphql-js is required only when a GraphQL schema is built.
     const { execFileSync } = await import('node:child_process');
