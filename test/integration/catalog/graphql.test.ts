@@ -25,6 +25,11 @@ apis:
     policy: |
       <policies>
         <inbound><base />
+          <cors>
+            <allowed-origins><origin>http://app.example</origin></allowed-origins>
+            <allowed-methods><method>GET</method><method>POST</method></allowed-methods>
+            <allowed-headers><header>content-type</header></allowed-headers>
+          </cors>
           <validate-graphql-request error-variable-name="gqlErrors" max-size="2048" max-depth="3">
             <authorize>
               <rule path="/__*" action="reject" />
@@ -133,6 +138,22 @@ apis:
     const introspection = await post({ query: '{ __schema { queryType { name } } }' });
     expect(introspection.status).toBe(400);
     expect(backend.received.length).toBe(before);
+  });
+
+  it("answers a browser's CORS preflight (cors before validate-graphql-request), and the POST that follows", async () => {
+    const preflight = await fetch(`${gateway.url}/missions`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
+    expect(preflight.status).toBe(200);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('http://app.example');
+    const response = await post({ query: '{ user { id } }' }, { origin: 'http://app.example' });
+    expect(response.headers.get('access-control-allow-origin')).toBe('http://app.example');
+    expect(await response.json()).toEqual({ data: { user: { id: 'u1' } } });
   });
 
   it('answers a request that is not GraphQL (a POST that is not JSON) with 404, as an unknown operation', async () => {
