@@ -77,20 +77,6 @@ export const DIFFERENCES: readonly Difference[] = [
       'header mutations carry only the code, and HTTP/2 has no reason phrase at all.',
   },
   {
-    area: '`validate-graphql-request`',
-    elements: ['validate-graphql-request'],
-    apiManagement:
-      'A field an `<authorize>` rule removes is a field error: the field leaves the request (validate-graphql-request ' +
-      'policy page, "Request actions"), and a GraphQL field error is reported in the response\'s `errors`.',
-    portcullis:
-      'The field leaves the query the backend runs, and its error is written to the `GraphQLErrors` variable (and ' +
-      "`error-variable-name`); the backend's answer reaches the client without it.",
-    because: 'envoy',
-    why:
-      "Adding the error means holding and rewriting the backend's whole answer, and whether Envoy sends the " +
-      "engine a response body is decided for the route at load, not by what one request's query held.",
-  },
-  {
     area: '`mock-response`',
     elements: ['mock-response'],
     apiManagement: 'The mocked response carries the `Content-Type` of the chosen media type.',

@@ -3,9 +3,9 @@
  * the API's schema, its depth and field count — and authorizes each field it selects by `<rule path action>`
  * (https://learn.microsoft.com/azure/api-management/validate-graphql-request-policy).
  *
- * A failure is a request error: the request fails (on-error runs) with an errors block and no data block. Every
- * error, field errors of removed fields included, is written to the variable GraphQLErrors and, when named, to
- * `error-variable-name`. The status (400) and LastError.Reason values are Portcullis's: the page documents neither.
+ * A failure is a request error: the request fails (on-error runs) with an errors block and no data block. A removed
+ * field is a field error: its error joins the `errors` of the backend's answer. Every error is written to the
+ * variable GraphQLErrors and, when named, to `error-variable-name`. The status (400) and LastError.Reason values are Portcullis's: the page documents neither.
  */
 import type { FieldNode, GraphQLError } from 'graphql';
 import { parseJson } from '../../expr/index.js';
@@ -86,6 +86,9 @@ export const validateGraphqlRequest = defineElement({
         ruleError(c.error, rule, rule.literal('path'));
         return [];
       }
+      // A rule that may remove a field adds the field's error to the backend's answer, which must then be held.
+      const action = rule.literal('action');
+      if (action === undefined || action === 'remove') c.readsResponseBody();
       return [compiled];
     });
     return (run) => {
@@ -168,6 +171,7 @@ export const validateGraphqlRequest = defineElement({
       if (rewritten === undefined) return fail('AllFieldsRemoved', fieldErrors);
       record(run, errorVariable?.(run), fieldErrors);
       sendQuery(run, c.target, graphqlRequest, body, graphql.print(rewritten));
+      run.responseEdits.push((answered) => addFieldErrors(answered, fieldErrors));
       return 'next';
     };
   },
@@ -251,6 +255,25 @@ function sendQuery(
     return;
   }
   replaceBody(run, target, JSON.stringify({ ...(JSON.parse(body) as object), query }));
+}
+
+/**
+ * The removed fields' errors added to the `errors` of the backend's JSON answer (created when it has none), as a
+ * GraphQL server reports a field error beside the data; an answer that is not a JSON object is left as it is.
+ */
+function addFieldErrors(run: RunContext, errors: readonly FormattedError[]): void {
+  const response = run.context.response;
+  if (response === null || response === undefined || response.body === null) return;
+  let answer: unknown;
+  try {
+    answer = JSON.parse(bodyText(response));
+  } catch {
+    return;
+  }
+  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) return;
+  const record = answer as Record<string, unknown>;
+  record.errors = [...(Array.isArray(record.errors) ? record.errors : []), ...errors];
+  replaceBody(run, 'response', JSON.stringify(record));
 }
 
 /** The errors, as the response's errors block has them, in GraphQLErrors and the named variable. */

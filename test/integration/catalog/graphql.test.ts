@@ -117,10 +117,19 @@ apis:
     expect(body.errors[0]!.message).toMatch(/Cannot query field "title" on type "Mission"/);
   });
 
-  it('authorize remove: the field leaves the query the server runs, the rest is answered', async () => {
+  it('authorize remove: the field leaves the query the server runs; its field error joins the answer', async () => {
     const response = await post({ query: '{ user { id email } }' });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ data: { user: { id: 'u1' } } });
+    // A field error: the data the server gave, and the removed field's error beside it.
+    expect(await response.json()).toEqual({
+      data: { user: { id: 'u1' } },
+      errors: [
+        {
+          message: 'The field "email" was removed from the request (not authorized).',
+          locations: [{ line: 1, column: 13 }],
+        },
+      ],
+    });
     expect(backend.received.at(-1)!.query).not.toMatch(/email/);
     // The action is an expression: for an admin the field stays.
     const admin = await post({ query: '{ user { id email } }' }, { 'x-role': 'admin' });

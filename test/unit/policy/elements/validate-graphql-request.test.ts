@@ -217,6 +217,35 @@ describe('validate-graphql-request', () => {
     expect(variable(r.context, 'e')[0].message).toMatch(/"name" was removed/);
   });
 
+  it("authorize remove: the field's error joins the errors of the backend's answer, beside its data", async () => {
+    const statement = policy('max-size="102400"', '<rule path="/User/email" action="remove" />');
+    const r = await run(statement, post({ query: '{ user { id email } }' }));
+    const answered = await r.run.onResponse({
+      status: 200,
+      headers: [['content-type', 'application/json']],
+      body: Buffer.from(JSON.stringify({ data: { user: { id: 'u1' } } })),
+    });
+    expect(JSON.parse(answered.body.toString())).toEqual({
+      data: { user: { id: 'u1' } },
+      errors: [
+        {
+          message: 'The field "email" was removed from the request (not authorized).',
+          locations: [{ line: 1, column: 13 }],
+        },
+      ],
+    });
+    // The pipeline asked for the response body at load, because a rule may remove a field.
+    const pipeline = buildPipeline({ api: compileAt(policies({ inbound: statement }), 'api') });
+    expect(pipeline.needs.responseBody).toBe(true);
+    const rejecting = buildPipeline({
+      api: compileAt(
+        policies({ inbound: policy('max-size="9"', '<rule path="/__*" action="reject" />') }),
+        'api',
+      ),
+    });
+    expect(rejecting.needs.responseBody).toBe(false);
+  });
+
   it('authorize remove on a GET rewrites ?query=', async () => {
     const r = await run(
       policy('max-size="102400"', '<rule path="/User/email" action="remove" />'),
