@@ -131,22 +131,17 @@ export const validateGraphqlRequest = defineElement({
       try {
         document = graphql.parse(graphqlRequest.query);
       } catch (error) {
+        // graphql-js's parser recurses: a query nested some thousands deep overflows the stack before any limit.
+        if (error instanceof RangeError)
+          return fail('GraphQLSyntaxError', [{ message: 'The query is nested too deeply to be read.' }]);
         return fail('GraphQLSyntaxError', [formatted(error as GraphQLError)]);
       }
-      const invalid = graphql.validate(schema, document);
-      if (invalid.length > 0) fail('GraphQLValidationFailed', invalid.map(formatted));
       const operation = selectedOperation(document, graphqlRequest.operationName);
-      if (operation === undefined)
-        return fail('GraphQLValidationFailed', [
-          {
-            message:
-              graphqlRequest.operationName === undefined
-                ? 'Must provide operation name if query contains multiple operations.'
-                : `Unknown operation named "${graphqlRequest.operationName}".`,
-          },
-        ]);
-      const fragments = reachableFragments(document, operation);
-      const { depth, fields } = measure(operation.selectionSet, fragments);
+      // Depth and size first: a query too deep or too wide is refused before the costlier validation.
+      const fragments = operation ? reachableFragments(document, operation) : new Map();
+      const { depth, fields } = operation
+        ? measure(operation.selectionSet, fragments)
+        : { depth: 0, fields: 0 };
       const depthLimit = within(maxDepth(run), 1, Number.MAX_SAFE_INTEGER, 'max-depth');
       if (depth > depthLimit)
         fail('QueryDepthExceeded', [
@@ -156,6 +151,17 @@ export const validateGraphqlRequest = defineElement({
         fail('QueryFieldsExceeded', [
           {
             message: `The query selects ${fields} fields, more than the ${MAX_FIELDS} that can be validated.`,
+          },
+        ]);
+      const invalid = graphql.validate(schema, document);
+      if (invalid.length > 0) fail('GraphQLValidationFailed', invalid.map(formatted));
+      if (operation === undefined)
+        return fail('GraphQLValidationFailed', [
+          {
+            message:
+              graphqlRequest.operationName === undefined
+                ? 'Must provide operation name if query contains multiple operations.'
+                : `Unknown operation named "${graphqlRequest.operationName}".`,
           },
         ]);
       const removed = authorize(run, rules, requestedFields(schema, operation, fragments), fail);

@@ -153,24 +153,36 @@ export function reachableFragments(
 
 /**
  * The depth of a selection set (a root field is at depth 1) and how many fields it selects at every level, fragments
- * counted where they are spread. Validation has refused cycles of fragments before this runs.
+ * counted where they are spread. Each fragment is measured once (fragments spreading fragments ten times each would
+ * otherwise take exponential time). It runs before the query is validated (a deep or wide query is refused before
+ * the costlier validation), so a fragment already being measured is not followed again: a cycle, which validation
+ * then refuses.
  */
 export function measure(
   set: SelectionSetNode,
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
 ): { depth: number; fields: number } {
-  let fields = 0;
-  let depth = 0;
-  for (const selection of set.selections) {
-    const inner =
-      selection.kind === 'FragmentSpread'
-        ? fragments.get(selection.name.value)?.selectionSet
-        : selection.selectionSet;
-    const below = inner ? measure(inner, fragments) : { depth: 0, fields: 0 };
-    fields += below.fields + (selection.kind === 'Field' ? 1 : 0);
-    depth = Math.max(depth, below.depth + (selection.kind === 'Field' ? 1 : 0));
-  }
-  return { depth, fields };
+  const measured = new Map<string, { depth: number; fields: number }>();
+  const visit = (inner: SelectionSetNode): { depth: number; fields: number } => {
+    let fields = 0;
+    let depth = 0;
+    for (const selection of inner.selections) {
+      let below = { depth: 0, fields: 0 };
+      if (selection.kind === 'FragmentSpread') {
+        const name = selection.name.value;
+        const fragment = fragments.get(name);
+        if (fragment && !measured.has(name)) {
+          measured.set(name, below); // on the way down: a cycle counts nothing
+          measured.set(name, visit(fragment.selectionSet));
+        }
+        below = measured.get(name) ?? below;
+      } else if (selection.selectionSet) below = visit(selection.selectionSet);
+      fields += below.fields + (selection.kind === 'Field' ? 1 : 0);
+      depth = Math.max(depth, below.depth + (selection.kind === 'Field' ? 1 : 0));
+    }
+    return { depth, fields };
+  };
+  return visit(set);
 }
 
 /** A field of the request as authorization sees it: its parent type and name, and where it is in the query. */

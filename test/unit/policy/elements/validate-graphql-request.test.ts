@@ -170,6 +170,32 @@ describe('validate-graphql-request', () => {
     expect(context.lastError?.reason).toBe('QueryFieldsExceeded');
   });
 
+  it('refuses queries built to be costly before validating them: nested fragments, cycles, deep nesting', async () => {
+    // Ten fragments each spreading the next ten times: 10^10 fields once expanded, measured in linear time.
+    const levels = Array.from(
+      { length: 10 },
+      (_, i) =>
+        `fragment F${i} on Person { ${i === 9 ? 'name' : `friends { ${`...F${i + 1} `.repeat(10)}}`} }`,
+    );
+    const wide = await run(
+      policy('max-size="102400" max-depth="100"'),
+      post({ query: `{ missions { crew { ...F0 } } } ${levels.join(' ')}` }),
+    );
+    expect(wide.context.lastError?.reason).toBe('QueryFieldsExceeded');
+    const cycle = await run(
+      policy('max-size="102400"'),
+      post({ query: '{ missions { crew { ...A } } } fragment A on Person { friends { ...A } }' }),
+    );
+    expect(refused(cycle.outcome).body.errors[0].message).toMatch(/Cannot spread fragment "A" within itself/);
+    const deep = await run(
+      policy('max-size="102400"'),
+      post({ query: `{${'user{'.repeat(15_000)}id${'}'.repeat(15_001)}` }),
+    );
+    // graphql-js's parser overflows the stack on it (were it ever iterative, max-depth would refuse it): a 400, not a 500.
+    expect(refused(deep.outcome).status).toBe(400);
+    expect(deep.context.lastError?.message).toMatch(/nested too deeply|levels deep/);
+  });
+
   it('authorize reject: a request error, the request never reaches the backend', async () => {
     const { outcome, context } = await run(
       policy('max-size="102400"', '<rule path="/Mutation/deleteUser" action="reject" />'),
