@@ -7,7 +7,7 @@
  * field is a field error: its error joins the `errors` of the backend's answer. Every error is written to the
  * variable GraphQLErrors and, when named, to `error-variable-name`. The status (400) and LastError.Reason values are Portcullis's: the page documents neither.
  */
-import type { FieldNode, GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
 import { parseJson } from '../../expr/index.js';
 import { defineElement } from '../element.js';
 import { bodyText, replaceBody, requestOf } from '../message.js';
@@ -20,21 +20,17 @@ import {
   graphqlRequestOf,
   measure,
   NotGraphqlRequest,
-  type RequestedField,
   reachableFragments,
   requestedFields,
   selectedOperation,
   withoutFields,
 } from '../shared/graphql.js';
+import { authorize, compileRule, RULE_ACTIONS, type Rule } from '../shared/graphql-authorize.js';
 
 /** The largest `max-size` the page allows: 100 KB. */
 const MAX_SIZE = 102_400;
 /** "The policy can validate GraphQL requests with up to 250 query fields across all levels." */
 const MAX_FIELDS = 250;
-const ACTIONS = ['allow', 'remove', 'reject', 'ignore'] as const;
-type RuleAction = (typeof ACTIONS)[number];
-/** `/__*` (the introspection system), `/Type/field`, `/Type/*`, or `/field` (a field of a root type). */
-const RULE_PATH = /^\/(?:__\*|[_A-Za-z][_0-9A-Za-z]*(?:\/(?:[_A-Za-z][_0-9A-Za-z]*|\*))?)$/;
 
 /** The variable API Management writes every GraphQL validation error to, whatever error-variable-name says. */
 export const GRAPHQL_ERRORS_VARIABLE = 'GraphQLErrors';
@@ -42,14 +38,6 @@ export const GRAPHQL_ERRORS_VARIABLE = 'GraphQLErrors';
 interface FormattedError {
   readonly message: string;
   readonly locations?: readonly { line: number; column: number }[];
-}
-
-interface Rule {
-  readonly type: string | undefined;
-  readonly field: string | undefined;
-  /** Exact field 3, a type's every field 2, a root field by name 2, the introspection system 1. */
-  readonly specificity: number;
-  readonly action: (run: RunContext) => RuleAction;
 }
 
 export const validateGraphqlRequest = defineElement({
@@ -72,7 +60,7 @@ export const validateGraphqlRequest = defineElement({
       name: 'rule',
       attributes: {
         path: str({ required: true, expression: false }),
-        action: oneOf(ACTIONS, { default: 'allow' }),
+        action: oneOf(RULE_ACTIONS, { default: 'allow' }),
       },
     }),
   }),
@@ -164,7 +152,15 @@ export const validateGraphqlRequest = defineElement({
                 : `Unknown operation named "${graphqlRequest.operationName}".`,
           },
         ]);
-      const removed = authorize(run, rules, requestedFields(schema, operation, fragments), fail);
+      const roots = new Set(
+        [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].flatMap((root) =>
+          root ? [root.name] : [],
+        ),
+      );
+      const judged = authorize(run, rules, requestedFields(schema, operation, fragments), roots);
+      if ('rejected' in judged)
+        return fail('FieldRejected', [{ message: `The field "${judged.rejected}" is not authorized.` }]);
+      const { removed } = judged;
       if (removed.size === 0) {
         record(run, errorVariable?.(run), []);
         return 'next';
@@ -183,26 +179,6 @@ export const validateGraphqlRequest = defineElement({
   },
 });
 
-function compileRule(path: string, action: ((run: RunContext) => string) | undefined): Rule | undefined {
-  if (!RULE_PATH.test(path)) return undefined;
-  const actionOf = (run: RunContext): RuleAction => {
-    const value = action?.(run) ?? 'allow';
-    if ((ACTIONS as readonly string[]).includes(value)) return value as RuleAction;
-    throw new TypeError(
-      `validate-graphql-request/authorize/rule/@action must be one of ${ACTIONS.join(', ')}, got "${value}"`,
-    );
-  };
-  if (path === '/__*') return { type: undefined, field: '__*', specificity: 1, action: actionOf };
-  const [, first, second] = path.split('/');
-  if (second === undefined) return { type: undefined, field: first, specificity: 2, action: actionOf };
-  return {
-    type: first,
-    field: second === '*' ? undefined : second,
-    specificity: second === '*' ? 2 : 3,
-    action: actionOf,
-  };
-}
-
 function ruleError(
   error: (node: NodeSite, code: 'attribute', message: string) => void,
   at: NodeSite,
@@ -213,40 +189,6 @@ function ruleError(
     'attribute',
     `validate-graphql-request/authorize/rule/@path must be /type/field, /type/*, /field or /__*, got "${path}"`,
   );
-}
-
-/**
- * Each field's action: of the rules whose path matches it, the most specific first (in document order among
- * equals); `ignore` passes to the next. A `reject` fails the request; the fields to `remove` are returned.
- */
-function authorize(
-  run: RunContext,
-  rules: readonly Rule[],
-  fields: readonly RequestedField[],
-  fail: (reason: string, errors: FormattedError[]) => never,
-): Set<FieldNode> {
-  const removed = new Set<FieldNode>();
-  if (rules.length === 0) return removed;
-  const roots = new Set(['Query', 'Mutation', 'Subscription']);
-  const ordered = [...rules].sort((a, b) => b.specificity - a.specificity);
-  for (const { type, field, node } of fields) {
-    const matching = ordered.filter((rule) =>
-      rule.field === '__*'
-        ? field.startsWith('__')
-        : rule.type === undefined
-          ? roots.has(type) && rule.field === field
-          : rule.type === type && (rule.field === undefined || rule.field === field),
-    );
-    for (const rule of matching) {
-      const action = rule.action(run);
-      if (action === 'ignore') continue;
-      if (action === 'reject')
-        fail('FieldRejected', [{ message: `The field "${type}.${field}" is not authorized.` }]);
-      if (action === 'remove') removed.add(node);
-      break;
-    }
-  }
-  return removed;
 }
 
 function sendQuery(

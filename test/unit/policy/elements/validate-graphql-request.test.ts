@@ -307,6 +307,27 @@ describe('validate-graphql-request', () => {
     expect(refused(outcome).status).toBe(400);
   });
 
+  it("a one-segment path follows the schema's own root types (schema { query: Root })", async () => {
+    const rooted = buildGraphqlSchema('schema { query: Root } type Root { secret: String open: String }');
+    if (Array.isArray(rooted)) throw new Error('test schema is not valid');
+    const pipeline = buildPipeline({
+      api: compileAt(
+        policies({ inbound: policy('max-size="1000"', '<rule path="/secret" action="reject" />') }),
+        'api',
+      ),
+    });
+    const ask = async (query: string) =>
+      new PipelineRun(
+        pipeline,
+        request({ definition: { ...definition, graphql: { schema: rooted } }, ...get(query) }),
+        fakeServices(),
+      ).onRequest();
+    expect(refused(await ask('{ secret }')).body.errors[0].message).toBe(
+      'The field "Root.secret" is not authorized.',
+    );
+    expect((await ask('{ open }')).kind).toBe('forward');
+  });
+
   it('a rule action may be an expression', async () => {
     const rule =
       '<rule path="/User/email" action="@(context.Request.Headers.Count > 2 ? &quot;reject&quot; : &quot;allow&quot;)" />';
