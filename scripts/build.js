@@ -23,7 +23,7 @@ const STAMP = '.built-from';
 /**
  * Packages left in node_modules: each reads files that lie beside it (the gRPC proto loader and health check read
  * .proto files; thread-stream starts its worker script by path), loads a native addon (lmdb, msgpackr-extract), or is
- * loaded only on demand through createRequire (src/state/lazy-package.ts, the tokenizer), which a bundle cannot see.
+ * loaded only on demand through createRequire (src/state/lazy-package.ts, the tokenizer, graphql-js), which a bundle cannot see.
  * pino is bundled: only its transports, which Portcullis does not use, reach thread-stream's worker, and loading pino
  * from node_modules file by file cost ~15 ms of every start. protobufjs
  * is bundled: the engine only reads a precompiled descriptor with it (proto/ext_proc.descriptor.json), and the copy
@@ -42,6 +42,7 @@ const unbundled = [
   'esbuild',
   // WebAssembly libxml2 with a top-level await: imported by validate-content only when a policy validates XML.
   'libxml2-wasm',
+  'graphql',
 ];
 
 const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));

@@ -35,7 +35,7 @@ export interface ApiAccess {
   readonly openProductId?: string | undefined;
 }
 
-export type ApiType = 'http' | 'soap' | 'websocket';
+export type ApiType = 'http' | 'soap' | 'websocket' | 'graphql';
 
 export interface CatalogApi<Pipeline> {
   readonly id: string;
@@ -45,7 +45,8 @@ export interface CatalogApi<Pipeline> {
   /**
    * `soap`: operations are matched by SOAP action or body element, not by method and template. `websocket`: one
    * operation, onHandshake (`GET /`), whose inbound pipeline runs on the opening handshake; Envoy carries the
-   * upgraded connection.
+   * upgraded connection. `graphql`: a POST with a JSON body or a GET with `?query=` to the API's root (the operations
+   * `graphql-post` and `graphql-get`); anything else matches no operation.
    */
   readonly type: ApiType;
   /** Lower-case host names; empty means every host. */
@@ -263,6 +264,8 @@ export class Catalog<Pipeline> {
     const apiPath = path.slice(api.urlSuffix.length + 1) || '/';
     const wanted = method.toUpperCase();
     if (api.type === 'soap') return this.matchSoap(api, apiPath, wanted, hints);
+    if (api.type === 'graphql' && !isGraphqlRequest(wanted, query, hints))
+      return { kind: 'no-operation', api, apiPath };
     for (const operation of api.operations) {
       if (operation.method !== wanted) continue;
       const parameters = operation.template.match(apiPath, query);
@@ -307,6 +310,17 @@ function soapOperation<Pipeline>(
   return operation
     ? { kind: 'operation', api, operation, apiPath, parameters: {} }
     : { kind: 'no-operation', api, apiPath };
+}
+
+/**
+ * Whether a request has a GraphQL request's shape (GraphQL over HTTP): a GET carries the query in `?query=`, a POST
+ * a JSON body (application/json, or the media types of the GraphQL-over-HTTP draft).
+ */
+function isGraphqlRequest(method: string, query: URLSearchParams, hints: RequestHints): boolean {
+  if (method === 'GET') return query.has('query');
+  if (method !== 'POST') return false;
+  const type = (hints.contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  return type === 'application/json' || type === 'application/graphql+json';
 }
 
 function underSuffix(path: string, urlSuffix: string): boolean {

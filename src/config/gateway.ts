@@ -30,6 +30,7 @@ import { isInlinePem } from '../state/options.js';
 import { apiVersionSelector } from './api-versions.js';
 import { type ResolvedBackend, resolveBackendCredentials, singleBackendUrls } from './backend-credentials.js';
 import { ConfigError } from './config-error.js';
+import { graphqlDefinitions, graphqlElementsOutside, graphqlOperations } from './graphql-api.js';
 import { fileText, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
 import { policySource } from './policy-source.js';
 import type { GatewayConfig } from './schema.js';
@@ -197,6 +198,9 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     problemInText(configText(), loaded.file, keys, message),
   );
   const { compile, withoutSkipped } = policies;
+  const graphql = graphqlDefinitions(loaded, problems, (keys, message) =>
+    problemInText(configText(), loaded.file, keys, message),
+  );
 
   // A policy may trace a secret named value, a failing expression quote one: every request removes them from what it
   // reports (LastError.Message, its log lines and traces; policy/request-secrets.ts).
@@ -227,6 +231,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     );
     if (xmlSchemas) xmlSchemaSets.push({ keys: ['apis', apiIndex, 'definition'], set: xmlSchemas });
     const apiDocument = compile(['apis', apiIndex, 'policy'], api.policy, 'api');
+    problems.push(...graphqlElementsOutside(apiDocument, api));
     // A WebSocket API is checked here, and inherits the global and product documents without what its handshake
     // cannot run; any other API inherits them as they are.
     const inherited = inheritance(api, apiIndex, apiDocument, problems, withoutSkipped, (keys, message) =>
@@ -257,36 +262,39 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
       },
       apiPipeline: pipeline(defined({ global, api: apiDocument })),
       productApiPipelines: perProduct((product) => pipeline(defined({ global, product, api: apiDocument }))),
-      operations: operationsOf(api).map((operation, operationIndex) => {
-        const operationDocument = compile(
-          ['apis', apiIndex, 'operations', operationIndex, 'policy'],
-          operation.policy,
-          'operation',
-        );
-        if (api.type === 'websocket') problems.push(...refusedOnHandshake(operationDocument, api.id));
-        return {
-          id: operation.id ?? `${operation.method} ${operation.urlTemplate}`,
-          method: operation.method,
-          urlTemplate: operation.urlTemplate,
-          soap: operation.soap,
-          responses: operation.responses,
-          definition: {
-            templateParameters: operation.templateParameters,
-            queryParameters: operation.queryParameters,
-            headerParameters: operation.headerParameters,
-            requestContent: operation.requestContent,
-            requestBody: operation.requestBody,
-            requestContentType: operation.requestContentType,
+      operations: (api.type === 'graphql' ? graphqlOperations : operationsOf(api)).map(
+        (operation, operationIndex) => {
+          const operationDocument = compile(
+            ['apis', apiIndex, 'operations', operationIndex, 'policy'],
+            operation.policy,
+            'operation',
+          );
+          if (api.type === 'websocket') problems.push(...refusedOnHandshake(operationDocument, api.id));
+          return {
+            id: operation.id ?? `${operation.method} ${operation.urlTemplate}`,
+            method: operation.method,
+            urlTemplate: operation.urlTemplate,
+            soap: operation.soap,
             responses: operation.responses,
-            ...(xmlSchemas ? { xmlSchemas } : {}),
-            ...(operation.soap ? { soap: operation.soap } : {}),
-          },
-          pipeline: pipeline(defined({ global, api: apiDocument, operation: operationDocument })),
-          productPipelines: perProduct((product) =>
-            pipeline(defined({ global, product, api: apiDocument, operation: operationDocument })),
-          ),
-        };
-      }),
+            definition: {
+              templateParameters: operation.templateParameters,
+              queryParameters: operation.queryParameters,
+              headerParameters: operation.headerParameters,
+              requestContent: operation.requestContent,
+              requestBody: operation.requestBody,
+              requestContentType: operation.requestContentType,
+              responses: operation.responses,
+              graphql: graphql.get(api.id),
+              ...(xmlSchemas ? { xmlSchemas } : {}),
+              ...(operation.soap ? { soap: operation.soap } : {}),
+            },
+            pipeline: pipeline(defined({ global, api: apiDocument, operation: operationDocument })),
+            productPipelines: perProduct((product) =>
+              pipeline(defined({ global, product, api: apiDocument, operation: operationDocument })),
+            ),
+          };
+        },
+      ),
     };
   });
 

@@ -150,9 +150,15 @@ export const apiSchema = z
     /**
      * `soap` for a WSDL pass-through API, whose operations are told apart by SOAP action or body element; `mcp` for a
      * remote MCP server (Streamable HTTP) at `serviceUrl`, published at `/<urlSuffix>/mcp` (config/mcp-servers.ts);
-     * `websocket` for a WebSocket pass-through API, whose one operation, onHandshake, runs on the opening handshake.
+     * `websocket` for a WebSocket pass-through API, whose one operation, onHandshake, runs on the opening handshake;
+     * `graphql` for a GraphQL pass-through API (config/graphql-api.ts), whose schema is `graphql.schema`.
      */
-    type: z.enum(['http', 'soap', 'mcp', 'websocket']).default('http'),
+    type: z.enum(['http', 'soap', 'mcp', 'websocket', 'graphql']).default('http'),
+    /** For an API of type `graphql`: its schema, an SDL file relative to the configuration. */
+    graphql: z
+      .object({ schema: z.string().min(1) })
+      .strict()
+      .optional(),
     /** For an API of type `mcp`: which of the server's tools are shown and which need write scope. */
     mcp: mcpServerSchema.optional(),
     /**

@@ -40,6 +40,7 @@ export async function referencedFiles(configFile: string, text?: string): Promis
     policy(api.policy);
     for (const operation of api.operations) policy(operation.policy);
     if (api.definition) await addDefinitionFiles(path.resolve(directory, api.definition.file), files);
+    if (api.graphql) files.add(path.resolve(directory, api.graphql.schema));
   }
   for (const backend of config.backends)
     if (backend.tls?.trustedCa !== undefined) files.add(path.resolve(directory, backend.tls.trustedCa));

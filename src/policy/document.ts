@@ -435,6 +435,10 @@ class DocumentCompiler {
       readsRequestBody: () => {
         this.needs.requestBody = true;
       },
+      readsResponseBody: () => {
+        this.needs.responseHeaders = true;
+        this.needs.responseBody = true;
+      },
       ...(this.options.certificateIds ? { certificateIds: this.options.certificateIds } : {}),
       ...(this.options.schemas ? { schemas: this.options.schemas } : {}),
       ...(this.options.xmlSchemas ? { xmlSchemas: this.options.xmlSchemas } : {}),

@@ -32,6 +32,11 @@ export interface CompileContext {
    * sometimes (send-request mode="copy"): the engine must buffer the body for it, as for `body`.
    */
   readsRequestBody(): void;
+  /**
+   * The element, though it runs before the backend answers, may change that answer (RunContext.responseEdits): the
+   * engine must buffer the response body for it.
+   */
+  readsResponseBody(): void;
 }
 
 /**

@@ -323,6 +323,7 @@ export class PipelineRun {
       this.#lastErrorStatus = response.status;
       return this.#onError();
     }
+    for (const edit of this.run.responseEdits.splice(0)) edit(this.run);
     const flow = await this.#section('outbound');
     if (flow === 'error') return this.#onError();
     // return-response in outbound replaces the whole response.
@@ -464,7 +465,7 @@ export class PipelineRun {
       statusCode: status,
       statusReason: reasonPhrase(status),
       headers,
-      body: JSON.stringify({ statusCode: status, message }),
+      body: refusal?.body ?? JSON.stringify({ statusCode: status, message }),
     });
     this.run.responseBodyChanged = true;
     this.run.section = 'on-error';

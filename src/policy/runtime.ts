@@ -64,6 +64,8 @@ export class PolicyError extends Error {
     readonly clientMessage: string = message,
     /** Headers API Management adds to the default error response (e.g. WWW-Authenticate). */
     readonly headers: readonly (readonly [string, string])[] = [],
+    /** The whole JSON body of the default error response, when it is not `{ statusCode, message }` (GraphQL's errors). */
+    readonly body?: string,
   ) {
     super(message);
   }
@@ -92,6 +94,12 @@ export class RunContext {
   /** Set when the request body was replaced, so the transport knows to send the new one. */
   requestBodyChanged = false;
   responseBodyChanged = false;
+  /**
+   * Changes an inbound statement leaves for the backend's answer, made to it before outbound runs: a field
+   * validate-graphql-request removed gets its field error in the answer's `errors`. A statement that adds one asked
+   * for the response body at load (CompileContext.readsResponseBody).
+   */
+  readonly responseEdits: ((run: RunContext) => void)[] = [];
   /** Headers added to whatever response the client gets (cors on an actual cross-origin request). */
   readonly responseHeaderAdditions: [string, string][] = [];
   /**

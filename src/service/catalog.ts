@@ -36,9 +36,10 @@ export function toolOperations(config: CatalogConfig): readonly ToolOperation[] 
   }
   return Object.freeze(
     // An MCP server API's tools are its server's (mcp/upstream/), not its endpoint's operations; a WebSocket API's
-    // one operation is its opening handshake, which a tool call (one request, one answer) cannot make.
+    // one operation is its opening handshake, which a tool call (one request, one answer) cannot make; a GraphQL
+    // API's one endpoint takes any query of its schema, which no fixed tool input describes.
     config.apis.flatMap((api) =>
-      (api.type === 'mcp' || api.type === 'websocket' ? [] : api.operations).map(
+      (api.type === 'mcp' || api.type === 'websocket' || api.type === 'graphql' ? [] : api.operations).map(
         (operation): ToolOperation =>
           Object.freeze({
             apiId: api.id,

@@ -41,7 +41,9 @@ export interface ApiEntry {
   id: string;
   name?: string;
   description?: string;
-  type?: 'http' | 'soap' | 'websocket' | 'mcp';
+  type?: 'http' | 'soap' | 'websocket' | 'mcp' | 'graphql';
+  /** A GraphQL API's schema: an SDL file beside the configuration. */
+  graphql?: { schema: string };
   definition?: { format: 'openapi' | 'wadl' | 'wsdl'; file: string };
   subscriptionRequired?: boolean;
   subscriptionKeyNames?: { header?: string; query?: string };

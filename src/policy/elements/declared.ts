@@ -30,7 +30,7 @@ const azure = (
 });
 
 const GRAPHQL =
-  'a GraphQL resolver policy: Portcullis publishes no GraphQL APIs (no schema import, no resolvers)';
+  'a GraphQL resolver policy: Portcullis publishes GraphQL pass-through APIs only, not synthetic ones whose fields policies resolve';
 const DAPR =
   'a self-hosted-gateway policy that calls a Dapr sidecar; Portcullis has no Dapr integration (issue #39)';
 
@@ -41,12 +41,6 @@ export const DECLARED_ELEMENTS: readonly DeclaredElement[] = [
     [I],
     ['global', 'workspace', 'product', 'api'],
     'Portcullis imports no OData definitions (CSDL), so there is no OData schema to validate against (issue #39)',
-  ),
-  missing(
-    'validate-graphql-request',
-    [I],
-    ['global', 'workspace', 'product', 'api'],
-    'Portcullis publishes no GraphQL APIs, so there is no GraphQL schema to validate against (issue #39)',
   ),
   // Routing
   missing(

@@ -56,6 +56,7 @@ import { trace } from './trace.js';
 import { validateAzureAdToken } from './validate-azure-ad-token.js';
 import { validateClientCertificate } from './validate-client-certificate.js';
 import { validateContent } from './validate-content.js';
+import { validateGraphqlRequest } from './validate-graphql-request.js';
 import { validateHeaders } from './validate-headers.js';
 import { validateJwt } from './validate-jwt.js';
 import { validateParameters } from './validate-parameters.js';
@@ -124,6 +125,7 @@ export const ELEMENT_LIST: readonly ElementDefinition[] = [
   validateHeaders,
   validateStatusCode,
   xslTransform,
+  validateGraphqlRequest,
 ];
 
 export const ELEMENTS: ReadonlyMap<string, ElementDefinition> = new Map(ELEMENT_LIST.map((e) => [e.name, e]));

@@ -4,6 +4,7 @@
  * request body, and its responses. The catalog fills it from the operation's configuration (imported from OpenAPI,
  * or written by hand); src/catalog/importers/model.ts is the same shape with more fields.
  */
+import type { GraphqlDefinition } from './graphql.js';
 import type { DeclaredContent, DeclaredResponse } from './mock-content.js';
 import type { XmlName, XmlSchemaSet } from './xml-schema.js';
 
@@ -38,6 +39,8 @@ export interface OperationDefinition {
   readonly soap?:
     | { readonly bodyElement?: XmlName | undefined; readonly responseElement?: XmlName | undefined }
     | undefined;
+  /** The schema of a GraphQL API's operation, which validate-graphql-request checks the request against. */
+  readonly graphql?: GraphqlDefinition | undefined;
 }
 
 /** The request body's media types and schemas, from `requestContent`, else from `requestBody`. */

@@ -87,7 +87,7 @@ subscriptions:
     expect(outcome.stderr).toContain(
       'named values/environment-name/namedValueInformation.json: set NAMED_VALUE_ENVIRONMENT_NAME to the Key Vault secret https://vault.example/secrets/environment-name',
     );
-    expect(outcome.stdout).toMatch(/wrote .*gateway\.yaml: 6 APIs, 2 products, 2 backends/);
+    expect(outcome.stdout).toMatch(/wrote .*gateway\.yaml: 7 APIs, 2 products, 2 backends/);
     expect(outcome.status).toBe(0);
   });
 

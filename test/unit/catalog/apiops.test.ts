@@ -39,6 +39,7 @@ describe('import apiops: the Azure/apiops sample artifacts', () => {
     const { document, files } = await importApiops(sample);
     expect(document.apis.map((api) => [api.id, api.urlSuffix, api.definition?.format])).toEqual([
       ['basic-api', 'basic-api', 'openapi'],
+      ['graphql-api', 'graphql-api', undefined],
       ['revisioned-api', 'revisioned-api', 'openapi'],
       ['soap-api', 'soap-api', undefined],
       ['versioned-api-v1', 'versioned-api/v1', 'openapi'],
@@ -85,7 +86,7 @@ describe('import apiops: the Azure/apiops sample artifacts', () => {
       document.products.map((product) => [product.id, product.subscriptionRequired, product.apis]),
     ).toEqual([
       ['product1', true, ['basic-api', 'revisioned-api', 'versioned-api-v1']],
-      ['product2', false, ['soap-api', 'versioned-api-v2', 'wadl-api']],
+      ['product2', false, ['graphql-api', 'soap-api', 'versioned-api-v2', 'wadl-api']],
     ]);
     expect(document.backends).toEqual([
       { id: 'backend1', description: 'HTTPBin backend for scenario APIs.', url: 'https://httpbin.org' },
@@ -190,13 +191,60 @@ describe('import apiops: the Azure/apiops sample artifacts', () => {
     );
   });
 
+  it('carries a GraphQL API: its schema (specification.graphql) beside the configuration, no operations', async () => {
+    const { document, files } = await importApiops(sample);
+    const graphql = document.apis.find((api) => api.id === 'graphql-api')!;
+    expect(graphql).toMatchObject({
+      type: 'graphql',
+      serviceUrl: 'https://httpbin.org',
+      graphql: { schema: 'schemas/graphql-api.graphql' },
+    });
+    expect(graphql.operations).toBeUndefined();
+    expect(files.get('schemas/graphql-api.graphql')).toContain('sampleMessage: String');
+  });
+
+  it('carries a GraphQL schema given as an introspection result, and leaves out a synthetic GraphQL API', async () => {
+    const { execute, parse, buildSchema, getIntrospectionQuery } = await import('graphql');
+    const introspection = execute({
+      schema: buildSchema('type Query { launches: [String] }'),
+      document: parse(getIntrospectionQuery()),
+    });
+    const root = artifacts({
+      'apis/space/apiInformation.json': information({
+        path: 'space',
+        type: 'graphql',
+        serviceUrl: 'https://space.example/graphql',
+      }),
+      'apis/space/specification.json': JSON.stringify(introspection),
+      'apis/synthetic/apiInformation.json': information({
+        path: 'synthetic',
+        type: 'graphql',
+        serviceUrl: 'https://s.example',
+      }),
+      'apis/synthetic/specification.graphql': 'type Query { a: String }',
+      'apis/synthetic/resolvers/a/resolverInformation.json': information({ path: 'Query/a' }),
+      'apis/broken/apiInformation.json': information({
+        path: 'broken',
+        type: 'graphql',
+        serviceUrl: 'https://b.example',
+      }),
+      'apis/broken/specification.graphql': 'type Query { a: Nope }',
+    });
+    const { document, files, findings } = await importApiops(root);
+    const space = document.apis.find((api) => api.urlSuffix === 'space')!;
+    expect(files.get(space.graphql!.schema)).toContain('launches: [String]');
+    expect(document.apis.find((api) => api.urlSuffix === 'synthetic')).toBeUndefined();
+    expect(messagesFor(findings, 'apis/synthetic/resolvers')[0]).toMatch(/synthetic GraphQL API/);
+    expect(document.apis.find((api) => api.urlSuffix === 'broken')).toBeUndefined();
+    expect(messagesFor(findings, 'apis/broken/specification.graphql')[0]).toMatch(
+      /not a valid GraphQL schema at 1:17 \(Unknown type "Nope"\.\)/,
+    );
+  });
+
   it('lists everything it leaves out with the file it came from and why', async () => {
     const { findings } = await importApiops(sample);
-    expect(messagesFor(findings, 'apis/graphql-api/apiInformation.json')).toContain(
-      'type graphql: only HTTP, SOAP, WebSocket and MCP pass-through APIs are served; the API is left out',
-    );
-    expect(messagesFor(findings, 'products/product2/apis/graphql-api')).toEqual([
-      'API "graphql-api" was not carried over',
+    expect(messagesFor(findings, 'apis/graphql-api/apiInformation.json')).toEqual([
+      "protocols: the gateway's listeners decide http and https",
     ]);
     expect(messagesFor(findings, 'apis/basic-api/diagnostics')[0]).toMatch(/^API diagnostics/);
     expect(messagesFor(findings, 'subscriptions/subscription1/subscriptionInformation.json')[0]).toMatch(
@@ -561,6 +609,42 @@ describe('export apiops', () => {
     });
     expect(exported.files.has('apis/chat/specification.yaml')).toBe(false);
     expect(exported.files.get('apis/chat/operations/onHandshake/policy.xml')).toBe('<policies />');
+  });
+
+  it('writes a GraphQL API as API Management has one: type graphql, its schema as specification.graphql', () => {
+    const exported = exportApiops(
+      {
+        apis: [
+          {
+            id: 'space',
+            type: 'graphql',
+            urlSuffix: 'space',
+            serviceUrl: 'https://space.example/graphql',
+            graphql: { schema: 'space.graphql' },
+            policy: 'space.xml',
+          },
+        ],
+        products: [],
+        backends: [],
+        users: [],
+        groups: [],
+        subscriptions: [],
+        versionSets: [],
+        namedValues: {},
+        fragments: {},
+      },
+      {
+        policyText: () => '<policies />',
+        fileText: (file) => (file === 'space.graphql' ? 'type Query { a: String }' : ''),
+      },
+    );
+    expect(JSON.parse(exported.files.get('apis/space/apiInformation.json')!).properties).toMatchObject({
+      type: 'graphql',
+      serviceUrl: 'https://space.example/graphql',
+    });
+    expect(exported.files.get('apis/space/specification.graphql')).toBe('type Query { a: String }');
+    expect(exported.files.has('apis/space/specification.yaml')).toBe(false);
+    expect(exported.files.get('apis/space/policy.xml')).toBe('<policies />');
   });
 
   it('writes secrets only to the secrets sections, and Key Vault references back as Key Vault', () => {

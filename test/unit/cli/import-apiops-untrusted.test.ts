@@ -245,7 +245,7 @@ describe.concurrent('portcullis import apiops on an untrusted artifact folder', 
     const target = mkdtempSync(path.join(scratch, 'sample-'));
     const { stdout, stderr } = await runCli(['import', 'apiops', sample], { cwd: target });
     expect(stderr).not.toMatch(/symbolic link|outside the artifact folder|alias bomb/);
-    expect(stdout).toMatch(/^wrote gateway\.yaml: 6 APIs/);
+    expect(stdout).toMatch(/^wrote gateway\.yaml: 7 APIs/);
     expect(readFileSync(path.join(target, 'policies/apis/basic-api.xml'), 'utf8')).toContain('backend-id');
   });
 });

@@ -61,7 +61,7 @@ describe('portcullis policy-reference', () => {
     expect(setStatus?.differences).toEqual([expect.stringMatching(/envoyproxy\/envoy#9559/)]);
     expect(setStatus?.differences?.[0]).toContain('context.Response.StatusReason');
     // Elements without a difference say nothing.
-    expect(reference.elements.find((e) => e.name === 'set-header')).not.toHaveProperty('differences');
+    expect(reference.elements.find((e) => e.name === 'set-method')).not.toHaveProperty('differences');
     out = [];
     expect(await command.run([])).toBe(0);
     expect(out.join('')).toMatch(

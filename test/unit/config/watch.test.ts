@@ -14,7 +14,7 @@ function waitFor(check: () => boolean): Promise<void> {
 }
 
 describe('referencedFiles', () => {
-  it('lists the configuration, its policy files (not inline XML), fragments, schemas and definitions with their $refs', async () => {
+  it('lists the configuration, its policy files (not inline XML), fragments, schemas, definitions with their $refs and GraphQL schemas', async () => {
     const dir = await folder();
     await mkdir(path.join(dir, 'defs', 'common'), { recursive: true });
     await writeFile(
@@ -36,6 +36,7 @@ describe('referencedFiles', () => {
         '    policy: api.xml',
         '    definition: { format: openapi, file: defs/api.yaml }',
         '    operations: [{ id: get, method: GET, urlTemplate: /x, policy: ops/get.xml }]',
+        '  - { id: g, type: graphql, urlSuffix: g, serviceUrl: "http://127.0.0.1:1", graphql: { schema: schemas/g.graphql } }',
         '',
       ].join('\n'),
     );
@@ -49,6 +50,7 @@ describe('referencedFiles', () => {
         'global.xml',
         'ops/get.xml',
         'product.xml',
+        'schemas/g.graphql',
         'schemas/order.json',
       ].map((file) => path.join(dir, file)),
     );

@@ -9,6 +9,7 @@ import { type ArtifactFolder, configId, isRecord, reportUnused } from '../artifa
 import { type ImportContext, informationFile, type ResourceKind } from '../context.js';
 import type { ApiEntry, OperationEntry } from '../model.js';
 import { generatedSpecification } from '../specification.js';
+import { graphqlSchemaOf } from './graphql-schema.js';
 
 /** Why the parts of an API Portcullis has no place for are not carried over. */
 const reasons: Record<string, string> = {
@@ -22,7 +23,7 @@ const reasons: Record<string, string> = {
   format: 'the specification file is read instead',
   value: 'the specification file is read instead',
   sourceApiId: 'the API this one was cloned from is not tracked',
-  apiType: 'only HTTP and SOAP pass-through APIs are served',
+  apiType: 'only HTTP, SOAP, WebSocket, GraphQL and MCP pass-through APIs are served',
   backendId: 'an API bound to a backend by id is not supported: set serviceUrl',
 };
 
@@ -152,10 +153,17 @@ async function importApi(context: ImportContext, name: string, folder: string): 
   const type = typeof properties.type === 'string' ? properties.type : 'http';
   if (type === 'mcp') return importMcpServer(context, name, folder, properties);
   reportUnused(artifacts, file, properties, used, reasons);
-  if (type !== 'http' && type !== 'soap' && type !== 'websocket') {
+  if (type !== 'http' && type !== 'soap' && type !== 'websocket' && type !== 'graphql') {
     artifacts.skip(
       file,
-      `type ${type}: only HTTP, SOAP, WebSocket and MCP pass-through APIs are served; the API is left out`,
+      `type ${type}: only HTTP, SOAP, WebSocket, GraphQL and MCP pass-through APIs are served; the API is left out`,
+    );
+    return;
+  }
+  if (type === 'graphql' && artifacts.children(`apis/${folder}/resolvers`).length > 0) {
+    artifacts.skip(
+      `apis/${folder}/resolvers`,
+      'a synthetic GraphQL API (fields resolved by policies: http-data-source, set-graphql-resolver) is not served; the API is left out',
     );
     return;
   }
@@ -182,7 +190,7 @@ async function importApi(context: ImportContext, name: string, folder: string): 
     ...(typeof properties.description === 'string' && properties.description !== ''
       ? { description: properties.description }
       : {}),
-    ...(type === 'soap' || type === 'websocket' ? { type } : {}),
+    ...(type === 'soap' || type === 'websocket' || type === 'graphql' ? { type } : {}),
     // API Management's default: an API needs a subscription unless it says otherwise.
     subscriptionRequired: properties.subscriptionRequired !== false,
     ...subscriptionKeyNames(properties),
@@ -190,8 +198,14 @@ async function importApi(context: ImportContext, name: string, folder: string): 
     serviceUrl,
     ...(version ? { version } : {}),
   };
-  // A WebSocket API has no specification: its one operation is the system's onHandshake (GET /).
-  const operations = type === 'websocket' ? [onHandshake] : await importSpecification(context, folder, api);
+  // A WebSocket API has no specification: its one operation is the system's onHandshake (GET /). A GraphQL API's
+  // specification is its schema; it has no operations of its own.
+  const operations =
+    type === 'websocket'
+      ? [onHandshake]
+      : type === 'graphql'
+        ? graphqlSchemaOf(context, folder, api)
+        : await importSpecification(context, folder, api);
   if (operations === undefined) return;
   const policy = artifacts.text(`apis/${folder}/policy.xml`);
   if (policy !== undefined) {
@@ -401,7 +415,7 @@ function operationPolicies(
   return entries;
 }
 
-const carried = new Set(['apiInformation.json', 'policy.xml', 'operations']);
+const carried = new Set(['apiInformation.json', 'policy.xml', 'operations', 'schema.graphql']);
 
 /** Diagnostics, tags, schemas, releases, wikis, resolvers…: named, with why they are not carried over. */
 function reportOtherContent(artifacts: ArtifactFolder, folder: string): void {
@@ -409,10 +423,11 @@ function reportOtherContent(artifacts: ArtifactFolder, folder: string): void {
     diagnostics:
       'API diagnostics (Application Insights, Azure Monitor) are not supported: see the engine metrics and access log',
     tags: 'tags are not kept',
-    schemas: 'API schemas are not kept (the specification carries its own)',
+    schemas:
+      "API schemas are not kept (the specification carries its own; a GraphQL API's is its specification.graphql)",
     releases: 'release notes are not kept',
     wikis: 'developer-portal wikis are not kept',
-    resolvers: 'GraphQL resolvers are not supported',
+    resolvers: 'GraphQL resolvers (synthetic GraphQL) are not supported',
     tagDescriptions: 'tag descriptions are not kept',
   };
   for (const entry of [...artifacts.children(`apis/${folder}`), ...artifacts.files(`apis/${folder}`)]) {
@@ -463,7 +478,7 @@ function exportApi(context: Parameters<ResourceKind['exportFrom']>[0], api: ApiE
       isCurrent: true,
       displayName: api.name ?? api.id,
       description: api.description,
-      type: api.type === 'soap' || api.type === 'websocket' ? api.type : undefined,
+      type: api.type === 'soap' || api.type === 'websocket' || api.type === 'graphql' ? api.type : undefined,
       // API Management names a WebSocket API's backend by its ws(s) URL and serves it over wss.
       protocols: api.type === 'websocket' ? ['wss'] : ['https'],
       serviceUrl: api.type === 'websocket' ? api.serviceUrl.replace(/^http/, 'ws') : api.serviceUrl,
@@ -486,12 +501,15 @@ function exportApi(context: Parameters<ResourceKind['exportFrom']>[0], api: ApiE
       message: 'hostnames: API Management has no per-API host names',
     });
   }
-  if (api.definition) {
+  if (api.graphql) {
+    // API Management's extractor writes a GraphQL API's schema (its ApiSchema resource) as specification.graphql.
+    output.set(`${folder}/specification.graphql`, context.fileText(api.graphql.schema));
+  } else if (api.definition) {
     const extension =
       definitionExtensions[api.definition.format] ??
       (path.extname(api.definition.file).toLowerCase() === '.json' ? '.json' : '.yaml');
     output.set(`${folder}/specification${extension}`, context.fileText(api.definition.file));
-  } else if (api.type !== 'websocket' && (api.operations ?? []).length > 0) {
+  } else if (api.type !== 'websocket' && api.type !== 'graphql' && (api.operations ?? []).length > 0) {
     // A WebSocket API has no specification in API Management: its one operation, onHandshake, is the system's.
     output.set(`${folder}/specification.yaml`, generatedSpecification(api));
   }
