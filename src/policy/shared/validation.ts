@@ -11,8 +11,9 @@
  * - errors `{ Name, Type, ValidationRule, Details, Action }`, logged and written to `errors-variable-name`;
  * - JSON Schema validation of a value or a body.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import ajvFormats from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type ajvFormats from 'ajv-formats';
 import { parseJson } from '../../expr/index.js';
 import type { CompileContext } from '../element.js';
 import { PolicyError, type RunContext } from '../runtime.js';
@@ -130,16 +131,19 @@ export const validatesRequest = (c: CompileContext): boolean => c.section === 'i
  * Json.NET Schema does (`logger: false`: not a warning per schema).
  */
 let ajv: Ajv2020 | undefined;
+const require = createRequire(import.meta.url);
 
 /**
- * The validator, made when the first schema is compiled: making it (and adding the formats) costs ~15 ms, which every
- * process start paid before, whether or not a policy validated anything.
+ * The validator, loaded and made when the first schema is compiled: loading ajv and its formats and making the
+ * validator cost ~25 ms, which every process start paid before, whether or not a policy validated anything. Through
+ * `require`, which the bundle leaves to Node (ajv is a dependency in node_modules), because compiling is synchronous.
  */
 function validator(): Ajv2020 {
   if (ajv === undefined) {
-    ajv = new Ajv2020({ strict: false, allErrors: false, logger: false });
-    // ajv-formats is CommonJS whose module object is the plugin and has it as `default` too: Node and the bundle agree.
-    ajvFormats.default(ajv);
+    const { Ajv2020: Validator } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+    ajv = new Validator({ strict: false, allErrors: false, logger: false });
+    // ajv-formats is CommonJS whose module object is the plugin and has it as `default` too.
+    (require('ajv-formats') as typeof ajvFormats).default(ajv);
   }
   return ajv;
 }
