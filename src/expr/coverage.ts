@@ -61,10 +61,6 @@ export const MISSING: Readonly<Record<string, string>> = {
   'System.Security.Cryptography.X509Certificates.X509Certificate': `${LATER}; X509Certificate2 is available`,
   'System.Security.Cryptography.X509Certificates.X509ContentType': LATER,
   'System.Security.Cryptography.X509Certificates.X509NameType': LATER,
-  'System.Text.RegularExpressions.Capture': LATER,
-  'System.Text.RegularExpressions.CaptureCollection': LATER,
-  'System.Text.RegularExpressions.Group.Captures': LATER,
-  'System.Text.RegularExpressions.Match.Empty': LATER,
   'System.TimeZone': `${LATER}: obsolete in .NET; the gateway's local time zone is UTC`,
   'System.TimeZoneInfo': `${LATER}: needs a time-zone database with Windows zone ids, as API Management's are`,
   'System.TimeZoneInfo.AdjustmentRule': 'follows System.TimeZoneInfo',
@@ -94,6 +90,8 @@ export const NOTES: Readonly<Record<string, string>> = {
   'System.UInt32': 'a `long` underneath: values are not narrowed to 32 bits',
   'System.UInt64': 'a `long` underneath: values above `long.MaxValue` wrap',
   'System.Single': 'a `double` underneath: arithmetic is not rounded to 32 bits',
+  'System.Text.RegularExpressions.Group':
+    '`Captures` holds the last capture of a repeated group only (RE2 keeps no others; see differences)',
 };
 
 export type Coverage =

@@ -64,6 +64,15 @@ export const DIFFERENCES: readonly Difference[] = [
     why: `${REGEX_WHY} These constructs need backtracking.`,
   },
   {
+    area: 'Expressions: `Regex`',
+    apiManagement:
+      '.NET records every repetition of a quantified group: `Regex.Match("abc", @"(\\w)+").Groups[1].Captures` ' +
+      'holds `a`, `b` and `c` (Group.Captures, .NET API reference).',
+    portcullis: '`Group.Captures` holds the last capture only (`c`); `Group.Value` is the same as in .NET.',
+    because: 'security',
+    why: `${REGEX_WHY} RE2 keeps one span per group, the last.`,
+  },
+  {
     area: '`set-status`',
     elements: ['set-status'],
     apiManagement: "The `reason` is the status line's reason phrase (set-status policy page).",
