@@ -65,18 +65,6 @@ export const MISSING: Readonly<Record<string, string>> = {
   'System.TimeZoneInfo': `${LATER}: needs a time-zone database with Windows zone ids, as API Management's are`,
   'System.TimeZoneInfo.AdjustmentRule': 'follows System.TimeZoneInfo',
   'System.TimeZoneInfo.TransitionTime': 'follows System.TimeZoneInfo',
-  'System.Xml.Linq.Extensions': LATER,
-  'System.Xml.Linq.XCData': LATER,
-  'System.Xml.Linq.XComment': LATER,
-  'System.Xml.Linq.XDeclaration': LATER,
-  'System.Xml.Linq.XDocumentType': LATER,
-  'System.Xml.Linq.XNamespace': `${LATER}; \`XName.Namespace\`/\`NamespaceName\` and \`{ns}local\` names work`,
-  'System.Xml.Linq.XNodeDocumentOrderComparer': LATER,
-  'System.Xml.Linq.XNodeEqualityComparer': LATER,
-  'System.Xml.Linq.XObject': LATER,
-  'System.Xml.Linq.XProcessingInstruction': LATER,
-  'System.Xml.Linq.XText': LATER,
-  'System.Xml.XmlNodeType': LATER,
 };
 
 /**
@@ -90,6 +78,12 @@ export const NOTES: Readonly<Record<string, string>> = {
   'System.UInt32': 'a `long` underneath: values are not narrowed to 32 bits',
   'System.UInt64': 'a `long` underneath: values above `long.MaxValue` wrap',
   'System.Single': 'a `double` underneath: arithmetic is not rounded to 32 bits',
+  'System.Xml.Linq.XObject':
+    'annotations and the `Changed`/`Changing` events are left out: a policy expression cannot subscribe a handler',
+  'System.Xml.Linq.XNode':
+    '`CreateReader`, `ReadFrom` and `WriteTo` are left out: XmlReader and XmlWriter are not among the allowed types',
+  'System.Xml.Linq.XElement':
+    '`Load` and `Save` are left out (no files or streams); prefixes read from a document are not kept, so `ToString` writes `xmlns="…"` for a namespaced element',
   'System.Text.RegularExpressions.Group':
     '`Captures` holds the last capture of a repeated group only (RE2 keeps no others; see differences)',
 };

@@ -25,7 +25,7 @@ import { bool, bytes } from './helpers.js';
 import { parseJson } from './json/parse.js';
 import { JArray, JObject } from './json/tokens.js';
 import { certificateFromBytes } from './x509-bytes.js';
-import { parseXDocument } from './xml.js';
+import { parseXDocument } from './xml/parse.js';
 
 const date = (d: Date | null): CsDateTime | null => (d ? CsDateTime.fromDate(d, 'Utc') : null);
 

@@ -26,4 +26,7 @@ import './string-builder.js';
 import './string.js';
 import './tuple.js';
 import './uri.js';
-import './xml.js';
+import './xml/comparers.js';
+import './xml/extensions.js';
+import './xml/names.js';
+import './xml/types.js';

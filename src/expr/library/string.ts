@@ -378,10 +378,18 @@ export const StringType = defineType({
 });
 
 /** A StringComparer passed to Dictionary/HashSet/OrderBy/Distinct constructors and methods. */
+/**
+ * An IEqualityComparer / IComparer the collections and LINQ take. StringComparer is this class; a library comparer
+ * of other values (LINQ to XML's node comparers) extends it and overrides `key` (what equal values share) or `order`.
+ */
 export class CsComparer {
   constructor(readonly comparison: number) {}
   key(v: unknown): unknown {
     return typeof v === 'string' && ignoresCase(this.comparison) ? v.toUpperCase() : v;
+  }
+  /** The order of two values this comparer orders itself; null leaves them to the default order. */
+  order(_a: unknown, _b: unknown): number | null {
+    return null;
   }
 }
 
@@ -389,6 +397,7 @@ export const StringComparerType = defineType({
   name: 'StringComparer',
   namespace: 'System',
   classes: [CsComparer],
+  test: (v) => v instanceof CsComparer && v.constructor === CsComparer,
   staticProps: {
     Ordinal: prop(() => new CsComparer(Comparison.Ordinal)),
     OrdinalIgnoreCase: prop(() => new CsComparer(Comparison.OrdinalIgnoreCase)),

@@ -181,6 +181,9 @@ export interface TypeSpec {
   explicitTo?: (self: Self, target: ConversionTarget) => unknown;
   /** IEnumerable: makes LINQ (Enumerable) extension methods and foreach available. */
   enumerate?: (self: Self) => Iterable<unknown>;
+  /** `operator +` this type declares with its value on the left (XNamespace + string → XName); asked before `+`
+   *  concatenates strings. */
+  plus?: (rt: Rt, self: Self, right: unknown) => unknown;
   /** Runtime classes whose instances have this type. */
   classes?: Ctor[];
 }
@@ -203,6 +206,7 @@ export interface TypeInfo {
   readonly valueEquals: TypeSpec['valueEquals'];
   readonly explicitTo: TypeSpec['explicitTo'];
   readonly enumerate: TypeSpec['enumerate'];
+  readonly plus: TypeSpec['plus'];
 }
 
 const toMap = <T>(o: Record<string, T> | undefined): Map<string, T> => {
@@ -237,6 +241,7 @@ export function defineType(spec: TypeSpec): TypeInfo {
     valueEquals: spec.valueEquals,
     explicitTo: spec.explicitTo ?? spec.base?.explicitTo,
     enumerate: spec.enumerate ?? spec.base?.enumerate,
+    plus: spec.plus,
   };
   // A name or class claimed twice would go to whichever file loaded last: refuse it, so load order never matters.
   const names = new Set([spec.name, info.fullName, ...(spec.aliases ?? [])]);
