@@ -45,8 +45,6 @@ export const MISSING: Readonly<Record<string, string>> = {
   'Newtonsoft.Json.Linq.JConstructor': `${LATER}: JSON text has no constructors, so only code building one would meet it`,
   'Newtonsoft.Json.Linq.JRaw': LATER,
   'System.Collections.Generic.IEnumerator<T>': `${LATER}: \`foreach\` and LINQ cover enumeration; \`GetEnumerator()\` is refused at load`,
-  'System.IO.StringReader': LATER,
-  'System.IO.StringWriter': LATER,
   'System.Net.IPAddress': LATER,
   'System.Nullable': `${LATER}; nullable types (\`int?\`) and their \`HasValue\` and \`Value\` work`,
   'System.Security.Cryptography.AsymmetricAlgorithm': LATER,

@@ -23,6 +23,7 @@ import './queue.js';
 import './regex.js';
 import './stack.js';
 import './string-builder.js';
+import './string-io.js';
 import './string.js';
 import './tuple.js';
 import './uri.js';

@@ -19,6 +19,7 @@ const LIBRARY_FILES = {
   regex: () => import('../../../src/expr/library/regex.js'),
   string: () => import('../../../src/expr/library/string.js'),
   'string-builder': () => import('../../../src/expr/library/string-builder.js'),
+  'string-io': () => import('../../../src/expr/library/string-io.js'),
   uri: () => import('../../../src/expr/library/uri.js'),
   'xml/comparers': () => import('../../../src/expr/library/xml/comparers.js'),
   'xml/extensions': () => import('../../../src/expr/library/xml/extensions.js'),
