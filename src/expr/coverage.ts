@@ -44,9 +44,7 @@ export const MISSING: Readonly<Record<string, string>> = {
   'Newtonsoft.Json.Linq.Extensions': `${LATER}; its common members are there as JToken methods (\`Value<T>\`, \`Values\`)`,
   'Newtonsoft.Json.Linq.JConstructor': `${LATER}: JSON text has no constructors, so only code building one would meet it`,
   'Newtonsoft.Json.Linq.JRaw': LATER,
-  'System.Collections.Generic.IEnumerator<T>': `${LATER}: \`foreach\` and LINQ cover enumeration; \`GetEnumerator()\` is refused at load`,
   'System.Net.IPAddress': LATER,
-  'System.Nullable': `${LATER}; nullable types (\`int?\`) and their \`HasValue\` and \`Value\` work`,
   'System.Security.Cryptography.AsymmetricAlgorithm': LATER,
   'System.Security.Cryptography.HashAlgorithmName': LATER,
   'System.Security.Cryptography.Oid': LATER,
@@ -76,6 +74,8 @@ export const NOTES: Readonly<Record<string, string>> = {
   'System.UInt32': 'a `long` underneath: values are not narrowed to 32 bits',
   'System.UInt64': 'a `long` underneath: values above `long.MaxValue` wrap',
   'System.Single': 'a `double` underneath: arithmetic is not rounded to 32 bits',
+  'System.Nullable':
+    '`GetUnderlyingType` is left out: it takes a `System.Type`, and `typeof` is refused at load',
   'System.Xml.Linq.XObject':
     'annotations and the `Changed`/`Changing` events are left out: a policy expression cannot subscribe a handler',
   'System.Xml.Linq.XNode':
