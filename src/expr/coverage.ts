@@ -57,10 +57,9 @@ export const MISSING: Readonly<Record<string, string>> = {
   'System.Security.Cryptography.X509Certificates.X509Certificate': `${LATER}; X509Certificate2 is available`,
   'System.Security.Cryptography.X509Certificates.X509ContentType': LATER,
   'System.Security.Cryptography.X509Certificates.X509NameType': LATER,
-  'System.TimeZone': `${LATER}: obsolete in .NET; the gateway's local time zone is UTC`,
-  'System.TimeZoneInfo': `${LATER}: needs a time-zone database with Windows zone ids, as API Management's are`,
-  'System.TimeZoneInfo.AdjustmentRule': 'follows System.TimeZoneInfo',
-  'System.TimeZoneInfo.TransitionTime': 'follows System.TimeZoneInfo',
+  'System.TimeZoneInfo.AdjustmentRule':
+    "`TimeZoneInfo.GetAdjustmentRules` is left out: the runtime's time-zone database (ICU, through Intl) gives a zone's offset at an instant, not its rules; every conversion is computed from those offsets",
+  'System.TimeZoneInfo.TransitionTime': 'part of an AdjustmentRule, left out with it',
 };
 
 /**
@@ -76,6 +75,10 @@ export const NOTES: Readonly<Record<string, string>> = {
   'System.Single': 'a `double` underneath: arithmetic is not rounded to 32 bits',
   'System.Nullable':
     '`GetUnderlyingType` is left out: it takes a `System.Type`, and `typeof` is refused at load',
+  'System.TimeZone':
+    "the gateway's zone, UTC; `GetDaylightChanges` is left out: it returns `System.Globalization.DaylightTime`, not an allowed type",
+  'System.TimeZoneInfo':
+    'IANA and Windows ids (Windows ids through CLDR\'s windowsZones); `TimeZoneInfo.Local` is UTC, as the gateway runs; names come from ICU in English (`DisplayName` "(UTC-08:00) Pacific Time"); `GetAdjustmentRules` is left out (see AdjustmentRule)',
   'System.Xml.Linq.XObject':
     'annotations and the `Changed`/`Changing` events are left out: a policy expression cannot subscribe a handler',
   'System.Xml.Linq.XNode':

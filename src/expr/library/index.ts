@@ -27,6 +27,8 @@ import './stack.js';
 import './string-builder.js';
 import './string-io.js';
 import './string.js';
+import './time-zone-info.js';
+import './time-zone.js';
 import './tuple.js';
 import './uri.js';
 import './xml/comparers.js';

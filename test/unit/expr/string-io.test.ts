@@ -86,3 +86,13 @@ describe('StringWriter', () => {
     ).toContain('exceeds the limit');
   });
 });
+
+describe('ObjectDisposedException', () => {
+  it('is an InvalidOperationException, as in .NET', () => {
+    expect(
+      showBlock(
+        'var r = new StringReader("a"); r.Dispose(); try { r.Peek(); return "read"; } catch (InvalidOperationException e) { return e is ObjectDisposedException ? "disposed" : "other"; }',
+      ),
+    ).toBe('disposed');
+  });
+});
