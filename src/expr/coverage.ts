@@ -41,9 +41,8 @@ const LATER = 'not yet available (issue #39)';
  * the whole type; `Type.Member` for one listed member.
  */
 export const MISSING: Readonly<Record<string, string>> = {
-  'Newtonsoft.Json.Linq.Extensions': `${LATER}; its common members are there as JToken methods (\`Value<T>\`, \`Values\`)`,
-  'Newtonsoft.Json.Linq.JConstructor': `${LATER}: JSON text has no constructors, so only code building one would meet it`,
-  'Newtonsoft.Json.Linq.JRaw': LATER,
+  'Newtonsoft.Json.Linq.JConstructor':
+    "left out: Newtonsoft reads a constructor (`new Date(1)`) only from text that is not JSON (RFC 8259), which the gateway's JSON parser refuses, so only an expression building one would meet it",
   'System.Net.IPAddress': LATER,
   'System.Security.Cryptography.AsymmetricAlgorithm': LATER,
   'System.Security.Cryptography.HashAlgorithmName': LATER,
@@ -73,6 +72,7 @@ export const NOTES: Readonly<Record<string, string>> = {
   'System.UInt32': 'a `long` underneath: values are not narrowed to 32 bits',
   'System.UInt64': 'a `long` underneath: values above `long.MaxValue` wrap',
   'System.Single': 'a `double` underneath: arithmetic is not rounded to 32 bits',
+  'Newtonsoft.Json.Linq.JRaw': '`JRaw.Create` is left out: it reads from a `JsonReader`, not an allowed type',
   'System.Nullable':
     '`GetUnderlyingType` is left out: it takes a `System.Type`, and `typeof` is refused at load',
   'System.TimeZone':

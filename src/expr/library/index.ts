@@ -15,6 +15,8 @@ import './encoding.js';
 import './enumerator.js';
 import './enums.js';
 import './guid.js';
+import './json/extensions.js';
+import './json/raw.js';
 import './json/types.js';
 import './jwt.js';
 import './linq.js';

@@ -13,6 +13,8 @@ const LIBRARY_FILES = {
   enumerator: () => import('../../../src/expr/library/enumerator.js'),
   guid: () => import('../../../src/expr/library/guid.js'),
   json: () => import('../../../src/expr/library/json/types.js'),
+  'json/extensions': () => import('../../../src/expr/library/json/extensions.js'),
+  'json/raw': () => import('../../../src/expr/library/json/raw.js'),
   jwt: () => import('../../../src/expr/library/jwt.js'),
   linq: () => import('../../../src/expr/library/linq.js'),
   math: () => import('../../../src/expr/library/math.js'),
@@ -96,5 +98,28 @@ describe('library tables', () => {
     expect(core.TYPES_BY_NAME.get('string')).toBe(stringType);
     expect(core.TYPES_BY_NAME.has('Other')).toBe(false);
     expect(core.findMethod(stringType, 'AsJwt')).toBeTypeOf('function');
+  });
+
+  it('a method two Extensions classes share goes by the items, whichever file loaded first', async () => {
+    for (const order of [
+      ['xml/extensions', 'json/extensions'],
+      ['json/extensions', 'xml/extensions'],
+    ] as const) {
+      const core = await loadInOrder([...order, 'collections']);
+      const { parseXDocument } = await import('../../../src/expr/library/xml/parse.js');
+      const { parseJson } = await import('../../../src/expr/library/json/parse.js');
+      const { DEFAULT_LIMITS } = await import('../../../src/expr/limits.js');
+      const rt = { limits: DEFAULT_LIMITS, steps: 0, regexMilliseconds: 0 } as unknown as Parameters<
+        import('../../../src/expr/runtime/core.js').Method
+      >[0];
+      const descendants = core.findMethod(core.TYPES_BY_NAME.get('Array')!, 'Descendants')!;
+      const xml = parseXDocument('<a><b><c/></b></a>').root!;
+      const json = parseJson('{"b":{"c":1}}', rt);
+      expect((descendants(rt, [xml], [], []) as unknown[]).length).toBe(2);
+      expect((descendants(rt, [json], [], []) as unknown[]).length).toBe(4);
+      expect(() => descendants(rt, [1], [], [])).toThrow(
+        "Unable to cast object of type 'System.Int32' to type 'Newtonsoft.Json.Linq.JToken'",
+      );
+    }
   });
 });

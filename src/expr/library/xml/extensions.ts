@@ -153,7 +153,12 @@ const methods: Record<string, Method> = {
   },
 };
 
-defineExtensions({ declaredBy: 'System.Xml.Linq.Extensions', receiver: 'IEnumerable', methods });
+defineExtensions({
+  declaredBy: 'System.Xml.Linq.Extensions',
+  receiver: 'IEnumerable',
+  itemClass: XNode,
+  methods,
+});
 
 /** The static class, for the static call form: `Extensions.Elements(items)` is written qualified, since
  *  Newtonsoft.Json.Linq has an Extensions class too. */
