@@ -156,6 +156,17 @@ export const DIFFERENCES: readonly Difference[] = [
     why: 'JSON tokens hold JavaScript numbers; carrying a decimal through the JSON writer is not done yet.',
   },
   {
+    area: 'Expressions: `TimeZoneInfo`',
+    apiManagement:
+      "API Management's hosts run Windows: zone names are Windows' own (`DisplayName` \"(UTC-08:00) Pacific Time (US & " +
+      'Canada)"), and `GetSystemTimeZones` lists Windows ids (TimeZoneInfo, .NET API reference).',
+    portcullis:
+      'Offsets and daylight-time rules are the same (IANA data), and Windows ids are accepted, but names come from ' +
+      'ICU (`DisplayName` "(UTC-08:00) Pacific Time") and `GetSystemTimeZones` lists IANA ids.',
+    because: 'runtime',
+    why: "Node's time-zone database is ICU's, with IANA ids and CLDR names; Windows' own names are not part of it.",
+  },
+  {
     area: '`xsl-transform`',
     elements: ['xsl-transform'],
     apiManagement:
