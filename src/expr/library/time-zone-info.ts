@@ -23,14 +23,35 @@ import { str } from './helpers.js';
 const TICKS_PER_MINUTE = 60n * TICKS_PER_SECOND;
 const HOUR_MS = 3_600_000;
 
+interface ZoneNames {
+  readonly display: string;
+  readonly standard: string;
+  readonly daylight: string;
+}
+
 export class CsTimeZoneInfo {
+  #names: ZoneNames | null;
   constructor(
     readonly id: string,
     /** The IANA zone Intl computes with; null for a fixed offset (UTC, CreateCustomTimeZone). */
     readonly iana: string | null,
     readonly fixedOffsetMinutes: number,
-    readonly names: { display: string; standard: string; daylight: string } | null,
-  ) {}
+    names: ZoneNames | null,
+  ) {
+    this.#names = names;
+  }
+  /** Built when first read: ICU's names cost a millisecond or so a zone, and most conversions never read them. */
+  get names(): ZoneNames {
+    this.#names ??=
+      this.iana === null
+        ? {
+            display: `(UTC${offsetText(this.fixedOffsetMinutes)}) ${this.id}`,
+            standard: this.id,
+            daylight: this.id,
+          }
+        : zoneNames(this.iana);
+    return this.#names;
+  }
 }
 
 const UTC_NAME = 'Coordinated Universal Time';
@@ -205,12 +226,12 @@ export function findZone(id: string): CsTimeZoneInfo {
   if (id.length > 64 || id.trim() === '') throw notFound(id);
   const iana = ianaZone(id) ?? ianaZone(findIana(id, '001')[0] ?? findIana(id)[0] ?? '');
   if (iana === null) throw notFound(id);
-  const zone = new CsTimeZoneInfo(id, iana, 0, zoneNames(iana));
+  const zone = new CsTimeZoneInfo(id, iana, 0, null);
   if (zoneCache.size < MAX_CACHED_ZONES) zoneCache.set(id, zone);
   return zone;
 }
 
-function zoneNames(iana: string): { display: string; standard: string; daylight: string } {
+function zoneNames(iana: string): ZoneNames {
   const zone = new CsTimeZoneInfo(iana, iana, 0, null);
   const year = new Date().getUTCFullYear();
   const jan = Date.UTC(year, 0, 1, 12);
@@ -247,18 +268,23 @@ const wallOffsets = (zone: CsTimeZoneInfo, v: unknown): number[] => {
   return offsetsForWallTime(zone, ticksToMs(wall.ticks));
 };
 
-const namesOf = (z: CsTimeZoneInfo) =>
-  z.names ?? { display: `(UTC${offsetText(z.fixedOffsetMinutes)}) ${z.id}`, standard: z.id, daylight: z.id };
+const namesOf = (z: CsTimeZoneInfo): ZoneNames => z.names;
 
 let systemZoneList: readonly CsTimeZoneInfo[] | null = null;
 
-/** Every zone of the runtime's database by its IANA id, ordered as .NET orders them: by offset, then display name. */
+/**
+ * Every zone of the runtime's database by its IANA id, ordered by offset as .NET orders them, then by id (.NET's
+ * second key is the display name, which would cost ICU's names of every zone).
+ */
 function systemZones(rt: Rt): CsTimeZoneInfo[] {
   systemZoneList ??= Intl.supportedValuesOf('timeZone')
-    .map(findZone)
-    .sort(
-      (a, b) => baseUtcOffset(a) - baseUtcOffset(b) || (namesOf(a).display < namesOf(b).display ? -1 : 1),
-    );
+    .map((id) => {
+      // The runtime's own ids need no checking.
+      const zone = zoneCache.get(id) ?? new CsTimeZoneInfo(id, id, 0, null);
+      return { zone, offset: baseUtcOffset(zone) };
+    })
+    .sort((a, b) => a.offset - b.offset || (a.zone.id < b.zone.id ? -1 : 1))
+    .map((z) => z.zone);
   step(rt, systemZoneList.length);
   checkSize(rt, systemZoneList.length);
   return [...systemZoneList];
