@@ -83,8 +83,7 @@ export const NOTES: Readonly<Record<string, string>> = {
     'annotations and the `Changed`/`Changing` events are left out: a policy expression cannot subscribe a handler',
   'System.Xml.Linq.XNode':
     '`CreateReader`, `ReadFrom` and `WriteTo` are left out: XmlReader and XmlWriter are not among the allowed types',
-  'System.Xml.Linq.XElement':
-    '`Load` and `Save` are left out (no files or streams); prefixes read from a document are not kept, so `ToString` writes `xmlns="…"` for a namespaced element',
+  'System.Xml.Linq.XElement': '`Load` and `Save` are left out (no files or streams)',
   'System.Text.RegularExpressions.Group':
     '`Captures` holds the last capture of a repeated group only (RE2 keeps no others; see differences)',
 };

@@ -204,6 +204,35 @@ describe('XNamespace and XName', () => {
     ).toBe('urn:x');
   });
 
+  // Namespace declarations are attributes (XAttribute.IsNamespaceDeclaration), and the prefixes they declare are the
+  // ones written (.NET docs: "Namespaces overview (LINQ to XML)" and "How to control namespace prefixes").
+  const soap = doc(
+    '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><m:Get xmlns:m="urn:m"><m:id>1</m:id></m:Get></soap:Body></soap:Envelope>',
+  );
+  it.each([
+    [
+      `${soap}.ToString()`,
+      '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/">\n  <soap:Body>\n    <m:Get xmlns:m="urn:m">\n      <m:id>1</m:id>\n    </m:Get>\n  </soap:Body>\n</soap:Envelope>',
+    ],
+    // An inner element written alone declares the prefixes it uses.
+    [
+      `${soap}.Root.Elements().First().ToString()`,
+      '<soap:Body xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/">\n  <m:Get xmlns:m="urn:m">\n    <m:id>1</m:id>\n  </m:Get>\n</soap:Body>',
+    ],
+    [`${soap}.Root.FirstAttribute.IsNamespaceDeclaration`, 'True'],
+    [`${soap}.Root.FirstAttribute.ToString()`, 'xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"'],
+    [
+      `${doc('<r xmlns="urn:d"><a><b xmlns=""/></a></r>')}.ToString()`,
+      '<r xmlns="urn:d">\n  <a>\n    <b xmlns="" />\n  </a>\n</r>',
+    ],
+    [
+      'new XElement(XNamespace.Get("urn:a") + "r", new XAttribute(XNamespace.Xmlns + "a", "urn:a"), new XElement(XNamespace.Get("urn:a") + "c")).ToString()',
+      '<a:r xmlns:a="urn:a">\n  <a:c />\n</a:r>',
+    ],
+  ])('%s → %s', (expr, expected) => {
+    expect(show(expr)).toBe(expected);
+  });
+
   it('an attribute in a namespace is written with a prefix', () => {
     expect(show('new XElement("a", new XAttribute(XNamespace.Xml + "lang", "en")).ToString()')).toBe(
       '<a xml:lang="en" />',

@@ -16,6 +16,7 @@ import {
   XDocument,
   XDocumentType,
   XElement,
+  XMLNS_NAMESPACE,
   XName,
   XProcessingInstruction,
   XText,
@@ -56,9 +57,15 @@ export function parseXDocument(text: string): XDocument {
   parser.on('doctype', (d) => add(documentType(d)));
   parser.on('opentag', (tag) => {
     const el = new XElement(new XName(tag.local, tag.uri));
+    // Namespace declarations stay attributes, as .NET keeps them: `xmlns:soap` is {http://www.w3.org/2000/xmlns/}soap.
     for (const a of Object.values(tag.attributes)) {
-      if (a.prefix === 'xmlns' || a.name === 'xmlns') continue;
-      attach(el, new XAttribute(new XName(a.local, a.uri), a.value));
+      const name =
+        a.name === 'xmlns'
+          ? new XName('xmlns', '')
+          : a.prefix === 'xmlns'
+            ? new XName(a.local, XMLNS_NAMESPACE.uri)
+            : new XName(a.local, a.uri);
+      attach(el, new XAttribute(name, a.value));
     }
     add(el);
     stack.push(el);

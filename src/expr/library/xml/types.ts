@@ -38,6 +38,7 @@ import {
   XNode,
   XObject,
   XProcessingInstruction,
+  XML_NAMESPACE,
   XText,
 } from './nodes.js';
 import { parseXDocument } from './parse.js';
@@ -410,10 +411,16 @@ export const XAttributeType = defineType({
       a.value = contentText(rt, args[0]);
       return null;
     },
-    ToString: (_rt, a: XAttribute) => `${a.name.localName}="${escAttr(a.value)}"`,
+    ToString: (_rt, a: XAttribute) => `${attributeName(a)}="${escAttr(a.value)}"`,
   },
   staticProps: { EmptySequence: prop(() => []) },
 });
+
+/** The attribute's name as written: `xmlns:p` and `xmlns` for declarations, `xml:` for the XML namespace. */
+function attributeName(a: XAttribute): string {
+  if (a.isNamespaceDeclaration) return a.name.namespace ? `xmlns:${a.name.localName}` : 'xmlns';
+  return a.name.namespace === XML_NAMESPACE.uri ? `xml:${a.name.localName}` : a.name.localName;
+}
 
 function sibling(a: XAttribute, delta: number): XAttribute | null {
   const e = a.parent;

@@ -52,51 +52,125 @@ function leafText(n: XNode): string {
   return '';
 }
 
-function writeNode(out: BoundedText, n: XNode, indent: boolean, level: number): void {
-  if (n instanceof XElement) writeElement(out, n, indent, level);
+function writeNode(
+  out: BoundedText,
+  n: XNode,
+  indent: boolean,
+  level: number,
+  scope?: { tree: Bindings; written: Bindings },
+): void {
+  if (n instanceof XElement) writeElement(out, n, indent, level, scope);
   else out.add(`${indent ? '  '.repeat(level) : ''}${leafText(n)}`);
 }
 
-function attributesText(el: XElement): string {
-  let declarations = '';
-  const prefixes = new Map<string, string>();
-  const names = el.attributes.map((a) => {
-    const ns = a.name.namespace;
-    if (!ns) return a.name.localName;
-    if (ns === XML_NAMESPACE.uri) return `xml:${a.name.localName}`;
-    let prefix = prefixes.get(ns);
-    if (!prefix) {
-      // XmlWriter invents p1, p2, … for a namespace no prefix was declared for.
-      prefix = `p${prefixes.size + 1}`;
-      prefixes.set(ns, prefix);
-      declarations += ` xmlns:${prefix}="${escAttr(ns)}"`;
-    }
-    return `${prefix}:${a.name.localName}`;
-  });
-  return declarations + el.attributes.map((a, i) => ` ${names[i]}="${escAttr(a.value)}"`).join('');
+/** Prefix bindings in force, nearest last: [prefix ('' for the default namespace), namespace]. */
+type Bindings = readonly (readonly [string, string])[];
+
+function declarationsOf(el: XElement): [string, string][] {
+  return el.attributes
+    .filter((a) => a.isNamespaceDeclaration)
+    .map((a) => [a.name.namespace ? a.name.localName : '', a.value]);
 }
 
-function writeElement(out: BoundedText, el: XElement, indent: boolean, level: number): void {
+/** The namespace a prefix stands for (the default namespace is '' unless declared). */
+function bound(bindings: Bindings, prefix: string): string | undefined {
+  for (let i = bindings.length - 1; i >= 0; i--) if (bindings[i]![0] === prefix) return bindings[i]![1];
+  return prefix === '' ? '' : undefined;
+}
+
+/** The nearest prefix bound to a namespace and not rebound closer; '' (default) only for element names. */
+function prefixFor(bindings: Bindings, ns: string, allowDefault: boolean): string | null {
+  const seen = new Set<string>();
+  for (let i = bindings.length - 1; i >= 0; i--) {
+    const [prefix, uri] = bindings[i]!;
+    if (seen.has(prefix)) continue;
+    seen.add(prefix);
+    if (uri === ns && (allowDefault || prefix !== '')) return prefix;
+  }
+  return null;
+}
+
+/** The declarations of an element's ancestors, the root's first: what its prefixes may refer to. */
+function ancestorBindings(el: XElement): Bindings {
+  const chain: XElement[] = [];
+  for (let p = el.parent; p instanceof XElement; p = p.parent) chain.unshift(p);
+  return chain.flatMap(declarationsOf);
+}
+
+/**
+ * The start tag's name and attributes. Prefixes are the ones the tree declares (`xmlns:soap` read from the body is
+ * kept as an attribute, as .NET keeps it); a namespace no prefix is declared for becomes the default namespace of an
+ * element, or a p1, p2, … prefix of an attribute, as XmlWriter invents; a declaration the text written so far lacks
+ * (writing an inner element on its own) is added.
+ */
+function startTag(
+  el: XElement,
+  tree: Bindings,
+  written: Bindings,
+): { text: string; tree: Bindings; written: Bindings } {
+  const own = declarationsOf(el);
+  const treeHere = [...tree, ...own];
+  const writtenHere = [...written, ...own];
+  let added = '';
+  const declare = (prefix: string, ns: string): void => {
+    added += prefix ? ` xmlns:${prefix}="${escAttr(ns)}"` : ` xmlns="${escAttr(ns)}"`;
+    writtenHere.push([prefix, ns]);
+  };
+  const ns = el.name.namespace;
+  let prefix = '';
+  if (!ns) {
+    if (bound(writtenHere, '') !== '') declare('', '');
+  } else {
+    prefix = prefixFor(treeHere, ns, true) ?? '';
+    if (bound(writtenHere, prefix) !== ns) declare(prefix, ns);
+  }
+  let generated = 0;
+  const attrs = el.attributes.map((a) => {
+    const value = `="${escAttr(a.value)}"`;
+    if (a.isNamespaceDeclaration)
+      return ` ${a.name.namespace ? `xmlns:${a.name.localName}` : 'xmlns'}${value}`;
+    const ans = a.name.namespace;
+    if (!ans) return ` ${a.name.localName}${value}`;
+    if (ans === XML_NAMESPACE.uri) return ` xml:${a.name.localName}${value}`;
+    let p = prefixFor(treeHere, ans, false);
+    if (p === null) {
+      do p = `p${++generated}`;
+      while (bound(treeHere, p) !== undefined);
+      treeHere.push([p, ans]);
+    }
+    if (bound(writtenHere, p) !== ans) declare(p, ans);
+    return ` ${p}:${a.name.localName}${value}`;
+  });
+  const name = prefix ? `${prefix}:${el.name.localName}` : el.name.localName;
+  return { text: `${name}${added}${attrs.join('')}`, tree: treeHere, written: writtenHere };
+}
+
+function writeElement(
+  out: BoundedText,
+  el: XElement,
+  indent: boolean,
+  level: number,
+  scope: { tree: Bindings; written: Bindings } = { tree: ancestorBindings(el), written: [] },
+): void {
   const pad = indent ? '  '.repeat(level) : '';
-  const ns =
-    el.name.namespace && !(el.parent instanceof XElement && el.parent.name.namespace === el.name.namespace)
-      ? ` xmlns="${escAttr(el.name.namespace)}"`
-      : '';
-  const open = `<${el.name.localName}${ns}${attributesText(el)}`;
-  const close = `</${el.name.localName}>`;
+  const tag = startTag(el, scope.tree, scope.written);
+  const name = tag.text.slice(0, tag.text.search(/ |$/));
+  const open = `<${tag.text}`;
+  const close = `</${name}>`;
   if (el.nodes.length === 0) {
     out.add(el.emptyString ? `${pad}${open}>${close}` : `${pad}${open} />`);
     return;
   }
   out.add(`${pad}${open}>`);
+  const inner = { tree: tag.tree, written: tag.written };
   if (!indent || el.nodes.some((n) => n instanceof XText)) {
-    for (const n of el.nodes) writeNode(out, n, false, 0);
+    for (const n of el.nodes) writeNode(out, n, false, 0, inner);
     out.add(close);
     return;
   }
   for (const n of el.nodes) {
     out.add('\n');
-    writeNode(out, n, true, level + 1);
+    writeNode(out, n, true, level + 1, inner);
   }
   out.add(`\n${pad}${close}`);
 }
