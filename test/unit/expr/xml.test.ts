@@ -220,6 +220,18 @@ describe('XNamespace and XName', () => {
       '<soap:Body xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/">\n  <m:Get xmlns:m="urn:m">\n    <m:id>1</m:id>\n  </m:Get>\n</soap:Body>',
     ],
     [`${soap}.Root.FirstAttribute.IsNamespaceDeclaration`, 'True'],
+    // XElement.GetPrefixOfNamespace / GetNamespaceOfPrefix / GetDefaultNamespace: the declarations in scope.
+    [`${soap}.Descendants().Last().GetPrefixOfNamespace("urn:m")`, 'm'],
+    [
+      `${soap}.Descendants().Last().GetNamespaceOfPrefix("soap").NamespaceName`,
+      'http://schemas.xmlsoap.org/soap/envelope/',
+    ],
+    [`${soap}.Root.GetNamespaceOfPrefix("m") == null`, 'True'],
+    [
+      `${doc('<r xmlns="urn:d"><a/></r>')}.Root.Element(XNamespace.Get("urn:d") + "a").GetDefaultNamespace().NamespaceName`,
+      'urn:d',
+    ],
+    [`${doc('<r/>')}.Root.GetDefaultNamespace() == XNamespace.None`, 'True'],
     [`${soap}.Root.FirstAttribute.ToString()`, 'xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"'],
     [
       `${doc('<r xmlns="urn:d"><a><b xmlns=""/></a></r>')}.ToString()`,

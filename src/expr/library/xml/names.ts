@@ -29,7 +29,7 @@ function localName(s: string): string {
   return s;
 }
 
-function toNamespace(v: unknown): XNamespace {
+export function toNamespace(v: unknown): XNamespace {
   if (v instanceof XNamespace) return v;
   if (v === null || v === undefined) {
     throw argError("Value cannot be null. (Parameter 'namespaceName')", 'ArgumentNullException');

@@ -19,7 +19,7 @@ import {
 import { str } from '../helpers.js';
 import { XNodeDocumentOrderComparer, XNodeEqualityComparer } from './comparers.js';
 import { xmlValueTo } from './conversions.js';
-import { toName } from './names.js';
+import { toName, toNamespace } from './names.js';
 import {
   ancestors,
   attach,
@@ -35,14 +35,14 @@ import {
   XDocument,
   XDocumentType,
   XElement,
+  XML_NAMESPACE,
   XNode,
   XObject,
   XProcessingInstruction,
-  XML_NAMESPACE,
   XText,
 } from './nodes.js';
 import { parseXDocument } from './parse.js';
-import { escAttr, writeXml } from './write.js';
+import { bound, escAttr, inScope, prefixFor, writeXml } from './write.js';
 
 export { parseXDocument };
 
@@ -337,6 +337,20 @@ export const XElementType = defineType({
     SetValue: (rt, e: XElement, args) => {
       setValue(rt, e, args[0]);
       return null;
+    },
+    // The namespaces the element's declarations and its ancestors' put in scope.
+    GetDefaultNamespace: (_rt, e: XElement) => toNamespace(bound(inScope(e), '') ?? ''),
+    GetNamespaceOfPrefix: (_rt, e: XElement, args) => {
+      const prefix = str(args[0], 'prefix');
+      if (prefix === 'xml') return XML_NAMESPACE;
+      if (prefix === 'xmlns') return toNamespace('http://www.w3.org/2000/xmlns/');
+      const ns = bound(inScope(e), prefix);
+      return ns === undefined || prefix === '' ? null : toNamespace(ns);
+    },
+    GetPrefixOfNamespace: (_rt, e: XElement, args) => {
+      const ns = toNamespace(args[0]).uri;
+      if (ns === XML_NAMESPACE.uri) return 'xml';
+      return prefixFor(inScope(e), ns, false);
     },
   },
   staticProps: { EmptySequence: prop(() => []) },

@@ -64,7 +64,7 @@ function writeNode(
 }
 
 /** Prefix bindings in force, nearest last: [prefix ('' for the default namespace), namespace]. */
-type Bindings = readonly (readonly [string, string])[];
+export type Bindings = readonly (readonly [string, string])[];
 
 function declarationsOf(el: XElement): [string, string][] {
   return el.attributes
@@ -73,13 +73,13 @@ function declarationsOf(el: XElement): [string, string][] {
 }
 
 /** The namespace a prefix stands for (the default namespace is '' unless declared). */
-function bound(bindings: Bindings, prefix: string): string | undefined {
+export function bound(bindings: Bindings, prefix: string): string | undefined {
   for (let i = bindings.length - 1; i >= 0; i--) if (bindings[i]![0] === prefix) return bindings[i]![1];
   return prefix === '' ? '' : undefined;
 }
 
 /** The nearest prefix bound to a namespace and not rebound closer; '' (default) only for element names. */
-function prefixFor(bindings: Bindings, ns: string, allowDefault: boolean): string | null {
+export function prefixFor(bindings: Bindings, ns: string, allowDefault: boolean): string | null {
   const seen = new Set<string>();
   for (let i = bindings.length - 1; i >= 0; i--) {
     const [prefix, uri] = bindings[i]!;
@@ -95,6 +95,11 @@ function ancestorBindings(el: XElement): Bindings {
   const chain: XElement[] = [];
   for (let p = el.parent; p instanceof XElement; p = p.parent) chain.unshift(p);
   return chain.flatMap(declarationsOf);
+}
+
+/** Every prefix binding in force at an element: its ancestors' declarations, then its own. */
+export function inScope(el: XElement): Bindings {
+  return [...ancestorBindings(el), ...declarationsOf(el)];
 }
 
 /**
