@@ -22,15 +22,16 @@ const STAMP = '.built-from';
 
 /**
  * Packages left in node_modules: each reads files that lie beside it (the gRPC proto loader and health check read
- * .proto files; pino starts worker scripts by path), loads a native addon (lmdb, msgpackr-extract), or is loaded only
- * on demand through createRequire (src/state/lazy-package.ts, the tokenizer), which a bundle cannot see. protobufjs
+ * .proto files; thread-stream starts its worker script by path), loads a native addon (lmdb, msgpackr-extract), or is
+ * loaded only on demand through createRequire (src/state/lazy-package.ts, the tokenizer), which a bundle cannot see.
+ * pino is bundled: only its transports, which Portcullis does not use, reach thread-stream's worker, and loading pino
+ * from node_modules file by file cost ~15 ms of every start. protobufjs
  * is bundled: the engine only reads a precompiled descriptor with it (proto/ext_proc.descriptor.json), and the copy
  * proto-loader loads for itself is used by test clients and the ext_authz server, never mixed with the engine's.
  */
 const unbundled = [
   '@grpc/proto-loader',
   'grpc-health-check',
-  'pino',
   'thread-stream',
   'lmdb',
   'msgpackr',
@@ -83,7 +84,11 @@ function sourcesState(sources) {
   return `${newest} ${entries}`;
 }
 
-/** Whether dist/ was built from the sources as they are now. A checkout without src/ (an image) is always built. */
+/**
+ * Whether dist/ was built from the sources as they are now. A checkout without src/ (an image) is always built.
+ * @param {string} root the checkout
+ * @returns {boolean}
+ */
 export function isBuildFresh(root) {
   const sources = path.join(root, 'src');
   if (!existsSync(sources)) return true;
@@ -97,6 +102,8 @@ export function isBuildFresh(root) {
 /**
  * Builds dist/ from src/. The new tree is written beside the old one and renamed into place, so a process that
  * starts meanwhile — several builds may race when many commands start at once after an edit — sees a whole tree.
+ * @param {string} root the checkout
+ * @returns {Promise<void>}
  */
 export async function build(root) {
   const { build: esbuild } = await import('esbuild');
@@ -140,7 +147,11 @@ export async function build(root) {
   rmSync(retired, { recursive: true, force: true });
 }
 
-/** Builds unless dist/ is fresh; resolves to whether it built. */
+/**
+ * Builds unless dist/ is fresh; resolves to whether it built.
+ * @param {string} root the checkout
+ * @returns {Promise<boolean>}
+ */
 export async function buildIfStale(root) {
   if (isBuildFresh(root)) return false;
   await build(root);

@@ -11,8 +11,11 @@ import path from 'node:path';
 /** The helm release built; one the Go module proxy serves (helm.sh/helm/v3). */
 export const helmVersion = 'v3.22.0';
 
-/** Where the binary is kept: `$XDG_CACHE_HOME/portcullis/helm-<version>/helm` (~/.cache by default), or under
- * PORTCULLIS_HELM_DIR when set. */
+/**
+ * Where the binary is kept: `$XDG_CACHE_HOME/portcullis/helm-<version>/helm` (~/.cache by default), or under
+ * PORTCULLIS_HELM_DIR when set.
+ * @returns {string}
+ */
 export function helmBinary() {
   const cache = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
   const folder = process.env.PORTCULLIS_HELM_DIR ?? path.join(cache, 'portcullis', `helm-${helmVersion}`);
@@ -27,6 +30,8 @@ const offline =
  * The path of a helm binary, building it when absent. `{ unavailable }` when it cannot be built here for a reason
  * outside the project (no Go toolchain, or no network to fetch the module): the caller says so. A build that fails
  * otherwise throws, with Go's output.
+ * @param {{ quiet?: boolean }} [options]
+ * @returns {{ binary: string } | { unavailable: string }}
  */
 export function ensureHelm({ quiet = false } = {}) {
   const binary = helmBinary();

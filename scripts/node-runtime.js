@@ -19,21 +19,34 @@ export const pinnedNodeVersion = '24.22.3';
  * so given on the command line: bin/portcullis.js's shell line and hand-over, and `up` for its children
  * (src/cli/node-flags.ts); test/unit/runtime.test.ts checks that the three agree.
  */
+/** @type {readonly string[]} */
 export const nodeFlags = ['--min-semi-space-size=8'];
 
 /** The oldest Node release line Portcullis runs on; package.json's `engines` says the same. */
 export const oldestSupportedMajor = 24;
 
-/** Whether a Node version (`process.versions.node` form) is on a line Portcullis supports. */
+/**
+ * Whether a Node version (`process.versions.node` form) is on a line Portcullis supports.
+ * @param {string} version
+ * @returns {boolean}
+ */
 export function isSupportedNode(version) {
   return Number(version.split('.')[0]) >= oldestSupportedMajor;
 }
 
-/** Where setup unpacks the pinned Node: one folder under .portcullis/, its `bin/node` the executable. */
+/**
+ * Where setup unpacks the pinned Node: one folder under .portcullis/, its `bin/node` the executable.
+ * @param {string} root the checkout
+ * @returns {string}
+ */
 export function pinnedNodeFolder(root) {
   return path.join(root, '.portcullis', `node-${pinnedNodeVersion}`);
 }
 
+/**
+ * @param {string} root the checkout
+ * @returns {string}
+ */
 export function pinnedNodeBinary(root) {
   return path.join(pinnedNodeFolder(root), 'bin', 'node');
 }
@@ -46,6 +59,8 @@ export function canProvidePinnedNode() {
 /**
  * The folder whose `node` Portcullis should run on, or undefined when the running Node is already supported. Throws
  * with what to do when neither the running Node nor the pinned one will do.
+ * @param {string} root the checkout
+ * @returns {string | undefined}
  */
 export function supportedNodeFolder(root) {
   if (isSupportedNode(process.versions.node)) return undefined;
@@ -65,6 +80,7 @@ export function supportedNodeFolder(root) {
  * terminal is attached: a terminal's Ctrl-C reaches the whole foreground process group, the child too, and passing
  * it on as well would be a second SIGINT, which Portcullis takes as "stop now"; without a terminal (a test, a
  * service manager) SIGINT reaches this process alone.
+ * @param {import('node:child_process').ChildProcess} child
  */
 export function standFor(child) {
   const fromTerminal = process.stdin.isTTY === true;

@@ -143,6 +143,28 @@ const poolServiceSchema = z
   })
   .strict();
 
+/** A cookie name as RFC 6265 allows one (an HTTP token). */
+const cookieName = z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/, {
+  message: 'must be a cookie name (letters, digits, "-", "_", …)',
+});
+
+/**
+ * API Management's session awareness of a pool (`pool.sessionAffinity`): the gateway keeps each client session on one
+ * backend with a session cookie it sets. The entity's shape is `sessionId: { source: Cookie, name }`.
+ */
+const sessionAffinitySchema = z
+  .object({
+    sessionId: z
+      .object({
+        /** Where the session id is read: a cookie (the only source API Management documents). */
+        source: z.enum(['Cookie', 'cookie']),
+        /** The cookie's name. */
+        name: cookieName,
+      })
+      .strict(),
+  })
+  .strict();
+
 /** A backend that `set-backend-service backend-id="…"` can name. */
 export const backendSchema = z
   .object({
@@ -161,7 +183,10 @@ export const backendSchema = z
       .strict()
       .optional(),
     pool: z
-      .object({ services: z.array(poolServiceSchema).min(1).max(30, 'a pool holds at most 30 backends') })
+      .object({
+        services: z.array(poolServiceSchema).min(1).max(30, 'a pool holds at most 30 backends'),
+        sessionAffinity: sessionAffinitySchema.optional(),
+      })
       .strict()
       .optional(),
   })
@@ -170,6 +195,7 @@ export const backendSchema = z
 export type BackendConfig = z.infer<typeof backendSchema>;
 export type CircuitBreakerRuleConfig = z.infer<typeof circuitBreakerRuleSchema>;
 export type BackendCredentialsConfig = z.infer<typeof credentialsSchema>;
+export type SessionAffinityConfig = z.infer<typeof sessionAffinitySchema>;
 
 /** The backend id a pool service names: the last segment of `/backends/<id>` or of a full resource id. */
 export function poolMemberId(reference: string): string {

@@ -343,9 +343,18 @@ function planUpstreamTls(
  */
 export function withTlsFiles(plan: RuntimePlan, place: (file: string) => string): RuntimePlan {
   const trustedCa = (file: string | undefined) => (file === undefined ? {} : { trustedCaFile: place(file) });
-  const { tls, upstreamTls } = plan;
+  const { tls, upstreamTls, backends } = plan;
   return {
     ...plan,
+    ...(backends
+      ? {
+          backends: backends.map((backend) =>
+            backend.tls?.trustedCa === undefined
+              ? backend
+              : { ...backend, tls: { ...backend.tls, trustedCa: place(backend.tls.trustedCa) } },
+          ),
+        }
+      : {}),
     ...(tls
       ? {
           tls: {

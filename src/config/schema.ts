@@ -366,6 +366,13 @@ const gatewayLimitsSchema = z
       .max(3_600_000)
       .refine((ms) => ms === 0 || ms >= 1000, 'must be 0 (no deadline) or at least 1000')
       .default(defaultGatewayLimits.requestTimeoutMs),
+    /** The most WebSocket connections one WebSocket API has open at once through one Envoy; 503 beyond. */
+    webSocketConnections: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .default(defaultGatewayLimits.webSocketConnections),
   })
   .strict()
   .prefault({});

@@ -9,8 +9,9 @@ import { isInlinePolicy } from './policy-source.js';
 /**
  * Every file a configuration depends on: the file itself, its policy documents (global, products, APIs,
  * operations, fragments; inline XML is not a file), its schema registry's files, its definition files and the files
- * those reach through
- * relative `$ref`s. Reads only the configuration (no policy is compiled), so it still answers when a policy or a
+ * those reach through relative `$ref`s, and the trusted CA file of each backend entity (`backends[].tls.trustedCa`:
+ * one file, so an edit is whole; a certificate and its key, written as two files, are read again on SIGHUP instead,
+ * never half-rotated). Reads only the configuration (no policy is compiled), so it still answers when a policy or a
  * definition is broken — the watcher must keep watching exactly the file that needs fixing. `text`: the
  * configuration's text when it is already read (or not written yet).
  */
@@ -39,6 +40,8 @@ export async function referencedFiles(configFile: string, text?: string): Promis
     for (const operation of api.operations) policy(operation.policy);
     if (api.definition) await addDefinitionFiles(path.resolve(directory, api.definition.file), files);
   }
+  for (const backend of config.backends)
+    if (backend.tls?.trustedCa !== undefined) files.add(path.resolve(directory, backend.tls.trustedCa));
   return [...files].sort();
 }
 

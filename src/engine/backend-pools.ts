@@ -7,12 +7,20 @@
  *
  * The choice is smooth weighted round-robin (nginx's): over any run of requests each member gets its share to within
  * one request, with no bursts. It is per engine, as API Management's is per gateway instance ("load balancing is
- * approximate"); the trips it skips are shared (backend-breakers.ts).
+ * approximate"); the trips it skips are shared (backend-breakers.ts). A pool with session affinity first keeps a
+ * client's session on its backend (pool-sessions.ts).
  */
 import type { ResolvedBackend } from '../config/backend-credentials.js';
 import { poolMemberId } from '../config/backend-schema.js';
-import type { BackendChoice, BackendInfo, BackendLookup } from '../policy/index.js';
+import type {
+  BackendChoice,
+  BackendInfo,
+  BackendLookup,
+  PoolSelection,
+  RequestCookies,
+} from '../policy/index.js';
 import type { BackendBreakers } from './backend-breakers.js';
+import { PoolSessions, poolSession } from './pool-sessions.js';
 
 interface Member {
   readonly backend: BackendInfo;
@@ -49,6 +57,8 @@ class PriorityGroup {
 export class BackendPools implements BackendLookup {
   readonly #singles = new Map<string, BackendInfo>();
   readonly #pools = new Map<string, readonly PriorityGroup[]>();
+  /** The pools with session affinity (pool-sessions.ts). */
+  readonly sessions: PoolSessions;
 
   constructor(
     entities: readonly ResolvedBackend[],
@@ -72,13 +82,14 @@ export class BackendPools implements BackendLookup {
         .map(([, members]) => new PriorityGroup(members));
       this.#pools.set(entity.id, groups);
     }
+    this.sessions = new PoolSessions(entities, this.#singles);
   }
 
   get(id: string): BackendInfo | undefined {
     return this.#singles.get(id);
   }
 
-  async choose(id: string): Promise<BackendChoice> {
+  async choose(id: string, cookies?: RequestCookies): Promise<BackendChoice> {
     const single = this.#singles.get(id);
     if (single !== undefined)
       return (await this.breakers.isTripped(id))
@@ -86,16 +97,35 @@ export class BackendPools implements BackendLookup {
         : { kind: 'backend', backend: single };
     const groups = this.#pools.get(id);
     if (groups === undefined) return { kind: 'unknown' };
+    // A session stays on its backend while that one's breaker is closed, whatever the priority groups say.
+    const session = this.sessions.read(id, cookies);
+    if (session?.member !== undefined && !(await this.breakers.isTripped(session.member.id)))
+      return {
+        kind: 'backend',
+        backend: session.member,
+        poolId: id,
+        session: poolSession(session.id, session.member.id),
+      };
     for (const group of groups) {
       const open = await Promise.all(
         group.members.map(async (member) => !(await this.breakers.isTripped(member.backend.id))),
       );
       const backend = group.next(open);
-      if (backend !== undefined) return { kind: 'backend', backend, poolId: id };
+      if (backend !== undefined)
+        return {
+          kind: 'backend',
+          backend,
+          poolId: id,
+          ...(session === undefined ? {} : { session: poolSession(session.id) }),
+        };
     }
     return {
       kind: 'unavailable',
       message: `Backend pool '${id}' is unavailable: the circuit breaker of every backend in it is tripped.`,
     };
+  }
+
+  sessionCookie(selection: PoolSelection): string | undefined {
+    return this.sessions.cookie(selection);
   }
 }

@@ -176,7 +176,13 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
   const exchanges = policyExchanges({
     catalog: gateway.catalog,
     routes,
-    backendEntities: { breakers: services.breakers, byId: services.backendEntities },
+    backendEntities: {
+      watching:
+        services.breakers.watching ||
+        gateway.backendEntities.some((entity) => entity.pool?.sessionAffinity !== undefined),
+      breakers: services.breakers,
+      byId: services.backendEntities,
+    },
     ...(options.backendRouting ? { backendRouting: options.backendRouting } : {}),
     services,
     onExchangeEnd,

@@ -7,7 +7,7 @@ import type { PolicyContext, RequestModel, ResponseModel } from '../expr/index.j
 import { redactText } from '../redact.js';
 import type { RequestSecrets } from './request-secrets.js';
 import type { Section } from './schema.js';
-import type { CachingType, PolicyServices, RunWatch, StatementSite } from './services.js';
+import type { CachingType, PolicyServices, PoolSession, RunWatch, StatementSite } from './services.js';
 import type { DeclaredResponse } from './shared/mock-content.js';
 import type { OperationDefinition } from './shared/operation-definition.js';
 
@@ -46,6 +46,8 @@ export interface BackendSelection {
   readonly backendId: string | undefined;
   /** The pool `backendId` was chosen from: a retry of the call chooses again. */
   readonly poolId?: string;
+  /** The client's session of that pool, when it has session affinity (the answer may set its cookie). */
+  readonly session?: PoolSession;
 }
 
 /** A refusal or failure with API Management's reason; the runner turns it into context.LastError. */

@@ -69,13 +69,41 @@ export interface BackendLookup {
    * chosen by priority group and weight among those whose circuit breaker is closed, or the single backend itself
    * unless its breaker is open. Absent: `get`, and no breaker.
    */
-  choose?(id: string): Promise<BackendChoice>;
+  choose?(id: string, cookies?: RequestCookies): Promise<BackendChoice>;
+  /**
+   * Optional: the `Set-Cookie` value the client's answer carries for the backend the request went to, when it came
+   * from a pool with session affinity and the client's session cookie did not already name it.
+   */
+  sessionCookie?(selection: PoolSelection): string | undefined;
+}
+
+/** Where a request went, as far as a pool's sessions care (runtime.ts's BackendSelection is one). */
+export interface PoolSelection {
+  readonly backendId: string | undefined;
+  readonly poolId?: string;
+  readonly session?: PoolSession;
+}
+
+/** The value of the request's cookie `name` (the first one), if it has one. */
+export type RequestCookies = (name: string) => string | undefined;
+
+/** A client session of a pool with session affinity (API Management's session awareness). */
+export interface PoolSession {
+  /** The session's id: the client's, or a new one. */
+  readonly id: string;
+  /** The backend the client's session cookie named, when it was honoured (the backend is that one). */
+  readonly pinned?: string;
 }
 
 /** What `BackendLookup.choose` found. */
 export type BackendChoice =
-  /** `poolId`: the pool the backend was chosen from. */
-  | { readonly kind: 'backend'; readonly backend: BackendInfo; readonly poolId?: string }
+  /** `poolId`: the pool the backend was chosen from; `session`: the client's session, for a pool with affinity. */
+  | {
+      readonly kind: 'backend';
+      readonly backend: BackendInfo;
+      readonly poolId?: string;
+      readonly session?: PoolSession;
+    }
   | { readonly kind: 'unknown' }
   /** Every backend it could be is tripped (API Management answers 503). */
   | { readonly kind: 'unavailable'; readonly message: string };

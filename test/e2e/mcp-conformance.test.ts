@@ -19,7 +19,9 @@ import { until } from '../processes/wait.js';
  * one obtained through the real OAuth flow; authentication stays on.
  *
  * The suite is pinned to 0.2.0-alpha.12: the latest stable (0.1.16) has no `server-session-lifecycle` scenario
- * and no wire-schema check. Its CLI needs Node ≥ 22 (`fs.globSync`): it runs on the project's own Node 24 (the
+ * and no wire-schema check. 0.1.16 is installed too (npm alias `mcp-conformance-0.1.16`) for the one scenario whose
+ * requests differ between the two: its `server-sse-multiple-streams` sends an older supported
+ * `MCP-Protocol-Version` inside a session (issue #35). Its CLI needs Node ≥ 22 (`fs.globSync`): it runs on the project's own Node 24 (the
  * pinned one setup unpacks when the machine's is older). Each scenario runs at every
  * revision it applies to (`--spec-version`). Scenarios that do not apply: `tools-call-*`, `tools-call-error`,
  * `json-schema-2020-12`, `server-sse-polling` and `input-required-result-*` call the suite's own fixture tools
@@ -39,6 +41,11 @@ const CONFORMANCE = path.join(
   'dist',
   'index.js',
 );
+/**
+ * The suite's `latest` release, installed beside the alpha under an npm alias (package.json): issue #35 found its
+ * `server-sse-multiple-streams` failing on a session-era rule the alpha no longer checks the same way.
+ */
+const CONFORMANCE_LATEST = path.join(root, 'node_modules', 'mcp-conformance-0.1.16', 'dist', 'index.js');
 const REDIRECT = 'http://127.0.0.1:47124/callback';
 const SCOPE = 'read:courses-work read:grades-work write:courses-work';
 
@@ -101,15 +108,14 @@ async function accessToken(): Promise<string> {
 }
 
 /**
-/**
  * Runs one scenario of the suite in Node 22 and returns the checks it wrote (`<run directory>/<prefix>-<scenario>-<ts>/
  * checks.json`; one directory per run, so a scenario can run at several revisions): a server scenario against the
  * MCP endpoint (through the token proxy) at `specVersion` when given (else the suite's default for it), or an
- * authorization-server scenario against the issuer (through Envoy).
+ * authorization-server scenario against the issuer (through Envoy); `suite` is the CLI of another release.
  */
 async function runScenario(
   scenario: string,
-  options: { against?: 'server' | 'authorization'; specVersion?: string } = {},
+  options: { against?: 'server' | 'authorization'; specVersion?: string; suite?: string } = {},
 ): Promise<{ checks: Check[]; exitCode: number; stdout: string }> {
   const against = options.against ?? 'server';
   const directory = await mkdtemp(path.join(output, `${scenario}-`));
@@ -118,7 +124,7 @@ async function runScenario(
       ? ['server', '--url', `${proxy.url}/v1/mcp`]
       : ['authorization', '--url', stack.issuer];
   const version = options.specVersion ? ['--spec-version', options.specVersion] : [];
-  const args = [CONFORMANCE, ...target, '--scenario', scenario, '-o', directory, ...version];
+  const args = [options.suite ?? CONFORMANCE, ...target, '--scenario', scenario, '-o', directory, ...version];
   const prefix = against === 'server' ? 'server' : 'authorization-server';
   const { exitCode, stdout } = await promisify(execFile)(process.execPath, args, { timeout: 30_000 }).then(
     ({ stdout }) => ({ exitCode: 0, stdout }),
@@ -477,6 +483,25 @@ describe('MCP conformance suite at every revision each scenario applies to, 2026
       expect(result.exitCode).toBe(0);
     },
   );
+
+  it('server-sse-multiple-streams of the latest release (0.1.16): its POSTs say MCP-Protocol-Version 2025-03-26 in a 2025-11-25 session, and are answered', async () => {
+    const before = proxy.log.length;
+    const result = await runScenario('server-sse-multiple-streams', { suite: CONFORMANCE_LATEST });
+    expectChecks(result, [
+      ['server-accepts-multiple-post-streams', 'SUCCESS'],
+      ['server-sse-streams-functional', 'INFO'],
+    ]);
+    expect(result.checks[0]!.details).toMatchObject({ numStreamsAccepted: 3, statuses: [200, 200, 200] });
+    expect(result.exitCode).toBe(0);
+    // initialize, notifications/initialized, then the three tools/list sent with the older supported version (the
+    // SDK's GET stream, opened beside them, left out).
+    const posts = proxy.log.slice(before).filter((line) => line.startsWith('POST'));
+    expect(posts.map((line) => line.replace(/ host=.*->/, ' ->'))).toEqual([
+      'POST /v1/mcp -> 200',
+      'POST /v1/mcp -> 202',
+      ...Array(3).fill('POST /v1/mcp -> 200'),
+    ]);
+  });
 
   it('server-stateless (SEP-2575) at 2026-07-28: every check but those that need the suite’s fixture tools; tool changes are real reloads', async () => {
     const untestable = (tool: string, what: string): string =>

@@ -74,7 +74,10 @@ export interface BackendEntry {
   credentials?: Record<string, unknown>;
   tls?: Record<string, unknown>;
   circuitBreaker?: { rules: Record<string, unknown>[] };
-  pool?: { services: { id: string; priority?: number; weight?: number }[] };
+  pool?: {
+    services: { id: string; priority?: number; weight?: number }[];
+    sessionAffinity?: { sessionId: { source: string; name: string } };
+  };
 }
 
 export interface UserEntry {

@@ -35,6 +35,8 @@ export interface CallServices {
   readonly again?: (sent: SentRequest) => Promise<SentRequest | undefined>;
   /** After each call the engine makes: the answer, for the backend's circuit breaker. */
   readonly answered?: (sent: SentRequest, response: BackendResponse) => Promise<void>;
+  /** After outbound: headers the client's answer gets besides (a pool's session cookie), never seen by policies. */
+  readonly answerHeaders?: (run: PipelineRun) => readonly (readonly [string, string])[];
 }
 
 /**

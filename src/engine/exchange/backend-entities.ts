@@ -57,6 +57,10 @@ export function entityCallServices(
   return {
     ...base,
     again: (sent) => sendAgain(engine, sent, runOf()),
+    answerHeaders: (run) => {
+      const cookie = engine.services.backends.sessionCookie?.(run.run.backend);
+      return cookie === undefined ? [] : [['Set-Cookie', cookie]];
+    },
     answered: async (sent, response) => {
       const backendId = sent.request.backend.backendId;
       if (backendId !== undefined && entities.breakers.has(backendId))
@@ -83,10 +87,21 @@ async function sendAgain(
   const backends = engine.services.backends;
   if (poolId === undefined || run === undefined || backends.choose === undefined || !sent.beforeCredentials)
     return sent;
+  // A session (a pool with affinity) stays on its backend unless that one tripped; the answer's cookie then names the
+  // backend the pool chooses now, under the same session id.
+  const { session, backendId } = sent.request.backend;
+  const breakers = engine.backendEntities?.breakers;
+  if (session !== undefined && backendId !== undefined && !(await breakers?.isTripped(backendId)))
+    return sent;
   const choice = await backends.choose(poolId);
   if (choice.kind !== 'backend') return undefined;
   if (choice.backend.id === sent.request.backend.backendId) return sent;
-  const backend = { baseUrl: choice.backend.url, backendId: choice.backend.id, poolId };
+  const backend = {
+    baseUrl: choice.backend.url,
+    backendId: choice.backend.id,
+    poolId,
+    ...(session === undefined ? {} : { session: { id: session.id } }),
+  };
   run.run.backend = backend;
   const request = await withEntityCredentials(engine, { ...sent.beforeCredentials, backend }, run);
   return { ...sent, request, route: engine.routes.forBackendId(choice.backend.id) };

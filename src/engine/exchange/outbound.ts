@@ -7,7 +7,7 @@ import { responseAttributes } from '../../envoy/contract.js';
 import { continueUnchanged, type MessageHead } from '../../extproc/exchange.js';
 import { policyVisibleHeaders } from '../../extproc/header-changes.js';
 import { firstHeader } from '../../extproc/headers.js';
-import type { BackendResponse, PipelineRun } from '../../policy/index.js';
+import type { BackendResponse, FinalResponse, PipelineRun } from '../../policy/index.js';
 import { type CallServices, retriedAndRedirected } from './backend-calls.js';
 import { outboundMutation } from './forwarding.js';
 import { isEventStream } from './phases.js';
@@ -104,12 +104,22 @@ async function outbound(
     );
     return answeredWhole(final, run, record);
   }
-  const final = await run.onResponse(fetched.response);
+  const final = withHeaders(await run.onResponse(fetched.response), services.answerHeaders?.(run));
   record.status(final.status);
   // A response the engine fetched itself is not the one Envoy holds: send it whole.
   if (final.bodyChanged || fetched.replaced) return answeredWhole(final, run, record);
   const result = outboundMutation({ status, headers: backendHeaders }, final, record.traceHeaders());
   return { state: answered(run), result };
+}
+
+/** The answer with `added` appended (a header of the same name the backend or a policy set stays). */
+function withHeaders(
+  final: FinalResponse,
+  added: readonly (readonly [string, string])[] | undefined,
+): FinalResponse {
+  return added === undefined || added.length === 0
+    ? final
+    : { ...final, headers: [...final.headers, ...added] };
 }
 
 function answered(run: PipelineRun): ExchangeState {

@@ -12,7 +12,8 @@ export function phasesFor(pipeline: Pipeline, requestHasBody: boolean, breakersW
   const onError = pipeline.elements['on-error'].length > 0;
   // A retry around forward-request calls the backend again with the same body: keep it.
   const retries = pipeline.elements.backend.includes('retry');
-  // A backend with a circuit breaker is told of each of its answers: one set-backend-service may name one.
+  // A backend with a circuit breaker is told of each of its answers, and a pool with session affinity may set its
+  // cookie on them: one set-backend-service may name one.
   const breakers = breakersWatch && choosesNamedBackend(pipeline);
   return {
     requestBody: (pipeline.needs.requestBody || retries) && requestHasBody,

@@ -18,6 +18,8 @@ export interface PolicyEngine extends SummaryTargets {
   readonly services: PolicyServices;
   /** The backend entities' circuit breakers and credentials; absent: none (offline policy tests). */
   readonly backendEntities?: {
+    /** Whether answers from named backends are looked at: a circuit breaker to tell, a session cookie to set. */
+    readonly watching: boolean;
     readonly breakers: BackendBreakers;
     readonly byId: ReadonlyMap<string, ResolvedBackend>;
   };

@@ -125,7 +125,7 @@ class PolicyExchange implements Exchange {
       return this.awaitBody({ kind: 'awaiting-soap-body', request, match }, headers, next);
     }
     const pipeline = this.enterOperation(request, match);
-    const phases = phasesFor(pipeline, !head.endOfStream, this.engine.backendEntities?.breakers.watching);
+    const phases = phasesFor(pipeline, !head.endOfStream, this.engine.backendEntities?.watching);
     // A traced request's answer carries its trace id, so the response phase is needed.
     const next = tracing ? { ...phases, responseHeaders: true } : phases;
     // Inbound reads the body: wait for it (buffered) before running anything.

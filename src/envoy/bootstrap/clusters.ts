@@ -7,7 +7,7 @@ import type { Cluster, DnsLookupFamily } from '../config-types.js';
 import { apiClusterName, dynamicClusterName, engineClusterName, serviceClusterName } from '../contract.js';
 import { backendEntityClusters } from './backend-pools.js';
 import { dnsCacheConfig } from './http-filters.js';
-import type { BootstrapPlan, Endpoint } from './plan.js';
+import { type BootstrapPlan, type Endpoint, limitsOf } from './plan.js';
 import { systemCaFile } from './tls.js';
 import { backendIdleTimeout, urlCluster } from './url-cluster.js';
 import { isIpLiteral, socketAddress } from './values.js';
@@ -23,11 +23,32 @@ export function gatewayClusters(plan: BootstrapPlan): Cluster[] {
   return [
     engineCluster(plan),
     serviceCluster(plan),
-    ...plan.apis.map((api) => urlCluster(apiClusterName(api.id), api.serviceUrl, plan.upstreamTls?.[api.id])),
+    ...plan.apis.map((api) => {
+      const cluster = urlCluster(apiClusterName(api.id), api.serviceUrl, plan.upstreamTls?.[api.id]);
+      return api.websocket ? webSocketBounded(cluster, limitsOf(plan).webSocketConnections) : cluster;
+    }),
     ...backendEntityClusters(plan),
     dynamicCluster(false),
     dynamicCluster(true),
   ];
+}
+
+/**
+ * A WebSocket API's cluster, carrying at most `limit` upgraded connections at once (`gateway.limits
+ * .webSocketConnections`). An upgraded connection is one request of the cluster for as long as it is open, on an
+ * upstream connection of its own, so `max_requests` is the bound, counted over all of Envoy's workers. The pool may
+ * open one connection more than that: on it Envoy finds at once that the handshake beyond the bound has no room (503,
+ * `upstream_rq_pending_overflow`) rather than queueing it until a connection closes, which Envoy's defaults (1,024
+ * connections and requests) would do from the 1,025th on. Pending handshakes (waiting for a connection to open) keep
+ * Envoy's default bound.
+ */
+function webSocketBounded(cluster: Cluster, limit: number): Cluster {
+  return {
+    ...cluster,
+    circuit_breakers: {
+      thresholds: [{ max_connections: limit + 1, max_pending_requests: 1024, max_requests: limit }],
+    },
+  };
 }
 
 /**

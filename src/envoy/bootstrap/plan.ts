@@ -112,6 +112,12 @@ export interface GatewayLimits {
    * `request_timeout`. 0: no deadline.
    */
   readonly requestTimeoutMs: number;
+  /**
+   * The most upgraded connections one WebSocket API carries at once through this Envoy (its cluster's circuit
+   * breaker: an upgraded connection is one request for as long as it is open); the handshake beyond is answered 503
+   * and never reaches the backend.
+   */
+  readonly webSocketConnections: number;
 }
 
 /**
@@ -126,6 +132,8 @@ export const defaultGatewayLimits: GatewayLimits = Object.freeze({
   connectionBufferBytes: 1024 * 1024,
   streamIdleTimeoutMs: 300_000,
   requestTimeoutMs: 60_000,
+  // API Management's "active WebSocket connections per unit" (its limits page), a unit being one gateway.
+  webSocketConnections: 5_000,
 });
 
 export interface BootstrapPlan {

@@ -70,7 +70,9 @@ export const setBackendService = defineElement({
         run.backend = { baseUrl: backend.url, backendId: backend.id };
         return 'next';
       }
-      return lookup.choose(name).then((choice) => {
+      // A pool with session affinity reads its session cookie as the request is now (a policy may have set it).
+      const cookies = (cookie: string) => requestCookie(run.context.request.headers.peek('Cookie'), cookie);
+      return lookup.choose(name, cookies).then((choice) => {
         switch (choice.kind) {
           case 'unknown':
             throw backendNotFound(name);
@@ -83,6 +85,7 @@ export const setBackendService = defineElement({
               baseUrl: choice.backend.url,
               backendId: choice.backend.id,
               ...(choice.poolId === undefined ? {} : { poolId: choice.poolId }),
+              ...(choice.session === undefined ? {} : { session: choice.session }),
             };
             return 'next';
         }
@@ -98,4 +101,14 @@ function backendNotFound(name: string): PolicyError {
     500,
     'Internal server error',
   );
+}
+
+/** The first value of cookie `name` in the request's `Cookie` headers (`a=1; b=2`). */
+function requestCookie(headers: readonly string[] | undefined, name: string): string | undefined {
+  for (const header of headers ?? [])
+    for (const part of header.split(';')) {
+      const eq = part.indexOf('=');
+      if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    }
+  return undefined;
 }

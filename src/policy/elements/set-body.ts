@@ -1,93 +1,11 @@
-import { Drop, Liquid, type Template } from 'liquidjs';
-import { formatDecimal, type PolicyContext, parseDecimalText, toDotNetString } from '../../expr/index.js';
+import { Drop, type Template } from 'liquidjs';
+import { type PolicyContext, toDotNetString } from '../../expr/index.js';
 import { defineElement } from '../element.js';
 import { bodyText, messageOf, replaceBody } from '../message.js';
 import type { RunContext } from '../runtime.js';
 import { ALL_SCOPES, bool, oneOf } from '../schema.js';
-import { liquidDate } from '../shared/liquid-date.js';
+import { liquidEngine } from '../shared/liquid-engine.js';
 import { XML_TYPE, xmlForLiquid } from '../shared/liquid-xml.js';
-
-/**
- * Liquid in API Management's "C# mode": PascalCase filter names alias Liquid's own. Templates are parsed once
- * at load time; rendering is synchronous and has no file system.
- */
-// Limits keep a hostile or runaway template from holding the engine: size of a template, time of one
-// render, memory of strings and arrays it builds. No file system: `include`/`render` find nothing.
-const liquid = new Liquid({
-  strictFilters: false,
-  strictVariables: false,
-  ownPropertyOnly: true,
-  parseLimit: 256 * 1024,
-  renderLimit: 1000,
-  memoryLimit: 16 * 1024 * 1024,
-  fs: {
-    exists: async () => false,
-    existsSync: () => false,
-    readFile: async () => '',
-    readFileSync: () => '',
-    resolve: (_dir, file) => file,
-  },
-  relativeReference: false,
-});
-const FILTER_ALIASES: Readonly<Record<string, string>> = {
-  Abs: 'abs',
-  Append: 'append',
-  AtLeast: 'at_least',
-  AtMost: 'at_most',
-  Capitalize: 'capitalize',
-  Compact: 'compact',
-  Default: 'default',
-  DividedBy: 'divided_by',
-  Downcase: 'downcase',
-  Escape: 'escape',
-  First: 'first',
-  H: 'escape',
-  Join: 'join',
-  Last: 'last',
-  Lstrip: 'lstrip',
-  Map: 'map',
-  Minus: 'minus',
-  Modulo: 'modulo',
-  NewlineToBr: 'newline_to_br',
-  Plus: 'plus',
-  Prepend: 'prepend',
-  Remove: 'remove',
-  RemoveFirst: 'remove_first',
-  Replace: 'replace',
-  ReplaceFirst: 'replace_first',
-  Round: 'round',
-  Rstrip: 'rstrip',
-  Size: 'size',
-  Slice: 'slice',
-  Sort: 'sort',
-  Split: 'split',
-  Strip: 'strip',
-  StripHtml: 'strip_html',
-  StripNewlines: 'strip_newlines',
-  Times: 'times',
-  Truncate: 'truncate',
-  TruncateWords: 'truncatewords',
-  Uniq: 'uniq',
-  Upcase: 'upcase',
-  UrlDecode: 'url_decode',
-  UrlEncode: 'url_encode',
-};
-const builtins = { ...liquid.filters };
-// C# mode knows its filters by their PascalCase names only ("The policy requires Pascal casing for Liquid filter
-// names", set-body page): Liquid's own names (`upcase`, `at_least`) are not filters there, so they are not here
-// either, and a template that uses one renders its input unchanged (an unknown filter is skipped).
-for (const name of Object.keys(builtins)) delete liquid.filters[name];
-for (const [alias, builtin] of Object.entries(FILTER_ALIASES)) {
-  const impl = builtins[builtin];
-  if (impl !== undefined) liquid.registerFilter(alias, impl);
-}
-// Not an alias: Liquid's own `date` takes strftime formats (`%Y`); C# mode's `Date` takes .NET ones.
-liquid.registerFilter('Date', liquidDate);
-// DotLiquid's Currency: a number formatted with "C" (invariant culture here, as all formatting), else the input.
-liquid.registerFilter('Currency', (input: unknown) => {
-  const amount = parseDecimalText(String(input ?? '').trim());
-  return amount === null ? input : formatDecimal(amount, 'C');
-});
 
 /**
  * Header names are case-insensitive in API Management, and Envoy hands them over lower-cased: a template's
@@ -155,7 +73,10 @@ function toLiquidValue(v: unknown): unknown {
   }
 }
 
-/** Replaces the body with a literal, an expression's value or a rendered Liquid template. */
+/**
+ * Replaces the body with a literal, an expression's value or a rendered Liquid template (C# mode, see
+ * shared/liquid-engine.ts): templates are parsed once at load time; rendering is synchronous, with no file system.
+ */
 export const setBody = defineElement({
   name: 'set-body',
   summary: 'Replaces the message body (literal, expression or Liquid template).',
@@ -179,14 +100,18 @@ export const setBody = defineElement({
       const source = node.content === undefined ? '' : String(node.content.value);
       let template: Template[];
       try {
-        template = liquid.parse(source);
+        template = liquidEngine().parse(source);
       } catch (err) {
         c.error(node, 'children', `invalid Liquid template: ${(err as Error).message.split('\n')[0]}`);
         return () => 'next';
       }
       const nil = node.literal('xsi-nil') === 'null' ? 'null' : 'blank';
       return (run) => {
-        replaceBody(run, target, liquid.renderSync(template, liquidScope(run, target, nil)) as string);
+        replaceBody(
+          run,
+          target,
+          liquidEngine().renderSync(template, liquidScope(run, target, nil)) as string,
+        );
         return 'next';
       };
     }

@@ -3,6 +3,7 @@ import { type IncomingHttpHeaders, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebSocketBackend, type WebSocketBackend } from '../../doubles/websocket-backend.js';
 import { type GatewayStack, startGateway } from '../../processes/gateway.js';
+import { until } from '../../processes/wait.js';
 
 const key = 'websocket-subscription-key-0001';
 
@@ -134,6 +135,120 @@ subscriptions:
     expect(backend.handshakes.length).toBe(before);
   });
 });
+
+/**
+ * Open connections (issue #38): API Management counts active WebSocket connections per unit of the gateway
+ * (5,000); here each WebSocket API's cluster carries at most `gateway.limits.webSocketConnections` at once per Envoy.
+ * `limit-concurrency` on onHandshake bounds handshakes in progress, not open connections: its slot is given back when
+ * the backend answered the handshake.
+ */
+describe('open WebSocket connections, bounded per API', () => {
+  let backend: WebSocketBackend;
+  let gateway: GatewayStack;
+
+  beforeAll(async () => {
+    backend = await startWebSocketBackend();
+    gateway = await startGateway(`
+gateway:
+  limits: { webSocketConnections: 2 }
+apis:
+  - id: capped
+    type: websocket
+    urlSuffix: capped
+    serviceUrl: ${backend.url}/capped
+  - id: concurrent
+    type: websocket
+    urlSuffix: concurrent
+    serviceUrl: ${backend.url}/concurrent
+    policy: |
+      <policies>
+        <inbound><base /></inbound>
+        <backend><limit-concurrency key="handshakes" max-count="1"><forward-request /></limit-concurrency></backend>
+        <outbound><base /></outbound><on-error><base /></on-error>
+      </policies>
+`);
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await backend?.close();
+  });
+
+  const ws = (path: string) => `${gateway.url.replace('http', 'ws')}${path}`;
+
+  it('upgrades two connections, answers the third handshake 503 without reaching the backend, and takes one again once one closed', async () => {
+    const first = await openSocket(ws('/capped'));
+    const second = await openSocket(ws('/capped'));
+    const before = backend.handshakes.length;
+    const third = await handshake(`${gateway.url}/capped`);
+    expect(third).toMatchObject({ upgraded: false, status: 503 });
+    expect(backend.handshakes.length).toBe(before);
+    // The two open ones still carry frames both ways.
+    expect(await first.roundTrip('still here')).toBe('echo:still here');
+    expect(await second.roundTrip('me too')).toBe('echo:me too');
+    // The bound is per API: another WebSocket API still upgrades.
+    void (await openSocket(ws('/concurrent'))).close();
+
+    // Closed, not waited for: Envoy ends a closed upgraded connection after its delayed-close timeout (1 s).
+    void first.close();
+    // Envoy counts the connection out once both of its ends closed: a new handshake then upgrades.
+    let replacement: OpenSocket | undefined;
+    await until(
+      async () => {
+        replacement = await openSocket(ws('/capped')).catch(() => undefined);
+        return replacement !== undefined;
+      },
+      'a handshake to upgrade after one of the two connections closed',
+      10_000,
+    );
+    // With two open again (the second and the replacement), the next is refused again.
+    expect(await handshake(`${gateway.url}/capped`)).toMatchObject({ upgraded: false, status: 503 });
+    void replacement!.close();
+    void second.close();
+  });
+
+  it('limit-concurrency around forward-request on onHandshake holds its slot for the handshake only, not the connection', async () => {
+    const first = await openSocket(ws('/concurrent'));
+    // max-count 1, and the first connection is still open: the slot came back at its 101.
+    const second = await openSocket(ws('/concurrent'));
+    expect(await second.roundTrip('both open')).toBe('echo:both open');
+    void second.close();
+    void first.close();
+  });
+});
+
+interface OpenSocket {
+  /** Sends `text` and resolves with the next message that arrives. */
+  roundTrip(text: string): Promise<string>;
+  /** Closes (1000); resolves once the connection is closed. */
+  close(): Promise<void>;
+}
+
+/** A WebSocket with Node's client, once open and greeted by the backend; rejects when the handshake fails. */
+function openSocket(url: string): Promise<OpenSocket> {
+  const socket = new WebSocket(url);
+  const waiting: ((text: string) => void)[] = [];
+  socket.addEventListener('message', (event) => waiting.shift()?.(String(event.data)));
+  const closed = new Promise<void>((resolve) => socket.addEventListener('close', () => resolve()));
+  const next = () => new Promise<string>((resolve) => waiting.push(resolve));
+  return new Promise((resolve, reject) => {
+    socket.addEventListener('error', () => reject(new Error(`the WebSocket to ${url} failed`)));
+    void next().then((greeting) => {
+      if (greeting !== 'hello') reject(new Error(`greeted with ${greeting}`));
+      resolve({
+        roundTrip(text) {
+          const answer = next();
+          socket.send(text);
+          return answer;
+        },
+        close() {
+          socket.close(1000, 'done');
+          return closed;
+        },
+      });
+    });
+  });
+}
 
 /** An opening handshake by hand: whether it upgraded (101) or the status it was answered with. */
 function handshake(

@@ -210,3 +210,123 @@ ${apiYaml('ai', `${primary.url}/unused`, [
     expect(log.text()).not.toContain(secretKey);
   });
 });
+
+/**
+ * API Management's session awareness (https://learn.microsoft.com/azure/api-management/backends#session-awareness)
+ * through the real Envoy and engine: the gateway sets a session cookie, a client that sends it back stays on one
+ * backend of the pool, and a tripped backend moves the session (the answer's cookie names the new one).
+ */
+describe('a pool with session affinity through Envoy', () => {
+  const cookie = 'APIM-Backend-Affinity';
+  const names = ['sticky-a', 'sticky-b', 'sticky-c'];
+  let backends: ScriptedBackend[] = [];
+  let gateway: GatewayStack;
+
+  beforeAll(async () => {
+    // Each answers with its name; asked with x-throttle, it answers 429 with Retry-After, which trips its breaker.
+    backends = await Promise.all(
+      names.map((name) =>
+        startScriptedBackend((request, response) => {
+          if (request.headers['x-throttle'] === name) {
+            response.writeHead(429, { 'retry-after': '60', 'set-cookie': 'backend-own=1; Path=/' });
+            response.end('throttled');
+            return;
+          }
+          response.writeHead(200, {
+            'content-type': 'application/json',
+            'set-cookie': 'backend-own=1; Path=/',
+          });
+          response.end(JSON.stringify({ backend: name }));
+        }),
+      ),
+    );
+    const breaker =
+      '{ rules: [{ failureCondition: { count: 1, interval: PT1M, statusCodeRanges: [{ min: 429, max: 429 }] }, tripDuration: PT1M, acceptRetryAfter: true }] }';
+    gateway = await startGateway(
+      `backends:
+${names.map((name, index) => `  - { id: ${name}, url: "${backends[index]!.url}", circuitBreaker: ${breaker} }`).join('\n')}
+  - id: sticky
+    type: pool
+    pool:
+      services: [${names.map((name) => `{ id: ${name} }`).join(', ')}]
+      sessionAffinity: { sessionId: { source: Cookie, name: ${cookie} } }
+apis:
+${apiYaml('sessions', `${backends[0]!.url}/unused`, [
+  ['chat', 'GET', '/chat', 'sticky.xml'],
+  ['retried', 'GET', '/retried', 'retried.xml'],
+])}
+`,
+      {
+        'sticky.xml': policy({ inbound: '<set-backend-service backend-id="sticky" />' }),
+        'retried.xml': policy({
+          inbound: '<set-backend-service backend-id="sticky" />',
+          backend:
+            '<retry condition="@(context.Response.StatusCode == 429)" count="2" interval="0"><forward-request /></retry>',
+        }),
+      },
+    );
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    for (const backend of backends) await backend?.close();
+  });
+
+  const chat = async (headers: Record<string, string> = {}, operation = 'chat') => {
+    const response = await fetch(`${gateway.url}/sessions/${operation}`, { headers });
+    const text = await response.text();
+    const ours = response.headers.getSetCookie().find((value) => value.startsWith(`${cookie}=`));
+    return {
+      status: response.status,
+      backend: response.status === 200 ? (JSON.parse(text) as { backend: string }).backend : undefined,
+      setCookies: response.headers.getSetCookie(),
+      sessionCookie: ours?.split(';')[0],
+    };
+  };
+
+  it('sets a session cookie, keeps a client that sends it back on one backend, and moves it when that one trips', async () => {
+    const first = await chat();
+    expect(first.status).toBe(200);
+    // The gateway's cookie joins the backend's own.
+    expect(first.setCookies).toContain('backend-own=1; Path=/');
+    expect(first.sessionCookie).toMatch(new RegExp(`^${cookie}=[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`));
+    const session = first.sessionCookie!;
+
+    const sticking = [];
+    for (let i = 0; i < 6; i++) sticking.push(await chat({ cookie: `other=1; ${session}` }));
+    expect(sticking.map((answer) => answer.backend)).toEqual(Array(6).fill(first.backend));
+    // The cookie already names the backend: it is not set again.
+    expect(sticking.every((answer) => answer.sessionCookie === undefined)).toBe(true);
+
+    // Clients without the cookie are spread over the pool as before.
+    const spread = new Set<string | undefined>();
+    for (let i = 0; i < 6; i++) spread.add((await chat()).backend);
+    expect(spread).toEqual(new Set(names));
+
+    // The session's backend answers 429: the answer goes to the client as given, and trips its breaker.
+    const tripping = await chat({ cookie: session, 'x-throttle': first.backend! });
+    expect(tripping.status).toBe(429);
+    // The next request of the session goes to another backend, and the answer's cookie names it (same session id).
+    const moved = await chat({ cookie: session });
+    expect(moved.status).toBe(200);
+    expect(moved.backend).not.toBe(first.backend);
+    expect(moved.sessionCookie).toBeDefined();
+    expect(moved.sessionCookie).not.toBe(session);
+    expect(moved.sessionCookie!.split('.')[0]).toBe(session.split('.')[0]);
+    const after = [];
+    for (let i = 0; i < 4; i++) after.push((await chat({ cookie: moved.sessionCookie! })).backend);
+    expect(after).toEqual(Array(4).fill(moved.backend));
+  });
+
+  it('a retry after the session’s backend tripped goes to the backend the pool chooses, and the answer moves the session there', async () => {
+    const first = await chat({}, 'retried');
+    expect(first.status).toBe(200);
+    const session = first.sessionCookie!;
+    const retried = await chat({ cookie: session, 'x-throttle': first.backend! }, 'retried');
+    // No request lost: the 429 tripped the session's backend, the retry was answered by another.
+    expect(retried.status).toBe(200);
+    expect(retried.backend).not.toBe(first.backend);
+    expect(retried.sessionCookie!.split('.')[0]).toBe(session.split('.')[0]);
+    expect((await chat({ cookie: retried.sessionCookie! }, 'retried')).backend).toBe(retried.backend);
+  });
+});

@@ -307,6 +307,18 @@ backends:
               id: '/subscriptions/s/resourceGroups/g/providers/Microsoft.ApiManagement/service/a/backends/guarded',
             },
           ],
+          // As API Management's docs write it; a sample's extra keys beside sessionId are not read.
+          sessionAffinity: {
+            affinityType: 'Cookie',
+            sessionId: { source: 'Cookie', name: 'APIM-Backend-Affinity' },
+          },
+        },
+      }),
+      'backends/sessions-elsewhere/backendInformation.json': information({
+        type: 'Pool',
+        pool: {
+          services: [{ id: '/backends/backend1' }],
+          sessionAffinity: { sessionId: { source: 'Header', name: 'x-session' } },
         },
       }),
       // Header versioning without the header's name: nothing tells the versions apart.
@@ -328,6 +340,7 @@ backends:
       'backend2',
       'guarded',
       'pool',
+      'sessions-elsewhere',
     ]);
     expect(document.backends.find((backend) => backend.id === 'guarded')).toEqual({
       id: 'guarded',
@@ -340,8 +353,17 @@ backends:
     expect(document.backends.find((backend) => backend.id === 'pool')).toEqual({
       id: 'pool',
       type: 'pool',
-      pool: { services: [{ id: 'backend1', priority: 1, weight: 3 }, { id: 'guarded' }] },
+      pool: {
+        services: [{ id: 'backend1', priority: 1, weight: 3 }, { id: 'guarded' }],
+        sessionAffinity: { sessionId: { source: 'Cookie', name: 'APIM-Backend-Affinity' } },
+      },
     });
+    expect(document.backends.find((backend) => backend.id === 'sessions-elsewhere')?.pool).toEqual({
+      services: [{ id: 'backend1' }],
+    });
+    expect(messagesFor(findings, 'backends/sessions-elsewhere/backendInformation.json')).toEqual([
+      'pool.sessionAffinity: only a session id from a cookie (sessionId: { source: Cookie, name }) is supported; requests spread by weight',
+    ]);
     const guarded = messagesFor(findings, 'backends/guarded/backendInformation.json');
     expect(guarded.map((message) => message.split(':')[0])).toEqual(['proxy', 'credentials.certificateIds']);
     expect(messagesFor(findings, 'backends/pool/backendInformation.json')).toEqual([]);
@@ -353,7 +375,10 @@ backends:
     );
     expect(JSON.parse(exported.files.get('backends/pool/backendInformation.json')!).properties).toEqual({
       type: 'Pool',
-      pool: { services: [{ id: '/backends/backend1', priority: 1, weight: 3 }, { id: '/backends/guarded' }] },
+      pool: {
+        services: [{ id: '/backends/backend1', priority: 1, weight: 3 }, { id: '/backends/guarded' }],
+        sessionAffinity: { sessionId: { source: 'Cookie', name: 'APIM-Backend-Affinity' } },
+      },
     });
     expect(
       JSON.parse(exported.files.get('backends/guarded/backendInformation.json')!).properties,

@@ -41,7 +41,15 @@ function configText(
   gateway: Record<string, unknown> = {},
   admin: { host: string; port: number } = ADMIN,
 ): string {
-  return stringify({
+  return stringify(configTextObject(apis, gateway, admin));
+}
+
+function configTextObject(
+  apis: readonly string[],
+  gateway: Record<string, unknown> = {},
+  admin: { host: string; port: number } = ADMIN,
+): Record<string, unknown> {
+  return {
     gateway: { http: { host: '127.0.0.1', port: 18080 }, ...gateway },
     admin,
     apis: apis.map((id) => ({
@@ -51,7 +59,7 @@ function configText(
       policy: `${id}.xml`,
       operations: [{ id: 'get-course', method: 'GET', urlTemplate: '/api/Course/{id}' }],
     })),
-  });
+  };
 }
 
 /** The mark of the policy in `file` as a child loading `snapshot` would find it (the snapshot holds files in base64). */
@@ -352,6 +360,37 @@ describe('GatewayReload: what a change touches', () => {
       `SIGHUP ${SERVICE}`,
       'service reloaded',
     ]);
+  });
+
+  it("notices a backend entity's changed trusted CA file: Envoy is given up's copy of the new one in place", async () => {
+    const files = oneApi();
+    const withCa = stringify({
+      ...configTextObject(['courses']),
+      backends: [{ id: 'partner', url: 'https://127.0.0.1:18443', tls: { trustedCa: 'partner-ca.pem' } }],
+    });
+    const gateway = await gatewayOver({ ...files, 'gateway.yaml': withCa, 'partner-ca.pem': 'ca one' });
+    const trustedCa = () =>
+      gateway.reload.runningPlan().backends!.find((backend) => backend.id === 'partner')!.tls!.trustedCa!;
+    const before = trustedCa();
+    expect(path.dirname(before)).not.toBe(gateway.directory);
+    expect(await readFile(before, 'utf8')).toBe('ca one');
+    await gateway.reload.watch();
+
+    await writeFile(gateway.file('partner-ca.pem'), 'ca two');
+
+    await until(() => gateway.reload.running().generation === 2, 'the reload the watcher starts', 5000);
+    expect(gateway.log).toEqual([
+      'envoy validates the new bootstrap',
+      'envoy takes routes [api_courses], clusters [api_courses]',
+      'SIGHUP engine',
+      'engine reloaded',
+      'envoy takes routes [api_courses], clusters [api_courses]',
+      `SIGHUP ${SERVICE}`,
+      'service reloaded',
+    ]);
+    expect(trustedCa()).not.toBe(before);
+    expect(await readFile(trustedCa(), 'utf8')).toBe('ca two');
+    expect(await readFile(before, 'utf8')).toBe('ca one');
   });
 
   it('publishes an added API in the running Envoy: first the routes both have with the clusters of both, then the engines, then exactly the new resources, then the service', async () => {

@@ -57,6 +57,31 @@ describe('the backends section', () => {
     expect(config.backends[0]!.circuitBreaker!.rules[0]!.acceptRetryAfter).toBe(true);
   });
 
+  it('loads a pool’s session affinity as API Management writes it, and refuses a source or cookie name it cannot use', () => {
+    const config = parseConfig(
+      `${singles}  - id: pool
+    type: pool
+    pool:
+      services: [{ id: east }, { id: west }]
+      sessionAffinity: { sessionId: { source: Cookie, name: APIM-Backend-Affinity } }
+`,
+      'gateway.yaml',
+    );
+    expect(config.backends[2]!.pool!.sessionAffinity).toEqual({
+      sessionId: { source: 'Cookie', name: 'APIM-Backend-Affinity' },
+    });
+    const found = problems(`${singles}  - id: pool
+    type: pool
+    pool:
+      services: [{ id: east }, { id: west }]
+      sessionAffinity: { sessionId: { source: Header, name: "a b" } }
+`);
+    expect(found).toEqual([
+      expect.stringMatching(/^gateway\.yaml:21:39: .*source/),
+      expect.stringMatching(/^gateway\.yaml:21:55: .*must be a cookie name/),
+    ]);
+  });
+
   it('refuses a pool naming an unknown backend, at its line and column', () => {
     expect(
       problems(`${singles}  - id: pool

@@ -63,6 +63,7 @@ describe('gateway configuration', () => {
       connectionBufferBytes: 1048576,
       streamIdleTimeoutMs: 300_000,
       requestTimeoutMs: 60_000,
+      webSocketConnections: 5_000,
     });
     expect(config.apis).toEqual([]);
   });

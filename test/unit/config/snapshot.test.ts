@@ -84,4 +84,39 @@ describe('the running configuration snapshot', () => {
     expect(await readFile(first.tls!.keyFile, 'utf8')).toBe('key one');
     expect(await readFile(rotated.tls!.keyFile, 'utf8')).toBe('key two');
   });
+
+  it("holds a backend entity's trusted CA file and gives Envoy a copy of it, a new one when it changes", async () => {
+    await writeFile(path.join(directory, 'backend-ca.pem'), 'ca one');
+    await writeFile(
+      configFile,
+      [
+        'backends:',
+        '  - { id: partner, url: "https://127.0.0.1:1", tls: { trustedCa: backend-ca.pem } }',
+        'apis:',
+        '  - { id: courses, urlSuffix: courses, serviceUrl: "http://127.0.0.1:1", policy: courses.xml }',
+      ].join('\n'),
+    );
+    const loaded = await loadConfigFile(configFile);
+    const snapshot = await runningSnapshot(loaded);
+    const caFile = path.join(directory, 'backend-ca.pem');
+    expect(snapshot.files.get(caFile)?.toString()).toBe('ca one');
+    const plan = await planRuntime(loaded.config, { directory });
+    const trustedCa = (running: typeof plan) =>
+      running.backends!.find((backend) => backend.id === 'partner')!.tls!.trustedCa!;
+    expect(trustedCa(plan)).toBe(caFile);
+    const first = await withRunningTlsFiles(plan, snapshot, state);
+    expect(path.dirname(trustedCa(first))).toBe(state);
+    expect(await readFile(trustedCa(first), 'utf8')).toBe('ca one');
+
+    // The disk changes after the snapshot: Envoy's copy stays what was validated until the next snapshot.
+    await writeFile(caFile, 'ca two');
+    expect(await readFile(trustedCa(first), 'utf8')).toBe('ca one');
+    const next = await withRunningTlsFiles(
+      plan,
+      await runningSnapshot(await loadConfigFile(configFile)),
+      state,
+    );
+    expect(trustedCa(next)).not.toBe(trustedCa(first));
+    expect(await readFile(trustedCa(next), 'utf8')).toBe('ca two');
+  });
 });

@@ -54,6 +54,23 @@ describe('referencedFiles', () => {
     );
   });
 
+  it("names each backend entity's trusted CA file, so a changed CA bundle is noticed like a changed policy", async () => {
+    const dir = await folder();
+    await writeFile(
+      path.join(dir, 'gateway.yaml'),
+      [
+        'backends:',
+        '  - { id: a, url: "https://127.0.0.1:1", tls: { trustedCa: certs/a-ca.pem } }',
+        '  - { id: b, url: "https://127.0.0.1:2", tls: { validateCertificateName: false } }',
+        '  - { id: c, url: "http://127.0.0.1:3" }',
+        '',
+      ].join('\n'),
+    );
+    expect(await referencedFiles(path.join(dir, 'gateway.yaml'))).toEqual(
+      ['certs/a-ca.pem', 'gateway.yaml'].map((file) => path.join(dir, file)),
+    );
+  });
+
   it('still names the configuration itself when it does not parse', async () => {
     const dir = await folder();
     await writeFile(path.join(dir, 'gateway.yaml'), 'apis: [\n');

@@ -38,3 +38,33 @@ backends:
     }
   });
 });
+
+describe('a WebSocket API’s cluster', () => {
+  const clusters = async (limits: string) => {
+    const config = parseConfig(
+      `gateway: { limits: ${limits} }
+apis:
+  - { id: chat, type: websocket, urlSuffix: chat, serviceUrl: "http://127.0.0.1:8081/socket" }
+  - { id: plain, urlSuffix: plain, serviceUrl: "http://127.0.0.1:8081" }
+`,
+      'gateway.yaml',
+    );
+    const bootstrap = buildBootstrap(await planRuntime(config, { directory: '/etc/portcullis' }));
+    const byName = new Map(bootstrap.static_resources.clusters.map((cluster) => [cluster.name, cluster]));
+    return { chat: byName.get('api_chat')!, plain: byName.get('api_plain')! };
+  };
+
+  it('carries at most gateway.limits.webSocketConnections requests, with room for one connection more', async () => {
+    const { chat, plain } = await clusters('{ webSocketConnections: 40 }');
+    expect(chat.circuit_breakers).toEqual({
+      thresholds: [{ max_connections: 41, max_pending_requests: 1024, max_requests: 40 }],
+    });
+    // An HTTP API's cluster keeps Envoy's defaults.
+    expect(plain.circuit_breakers).toBeUndefined();
+  });
+
+  it('is bounded at API Management’s 5,000 per unit by default', async () => {
+    const { chat } = await clusters('{}');
+    expect(chat.circuit_breakers?.thresholds[0]?.max_requests).toBe(5_000);
+  });
+});

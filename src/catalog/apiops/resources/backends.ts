@@ -1,11 +1,11 @@
 import { configId, reportUnused } from '../artifacts.js';
-import { informationFile, type ResourceKind } from '../context.js';
+import { type ImportContext, informationFile, type ResourceKind } from '../context.js';
 import type { BackendEntry } from '../model.js';
 
 /**
  * `backends/<id>/backendInformation.json` ⇄ the configuration's `backends`: API Management's backend entity
  * (https://learn.microsoft.com/azure/api-management/backends) with its URL, description, credentials (headers, query
- * parameters, Authorization), TLS checks, circuit breaker and pool. Named values in credentials stay `{{name}}`
+ * parameters, Authorization), TLS checks, circuit breaker and pool (with its session affinity). Named values in credentials stay `{{name}}`
  * references, resolved when the configuration loads.
  */
 
@@ -30,6 +30,33 @@ function pick(value: unknown, keys: readonly string[]): Properties | undefined {
   return Object.keys(picked).length > 0 ? picked : undefined;
 }
 
+/**
+ * A pool's session awareness (`sessionAffinity.sessionId`: source Cookie and the cookie's name). The keys some
+ * samples add beside it (`enabled`, `affinityType`, `cookieName`) are not the entity's documented ones: only
+ * `sessionId` is read.
+ */
+function sessionAffinityOf(
+  artifacts: ImportContext['artifacts'],
+  file: string,
+  pool: unknown,
+): { sessionAffinity?: { sessionId: { source: string; name: string } } } {
+  const affinity = isRecord(pool) ? pool.sessionAffinity : undefined;
+  if (affinity === undefined || affinity === null) return {};
+  const sessionId = isRecord(affinity) ? affinity.sessionId : undefined;
+  if (
+    !isRecord(sessionId) ||
+    String(sessionId.source).toLowerCase() !== 'cookie' ||
+    typeof sessionId.name !== 'string'
+  ) {
+    artifacts.skip(
+      file,
+      'pool.sessionAffinity: only a session id from a cookie (sessionId: { source: Cookie, name }) is supported; requests spread by weight',
+    );
+    return {};
+  }
+  return { sessionAffinity: { sessionId: { source: 'Cookie', name: sessionId.name } } };
+}
+
 export const backends: ResourceKind = {
   name: 'backends',
   importInto({ artifacts, document }) {
@@ -45,11 +72,6 @@ export const backends: ResourceKind = {
           isRecord(properties.pool) && Array.isArray(properties.pool.services)
             ? properties.pool.services
             : [];
-        if (isRecord(properties.pool) && properties.pool.sessionAffinity)
-          artifacts.skip(
-            file,
-            'pool.sessionAffinity: session affinity is not supported, requests spread by weight',
-          );
         entry.type = 'pool';
         entry.pool = {
           services: services.filter(isRecord).map((service) => {
@@ -62,6 +84,7 @@ export const backends: ResourceKind = {
               ...(typeof service.weight === 'number' ? { weight: service.weight } : {}),
             };
           }),
+          ...sessionAffinityOf(artifacts, file, properties.pool),
         };
         document.backends.push(entry);
         continue;
@@ -126,6 +149,13 @@ export const backends: ResourceKind = {
                   ...service,
                   id: `/backends/${service.id}`,
                 })),
+                ...(pool?.sessionAffinity
+                  ? {
+                      sessionAffinity: {
+                        sessionId: { source: 'Cookie', name: pool.sessionAffinity.sessionId.name },
+                      },
+                    }
+                  : {}),
               },
             }
           : {

@@ -1,5 +1,0 @@
-export declare const helmVersion: string;
-export declare function helmBinary(): string;
-export declare function ensureHelm(options?: {
-  quiet?: boolean;
-}): { binary: string } | { unavailable: string };
