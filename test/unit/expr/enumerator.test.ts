@@ -57,6 +57,9 @@ describe('System.Nullable', () => {
     ['Nullable.Equals((int?)null, 0)', 'False'],
     ['Nullable.Equals((decimal?)1.0m, 1.00m)', 'True'],
     ['System.Nullable.Equals((bool?)true, true)', 'True'],
+    // Nullable<T> as a type is T? (the name alone is the static class).
+    ['((Nullable<int>)5).ToString()', '5'],
+    ['Nullable.Compare((Nullable<int>)null, 1)', '-1'],
   ])('%s → %s', (expr, expected) => {
     expect(show(expr)).toBe(expected);
   });
