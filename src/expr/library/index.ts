@@ -35,5 +35,7 @@ import './tuple.js';
 import './uri.js';
 import './xml/comparers.js';
 import './xml/extensions.js';
+import './xml/attribute.js';
+import './xml/leaves.js';
 import './xml/names.js';
 import './xml/types.js';

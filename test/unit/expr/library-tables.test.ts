@@ -27,8 +27,10 @@ const LIBRARY_FILES = {
   'time-zone': () => import('../../../src/expr/library/time-zone.js'),
   'time-zone-info': () => import('../../../src/expr/library/time-zone-info.js'),
   uri: () => import('../../../src/expr/library/uri.js'),
+  'xml/attribute': () => import('../../../src/expr/library/xml/attribute.js'),
   'xml/comparers': () => import('../../../src/expr/library/xml/comparers.js'),
   'xml/extensions': () => import('../../../src/expr/library/xml/extensions.js'),
+  'xml/leaves': () => import('../../../src/expr/library/xml/leaves.js'),
   'xml/names': () => import('../../../src/expr/library/xml/names.js'),
   'xml/types': () => import('../../../src/expr/library/xml/types.js'),
 };

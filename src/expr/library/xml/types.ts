@@ -1,6 +1,6 @@
 /**
- * The LINQ to XML type tables: XObject ← XNode ← XContainer ← XElement / XDocument, XAttribute, XText ← XCData,
- * XComment, XProcessingInstruction, XDocumentType and XDeclaration, with the members of their .NET API reference
+ * The LINQ to XML container tables: XObject ← XNode ← XContainer ← XElement / XDocument (XAttribute in
+ * attribute.ts, the leaf nodes and XDeclaration in leaves.ts), with the members of their .NET API reference
  * (https://learn.microsoft.com/dotnet/api/system.xml.linq) that need no reader, writer, stream or event: Load, Save,
  * CreateReader, WriteTo, ReadFrom, annotations and the Changed/Changing events are left out.
  */
@@ -29,25 +29,22 @@ import {
   invalidOperation,
   XAttribute,
   XCData,
-  XComment,
   XContainer,
   XDeclaration,
   XDocument,
-  XDocumentType,
   XElement,
   XML_NAMESPACE,
   XNode,
   XObject,
-  XProcessingInstruction,
   XText,
 } from './nodes.js';
 import { parseXDocument } from './parse.js';
-import { bound, escAttr, inScope, prefixFor, writeXml } from './write.js';
+import { bound, inScope, prefixFor, writeXml } from './write.js';
 
 export { parseXDocument };
 
 /** XContainer.GetStringValue: how a value that is not a node becomes text (bool as `true`, as XmlConvert writes). */
-function contentText(rt: Rt, v: unknown): string {
+export function contentText(rt: Rt, v: unknown): string {
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   return toDotNetStringRt(rt, v);
 }
@@ -382,179 +379,4 @@ export const XDocumentTypeInfo = defineType({
     },
   },
   staticMethods: { Parse: (_rt, _s, args) => parseXDocument(str(args[0], 'text')) },
-});
-
-export const XAttributeType = defineType({
-  name: 'XAttribute',
-  namespace: 'System.Xml.Linq',
-  base: XObjectType,
-  classes: [XAttribute],
-  explicitTo: (a: XAttribute, target) => xmlValueTo(a.value, target),
-  construct: (rt, args) => {
-    if (args.length === 1 && args[0] instanceof XAttribute)
-      return new XAttribute(args[0].name, args[0].value);
-    if (args[1] === null || args[1] === undefined) {
-      throw argError("Value cannot be null. (Parameter 'value')", 'ArgumentNullException');
-    }
-    return new XAttribute(toName(args[0]), contentText(rt, args[1]));
-  },
-  props: {
-    Name: prop((a: XAttribute) => a.name),
-    Value: {
-      get: (_rt, a: XAttribute) => a.value,
-      set: (rt, a: XAttribute, v) => {
-        a.value = contentText(rt, v);
-      },
-    },
-    IsNamespaceDeclaration: prop((a: XAttribute) => a.isNamespaceDeclaration),
-    NextAttribute: prop((a: XAttribute) => sibling(a, 1)),
-    PreviousAttribute: prop((a: XAttribute) => sibling(a, -1)),
-  },
-  methods: {
-    Remove: (_rt, a: XAttribute) => {
-      const e = a.parent;
-      if (!(e instanceof XElement)) throw invalidOperation('The parent is missing.');
-      e.attributes.splice(e.attributes.indexOf(a), 1);
-      a.parent = null;
-      return null;
-    },
-    SetValue: (rt, a: XAttribute, args) => {
-      if (args[0] === null || args[0] === undefined) {
-        throw argError("Value cannot be null. (Parameter 'value')", 'ArgumentNullException');
-      }
-      a.value = contentText(rt, args[0]);
-      return null;
-    },
-    ToString: (_rt, a: XAttribute) => `${attributeName(a)}="${escAttr(a.value)}"`,
-  },
-  staticProps: { EmptySequence: prop(() => []) },
-});
-
-/** The attribute's name as written: `xmlns:p` and `xmlns` for declarations, `xml:` for the XML namespace. */
-function attributeName(a: XAttribute): string {
-  if (a.isNamespaceDeclaration) return a.name.namespace ? `xmlns:${a.name.localName}` : 'xmlns';
-  return a.name.namespace === XML_NAMESPACE.uri ? `xml:${a.name.localName}` : a.name.localName;
-}
-
-function sibling(a: XAttribute, delta: number): XAttribute | null {
-  const e = a.parent;
-  if (!(e instanceof XElement)) return null;
-  return e.attributes[e.attributes.indexOf(a) + delta] ?? null;
-}
-
-const textValue = {
-  get: (_rt: Rt, t: XText | XComment) => t.value,
-  set: (_rt: Rt, t: XText | XComment, v: unknown) => {
-    t.value = str(v, 'value');
-  },
-};
-
-export const XTextType = defineType({
-  name: 'XText',
-  namespace: 'System.Xml.Linq',
-  base: XNodeType,
-  classes: [XText],
-  construct: (_rt, args) =>
-    args[0] instanceof XText ? new XText(args[0].value) : new XText(str(args[0], 'value')),
-  props: { Value: textValue },
-});
-
-export const XCDataType = defineType({
-  name: 'XCData',
-  namespace: 'System.Xml.Linq',
-  base: XTextType,
-  classes: [XCData],
-  construct: (_rt, args) =>
-    args[0] instanceof XText ? new XCData(args[0].value) : new XCData(str(args[0], 'value')),
-});
-
-export const XCommentType = defineType({
-  name: 'XComment',
-  namespace: 'System.Xml.Linq',
-  base: XNodeType,
-  classes: [XComment],
-  construct: (_rt, args) =>
-    args[0] instanceof XComment ? new XComment(args[0].value) : new XComment(str(args[0], 'value')),
-  props: { Value: textValue },
-});
-
-export const XProcessingInstructionType = defineType({
-  name: 'XProcessingInstruction',
-  namespace: 'System.Xml.Linq',
-  base: XNodeType,
-  classes: [XProcessingInstruction],
-  construct: (_rt, args) =>
-    args[0] instanceof XProcessingInstruction
-      ? args[0].clone()
-      : new XProcessingInstruction(str(args[0], 'target'), str(args[1], 'data')),
-  props: {
-    Target: {
-      get: (_rt, p: XProcessingInstruction) => p.target,
-      set: (_rt, p: XProcessingInstruction, v) => {
-        p.target = str(v, 'value');
-      },
-    },
-    Data: {
-      get: (_rt, p: XProcessingInstruction) => p.data,
-      set: (_rt, p: XProcessingInstruction, v) => {
-        p.data = str(v, 'value');
-      },
-    },
-  },
-});
-
-const nullableString = (v: unknown): string | null => (v === null || v === undefined ? null : str(v));
-
-export const XDocumentTypeType = defineType({
-  name: 'XDocumentType',
-  namespace: 'System.Xml.Linq',
-  base: XNodeType,
-  classes: [XDocumentType],
-  construct: (_rt, args) =>
-    args[0] instanceof XDocumentType
-      ? args[0].clone()
-      : new XDocumentType(
-          str(args[0], 'name'),
-          nullableString(args[1]),
-          nullableString(args[2]),
-          nullableString(args[3]),
-        ),
-  props: {
-    Name: prop((d: XDocumentType) => d.name),
-    PublicId: prop((d: XDocumentType) => d.publicId),
-    SystemId: prop((d: XDocumentType) => d.systemId),
-    InternalSubset: prop((d: XDocumentType) => d.internalSubset),
-  },
-});
-
-/** XDeclaration.ToString: `<?xml version="1.0" encoding="utf-8" standalone="yes"?>`, the parts that are set. */
-function declarationText(d: XDeclaration): string {
-  let s = '<?xml';
-  if (d.version !== null) s += ` version="${d.version}"`;
-  if (d.encoding !== null) s += ` encoding="${d.encoding}"`;
-  if (d.standalone !== null) s += ` standalone="${d.standalone}"`;
-  return `${s}?>`;
-}
-
-const declarationPart = (key: 'version' | 'encoding' | 'standalone') => ({
-  get: (_rt: Rt, d: XDeclaration) => d[key],
-  set: (_rt: Rt, d: XDeclaration, v: unknown) => {
-    d[key] = nullableString(v);
-  },
-});
-
-export const XDeclarationType = defineType({
-  name: 'XDeclaration',
-  namespace: 'System.Xml.Linq',
-  classes: [XDeclaration],
-  construct: (_rt, args) =>
-    args[0] instanceof XDeclaration
-      ? new XDeclaration(args[0].version, args[0].encoding, args[0].standalone)
-      : new XDeclaration(nullableString(args[0]), nullableString(args[1]), nullableString(args[2])),
-  props: {
-    Version: declarationPart('version'),
-    Encoding: declarationPart('encoding'),
-    Standalone: declarationPart('standalone'),
-  },
-  methods: { ToString: (_rt, d: XDeclaration) => declarationText(d) },
 });
