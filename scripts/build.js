@@ -40,6 +40,8 @@ const unbundled = [
   'ioredis',
   'kafkajs',
   'esbuild',
+  // WebAssembly libxml2 with a top-level await: imported by validate-content only when a policy validates XML.
+  'libxml2-wasm',
 ];
 
 const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));

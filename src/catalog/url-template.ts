@@ -1,8 +1,9 @@
 import { decodeSegment } from './request-path.js';
 
 /**
- * API Management URL templates: `/api/Course/{id}`, `/files/{*path}` (the rest of the path), optionally with a
- * query part `/search?q={q}` whose parameters must be present. Compiled once into a matcher.
+ * API Management URL templates: `/api/Course/{id}`, `/files/{*path}` (the rest of the path, as `path`), `/files/*`
+ * (the rest of the path, unnamed; `/*` takes every path), optionally with a query part `/search?q={q}` whose
+ * parameters must be present. Compiled once into a matcher.
  */
 
 export interface UrlTemplate {
@@ -25,7 +26,8 @@ export class UrlTemplateError extends Error {
 type Segment =
   | { kind: 'literal'; text: string }
   | { kind: 'parameter'; name: string; prefix: string; suffix: string }
-  | { kind: 'wildcard'; name: string };
+  /** The rest of the path; `name` is undefined for `*`, which binds no parameter. */
+  | { kind: 'wildcard'; name: string | undefined };
 
 export function compileUrlTemplate(text: string): UrlTemplate {
   const [pathPart, queryPart] = splitOnce(text, '?');
@@ -37,11 +39,11 @@ export function compileUrlTemplate(text: string): UrlTemplate {
     .slice(1)
     .map((raw, index, all): Segment => {
       const wildcard = /^\{\*([A-Za-z_][A-Za-z0-9_-]*)\}$/.exec(raw);
-      if (wildcard) {
+      if (wildcard || raw === '*') {
         if (index !== all.length - 1)
-          throw new UrlTemplateError(`"{*${wildcard[1]}}" must be the last segment of "${text}"`);
-        names.push(wildcard[1]!);
-        return { kind: 'wildcard', name: wildcard[1]! };
+          throw new UrlTemplateError(`"${raw}" must be the last segment of "${text}"`);
+        if (wildcard) names.push(wildcard[1]!);
+        return { kind: 'wildcard', name: wildcard?.[1] };
       }
       const parameter = /^([^{}]*)\{([A-Za-z_][A-Za-z0-9_-]*)\}([^{}]*)$/.exec(raw);
       if (parameter) {
@@ -80,7 +82,8 @@ export function compileUrlTemplate(text: string): UrlTemplate {
         const segment = segments[index]!;
         if (segment.kind === 'wildcard') {
           const rest = parts.slice(index);
-          params[segment.name] = (escaped ? rest.map(decodeSegment) : rest).join('/');
+          if (segment.name !== undefined)
+            params[segment.name] = (escaped ? rest.map(decodeSegment) : rest).join('/');
           return matchQuery(params, query);
         }
         const encoded = parts[index];

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Catalog } from '../catalog/catalog.js';
+import { wsdlSchemas } from '../catalog/importers/wsdl-schemas.js';
 import { UrlTemplateError } from '../catalog/url-template.js';
 import { type Diagnostic, DiagnosticsError, formatDiagnostic } from '../diagnostic.js';
 import {
@@ -16,6 +17,15 @@ import {
   type Scope,
   type ScopeDocuments,
 } from '../policy/index.js';
+import {
+  definitionSchemaSet,
+  readXsd,
+  registrySchemaSet,
+  registryUri,
+  type XmlSchemaSet,
+  type XsdDocument,
+  xmlSchemaProblem,
+} from '../policy/shared/xml-schema.js';
 import { isInlinePem } from '../state/options.js';
 import { apiVersionSelector } from './api-versions.js';
 import { type ResolvedBackend, resolveBackendCredentials, singleBackendUrls } from './backend-credentials.js';
@@ -41,6 +51,11 @@ export interface CompiledGateway {
   readonly backendEntities: readonly ResolvedBackend[];
   /** How many policy documents (fragments included) were read and compiled: what `validate` says it checked. */
   readonly policyDocuments: number;
+  /** The XML schema sets validate-content may compile (the registry's, the WSDLs'), where each is configured. */
+  readonly xmlSchemaSets: readonly {
+    readonly keys: readonly (string | number)[];
+    readonly set: XmlSchemaSet;
+  }[];
 }
 
 /** Policy documents that failed to load, and configuration problems found while compiling. */
@@ -85,21 +100,62 @@ function loggerProblems(loaded: LoadedConfig): [(string | number)[], string][] {
   return problems;
 }
 
-/** The schema registry: each schema read from its file (relative to the configuration) or taken as written. */
+/** The XML schemas of an API's WSDL definition (its `types`), as one set validate-content validates against. */
+function definitionXmlSchemas(
+  loaded: LoadedConfig,
+  api: GatewayConfig['apis'][number],
+  problem: (message: string) => void,
+): XmlSchemaSet | undefined {
+  if (api.definition?.format !== 'wsdl') return undefined;
+  const file = path.resolve(loaded.directory, api.definition.file);
+  const found = wsdlSchemas(fileText(loaded.files, file) ?? readFileSync(file, 'utf8'), file);
+  if ('problem' in found) {
+    problem(`the schemas of "${api.definition.file}" cannot be read: ${found.problem}`);
+    return undefined;
+  }
+  return found.length === 0 ? undefined : definitionSchemaSet(api.id, found);
+}
+
+/**
+ * The schema registry: JSON schemas by id, each read from its file (relative to the configuration) or taken as
+ * written; XML schemas (XSD) by id, a file ending in .xsd or .xml, or XML written in place (a leading `<`).
+ */
 function schemaRegistry(
   loaded: LoadedConfig,
   problem: (keys: (string | number)[], message: string) => void,
-): Map<string, Readonly<Record<string, unknown>>> {
-  const schemas = new Map<string, Readonly<Record<string, unknown>>>();
+): { json: Map<string, Readonly<Record<string, unknown>>>; xml: Map<string, XsdDocument> } {
+  const json = new Map<string, Readonly<Record<string, unknown>>>();
+  const xml = new Map<string, XsdDocument>();
   for (const [id, value] of Object.entries(loaded.config.schemas)) {
     if (typeof value !== 'string') {
-      schemas.set(id, value);
+      json.set(id, value);
       continue;
     }
+    const inPlace = value.trimStart().startsWith('<');
     const file = path.resolve(loaded.directory, value);
+    let text: string;
+    try {
+      text = inPlace ? value : (fileText(loaded.files, file) ?? readFileSync(file, 'utf8'));
+    } catch (error) {
+      problem(
+        ['schemas', id],
+        `schema file "${value}" cannot be read (${file}): ${(error as Error).message}`,
+      );
+      continue;
+    }
+    if (inPlace || /\.(xsd|xml)$/i.test(value)) {
+      const read = readXsd(text);
+      if ('problem' in read)
+        problem(
+          ['schemas', id],
+          `${inPlace ? 'the XML schema written in place' : `XML schema file "${value}" (${file})`} is not a usable XSD: ${read.problem}`,
+        );
+      else xml.set(id, { uri: registryUri(id), text, targetNamespace: read.targetNamespace });
+      continue;
+    }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(fileText(loaded.files, file) ?? readFileSync(file, 'utf8'));
+      parsed = JSON.parse(text);
     } catch (error) {
       problem(
         ['schemas', id],
@@ -114,9 +170,9 @@ function schemaRegistry(
       );
       continue;
     }
-    schemas.set(id, parsed as Record<string, unknown>);
+    json.set(id, parsed as Record<string, unknown>);
   }
-  return schemas;
+  return { json, xml };
 }
 
 /**
@@ -158,8 +214,18 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
   );
   const productsOf = (apiId: string) => config.products.filter((product) => product.apis.includes(apiId));
 
+  const xmlSchemaSets: { keys: (string | number)[]; set: XmlSchemaSet }[] = [
+    ...policies.registry.xml.keys(),
+  ].map((id) => ({
+    keys: ['schemas', id],
+    set: registrySchemaSet(id, policies.registry.xml),
+  }));
   const apis = config.apis.map((api, apiIndex) => {
     const products = productsOf(api.id);
+    const xmlSchemas = definitionXmlSchemas(loaded, api, (message) =>
+      problems.push(problemInText(configText(), loaded.file, ['apis', apiIndex, 'definition'], message)),
+    );
+    if (xmlSchemas) xmlSchemaSets.push({ keys: ['apis', apiIndex, 'definition'], set: xmlSchemas });
     const apiDocument = compile(['apis', apiIndex, 'policy'], api.policy, 'api');
     // A WebSocket API is checked here, and inherits the global and product documents without what its handshake
     // cannot run; any other API inherits them as they are.
@@ -212,6 +278,8 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
             requestBody: operation.requestBody,
             requestContentType: operation.requestContentType,
             responses: operation.responses,
+            ...(xmlSchemas ? { xmlSchemas } : {}),
+            ...(operation.soap ? { soap: operation.soap } : {}),
           },
           pipeline: pipeline(defined({ global, api: apiDocument, operation: operationDocument })),
           productPipelines: perProduct((product) =>
@@ -236,6 +304,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     backends: singleBackendUrls(config.backends),
     backendEntities: resolvedBackends,
     policyDocuments: policies.documents(),
+    xmlSchemaSets,
   };
 }
 
@@ -263,7 +332,7 @@ function policyCompiler(
     return { file, text };
   };
   const certificateIds = new Set(Object.keys(config.tls?.certificates ?? {}));
-  const schemas = schemaRegistry(loaded, (keys, message) => problems.push(configProblem(keys, message)));
+  const registry = schemaRegistry(loaded, (keys, message) => problems.push(configProblem(keys, message)));
   const fragments = new Map<string, PolicyDocument>();
   for (const [id, value] of Object.entries(config.fragments)) {
     const input = source(['fragments', id], value);
@@ -274,7 +343,8 @@ function policyCompiler(
     scope,
     fragments: (id) => fragments.get(id),
     certificateIds,
-    schemas,
+    schemas: registry.json,
+    xmlSchemas: registry.xml,
   });
   const compileRead = (document: PolicyDocument, options: CompileOptions): CompiledDocument | undefined => {
     try {
@@ -288,6 +358,7 @@ function policyCompiler(
   const sources = new WeakMap<CompiledDocument, PolicyDocument>();
   const handshakeVariants = new Map<CompiledDocument, CompiledDocument | undefined>();
   return {
+    registry,
     documents: () => policyDocuments,
     compile(
       keys: (string | number)[],
@@ -366,7 +437,25 @@ export async function checkGatewayFile(
   file: string,
 ): Promise<{ readonly problems: string[]; readonly policyDocuments: number }> {
   try {
-    return { problems: [], policyDocuments: compileGateway(await loadConfigFile(file)).policyDocuments };
+    const compiled = compileGateway(await loadConfigFile(file));
+    // XML schemas compile with libxml2, which loads asynchronously: checked here (the engine reports a schema that
+    // does not compile when a request needs it, as the documented "could not be resolved").
+    const problems: string[] = [];
+    for (const { keys, set } of compiled.xmlSchemaSets) {
+      const problem = await xmlSchemaProblem(set);
+      if (problem !== undefined)
+        problems.push(
+          formatDiagnostic(
+            problemInText(
+              readFileSync(file, 'utf8'),
+              file,
+              keys,
+              `the XML schema does not compile: ${problem}`,
+            ),
+          ),
+        );
+    }
+    return { problems, policyDocuments: compiled.policyDocuments };
   } catch (error) {
     if (error instanceof ConfigError || error instanceof GatewayLoadError)
       return { problems: error.problems.map(formatDiagnostic), policyDocuments: 0 };

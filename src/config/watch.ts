@@ -33,7 +33,8 @@ export async function referencedFiles(configFile: string, text?: string): Promis
   for (const value of Object.values(config.fragments)) policy(value);
   // The schema registry's files (a schema written in place is part of the configuration).
   for (const value of Object.values(config.schemas))
-    if (typeof value === 'string') files.add(path.resolve(directory, value));
+    if (typeof value === 'string' && !value.trimStart().startsWith('<'))
+      files.add(path.resolve(directory, value));
   for (const product of config.products) policy(product.policy);
   for (const api of config.apis) {
     policy(api.policy);

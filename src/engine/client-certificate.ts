@@ -5,6 +5,7 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { requestAttributes } from '../envoy/contract.js';
+import { dotNetName, nameAttributes } from '../expr/index.js';
 import type { AttributeValue } from '../extproc/headers.js';
 import type { ClientCertificate } from '../policy/elements/validate-client-certificate.js';
 
@@ -64,7 +65,6 @@ export function clientCertificate(
     // Envoy only prints certificates it parsed; a value that does not parse is treated as no certificate.
     return null;
   }
-  const subject = nameLines(certificate.subject);
   const issuer = trust.authorities.find(
     (authority) =>
       certificate.checkIssued(authority.certificate) && certificate.verify(authority.certificate.publicKey),
@@ -76,13 +76,9 @@ export function clientCertificate(
     raw: certificate.raw,
     thumbprint: thumbprintOf(certificate),
     serialNumber,
-    subject: dotNetName(subject),
-    issuer: dotNetName(nameLines(certificate.issuer)),
-    commonName:
-      [...subject]
-        .reverse()
-        .find((line) => line.startsWith('CN='))
-        ?.slice(3) ?? null,
+    subject: dotNetName(certificate.subject),
+    issuer: dotNetName(certificate.issuer),
+    commonName: nameAttributes(certificate.subject).find(([key]) => key === 'CN')?.[1] ?? null,
     dnsNames: subjectAltNames(certificate.subjectAltName, 'DNS'),
     notBefore: new Date(certificate.validFrom),
     notAfter: new Date(certificate.validTo),
@@ -95,16 +91,6 @@ export function clientCertificate(
 
 function thumbprintOf(certificate: X509Certificate): string {
   return createHash('sha1').update(certificate.raw).digest('hex').toUpperCase();
-}
-
-/** Node prints a name one RDN per line, in certificate order (least specific first). */
-function nameLines(name: string): string[] {
-  return name.split('\n').filter((line) => line !== '');
-}
-
-/** .NET's X500DistinguishedName.Name: most specific first, separated by ", ". */
-function dotNetName(lines: readonly string[]): string {
-  return [...lines].reverse().join(', ');
 }
 
 /** Values of one kind from Node's subjectAltName text (`DNS:a.example, IP Address:10.0.0.1`). */

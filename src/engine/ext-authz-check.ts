@@ -12,7 +12,7 @@ export class NeedsExtProcError extends DiagnosticsError {
 /**
  * Every reason the engine could not serve this configuration over ext_authz: an element of any API's, operation's
  * or product's pipeline that needs more than the request headers (see policy/header-only.ts), or an API whose
- * operation only the request body tells (SOAP by body element). An element shared by many pipelines (a global or
+ * operation only the request body tells (SOAP by body element), or an MCP server API with a tool filter. An element shared by many pipelines (a global or
  * product policy) is named once.
  */
 export function extAuthzProblems(gateway: CompiledGateway, configFile: string): Diagnostic[] {
@@ -32,6 +32,16 @@ export function extAuthzProblems(gateway: CompiledGateway, configFile: string): 
         path: `apis[${index}]`,
         code: 'needs-ext-proc',
         message: `API "${api.id}" is a SOAP API, whose operation the request body tells: it needs ext_proc`,
+      });
+  }
+  // The tool filter at an MCP API's own URL reads each POST's JSON-RPC body and the answer to a listing (mcp-tools.ts).
+  for (const [index, api] of gateway.config.apis.entries()) {
+    if (api.type === 'mcp' && api.mcp?.tools)
+      problems.set(`mcp:${api.id}`, {
+        file: configFile,
+        path: `apis[${index}].mcp.tools`,
+        code: 'needs-ext-proc',
+        message: `API "${api.id}" is an MCP server with a tool filter, which reads the JSON-RPC bodies: it needs ext_proc`,
       });
   }
   forEachPipeline(gateway, check);

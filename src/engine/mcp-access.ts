@@ -18,7 +18,8 @@ export type McpAccessResult =
   | {
       readonly kind: 'refused';
       readonly status: 401 | 403;
-      readonly challenge: string;
+      /** The bearer challenge; none for a Host or Origin the endpoint does not serve (no token would help). */
+      readonly challenge?: string;
       readonly message: string;
     };
 
@@ -58,6 +59,7 @@ export function mcpAccessOf(
     });
   }
   if (apis.size === 0) return undefined;
+  const admits = hostAndOrigin(config.mcp, new URL(auth.baseUrl).origin);
   let keySet: { read: number; verify: ReturnType<typeof createLocalJWKSet> } | undefined;
   const verifier = async () => {
     if (!keySet || Date.now() - keySet.read > KEY_REFRESH_MS) {
@@ -73,6 +75,8 @@ export function mcpAccessOf(
     async check(apiId, headers) {
       const api = apis.get(apiId);
       if (!api) return { kind: 'not-protected' };
+      const foreign = admits(headers);
+      if (foreign) return { kind: 'refused', status: 403, message: foreign };
       const scope = api.scopes.join(' ');
       const authorization = firstHeader(headers, 'authorization') ?? '';
       const token = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization)?.[1];
@@ -108,5 +112,29 @@ export function mcpAccessOf(
         };
       return { kind: 'allowed', authorization };
     },
+  };
+}
+
+/**
+ * DNS-rebinding protection, as at `/v1/mcp` (mcp/koa.ts) and as the transport spec asks of every server: a `Host` not
+ * in `mcp.allowedHosts` (when it is set), or an `Origin` that is neither the endpoint's own, one of
+ * `mcp.allowedOrigins`, nor on an allowed host, is refused before anything reaches the server. The message, or
+ * undefined when the request may go on.
+ */
+function hostAndOrigin(
+  mcp: GatewayConfig['mcp'],
+  ownOrigin: string,
+): (headers: HeaderFields) => string | undefined {
+  const origins = new Set([ownOrigin, ...(mcp?.allowedOrigins ?? [])]);
+  const hosts = mcp?.allowedHosts ? new Set(mcp.allowedHosts.map((h) => h.toLowerCase())) : undefined;
+  return (headers) => {
+    const host = (firstHeader(headers, ':authority') ?? '').toLowerCase();
+    if (hosts && !hosts.has(host)) return `Forbidden: Host ${JSON.stringify(host)} is not allowed`;
+    const origin = firstHeader(headers, 'origin');
+    if (origin === undefined || origins.has(origin)) return undefined;
+    const originHost = URL.canParse(origin) ? new URL(origin) : undefined;
+    const sameSite =
+      originHost && /^https?:$/.test(originHost.protocol) && hosts?.has(originHost.host.toLowerCase());
+    return sameSite ? undefined : `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`;
   };
 }

@@ -34,8 +34,6 @@ export interface DocumentedType {
   readonly except?: readonly string[];
 }
 
-const LATER = 'not yet available (issue #39)';
-
 /**
  * Documented types and listed members the library does not have, each with the reason. A type name alone stands for
  * the whole type; `Type.Member` for one listed member.
@@ -43,19 +41,6 @@ const LATER = 'not yet available (issue #39)';
 export const MISSING: Readonly<Record<string, string>> = {
   'Newtonsoft.Json.Linq.JConstructor':
     "left out: Newtonsoft reads a constructor (`new Date(1)`) only from text that is not JSON (RFC 8259), which the gateway's JSON parser refuses, so only an expression building one would meet it",
-  'System.Net.IPAddress': LATER,
-  'System.Security.Cryptography.AsymmetricAlgorithm': LATER,
-  'System.Security.Cryptography.HashAlgorithmName': LATER,
-  'System.Security.Cryptography.Oid': LATER,
-  'System.Security.Cryptography.RSA': LATER,
-  'System.Security.Cryptography.RSAEncryptionPadding': LATER,
-  'System.Security.Cryptography.RSASignaturePadding': LATER,
-  'System.Security.Cryptography.X509Certificates.PublicKey': LATER,
-  'System.Security.Cryptography.X509Certificates.RSACertificateExtensions': LATER,
-  'System.Security.Cryptography.X509Certificates.X500DistinguishedName': LATER,
-  'System.Security.Cryptography.X509Certificates.X509Certificate': `${LATER}; X509Certificate2 is available`,
-  'System.Security.Cryptography.X509Certificates.X509ContentType': LATER,
-  'System.Security.Cryptography.X509Certificates.X509NameType': LATER,
   'System.TimeZoneInfo.AdjustmentRule':
     "`TimeZoneInfo.GetAdjustmentRules` is left out: the runtime's time-zone database (ICU, through Intl) gives a zone's offset at an instant, not its rules; every conversion is computed from those offsets",
   'System.TimeZoneInfo.TransitionTime': 'part of an AdjustmentRule, left out with it',
@@ -66,6 +51,20 @@ export const MISSING: Readonly<Record<string, string>> = {
  * wider one), what a user should know. Keyed by the documented name.
  */
 export const NOTES: Readonly<Record<string, string>> = {
+  'System.Net.IPAddress':
+    "parsed and printed by .NET's rules (IPv4 shorthand such as `10.1`, octal and hex parts, bracketed IPv6 with a port); an IPv6 scope naming an interface counts as no scope; `AddressFamily` gives a value that prints and casts to int, as its enum type is not in the table",
+  'System.Security.Cryptography.AsymmetricAlgorithm':
+    'RSA is the one asymmetric algorithm the table allows, so every AsymmetricAlgorithm here is an RSA',
+  'System.Security.Cryptography.RSA':
+    'not offered: `ExportParameters`/`ImportParameters` (RSAParameters is not an allowed type), the `Try*` forms (they write into a Span), the encrypted PKCS#8 members (PbeParameters is not allowed); a generated key is at most 4096 bits',
+  'System.Security.Cryptography.Oid':
+    "not offered: `FromFriendlyName`/`FromOidValue` (their OidGroup is not an allowed type); friendly names are .NET's cross-platform (Windows) names",
+  'System.Security.Cryptography.X509Certificates.PublicKey':
+    'not offered: `EncodedKeyValue`/`EncodedParameters` and their constructor (AsnEncodedData is not an allowed type), the DSA and elliptic-curve getters (nor are those classes)',
+  'System.Security.Cryptography.X509Certificates.X509Certificate':
+    'not offered: `CreateFromCertFile`/`CreateFromSignedFile` (no file system), `Handle` (a native pointer), `Import` (.NET throws: certificates are immutable); `Export` writes `X509ContentType.Cert`',
+  'System.Security.Cryptography.X509Certificates.X509Certificate2':
+    "`GetNameInfo` reads the subject's alternative names, not the issuer's (Node does not expose them); a certificate has a private key only from `CopyWithPrivateKey` or `CreateFromPem`; `ToString(true)` is refused (it words the extensions as Windows formats them)",
   'System.Int16': 'an `int` underneath: values are not narrowed to 16 bits',
   'System.UInt16': 'an `int` underneath: values are not narrowed to 16 bits',
   'System.SByte': 'an `int` underneath: values are not narrowed to 8 bits',

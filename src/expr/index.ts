@@ -39,6 +39,7 @@ export { AuthorizationContext } from './library/authorization.js';
 export { parseJson } from './library/json/parse.js';
 export { JArray, JObject, JProperty, JToken, JValue } from './library/json/tokens.js';
 export { Jwt, parseBasic, parseJwt } from './library/jwt.js';
+export { dotNetName, nameAttributes } from './library/x509-bytes.js';
 export type { ExpressionLimits } from './limits.js';
 export { DEFAULT_LIMITS } from './limits.js';
 export type { SourceOrigin } from './origin.js';

@@ -123,7 +123,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const location = locateResource(options.resourceUrl);
   const logger = options.logger ?? processLogger;
   const tools = new ToolRegistry(options.catalog, { warn: (m) => logger.warn(m) });
-  const sessions = options.sessionStore ?? new InProcessSessionStore(options.sessions);
+  const sessions: SessionStore = options.sessionStore ?? new InProcessSessionStore(options.sessions);
   const dispatcher = new Dispatcher(methodTable);
   const pageSize = options.pageSize ?? 100;
   // Set once the hub exists: an upstream's list change reaches every stream, as a configuration change does.
@@ -135,6 +135,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       router: options.upstreams.router,
       ...(options.upstreams.timeoutMs !== undefined ? { timeoutMs: options.upstreams.timeoutMs } : {}),
       onToolsChanged: (reason) => announce(reason),
+      attachments: sessions.attachments,
       logger,
     });
 
@@ -174,7 +175,12 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       ...(options.maxConcurrentPerSession !== undefined
         ? { maxConcurrentPerSession: options.maxConcurrentPerSession }
         : {}),
-      ...(upstream ? { onSessionEnded: (id: string) => upstream.endSession(`session:${id}`) } : {}),
+      ...(upstream
+        ? {
+            onSessionEnding: (id: string, subject: MethodContext['subject']) =>
+              upstream.endSession(`session:${id}`, subject),
+          }
+        : {}),
     }),
     stateless: new StatelessHttp({
       dispatcher,

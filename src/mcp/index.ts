@@ -3,6 +3,7 @@ export { productScope } from './tools/registry.js';
 export {
   type LoggedNotification,
   type NotificationLog,
+  type SessionAttachments,
   type SessionOwner,
   type SessionRecord,
   type SessionStore,

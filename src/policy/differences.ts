@@ -140,10 +140,45 @@ export const DIFFERENCES: readonly Difference[] = [
       '(`{valError.Message} Line: {LineNumber}, Position: {LinePosition}`, Json.NET Schema).',
     portcullis:
       "The documented sentence, then Ajv's message for the first failure (`Property /age must be integer.`) and " +
-      "the line and column where the failing value starts (`Line: 0, Position: 0` for a parameter's value). JSON " +
-      'Schema `format` keywords are not checked.',
+      "the line and column where the failing value starts (`Line: 0, Position: 0` for a parameter's value). `format` " +
+      "is checked as ajv-formats defines each format (JSON Schema's and OpenAPI's: `date-time`, `email`, `uri`, " +
+      '`uuid`, `ipv4`, `int32`, …); a format it does not know is ignored.',
     because: 'runtime',
     why: 'schemas are checked with Ajv (JSON Schema 2020-12), not Json.NET Schema, whose messages cannot be reproduced faithfully.',
+  },
+  {
+    area: '`validate-content` with XML and SOAP',
+    elements: ['validate-content'],
+    apiManagement:
+      "An XML body's errors end with .NET's XmlSchemaValidationException message and its line and position; a schema " +
+      'of the registry may include another by `/schemas/<id>`.',
+    portcullis:
+      "The documented sentence, then libxml2's message for the first failure (`Element '{urn:orders}id': 'x' is not a " +
+      "valid value of the atomic type 'xs:int'.`) and its line; libxml2 reports no column for schema errors " +
+      "(`Position: 0`). A schema may include or import only the registry's XML schemas (`/schemas/<id>`) and, for an " +
+      "API's WSDL, the schemas of its `types`; a body or schema with a DOCTYPE is refused (ValidationException, or a " +
+      'load error). `validate-as="soap"` accepts a SOAP 1.1 or 1.2 envelope whatever the content type.',
+    because: 'runtime',
+    why:
+      'XML schemas are checked with libxml2 (WebAssembly), not System.Xml, whose messages cannot be reproduced; ' +
+      'nothing outside the configuration is loaded while validating (no external entities, no schema from a URL).',
+  },
+  {
+    area: '`set-header` with several values',
+    elements: ['set-header'],
+    apiManagement:
+      'Several values are joined into one comma-separated line, except for headers whose values may hold commas or ' +
+      'dates (`User-Agent`, `WWW-Authenticate`, `Proxy-Authenticate`, `Cookie`, `Set-Cookie`, `Warning`, `Date`, ' +
+      '`Expires`, `If-Modified-Since`, `If-Unmodified-Since`, `Last-Modified`, `Retry-After`), sent as one line ' +
+      'per value (set-header page, "Usage notes").',
+    portcullis:
+      'The same, and a header the client repeated reaches the backend as one comma-joined line too; but a ' +
+      "request's `User-Agent`, `If-Modified-Since` and `If-Unmodified-Since` and a response's `Date`, `Expires` " +
+      'and `Last-Modified` are sent as one comma-joined line.',
+    because: 'envoy',
+    why:
+      'Envoy keeps those headers as one entry of its header map and joins every value appended to one with a ' +
+      'comma; an external processor cannot make it send two lines.',
   },
   {
     area: 'Expressions: `decimal` in JSON',
@@ -165,6 +200,46 @@ export const DIFFERENCES: readonly Difference[] = [
       'ICU (`DisplayName` "(UTC-08:00) Pacific Time") and `GetSystemTimeZones` lists IANA ids.',
     because: 'runtime',
     why: "Node's time-zone database is ICU's, with IANA ids and CLDR names; Windows' own names are not part of it.",
+  },
+  {
+    area: 'Expressions: `X509Certificate2`, `X509Certificate`',
+    apiManagement:
+      '`new X509Certificate2(bytes, password)` reads a PKCS#12 (.pfx) file with its private key, and `Export` writes ' +
+      'PFX, PKCS#7 and the Windows serialized forms (learn.microsoft.com/dotnet/api/system.security.cryptography.x509certificates.x509certificate.export).',
+    portcullis:
+      'A certificate is read from DER or PEM only; a password is a CryptographicException naming PKCS#12, and ' +
+      '`Export` writes `X509ContentType.Cert` only (other types are a NotSupportedException).',
+    because: 'runtime',
+    why: "Node's crypto has no PKCS#12 or PKCS#7 reader or writer, and the serialized forms are Windows certificate-store blobs.",
+  },
+  {
+    area: 'Expressions: `X509Certificate2.GetNameInfo`',
+    apiManagement:
+      '`GetNameInfo(type, forIssuer: true)` reads the issuer alternative name extension before the issuer name ' +
+      '(dotnet/runtime CertificateData.GetNameInfo).',
+    portcullis:
+      "With forIssuer true only the issuer's name is read; the subject's alternative names are read as .NET does.",
+    because: 'runtime',
+    why: "Node's X509Certificate exposes the subject alternative names, not the issuer alternative name extension.",
+  },
+  {
+    area: 'Expressions: `RSA`',
+    apiManagement:
+      '`RSA.Create(bits)` generates a key of any legal size, up to 16384 bits, when the key is first used.',
+    portcullis:
+      'A key generated in an expression is at most 4096 bits (larger is ExpressionLimitExceeded); imported keys may be ' +
+      'up to 16384 bits.',
+    because: 'security',
+    why: 'generating a larger key takes seconds of one core per call, which an expression could repeat on every request.',
+  },
+  {
+    area: 'Expressions: `IPAddress`',
+    apiManagement:
+      '`IPAddress.Parse("fe80::1%eth0")` looks the scope name up among the machine\'s network interfaces and keeps its index as `ScopeId`.',
+    portcullis:
+      'A numeric scope is kept; a scope name counts as no scope, as .NET does for a name it does not find.',
+    because: 'security',
+    why: "the gateway's network interfaces are not something a request or a policy should learn about.",
   },
   {
     area: '`xsl-transform`',
@@ -212,6 +287,22 @@ export const DIFFERENCES: readonly Difference[] = [
     why:
       'Envoy, not the engine, sends the forwarded request, and its route cannot send one request through a ' +
       'forward proxy chosen by a policy; a proxy for all backend traffic belongs in the Envoy configuration.',
+  },
+  {
+    area: 'Subscriptions: the key a request carries',
+    apiManagement:
+      'The subscription key header (`Ocp-Apim-Subscription-Key` unless the API names another) or query parameter ' +
+      '(`subscription-key`) stays on the request: policies see it in `context.Request.Headers` or the URL, and by ' +
+      'default it is passed to the backend (the subscriptions page says to remove it with set-header or ' +
+      'set-query-parameter when that matters).',
+    portcullis:
+      'The key header and query parameter the API names are removed once the key is read: neither policies nor the ' +
+      'backend see them, and the access log shows the query parameter as `***`. Expressions read the key that ' +
+      'admitted the call as `context.Subscription.Key`.',
+    because: 'security',
+    why:
+      'A subscription key is a credential of the gateway; a backend, its logs or a trace need not hold it, and a ' +
+      'policy that must forward it can set it from `context.Subscription.Key`.',
   },
   {
     area: 'Subscriptions: an API of the gateway configuration',

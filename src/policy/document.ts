@@ -11,6 +11,7 @@ import { buildNode, lastErrorPath, lastErrorSteps, type NodeContext, rejectText 
 import { type Flow, PolicyError, type Statement, StatementFailure, type StatementSite } from './runtime.js';
 import { type Scope, SECTIONS, type Section } from './schema.js';
 import type { PolicyObserver } from './services.js';
+import type { XsdDocument } from './shared/xml-schema.js';
 import { type NamedValues, PolicySource } from './source.js';
 import { elementChildren, parseXml, type XmlElement, XmlError } from './xml.js';
 
@@ -85,6 +86,8 @@ export interface CompileOptions {
    * `schema-id` names one of them. Absent (a policy file checked alone): not checked, and not found at run time.
    */
   readonly schemas?: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  /** The registry's XML schemas (XSD) by id, for validate-content's `validate-as="xml"` / `"soap"`. */
+  readonly xmlSchemas?: ReadonlyMap<string, XsdDocument>;
   /**
    * Elements left out wherever they are written, nested ones included, as if absent: what an API inherits of a
    * document that its operation cannot run (API Management skips them at run time; a WebSocket API's onHandshake).
@@ -434,6 +437,7 @@ class DocumentCompiler {
       },
       ...(this.options.certificateIds ? { certificateIds: this.options.certificateIds } : {}),
       ...(this.options.schemas ? { schemas: this.options.schemas } : {}),
+      ...(this.options.xmlSchemas ? { xmlSchemas: this.options.xmlSchemas } : {}),
     };
   }
 

@@ -7,6 +7,7 @@ import type { PolicyDiagnostic } from './diagnostics.js';
 import type { NodeSite, PolicyNode } from './node.js';
 import type { Statement } from './runtime.js';
 import type { AttributeSchema, ContentSpec, Scope, Section } from './schema.js';
+import type { XsdDocument } from './shared/xml-schema.js';
 
 /** Which message a statement changes: the section's own, or one being built by its parent. */
 export type MessageTarget = 'request' | 'response' | 'pending-response' | 'pending-request';
@@ -24,6 +25,8 @@ export interface CompileContext {
   readonly certificateIds?: ReadonlySet<string>;
   /** The gateway's schema registry by id when compiled for a configuration (CompileOptions.schemas). */
   readonly schemas?: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  /** The registry's XML schemas by id when compiled for a configuration (CompileOptions.xmlSchemas). */
+  readonly xmlSchemas?: ReadonlyMap<string, XsdDocument>;
   /**
    * The element reads the request body though its section's message is not the request, or though it only reads it
    * sometimes (send-request mode="copy"): the engine must buffer the body for it, as for `body`.

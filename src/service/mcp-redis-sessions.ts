@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   type LoggedNotification,
   type NotificationLog,
+  type SessionAttachments,
   type SessionOwner,
   type SessionRecord,
   type SessionStore,
@@ -13,7 +14,8 @@ import type { RedisClient, RedisConnection } from '../state/redis-connection.js'
  * MCP sessions in the Redis (or Redis Cluster) of `state.redis`, so every service process behind Envoy serves every
  * session. Layout, under the connection's keyPrefix + `mcp:`:
  *
- *   session:{<tag>}:<rest>     hash v=revision s=sub c=client_id i=1 once initialized; idle TTL, renewed on use
+ *   session:{<tag>}:<rest>     hash v=revision s=sub c=client_id i=1 once initialized, a:<name> its attachments
+ *                              (the upstream session of each MCP server API); idle TTL, renewed on use
  *   owner:{<tag>}:<owner>      sorted set of the owner's session ids by creation time, Redis's clock in µs (the per-owner bound)
  *   slots:{<tag>}:<rest>       requests of the session running now; a lease TTL frees what a dead process held
  *   notify                     stream of notifications for every GET stream (field m=method, k=dedupe key)
@@ -69,6 +71,16 @@ if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'i', '1')
 return 1
 `;
 
+/**
+ * KEYS[1] session hash. ARGV field, value. Sets the field unless it is set, only while the session exists (a DELETE
+ * may have won); the field's value after, or false.
+ */
+const CLAIM = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+return redis.call('HGET', KEYS[1], ARGV[1])
+`;
+
 /** KEYS[1] notify stream. ARGV method, dedupe key, max length. The new entry's id, or the newest one's if equal. */
 const APPEND = `
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
@@ -94,6 +106,7 @@ type ScriptedRedis = RedisClient & {
   portcullisMcpAcquire(key: string, limit: number, leaseMs: number): Promise<number>;
   portcullisMcpRelease(key: string): Promise<number>;
   portcullisMcpMarkInitialized(key: string): Promise<number>;
+  portcullisMcpClaim(key: string, field: string, value: string): Promise<string | null>;
   portcullisMcpAppend(key: string, method: string, dedupeKey: string, maxLength: number): Promise<string>;
 };
 
@@ -105,6 +118,7 @@ function scripted(client: RedisClient): ScriptedRedis {
     client.defineCommand('portcullisMcpRelease', { numberOfKeys: 1, lua: RELEASE });
     client.defineCommand('portcullisMcpMarkInitialized', { numberOfKeys: 1, lua: MARK_INITIALIZED });
     client.defineCommand('portcullisMcpAppend', { numberOfKeys: 1, lua: APPEND });
+    client.defineCommand('portcullisMcpClaim', { numberOfKeys: 1, lua: CLAIM });
   }
   return redis;
 }
@@ -130,6 +144,31 @@ export class RedisSessionStore implements SessionStore {
   readonly #perOwner: number;
   readonly #leaseMs: number;
   readonly notifications: NotificationLog;
+  readonly attachments: SessionAttachments = {
+    get: async (id, name) => {
+      const keys = this.#keys(id);
+      if (!keys) return undefined;
+      return (await this.#run('attachment get', (r) => r.hget(keys.session, `a:${name}`))) ?? undefined;
+    },
+    claim: async (id, name, value) => {
+      const keys = this.#keys(id);
+      if (!keys) return undefined;
+      const held = await this.#run('attachment claim', (r) =>
+        r.portcullisMcpClaim(keys.session, `a:${name}`, value),
+      );
+      return held ?? undefined;
+    },
+    all: async (id) => {
+      const keys = this.#keys(id);
+      if (!keys) return new Map();
+      const fields = await this.#run('attachments', (r) => r.hgetall(keys.session));
+      return new Map(
+        Object.entries(fields)
+          .filter(([field]) => field.startsWith('a:'))
+          .map(([field, value]) => [field.slice(2), value]),
+      );
+    },
+  };
 
   constructor(connection: RedisConnection, options: RedisSessionStoreOptions = {}) {
     this.#connection = connection;

@@ -5,6 +5,8 @@ export interface ReceivedRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: IncomingHttpHeaders;
+  /** The header lines as received, name and value alternating (repeated lines stay apart, unlike `headers`). */
+  readonly rawHeaders: readonly string[];
   readonly body: string;
 }
 
@@ -35,6 +37,7 @@ export async function startEchoBackend(
         method: request.method ?? '',
         url: request.url ?? '',
         headers: request.headers,
+        rawHeaders: request.rawHeaders,
         body: Buffer.concat(chunks).toString('utf8'),
       };
       received.push(entry);

@@ -15,6 +15,8 @@ export interface McpUpstream {
     readonly method: string;
     readonly headers: http.IncomingHttpHeaders;
     readonly rpc?: string;
+    /** The tool a `tools/call` named. */
+    readonly tool?: string;
   }>;
   readonly opened: readonly string[];
   readonly closed: readonly string[];
@@ -27,7 +29,7 @@ export async function startMcpUpstream(
   name: string,
   register: (server: McpServer) => void,
 ): Promise<McpUpstream> {
-  const requests: { method: string; headers: http.IncomingHttpHeaders; rpc?: string }[] = [];
+  const requests: { method: string; headers: http.IncomingHttpHeaders; rpc?: string; tool?: string }[] = [];
   const opened: string[] = [];
   const closed: string[] = [];
   const transports = new Map<string, StreamableHTTPServerTransport>();
@@ -39,7 +41,13 @@ export async function startMcpUpstream(
     const text = Buffer.concat(chunks).toString('utf8');
     const body = text === '' ? undefined : (JSON.parse(text) as unknown);
     const rpc = (body as { method?: string } | undefined)?.method;
-    requests.push({ method: req.method ?? '', headers: req.headers, ...(rpc ? { rpc } : {}) });
+    const tool = (body as { params?: { name?: unknown } } | undefined)?.params?.name;
+    requests.push({
+      method: req.method ?? '',
+      headers: req.headers,
+      ...(rpc ? { rpc } : {}),
+      ...(rpc === 'tools/call' && typeof tool === 'string' ? { tool } : {}),
+    });
     const sessionId = req.headers['mcp-session-id'];
     let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
     if (!transport) {
@@ -66,7 +74,7 @@ export async function startMcpUpstream(
       });
       const server = new McpServer(
         { name, version: '1.0.0' },
-        { capabilities: { tools: { listChanged: true } } },
+        { capabilities: { tools: { listChanged: true }, logging: {} } },
       );
       register(server);
       await server.connect(created);

@@ -16,6 +16,7 @@ import { freePort, planRuntime } from '../../src/config/plan.js';
 import { buildBootstrap } from '../../src/envoy/bootstrap/bootstrap.js';
 import { serviceClusterName } from '../../src/envoy/contract.js';
 import { HeadlessProvider } from '../doubles/mcp-oauth-provider.js';
+import { type McpUpstream, startMcpUpstream } from '../doubles/mcp-upstream.js';
 import { type RunningChild, startChild } from '../processes/child.js';
 import { type RunningEnvoy, startEnvoy } from '../processes/envoy.js';
 import { type RunningRedis, startRedis } from '../processes/redis.js';
@@ -48,6 +49,8 @@ let services: Record<'A' | 'B', RunningChild>;
 let processOf: Map<string, 'A' | 'B'>;
 let envoy: RunningEnvoy;
 let slow: HeldBackend;
+/** An MCP server (API of type mcp) whose tool counts the calls of its session: one count per upstream session. */
+let notes: McpUpstream;
 
 /** A backend whose answers wait until the test releases them: tool calls that stay running. */
 interface HeldBackend {
@@ -100,8 +103,13 @@ apis:
     serviceUrl: ${slow.url}
     operations:
       - { id: list-grades, method: GET, urlTemplate: /grades }
+  - id: notes
+    name: Notes
+    type: mcp
+    urlSuffix: notes
+    serviceUrl: ${notes.url}
 products:
-  - { id: courses, apis: [${withGrades ? 'slow, grades' : 'slow'}] }
+  - { id: courses, apis: [${withGrades ? 'slow, grades, notes' : 'slow, notes'}] }
 auth:
   issuer: ${gatewayUrl}
   baseUrl: ${gatewayUrl}
@@ -137,6 +145,17 @@ function markUpstream(node: unknown): void {
 beforeAll(async () => {
   redis = await startRedis();
   slow = await startHeldBackend();
+  notes = await startMcpUpstream('notes', (server) => {
+    let calls = 0;
+    server.registerTool(
+      'count',
+      { description: 'Counts its calls', annotations: { readOnlyHint: true } },
+      () => {
+        calls += 1;
+        return { content: [{ type: 'text', text: String(calls) }] };
+      },
+    );
+  });
   directory = await mkdtemp(path.join(tmpdir(), 'portcullis-scale-out-'));
   const ports = {
     gateway: await freePort(),
@@ -213,6 +232,7 @@ afterAll(async () => {
   await services?.B.stop();
   await engine?.stop();
   await slow?.close();
+  await notes?.close();
   await redis?.close();
   if (directory) await rm(directory, { recursive: true, force: true });
 });
@@ -236,6 +256,7 @@ const other = (name: 'A' | 'B') => (name === 'A' ? 'B' : 'A');
 
 interface Connected {
   readonly client: Client;
+  readonly transport: StreamableHTTPClientTransport;
   readonly provider: HeadlessProvider;
   readonly session: () => string;
   readonly changes: string[];
@@ -328,6 +349,7 @@ async function connect(name: string): Promise<Connected> {
   return {
     client,
     provider,
+    transport,
     session,
     changes,
     dropGetStream: () => cutGet?.(),
@@ -371,7 +393,7 @@ describe('two service processes behind one Envoy, sharing state.redis', () => {
     expect(initialize.status).toBe(200);
 
     const { tools } = await one.client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['slow-thing']);
+    expect(tools.map((tool) => tool.name)).toEqual(['notes__count', 'slow-thing']);
     for (let i = 0; i < 4; i++) {
       const call = one.client.callTool({ name: 'slow-thing', arguments: { name: `n${i}` } });
       await until(() => slow.held.length === 1, 'the tool call at the backend');
@@ -469,5 +491,28 @@ describe('two service processes behind one Envoy, sharing state.redis', () => {
     const [x, y] = [await attempt(), await attempt()];
     expect([x.status, y.status]).toEqual([401, 401]);
     expect(new Set([x.by, y.by])).toEqual(new Set(['A', 'B']));
+  });
+
+  it("an upstream MCP server's session opened by one process is continued by the other, and ended by the DELETE", async () => {
+    const upstream = await connect('upstream');
+    const openedBefore = notes.opened.length;
+    const counts: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const result = await upstream.client.callTool({ name: 'notes__count', arguments: {} });
+      counts.push((result as { content: { text: string }[] }).content[0]!.text);
+    }
+    const calls = served.filter(
+      (entry) => entry.session === upstream.session() && entry.rpc === 'tools/call',
+    );
+    expect(new Set(calls.map((entry) => entry.by))).toEqual(new Set(['A', 'B']));
+    // One upstream session counted every call, whichever process served it.
+    expect(counts).toEqual(['1', '2', '3', '4']);
+    expect(notes.opened.length - openedBefore).toBe(1);
+    const id = notes.opened.at(-1)!;
+    const upstreamCalls = notes.requests.filter((request) => request.tool === 'count').slice(-4);
+    expect(upstreamCalls.map((request) => request.headers['mcp-session-id'])).toEqual([id, id, id, id]);
+    await upstream.transport.terminateSession();
+    await until(() => notes.closed.includes(id), 'the upstream session to be ended', { timeoutMs: 10_000 });
+    await upstream.client.close();
   });
 });

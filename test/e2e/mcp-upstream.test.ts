@@ -1,7 +1,12 @@
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LoggingMessageNotificationSchema,
+  McpError,
+  type Progress,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -48,6 +53,11 @@ const WEATHER_POLICY = `<policies>
 </policies>`;
 
 let stack: Stack;
+/** Holds get_steps after its first step until the test has seen that step's notifications arrive. */
+let openStepsGate = (): void => {};
+const stepsGate = new Promise<void>((resolve) => {
+  openStepsGate = resolve;
+});
 /** What the weather server's get_slow saw: started, and then cancelled (its request's signal aborted). */
 const slow = { started: 0, cancelled: 0 };
 let weather: McpUpstream;
@@ -81,6 +91,30 @@ beforeAll(async () => {
             resolve({ content: [{ type: 'text', text: 'cancelled' }] });
           });
         }),
+    );
+    server.registerTool(
+      'get_steps',
+      {
+        description: 'Reports progress and logs each step; the second waits for the test',
+        inputSchema: { steps: z.number() },
+        annotations: { readOnlyHint: true },
+      },
+      async ({ steps }, extra) => {
+        for (let step = 1; step <= steps; step += 1) {
+          if (step === 2) await stepsGate;
+          const token = extra._meta?.progressToken;
+          if (token !== undefined)
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: token, progress: step, total: steps, message: `step ${step}` },
+            });
+          await extra.sendNotification({
+            method: 'notifications/message',
+            params: { level: 'info', logger: 'steps', data: `step ${step} done` },
+          });
+        }
+        return { content: [{ type: 'text', text: `${steps} steps` }] };
+      },
     );
     server.registerTool(
       'admin_reset',
@@ -186,6 +220,7 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
       'memo__list_notes',
       'weather__get_forecast',
       'weather__get_slow',
+      'weather__get_steps',
       'weather__set_alert',
     ]);
     expect([...names].sort()).toEqual(names);
@@ -246,6 +281,36 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
     expect(stack.output()).not.toContain(WEATHER_KEY);
   }, 60_000);
 
+  it("an upstream call's progress and log messages reach the client as they happen, under its own progress token", async () => {
+    const { client } = await connect(USERS.alice);
+    await client.setLoggingLevel('info');
+    const logs: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      logs.push(notification.params);
+    });
+    const progress: Progress[] = [];
+    const pending = client.callTool({ name: 'weather__get_steps', arguments: { steps: 3 } }, undefined, {
+      onprogress: (update) => progress.push(update),
+    });
+    // The first step's notifications arrive while the upstream tool still waits: streamed, not buffered.
+    await until(
+      () => progress.length === 1 && logs.length === 1,
+      "the first step's progress and log",
+      10_000,
+    );
+    openStepsGate();
+    expect(text(await pending)).toBe('3 steps');
+    expect(progress).toEqual(
+      [1, 2, 3].map((step) => ({ progress: step, total: 3, message: `step ${step}` })),
+    );
+    expect(logs).toEqual(
+      [1, 2, 3].map((step) => ({ level: 'info', logger: 'steps', data: `step ${step} done` })),
+    );
+    // The client's level reached its upstream session (the server filters its own messages by it).
+    expect(weather.requests.some((request) => request.rpc === 'logging/setLevel')).toBe(true);
+    await client.close();
+  }, 60_000);
+
   it('a tool the API does not expose is neither listed nor callable', async () => {
     const { client } = await connect(USERS.alice);
     expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('weather__admin_reset');
@@ -255,7 +320,7 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
       code: -32602,
       message: expect.stringContaining('Unknown tool: weather__admin_reset'),
     });
-    expect(weather.requests.some((request) => JSON.stringify(request).includes('admin_reset'))).toBe(false);
+    expect(weather.requests.some((request) => request.tool === 'admin_reset')).toBe(false);
     await client.close();
   }, 60_000);
 
@@ -300,6 +365,7 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
       'memo__list_notes',
       'weather__get_forecast',
       'weather__get_slow',
+      'weather__get_steps',
     ]);
     // In the same session (its upstream sessions have read the tools), a write tool is 403 insufficient_scope with
     // the scope to step up to, as for a REST-API tool.
@@ -395,6 +461,27 @@ describe('an MCP server API at its own URL, /<urlSuffix>/mcp, through Envoy and 
     await wrongAudience.arrayBuffer();
     await other.client.close();
     await transport.terminateSession();
+    await client.close();
+  }, 60_000);
+
+  it("the API's tool filter applies at its own URL too: a hidden tool is neither listed nor callable there", async () => {
+    const url = `${stack.gatewayUrl}/weather/mcp`;
+    const { client } = await connect(USERS.alice, undefined, url);
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(['get_forecast', 'get_slow', 'get_steps', 'set_alert']));
+    expect(names).not.toContain('admin_reset');
+    const refused = client.callTool({ name: 'admin_reset', arguments: {} });
+    await expect(refused).rejects.toBeInstanceOf(McpError);
+    await expect(refused).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Unknown tool: admin_reset'),
+    });
+    expect(weather.requests.some((request) => request.tool === 'admin_reset')).toBe(false);
+    // The tools it shows are called as before.
+    expect(text(await client.callTool({ name: 'set_alert', arguments: { city: 'Bodø' } }))).toBe(
+      'alert set for Bodø',
+    );
+    expect(weather.requests.some((request) => request.tool === 'set_alert')).toBe(true);
     await client.close();
   }, 60_000);
 

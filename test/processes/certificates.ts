@@ -24,6 +24,8 @@ export interface LeafOptions {
   readonly subject: string;
   readonly dns?: readonly string[];
   readonly ips?: readonly string[];
+  /** Alternative names of other kinds, as openssl writes them: `email:a@example`, `URI:https://example`. */
+  readonly otherNames?: readonly string[];
   readonly serial?: string;
   readonly usage: 'client' | 'server';
   /** The leaf's key: EC P-256 (default, quick) or RSA 2048 (RSA-OAEP decryption, RS256 signatures). */
@@ -48,6 +50,7 @@ export async function certificateWorkshop(): Promise<CertificateWorkshop> {
     const names = [
       ...(options.dns ?? []).map((dns) => `DNS:${dns}`),
       ...(options.ips ?? []).map((ip) => `IP:${ip}`),
+      ...(options.otherNames ?? []),
     ];
     await writeFile(
       extensions,

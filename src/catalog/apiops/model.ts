@@ -41,7 +41,7 @@ export interface ApiEntry {
   id: string;
   name?: string;
   description?: string;
-  type?: 'http' | 'soap' | 'websocket';
+  type?: 'http' | 'soap' | 'websocket' | 'mcp';
   definition?: { format: 'openapi' | 'wadl' | 'wsdl'; file: string };
   subscriptionRequired?: boolean;
   subscriptionKeyNames?: { header?: string; query?: string };

@@ -30,8 +30,14 @@ export async function backendHeaders(
   // Envoy carries by itself; outbound runs on the headers alone, never waiting for a body that does not end.
   if (firstHeader(head.headers, ':status') === '101')
     return outbound(state, head, undefined, services, record);
-  if (pipeline.needs.responseBody && !head.endOfStream)
-    return { state: { ...state, kind: 'awaiting-response-body', head }, result: continueUnchanged };
+  if ((pipeline.needs.responseBody || state.reshape) && !head.endOfStream) {
+    // A body only the reshaping reads was not asked for with the request: it is now.
+    const ask = pipeline.needs.responseBody ? {} : { next: { responseHeaders: true, responseBody: true } };
+    return {
+      state: { ...state, kind: 'awaiting-response-body', head },
+      result: { action: 'continue', ...ask },
+    };
+  }
   if (pipeline.needs.responseStream && run.run.responseWatchers.length > 0) {
     if (head.endOfStream) await run.responseBodyChunk(Buffer.alloc(0), true);
     else if (isEventStream(head.headers)) {
@@ -66,9 +72,11 @@ export async function backendBody(
       // Each chunk is answered unchanged; the last only once its watchers have counted it.
       await state.run.responseBodyChunk(body, endOfStream);
       return { state, result: continueUnchanged };
-    case 'awaiting-response-body':
+    case 'awaiting-response-body': {
       if (state.pipeline.needs.responseStream) await state.run.responseBodyChunk(body, true);
-      return outbound(state, state.head, body, services, record);
+      const reshaped = state.reshape?.(body, state.head);
+      return outbound(state, state.head, reshaped ?? body, services, record, reshaped !== undefined);
+    }
   }
 }
 
@@ -79,6 +87,8 @@ async function outbound(
   body: Buffer | undefined,
   services: CallServices,
   record: ExchangeRecord,
+  /** `body` is not the one Envoy holds (reshaped): the answer is sent whole. */
+  reshaped = false,
 ): Promise<Step> {
   const { run, sent } = state;
   const status = Number(firstHeader(head.headers, ':status') ?? 200);
@@ -107,7 +117,7 @@ async function outbound(
   const final = withHeaders(await run.onResponse(fetched.response), services.answerHeaders?.(run));
   record.status(final.status);
   // A response the engine fetched itself is not the one Envoy holds: send it whole.
-  if (final.bodyChanged || fetched.replaced) return answeredWhole(final, run, record);
+  if (final.bodyChanged || fetched.replaced || reshaped) return answeredWhole(final, run, record);
   const result = outboundMutation({ status, headers: backendHeaders }, final, record.traceHeaders());
   return { state: answered(run), result };
 }

@@ -7,6 +7,7 @@ import type { BackendRoutes } from '../backend-routes.js';
 import type { BackendRouting } from '../backend-routing.js';
 import type { TrustStore } from '../client-certificate.js';
 import type { McpAccess } from '../mcp-access.js';
+import type { McpToolFilter } from '../mcp-tools.js';
 import type { SummaryTargets } from './summary.js';
 
 /** What the exchanges of one configuration share: its catalog and routes, the policy services, its limits. */
@@ -39,4 +40,6 @@ export interface PolicyEngine extends SummaryTargets {
   readonly trust?: TrustStore;
   /** The authorization server's check in front of the MCP server APIs' own URLs (mcp-access.ts). */
   readonly mcpAccess?: McpAccess;
+  /** The MCP server APIs' tool filters at their own URLs, by API id (mcp-tools.ts). */
+  readonly mcpTools?: ReadonlyMap<string, McpToolFilter>;
 }

@@ -34,13 +34,14 @@ import {
 import type { CallServices } from './backend-calls.js';
 import { entityCallServices, observeAnswer, withCredentials } from './backend-entities.js';
 import { bodyRequest, declaredLength, forwardTo, notAnApiResult } from './forwarding.js';
+import { McpGate } from './mcp-gate.js';
 import { backendBody, backendHeaders } from './outbound.js';
 import { phasesFor, soapPhases } from './phases.js';
 import type { PolicyEngine } from './policy-engine.js';
 import { preflightAnswer } from './preflight.js';
 import {
   answeredWhole,
-  bearerRefusal,
+  bodyTooLarge,
   largeBodyRefusal,
   malformedRequest,
   type Refusal,
@@ -64,8 +65,8 @@ class PolicyExchange implements Exchange {
   /** The policy services as this request's pipelines see them (made with its first pipeline run). */
   private requestServices: PolicyServices | undefined;
   private state: ExchangeState = { kind: 'matching' };
-  /** The client's access token for an MCP server API: checked here, never forwarded (mcp-access.ts). */
-  private mcpAuthorization: string | undefined;
+  /** An MCP server API's own checks: the client's token (never forwarded), the tool filter (mcp-gate.ts). */
+  private mcp: McpGate | undefined;
   private readonly record = new ExchangeRecord();
 
   constructor(
@@ -109,9 +110,9 @@ class PolicyExchange implements Exchange {
     if (!request) return this.answer(malformedRequest, undefined);
     this.record.admitted(match.api.id);
     if (match.kind === 'no-operation') return this.operationNotFound(request, match, headers);
-    const mcp = await this.engine.mcpAccess?.check(match.api.id, headers);
-    if (mcp?.kind === 'refused') return this.answer(bearerRefusal(mcp), undefined);
-    if (mcp?.kind === 'allowed') this.mcpAuthorization = mcp.authorization;
+    const mcp = await McpGate.open(this.engine, match.api.id, line.method, headers);
+    if (mcp && !(mcp instanceof McpGate)) return this.answer(mcp, undefined);
+    this.mcp = mcp;
     if (request.access.kind === 'refused') {
       const { reason } = request.access;
       const pipeline = forProduct(request.access, match.api.apiPipeline, match.api.productApiPipelines);
@@ -127,7 +128,8 @@ class PolicyExchange implements Exchange {
     const pipeline = this.enterOperation(request, match);
     const phases = phasesFor(pipeline, !head.endOfStream, this.engine.backendEntities?.watching);
     // A traced request's answer carries its trace id, so the response phase is needed.
-    const next = tracing ? { ...phases, responseHeaders: true } : phases;
+    const traced = tracing ? { ...phases, responseHeaders: true } : phases;
+    const next = this.mcp?.phases(traced, !head.endOfStream) ?? traced;
     // Inbound reads the body: wait for it (buffered) before running anything.
     if (next.requestBody)
       return this.awaitBody({ kind: 'awaiting-request-body', request, pipeline }, headers, next);
@@ -150,7 +152,7 @@ class PolicyExchange implements Exchange {
       return continueUnchanged;
     // Envoy hands over at most its buffer limit, marked not end-of-stream when the body goes on (chunked, no
     // content-length): either way the body is over the limit and no policy sees it.
-    if (!endOfStream || this.bodyTooLarge(body.length))
+    if (!endOfStream || bodyTooLarge(this.engine, body.length))
       return this.refuse(largeBodyRefusal(this.engine.maxRequestBodyBytes));
     switch (state.kind) {
       case 'awaiting-soap-body': {
@@ -216,15 +218,10 @@ class PolicyExchange implements Exchange {
     next: PhaseRequests,
   ): PhaseResult {
     const declared = declaredLength(headers);
-    if (declared !== undefined && this.bodyTooLarge(declared))
+    if (declared !== undefined && bodyTooLarge(this.engine, declared))
       return this.refuse(largeBodyRefusal(this.engine.maxRequestBodyBytes));
     this.state = waiting;
     return bodyRequest(waiting.request, declared !== undefined, next);
-  }
-
-  private bodyTooLarge(bytes: number): boolean {
-    const limit = this.engine.maxRequestBodyBytes;
-    return limit !== undefined && bytes > limit;
   }
 
   /** A pipeline run starts on the request; the exchange holds it while its policies decide. */
@@ -240,6 +237,8 @@ class PolicyExchange implements Exchange {
     description: RequestDescription,
     body: Buffer | undefined,
   ): Promise<PhaseResult> {
+    const hidden = body && this.mcp?.inspect(body);
+    if (hidden) return this.answer(hidden, undefined);
     const run = this.deciding(pipeline, description);
     const outcome = await run.onRequest();
     if (outcome.kind === 'respond') return this.answer(outcome.response, run);
@@ -257,7 +256,7 @@ class PolicyExchange implements Exchange {
     clientBody: Buffer | undefined,
     beforeCredentials: ForwardedRequest,
   ): PhaseResult {
-    const mutation = forwardTo(this.engine, request, forwarded, this.record.method, this.mcpAuthorization);
+    const mutation = forwardTo(this.engine, request, forwarded, this.record.method, this.mcp?.authorization);
     if (mutation.kind === 'refused') return this.refuse(mutation.refusal, run);
     const { route } = mutation;
     this.state = {
@@ -265,6 +264,7 @@ class PolicyExchange implements Exchange {
       run,
       pipeline,
       sent: { request: forwarded, route, body: mutation.body ?? clientBody, beforeCredentials },
+      reshape: this.mcp?.reshape,
     };
     this.record.forwarded();
     return mutation.result;

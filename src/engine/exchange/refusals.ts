@@ -96,6 +96,12 @@ export function pathRefusal(refusal: Extract<NormalizedPath, { ok: false }>): Re
   };
 }
 
+/** Over the largest request body a pipeline is given (`limits.maxRequestBodyBytes`), when there is one. */
+export function bodyTooLarge(engine: { readonly maxRequestBodyBytes?: number }, bytes: number): boolean {
+  const limit = engine.maxRequestBodyBytes;
+  return limit !== undefined && bytes > limit;
+}
+
 /** 413 with API Management's error shape; no policy runs on a body it was not given whole. */
 export function largeBodyRefusal(limit: number | undefined): Refusal {
   return {
@@ -132,7 +138,7 @@ export const malformedRequest: FinalResponse = {
 /** The authorization server's refusal in front of an MCP server API (mcp-access.ts), with its bearer challenge. */
 export function bearerRefusal(refused: {
   readonly status: 401 | 403;
-  readonly challenge: string;
+  readonly challenge?: string | undefined;
   readonly message: string;
 }): FinalResponse {
   return {
@@ -140,7 +146,7 @@ export function bearerRefusal(refused: {
     reason: refused.status === 401 ? 'Unauthorized' : 'Forbidden',
     headers: [
       ['content-type', 'application/json'],
-      ['www-authenticate', refused.challenge],
+      ...(refused.challenge === undefined ? [] : [['www-authenticate', refused.challenge] as const]),
     ],
     body: Buffer.from(JSON.stringify({ statusCode: refused.status, message: refused.message })),
     bodyChanged: true,

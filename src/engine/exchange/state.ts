@@ -10,6 +10,8 @@ export interface Forwarded {
   readonly run: PipelineRun;
   readonly pipeline: Pipeline;
   readonly sent: SentRequest;
+  /** Rewrites the backend's answer before outbound (an MCP API's `tools/list` without its hidden tools). */
+  readonly reshape?: ((body: Buffer, head: MessageHead) => Buffer | undefined) | undefined;
 }
 
 /**

@@ -136,6 +136,7 @@ const NAMESPACES = new Set([
   'System.Net',
   'System.Security',
   'System.Security.Cryptography',
+  'System.Security.Cryptography.X509Certificates',
   'System.Text.RegularExpressions',
   'System.Xml',
   'System.Xml.Linq',

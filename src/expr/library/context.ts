@@ -1,7 +1,6 @@
 /** The `context` object model: exactly API Management's members (reference §3.3), nothing of our TypeScript API. */
 import {
   ApiInfo,
-  CertificateModel,
   DeploymentInfo,
   GroupInfo,
   LastErrorInfo,
@@ -21,10 +20,9 @@ import { CsException, type CsType, defineType, prop, type Rt } from '../runtime/
 import { makeEnum } from '../runtime/enum.js';
 import { CsDateTime } from '../runtime/values.js';
 import { defineEnumType } from './enums.js';
-import { bool, bytes } from './helpers.js';
+import { bool } from './helpers.js';
 import { parseJson } from './json/parse.js';
 import { JArray, JObject } from './json/tokens.js';
-import { certificateFromBytes } from './x509-bytes.js';
 import { parseXDocument } from './xml/parse.js';
 
 const date = (d: Date | null): CsDateTime | null => (d ? CsDateTime.fromDate(d, 'Utc') : null);
@@ -97,30 +95,6 @@ export const BodyType = defineType({
       for (const [k, v] of new URLSearchParams(text)) form.append(k, v);
       return form;
     },
-  },
-});
-
-/** X509Certificate2, read-only: what policies use of a client certificate, or of one built from its bytes. */
-export const CertificateType = defineType({
-  name: 'X509Certificate2',
-  namespace: 'System.Security.Cryptography.X509Certificates',
-  classes: [CertificateModel],
-  construct: (_rt, args) => certificateFromBytes(bytes(args[0], 'rawData'), args[1]),
-  props: {
-    Thumbprint: prop((c: CertificateModel) => c.thumbprint),
-    Subject: prop((c: CertificateModel) => c.subject),
-    Issuer: prop((c: CertificateModel) => c.issuer),
-    SerialNumber: prop((c: CertificateModel) => c.serialNumber),
-    NotBefore: prop((c: CertificateModel) => CsDateTime.fromDate(c.notBefore)),
-    NotAfter: prop((c: CertificateModel) => CsDateTime.fromDate(c.notAfter)),
-    RawData: prop((c: CertificateModel) => Buffer.from(c.raw)),
-    FriendlyName: prop(() => ''),
-    HasPrivateKey: prop(() => false),
-  },
-  methods: {
-    /** Chain to a trusted authority and not revoked, as the gateway checked it. */
-    Verify: (_rt, c: CertificateModel) => c.trusted && c.revoked !== true,
-    GetNameInfo: (_rt, c: CertificateModel) => c.commonName ?? '',
   },
 });
 

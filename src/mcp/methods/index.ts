@@ -1,5 +1,6 @@
 import type { McpMethod } from '../protocol/method.js';
 import { initialize } from './initialize.js';
+import { loggingSetLevel } from './logging-set-level.js';
 import { notificationsCancelled } from './notifications-cancelled.js';
 import { notificationsInitialized } from './notifications-initialized.js';
 import { ping } from './ping.js';
@@ -13,6 +14,7 @@ export const methods: readonly McpMethod[] = [
   notificationsInitialized,
   notificationsCancelled,
   ping,
+  loggingSetLevel,
   serverDiscover,
   toolsList,
   toolsCall,

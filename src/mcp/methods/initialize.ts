@@ -21,7 +21,8 @@ export const initialize: McpMethod = {
     }
     const result: InitializeResult = {
       protocolVersion: negotiate(params.protocolVersion),
-      capabilities: { tools: { listChanged: true } },
+      // Logging is offered when there are upstream servers: their log messages are relayed (logging-set-level.ts).
+      capabilities: { tools: { listChanged: true }, ...(ctx.upstream ? { logging: {} } : {}) },
       serverInfo: { ...ctx.serverInfo },
     };
     if (ctx.instructions) result.instructions = ctx.instructions;

@@ -5,6 +5,7 @@ import type { McpMethod, MethodContext } from '../protocol/method.js';
 import { isGranted, type ToolEntry } from '../tools/registry.js';
 import { buildToolCallRequest } from '../tools/request.js';
 import { toToolResult } from '../tools/result.js';
+import type { UpstreamCallRelay, UpstreamProgress } from '../upstream/aggregator.js';
 import { upstreamCaller } from '../upstream/caller.js';
 
 function readName(params: Params): string {
@@ -46,6 +47,35 @@ async function call(
   }
 }
 
+/** The client's `_meta.progressToken`, when it asked for progress. */
+function progressToken(params: Params): string | number | undefined {
+  const meta = params._meta;
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  const token = (meta as Record<string, unknown>).progressToken;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
+/**
+ * What an upstream call relays to this client while it runs, on the call's own response stream: the upstream's
+ * progress under the client's own `progressToken` (the upstream saw the service's token), and its log messages.
+ */
+function relay(params: Params, ctx: MethodContext): UpstreamCallRelay {
+  const token = progressToken(params);
+  const notify = ctx.notify;
+  return {
+    requestId: ctx.requestId,
+    ...(notify && token !== undefined
+      ? {
+          onProgress: (progress: UpstreamProgress) =>
+            notify('notifications/progress', { ...progress, progressToken: token }),
+        }
+      : {}),
+    ...(notify
+      ? { onLog: (message: Record<string, unknown>) => notify('notifications/message', message) }
+      : {}),
+  };
+}
+
 /**
  * Validates the arguments against the tool's input schema, sends the request through the gateway and returns
  * the HTTP result. Invalid arguments are a tool error from 2025-11-25 on (so the model can correct itself) and
@@ -65,12 +95,20 @@ export const toolsCall: McpMethod = {
     if (!entry || isGranted(entry, ctx.subject.scopes)) return [];
     return [entry.grantingScopes[0]!];
   },
+  // An upstream tool may report progress or log while it runs; a REST-API tool only when the client asks for
+  // progress (it then gets none, but the answer is the same in SSE).
+  streams(params, ctx) {
+    if (progressToken(params) !== undefined) return true;
+    return (
+      typeof params.name === 'string' && !ctx.tools.find(params.name) && !!ctx.upstream?.owns(params.name)
+    );
+  },
   async handle(params, ctx): Promise<CallToolResult> {
     const name = readName(params);
     const args = readArguments(params);
     const entry = ctx.tools.find(name);
     if (!entry && ctx.upstream?.owns(name))
-      return ctx.upstream.call(name, args, upstreamCaller(ctx), ctx.requestId);
+      return ctx.upstream.call(name, args, upstreamCaller(ctx), relay(params, ctx));
     // The transport refuses ungranted calls with 403 first; this keeps the handler safe on its own.
     if (!entry || !isGranted(entry, ctx.subject.scopes)) throw unknownTool(name);
     const problems = entry.validate(args);

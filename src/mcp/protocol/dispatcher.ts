@@ -30,6 +30,14 @@ export class Dispatcher {
     return [...missing];
   }
 
+  /** Whether any of these requests may notify before its answer (see `McpMethod.streams`). */
+  streams(requests: readonly JsonRpcRequest[], ctx: MethodContext): boolean {
+    return requests.some((request) => {
+      const method = this.#find(request.method, 'request', ctx);
+      return method?.streams?.(request.params, ctx) ?? false;
+    });
+  }
+
   knows(name: string, ctx: MethodContext): boolean {
     return this.#find(name, 'request', ctx) !== undefined;
   }

@@ -22,6 +22,11 @@ export interface MethodContext {
   readonly caller: GatewayCaller;
   /** The JSON-RPC id of the request being handled (none for a notification). */
   readonly requestId?: RequestId | undefined;
+  /**
+   * Sends a notification about the request being handled on its own response stream (progress, log messages of an
+   * upstream call), ahead of its answer; undefined when the answer goes out as plain JSON (nothing can precede it).
+   */
+  readonly notify?: ((method: string, params: Record<string, unknown>) => void) | undefined;
   /** The tools of the upstream MCP servers (APIs of type `mcp`), when the catalog has any. */
   readonly upstream?: UpstreamTools | undefined;
   readonly serverInfo: ServerInfo;
@@ -47,5 +52,10 @@ export interface McpMethod {
    * 403 `insufficient_scope` (the client then steps up). Empty when the call is allowed.
    */
   missingScopes?(params: Params, ctx: MethodContext): readonly string[];
+  /**
+   * Whether this call may send notifications before its answer (progress, upstream log messages): the transport then
+   * answers in SSE when the client accepts it, whatever `mcp.responseMode` says.
+   */
+  streams?(params: Params, ctx: MethodContext): boolean;
   handle(params: Params, ctx: MethodContext): unknown;
 }

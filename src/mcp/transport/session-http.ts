@@ -59,8 +59,11 @@ export interface SessionHttpOptions {
    * more is refused (429, -32000) until one ends. Default 8.
    */
   readonly maxConcurrentPerSession?: number;
-  /** A client ended its session (DELETE): what the session held elsewhere (upstream sessions) ends too. */
-  readonly onSessionEnded?: (sessionId: string) => void;
+  /**
+   * A client ends its session (DELETE): what the session held elsewhere (upstream sessions) ends too. Called before
+   * the store forgets the session, and awaited: it may read what the session holds (its attachments).
+   */
+  readonly onSessionEnding?: (sessionId: string, subject: Subject) => Promise<void>;
 }
 
 /** See `maxBatchSize` and `batchConcurrency`. */
@@ -175,11 +178,20 @@ export class SessionHttp {
       release = slot;
     }
     const limit = concurrencyLimit(this.#o.batchConcurrency ?? defaultBatchConcurrency);
-    const pending = requests.map((r) => limit(() => this.#o.dispatcher.request(r, ctx)));
+    // A call that may notify before its answer (progress, an upstream's log messages) is answered in SSE when the
+    // client accepts it, so those notifications flow as they come instead of being lost to a JSON answer.
+    const stream =
+      sse || (wantsSse && this.#o.dispatcher.streams(requests, ctx))
+        ? new SseStream(this.#o.keepAliveMs ?? 25_000)
+        : undefined;
+    const requestCtx: MethodContext = stream
+      ? { ...ctx, notify: (method, params) => stream.send(notificationMessage(method, params)) }
+      : ctx;
+    const pending = requests.map((r) => limit(() => this.#o.dispatcher.request(r, requestCtx)));
     // The slot is held until every request has answered, also when the client stopped reading an SSE reply.
     void Promise.allSettled(pending).finally(release);
-    return sse
-      ? this.#sseReply(pending, invalid, sessionHeaders)
+    return stream
+      ? this.#sseReply(pending, invalid, sessionHeaders, stream)
       : this.#jsonReply(pending, invalid, batch, sessionHeaders);
   }
 
@@ -260,8 +272,8 @@ export class SessionHttp {
     const found = await this.#session(request, subject);
     if (!found.ok) return found.reply;
     const id = found.value.record.id;
+    await this.#o.onSessionEnding?.(id, subject);
     await this.#o.sessions.delete(id);
-    this.#o.onSessionEnded?.(id);
     // A stream of this session on another process ends at its next check of the session.
     this.#o.hub.sessionStream(id)?.close();
     return { status: 204, headers: {} };
@@ -321,8 +333,8 @@ export class SessionHttp {
     pending: readonly Promise<OutboundMessage>[],
     invalid: readonly OutboundMessage[],
     headers: Record<string, string>,
+    stream = new SseStream(this.#o.keepAliveMs ?? 25_000),
   ): HttpReply {
-    const stream = new SseStream(this.#o.keepAliveMs ?? 25_000);
     for (const message of invalid) stream.send(message);
     void Promise.all(pending.map((p) => p.then((message) => stream.send(message)))).finally(() =>
       stream.close(),

@@ -52,6 +52,19 @@ export interface NotificationLog {
   ): Promise<{ entries: readonly LoggedNotification[]; newest: string }>;
 }
 
+/**
+ * Values a session holds for the endpoint's other parts, by name, gone with the session: the upstream session each
+ * MCP server API has for it (upstream/sessions.ts), so the process that serves its next request continues that one
+ * instead of opening another. Only a store shared by processes needs them (one process keeps its own in memory).
+ */
+export interface SessionAttachments {
+  get(id: string, name: string): Promise<string | undefined>;
+  /** Stores `value` unless the session already holds one under `name`; returns the value held after (ours or theirs). */
+  claim(id: string, name: string, value: string): Promise<string | undefined>;
+  /** Every value the session holds (read when it ends, before the store forgets it). */
+  all(id: string): Promise<ReadonlyMap<string, string>>;
+}
+
 export interface SessionStore {
   /** Opens a session for `owner`; the owner's oldest sessions beyond the store's per-owner bound are ended. */
   create(revision: string, owner: SessionOwner): Promise<SessionRecord>;
@@ -66,6 +79,8 @@ export interface SessionStore {
    */
   acquire(id: string, limit: number): Promise<(() => void) | undefined>;
   readonly notifications: NotificationLog;
+  /** Present in a store shared by processes. */
+  readonly attachments?: SessionAttachments;
   /** Sessions held, when the store can count them cheaply (the in-process store). */
   readonly size?: number;
   close(): Promise<void>;

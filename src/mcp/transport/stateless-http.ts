@@ -324,10 +324,19 @@ export class StatelessHttp {
     if (missing.length > 0) return insufficientScope(missing, message.id);
     const release = this.#running.take(subject);
     if (!release) return tooManyRunning('client', this.#running.limit, message.id);
-    const pending = this.#o.dispatcher.request(message, ctx).then((response) => this.#envelope(response));
+    // As in the session era: a call that may notify before its answer is streamed when the client accepts SSE.
+    const stream =
+      sse || (wantsSse && this.#o.dispatcher.streams([message], ctx))
+        ? new SseStream(this.#o.keepAliveMs ?? 25_000)
+        : undefined;
+    const requestCtx: MethodContext = stream
+      ? { ...ctx, notify: (method, params) => stream.send(notificationMessage(method, params)) }
+      : ctx;
+    const pending = this.#o.dispatcher
+      .request(message, requestCtx)
+      .then((response) => this.#envelope(response));
     void pending.finally(release);
-    if (!sse) return jsonReply(200, await pending);
-    const stream = new SseStream(this.#o.keepAliveMs ?? 25_000);
+    if (!stream) return jsonReply(200, await pending);
     void pending.then((response) => stream.send(response)).finally(() => stream.close());
     return { status: 200, headers: SSE_HEADERS, body: stream.body, onClientClose: () => stream.close() };
   }

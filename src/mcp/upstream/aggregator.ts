@@ -1,7 +1,8 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, LoggingLevel, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log.js';
 import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
 import { productScope } from '../tools/registry.js';
+import type { SessionAttachments } from '../transport/session-store.js';
 import type { Subject } from '../types.js';
 import { UpstreamErrorCode, upstreamError } from './errors.js';
 import { UpstreamSessions } from './sessions.js';
@@ -23,6 +24,8 @@ export interface UpstreamToolsOptions {
   readonly timeoutMs?: number;
   /** Upstream sessions unused this long end (default 30 min). */
   readonly idleMs?: number;
+  /** Where upstream sessions are kept with their downstream session when processes share sessions. */
+  readonly attachments?: SessionAttachments | undefined;
   /** An upstream's tool list changed, or the servers did: the endpoint tells its clients. */
   readonly onToolsChanged: (reason: string) => void;
   readonly logger: Logger;
@@ -32,6 +35,23 @@ export interface UpstreamToolsOptions {
 export interface UpstreamCaller {
   readonly subject: Subject;
   readonly downstream: string;
+}
+
+/** An upstream's `notifications/progress` without its token (the client's own is put back). */
+export interface UpstreamProgress {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** What a running upstream call hands back to its client before the answer, and how the client names the call. */
+export interface UpstreamCallRelay {
+  /** The client's JSON-RPC id: what its `notifications/cancelled` names. */
+  readonly requestId?: string | number | undefined;
+  /** Set when the client asked for progress and its answer streams. */
+  readonly onProgress?: (progress: UpstreamProgress) => void;
+  /** Set when the answer streams: the upstream's `notifications/message` while the call runs. */
+  readonly onLog?: (params: Record<string, unknown>) => void;
 }
 
 /**
@@ -52,6 +72,7 @@ export class UpstreamTools {
       timeoutMs: options.timeoutMs ?? 30_000,
       idleMs: options.idleMs ?? 30 * 60_000,
       onToolsChanged: (server) => options.onToolsChanged(`upstream ${server.apiId}`),
+      attachments: options.attachments,
     });
     this.#index();
     this.#unsubscribe = options.catalog.onChange(() => {
@@ -133,7 +154,7 @@ export class UpstreamTools {
     name: string,
     args: Record<string, unknown>,
     caller: UpstreamCaller,
-    requestId?: string | number,
+    relay: UpstreamCallRelay = {},
   ): Promise<CallToolResult> {
     const split = this.#split(name);
     if (!split?.server.exposes(split.tool)) throw unknownTool(name);
@@ -143,11 +164,15 @@ export class UpstreamTools {
       const connection = await this.#connection(caller, server);
       const tool = (await connection.tools()).find((t) => t.name === toolName);
       if (!tool || !isGranted(server, tool, caller.subject)) throw unknownTool(name);
-      const running = requestId === undefined ? undefined : runningKey(caller, requestId);
+      const running = relay.requestId === undefined ? undefined : runningKey(caller, relay.requestId);
       const controller = new AbortController();
       if (running) this.#running.set(running, controller);
       try {
-        return await connection.callTool(toolName, args, controller.signal);
+        return await connection.callTool(toolName, args, {
+          signal: controller.signal,
+          ...(relay.onProgress ? { onProgress: relay.onProgress } : {}),
+          ...(relay.onLog ? { onLog: relay.onLog } : {}),
+        });
       } catch (error) {
         if (controller.signal.aborted)
           throw new McpError(UpstreamErrorCode, `MCP server "${server.name}": the call was cancelled`, {
@@ -172,9 +197,30 @@ export class UpstreamTools {
     this.#running.get(runningKey(caller, requestId))?.abort('cancelled by the client');
   }
 
-  /** The downstream session ended: so do its upstream sessions. */
-  endSession(downstream: string): void {
-    this.#sessions.endDownstream(downstream);
+  /**
+   * The client's `logging/setLevel`: sent to its open upstream sessions that offer logging, and to each one it opens
+   * later. A server that fails to take it is logged, not the client's error: the others took it.
+   */
+  async setLogLevel(caller: UpstreamCaller, level: LoggingLevel): Promise<void> {
+    this.#sessions.setLogLevel(caller.downstream, level);
+    await Promise.all(
+      this.#sessions.openOf(caller.downstream).map(({ server, connection }) =>
+        connection.setLogLevel(level).catch((error: unknown) =>
+          this.options.logger.warn(`mcp: logging/setLevel on MCP server "${server.name}" failed`, {
+            api: server.apiId,
+            reason: upstreamError(server.name, error).message,
+          }),
+        ),
+      ),
+    );
+  }
+
+  /**
+   * The downstream session ends: so do its upstream sessions, on whichever process opened them. Resolves once what
+   * the session store holds of them is read (the caller then deletes the session).
+   */
+  endSession(downstream: string, subject: Subject): Promise<void> {
+    return this.#sessions.endDownstream(downstream, subject, this.options.catalog.servers());
   }
 
   async close(): Promise<void> {

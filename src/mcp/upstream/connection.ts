@@ -2,11 +2,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   type CallToolResult,
+  type LoggingLevel,
+  LoggingMessageNotificationSchema,
   type Tool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { PORTCULLIS_VERSION } from '../../version.js';
-import type { UpstreamRoute } from './types.js';
+import type { UpstreamProgress } from './aggregator.js';
+import type { SavedUpstreamSession, UpstreamRoute } from './types.js';
 
 export interface UpstreamConnectionOptions {
   /** Each upstream request (connect, list, call) fails after this long: a client never waits on a silent server. */
@@ -26,6 +29,10 @@ export class UpstreamConnection {
   #tools: Promise<readonly Tool[]> | undefined;
   #cached: readonly Tool[] | undefined;
   #closed = false;
+  /** The server offers logging (from `initialize`, or saved with the session another process opened). */
+  #logging = false;
+  /** Where the server's log messages go: the calls running on this session that stream their answer. */
+  readonly #logSinks = new Set<(params: Record<string, unknown>) => void>();
 
   private constructor(
     client: Client,
@@ -36,23 +43,69 @@ export class UpstreamConnection {
     this.#transport = transport;
   }
 
+  /** A new upstream session: `initialize`, then the SDK opens the server's GET stream. */
   static async open(route: UpstreamRoute, options: UpstreamConnectionOptions): Promise<UpstreamConnection> {
+    const connection = UpstreamConnection.#create(route, options);
+    try {
+      await connection.#client.connect(connection.#transport, { timeout: options.timeoutMs });
+    } catch (error) {
+      await connection.#client.close().catch(() => {});
+      throw error;
+    }
+    connection.#logging = connection.#client.getServerCapabilities()?.logging !== undefined;
+    return connection;
+  }
+
+  /**
+   * An upstream session another service process opened for the same downstream session, continued here: the SDK
+   * client skips `initialize` when it is given the session id, and a `ping` proves the server still holds it (a
+   * server that forgot it answers 404, and the caller opens a new one). The server's GET stream stays with the
+   * process that opened the session.
+   */
+  static async resume(
+    route: UpstreamRoute,
+    saved: SavedUpstreamSession,
+    options: UpstreamConnectionOptions,
+  ): Promise<UpstreamConnection> {
+    const connection = UpstreamConnection.#create(route, options, saved.sessionId);
+    try {
+      await connection.#client.connect(connection.#transport);
+      connection.#transport.setProtocolVersion(saved.protocolVersion);
+      await connection.#client.ping({ timeout: options.timeoutMs });
+    } catch (error) {
+      await connection.#client.close().catch(() => {});
+      throw error;
+    }
+    connection.#logging = saved.logging;
+    return connection;
+  }
+
+  /** What another process needs to continue this session; undefined when the server issued no session id. */
+  get saved(): SavedUpstreamSession | undefined {
+    const sessionId = this.#transport.sessionId;
+    const protocolVersion = this.#transport.protocolVersion;
+    if (sessionId === undefined || protocolVersion === undefined) return undefined;
+    return { sessionId, protocolVersion, logging: this.#logging };
+  }
+
+  static #create(route: UpstreamRoute, options: UpstreamConnectionOptions, sessionId?: string) {
     const client = new Client({ name: 'portcullis', version: PORTCULLIS_VERSION }, { capabilities: {} });
-    const transport = new StreamableHTTPClientTransport(route.url, { fetch: route.fetch });
+    const transport = new StreamableHTTPClientTransport(route.url, {
+      fetch: route.fetch,
+      ...(sessionId === undefined ? {} : { sessionId }),
+    });
     const connection = new UpstreamConnection(client, transport, options);
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       connection.#tools = undefined;
       connection.#cached = undefined;
       options.onToolsChanged();
     });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      const sinks = [...connection.#logSinks];
+      sinks.at(-1)?.(notification.params as Record<string, unknown>);
+    });
     // A failed GET stream (the server offers none, or it dropped) costs only the relay of list changes.
     client.onerror = () => {};
-    try {
-      await client.connect(transport, { timeout: options.timeoutMs });
-    } catch (error) {
-      await client.close().catch(() => {});
-      throw error;
-    }
     return connection;
   }
 
@@ -92,18 +145,69 @@ export class UpstreamConnection {
     return tools;
   }
 
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
-    return this.#client.callTool({ name, arguments: args }, undefined, {
-      timeout: this.options.timeoutMs,
-      ...(signal ? { signal } : {}),
-    }) as Promise<CallToolResult>;
+  /**
+   * Calls a tool. With `onProgress` the SDK sends the server a progress token of its own and hands each
+   * `notifications/progress` back (each one also restarts the timeout: a server that reports is not silent). With
+   * `onLog`, the server's `notifications/message` while the call runs go to it: the SDK client does not say which
+   * request a log message came with, so while several calls run on this session each goes to the latest one.
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    relay: {
+      signal?: AbortSignal;
+      onProgress?: (progress: UpstreamProgress) => void;
+      onLog?: (params: Record<string, unknown>) => void;
+    } = {},
+  ): Promise<CallToolResult> {
+    const sink = relay.onLog;
+    if (sink) this.#logSinks.add(sink);
+    try {
+      return (await this.#client.callTool({ name, arguments: args }, undefined, {
+        timeout: this.options.timeoutMs,
+        ...(relay.signal ? { signal: relay.signal } : {}),
+        ...(relay.onProgress
+          ? {
+              resetTimeoutOnProgress: true,
+              onprogress: ({ progress, total, message }) =>
+                relay.onProgress?.({
+                  progress,
+                  ...(total === undefined ? {} : { total }),
+                  ...(message === undefined ? {} : { message }),
+                }),
+            }
+          : {}),
+      })) as CallToolResult;
+    } finally {
+      if (sink) this.#logSinks.delete(sink);
+    }
   }
 
-  /** Ends the upstream session (DELETE, as the spec asks of a client that is done), then the client. */
-  async close(): Promise<void> {
+  /** The server's log level for this session (`logging/setLevel`), when it offers logging. */
+  async setLogLevel(level: LoggingLevel): Promise<void> {
+    if (!this.#logging) return;
+    await this.#client.setLoggingLevel(level, { timeout: this.options.timeoutMs });
+  }
+
+  /**
+   * Ends the upstream session (DELETE, as the spec asks of a client that is done), then the client. `end: false`
+   * only lets go of it here: another process may still be using it.
+   */
+  async close(end = true): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#transport.terminateSession().catch(() => {});
+    if (end) await this.#transport.terminateSession().catch(() => {});
     await this.#client.close().catch(() => {});
+  }
+
+  /** Ends a session this process does not hold (another process opened it): one DELETE with its id. */
+  static async end(route: UpstreamRoute, saved: SavedUpstreamSession): Promise<void> {
+    const transport = new StreamableHTTPClientTransport(route.url, {
+      fetch: route.fetch,
+      sessionId: saved.sessionId,
+    });
+    transport.setProtocolVersion(saved.protocolVersion);
+    await transport.terminateSession().catch(() => {});
+    await transport.close().catch(() => {});
   }
 }

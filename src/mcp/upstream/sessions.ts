@@ -1,6 +1,8 @@
+import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import type { SessionAttachments } from '../transport/session-store.js';
 import type { Subject } from '../types.js';
 import { UpstreamConnection } from './connection.js';
-import type { UpstreamRouter, UpstreamServer } from './types.js';
+import type { SavedUpstreamSession, UpstreamRouter, UpstreamServer } from './types.js';
 
 export interface UpstreamSessionsOptions {
   readonly router: UpstreamRouter;
@@ -9,6 +11,35 @@ export interface UpstreamSessionsOptions {
   readonly idleMs: number;
   /** Some upstream said its tool list changed. */
   readonly onToolsChanged: (server: UpstreamServer) => void;
+  /**
+   * The shared session store's attachments, when service processes share sessions: each upstream session is written
+   * with its downstream session, so a process that serves the session's next request continues it.
+   */
+  readonly attachments?: SessionAttachments | undefined;
+}
+
+/** A downstream key's session id (`session:<id>`, caller.ts); a stateless owner's key has none. */
+function sessionOf(downstream: string): string | undefined {
+  return downstream.startsWith('session:') ? downstream.slice('session:'.length) : undefined;
+}
+
+/** The attachment that holds a server's upstream session. */
+const attachmentOf = (server: UpstreamServer) => `upstream:${server.apiId}`;
+
+function parseSaved(value: string | undefined): SavedUpstreamSession | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const saved = JSON.parse(value) as Partial<SavedUpstreamSession>;
+    return typeof saved.sessionId === 'string' && typeof saved.protocolVersion === 'string'
+      ? {
+          sessionId: saved.sessionId,
+          protocolVersion: saved.protocolVersion,
+          logging: saved.logging === true,
+        }
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 interface Held {
@@ -26,6 +57,8 @@ interface Held {
  */
 export class UpstreamSessions {
   readonly #held = new Map<string, Held>();
+  /** The log level each downstream session asked for (`logging/setLevel`), for the upstream sessions it opens. */
+  readonly #logLevels = new Map<string, LoggingLevel>();
   readonly #sweeper: NodeJS.Timeout;
 
   constructor(private readonly options: UpstreamSessionsOptions) {
@@ -47,10 +80,7 @@ export class UpstreamSessions {
       return held.connection;
     }
     if (held) this.#end(key, held);
-    const opening = UpstreamConnection.open(this.options.router(server, subject), {
-      timeoutMs: this.options.timeoutMs,
-      onToolsChanged: () => this.options.onToolsChanged(server),
-    });
+    const opening = this.#open(downstream, server, subject);
     const entry: Held = { connection: opening, server, lastUsed: Date.now() };
     this.#held.set(key, entry);
     opening.then(
@@ -64,15 +94,97 @@ export class UpstreamSessions {
     return opening;
   }
 
+  /**
+   * Continues the upstream session the downstream session already has (another process opened it), or opens one
+   * and writes it with the downstream session. Two processes opening at once: the first written wins, and the other
+   * ends its own and continues that one.
+   */
+  async #open(downstream: string, server: UpstreamServer, subject: Subject): Promise<UpstreamConnection> {
+    const connection = await this.#openOrResume(downstream, server, subject);
+    const level = this.#logLevels.get(downstream);
+    // A level the server refuses costs only the filtering of its log messages.
+    if (level) await connection.setLogLevel(level).catch(() => {});
+    return connection;
+  }
+
+  async #openOrResume(
+    downstream: string,
+    server: UpstreamServer,
+    subject: Subject,
+  ): Promise<UpstreamConnection> {
+    const route = this.options.router(server, subject);
+    const options = {
+      timeoutMs: this.options.timeoutMs,
+      onToolsChanged: () => this.options.onToolsChanged(server),
+    };
+    const session = sessionOf(downstream);
+    const attachments = session === undefined ? undefined : this.options.attachments;
+    const resume = async (saved: SavedUpstreamSession | undefined) =>
+      saved && (await UpstreamConnection.resume(route, saved, options).catch(() => undefined));
+    if (attachments && session !== undefined) {
+      // A store that does not answer costs only the continuation: this process opens its own.
+      const held = await attachments.get(session, attachmentOf(server)).catch(() => undefined);
+      const resumed = await resume(parseSaved(held));
+      if (resumed) return resumed;
+    }
+    const connection = await UpstreamConnection.open(route, options);
+    const saved = connection.saved;
+    if (attachments && session !== undefined && saved) {
+      const mine = JSON.stringify(saved);
+      const held = await attachments.claim(session, attachmentOf(server), mine).catch(() => mine);
+      if (held !== undefined && held !== mine) {
+        const theirs = await resume(parseSaved(held));
+        if (theirs) {
+          void connection.close();
+          return theirs;
+        }
+      }
+    }
+    return connection;
+  }
+
   /** The open connection for (downstream key, server), if there is one; opens nothing. */
   peek(downstream: string, server: UpstreamServer): UpstreamConnection | undefined {
     const held = this.#held.get(`${downstream}\n${server.apiId}`);
     return held?.server === server ? held.open : undefined;
   }
 
-  /** Ends every upstream session of one downstream session (its DELETE). */
-  endDownstream(downstream: string): void {
-    for (const [key, held] of this.#held) if (key.startsWith(`${downstream}\n`)) this.#end(key, held);
+  /** The log level a downstream session asked for: each of its upstream sessions opened from now on gets it. */
+  setLogLevel(downstream: string, level: LoggingLevel): void {
+    this.#logLevels.set(downstream, level);
+  }
+
+  /** The open upstream sessions of one downstream session. */
+  openOf(downstream: string): { server: UpstreamServer; connection: UpstreamConnection }[] {
+    return [...this.#held]
+      .filter(([key, held]) => key.startsWith(`${downstream}\n`) && held.open && !held.open.closed)
+      .map(([, held]) => ({ server: held.server, connection: held.open! }));
+  }
+
+  /**
+   * Ends every upstream session of one downstream session (its DELETE), those another process opened too: called
+   * before the store forgets the session, it resolves once their ids are read; the DELETEs go on after.
+   */
+  async endDownstream(
+    downstream: string,
+    subject: Subject,
+    servers: readonly UpstreamServer[],
+  ): Promise<void> {
+    this.#logLevels.delete(downstream);
+    const ended = new Set<string>();
+    for (const [key, held] of this.#held)
+      if (key.startsWith(`${downstream}\n`)) {
+        ended.add(held.server.apiId);
+        this.#end(key, held);
+      }
+    const session = sessionOf(downstream);
+    if (!this.options.attachments || session === undefined) return;
+    const attached = await this.options.attachments.all(session).catch(() => new Map<string, string>());
+    for (const server of servers) {
+      const saved = parseSaved(attached.get(attachmentOf(server)));
+      if (saved && !ended.has(server.apiId))
+        void UpstreamConnection.end(this.options.router(server, subject), saved);
+    }
   }
 
   /** Ends the sessions of servers no longer in `servers` (or replaced by a reload). */
@@ -90,18 +202,28 @@ export class UpstreamSessions {
 
   #sweep(): void {
     const cutoff = Date.now() - this.options.idleMs;
-    for (const [key, held] of this.#held) if (held.lastUsed < cutoff) this.#end(key, held);
+    // One that the shared store holds is only let go here: another process may be using it (see docs).
+    for (const [key, held] of this.#held)
+      if (held.lastUsed < cutoff) this.#end(key, held, !this.#shared(key));
+    // A downstream session that vanished without DELETE leaves its level behind once its sessions are gone.
+    const downstreams = new Set([...this.#held.keys()].map((key) => key.slice(0, key.lastIndexOf('\n'))));
+    for (const downstream of this.#logLevels.keys())
+      if (!downstreams.has(downstream)) this.#logLevels.delete(downstream);
   }
 
-  #end(key: string, held: Held): void {
+  #shared(key: string): boolean {
+    return this.options.attachments !== undefined && sessionOf(key) !== undefined;
+  }
+
+  #end(key: string, held: Held, end = true): void {
     this.#held.delete(key);
-    void closeQuietly(held.connection);
+    void closeQuietly(held.connection, end);
   }
 }
 
-async function closeQuietly(connection: Promise<UpstreamConnection>): Promise<void> {
+async function closeQuietly(connection: Promise<UpstreamConnection>, end = true): Promise<void> {
   try {
-    await (await connection).close();
+    await (await connection).close(end);
   } catch {
     // It never opened: nothing to end.
   }

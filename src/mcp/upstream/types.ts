@@ -36,3 +36,13 @@ export interface UpstreamRoute {
  * apply, with a credential minted for the caller (never the caller's own token).
  */
 export type UpstreamRouter = (server: UpstreamServer, subject: Subject) => UpstreamRoute;
+
+/**
+ * An upstream session as any service process can continue it (kept with the downstream session in a shared session
+ * store): the server's session id, the revision negotiated, and whether the server offers logging.
+ */
+export interface SavedUpstreamSession {
+  readonly sessionId: string;
+  readonly protocolVersion: string;
+  readonly logging: boolean;
+}

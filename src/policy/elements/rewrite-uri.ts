@@ -2,7 +2,13 @@ import { decodeUrlPath, QueryCollection } from '../../expr/index.js';
 import { defineElement } from '../element.js';
 import { bool, EMPTY, GPAO, str } from '../schema.js';
 
-const PARAM = /\{([^{}]+)\}/g;
+/** `{name}`, or `{*name}`: a rewrite template may name a wildcard parameter as the operation's template writes it. */
+const PARAM = /\{\*?([^{}*]+)\}/g;
+
+/** The wildcard parameters of an operation's URL template (`/files/{*path}` → path): the rest of a path. */
+function wildcardNames(urlTemplate: string): Set<string> {
+  return new Set([...urlTemplate.split('?')[0]!.matchAll(/\{\*([^{}]+)\}/g)].map((match) => match[1]!));
+}
 
 /** Query parameter names an operation's URL template binds (`/get?a={b}` → a): those are "matched". */
 function templateQueryNames(urlTemplate: string): Set<string> {
@@ -19,7 +25,9 @@ function templateQueryNames(urlTemplate: string): Set<string> {
 /**
  * Rewrites the path (relative to the backend base URL) and query of the request from a template whose
  * `{param}`s come from the operation's matched parameters; unmatched query parameters of the original request
- * are kept unless copy-unmatched-params is false.
+ * are kept unless copy-unmatched-params is false. A parameter's value is encoded as one segment (a "/" in it
+ * becomes %2F), except a wildcard's (`{*path}`): the rest of a path, whose "/"s stay segment separators (the
+ * template matcher decodes it segment by segment, so a %2F the client sent inside it is a separator here too).
  */
 export const rewriteUri = defineElement({
   name: 'rewrite-uri',
@@ -36,9 +44,13 @@ export const rewriteUri = defineElement({
     const copyUnmatched = node.getter('copy-unmatched-params');
     return (run) => {
       const request = run.context.request;
+      const wildcards = wildcardNames(run.context.operation.urlTemplate);
       const filled = template(run).replace(PARAM, (_, name: string) => {
         const matched = request.matchedParameters.get(name) ?? request.url.query.get(name)?.[0];
-        return matched === undefined ? '' : encodeURIComponent(matched);
+        if (matched === undefined) return '';
+        return wildcards.has(name) && request.matchedParameters.has(name)
+          ? matched.split('/').map(encodeURIComponent).join('/')
+          : encodeURIComponent(matched);
       });
       const q = filled.indexOf('?');
       const rawPath = q < 0 ? filled : filled.slice(0, q);

@@ -5,7 +5,7 @@ import type { RunContext } from '../runtime.js';
 import { bool, elements, GPAO, int, oneOf, str } from '../schema.js';
 import { positionOf } from '../shared/json-position.js';
 import { declaredResponse } from '../shared/mock-content.js';
-import { requestContentOf } from '../shared/operation-definition.js';
+import { requestContentOf, responseContentOf } from '../shared/operation-definition.js';
 import {
   type Action,
   action,
@@ -19,6 +19,14 @@ import {
   validatesRequest,
   validatorOf,
 } from '../shared/validation.js';
+import {
+  loadXmlValidator,
+  qualifiedName,
+  registrySchemaSet,
+  validateXml,
+  type XmlName,
+  type XmlSchemaSet,
+} from '../shared/xml-schema.js';
 
 /** The largest `max-size` the documentation allows: 100 KB. */
 const MAX_SIZE = 102_400;
@@ -37,18 +45,21 @@ const CONTENT_ATTRIBUTES = {
 
 /**
  * Validates the size and the content of the request body (inbound) or the response body (outbound, on-error)
- * against the JSON schemas of the operation's definition (learn.microsoft.com/azure/api-management/validate-content-policy).
+ * against the JSON schemas of the operation's definition, the XML schemas of the API's WSDL, or a schema of the
+ * registry (learn.microsoft.com/azure/api-management/validate-content-policy). XML and SOAP bodies are validated by
+ * libxml2 (shared/xml-schema.ts), loaded only when a policy validates XML.
  */
 export const validateContent = defineElement({
   name: 'validate-content',
   summary:
-    "Validates the body's size, content type and JSON content against the operation's definition (detect, prevent or ignore).",
+    "Validates the body's size, content type and JSON, XML or SOAP content against the operation's definition or a registered schema (detect, prevent or ignore).",
   sections: ['inbound', 'outbound', 'on-error'],
   scopes: GPAO,
   body: 'read',
   attributes: {
     'unspecified-content-type-action': action({ required: true }),
-    'max-size': int({ required: true, min: 0, max: MAX_SIZE, expression: false }),
+    // The page (2024 revision) allows expressions here, as in the two actions.
+    'max-size': int({ required: true, min: 0, max: MAX_SIZE }),
     'size-exceeded-action': action({ required: true }),
     'errors-variable-name': str({ expression: false }),
   },
@@ -84,7 +95,16 @@ export const validateContent = defineElement({
       node.getter('size-exceeded-action'),
       'validate-content/@size-exceeded-action',
     );
-    const maxSize = node.literal('max-size');
+    const maxSizeGetter = node.getter('max-size');
+    /** An expression's value is checked when it runs, as a literal is at load (a TypeError: the runner's invalid value). */
+    const maxSizeOf = (run: RunContext): number => {
+      const value = maxSizeGetter(run);
+      if (!Number.isInteger(value) || value < 0 || value > MAX_SIZE)
+        throw new TypeError(
+          `validate-content/@max-size must be an integer from 0 to ${MAX_SIZE}, got ${value}`,
+        );
+      return value;
+    };
     const errorsVariable = node.literal('errors-variable-name');
     const map = node.child('content-type-map');
     const mappings = (map?.childrenNamed('type') ?? []).map((type) => {
@@ -109,28 +129,29 @@ export const validateContent = defineElement({
     const bodyType = inbound ? 'RequestBody' : 'ResponseBody';
     const hidden = (details: string) => (inbound ? details : INTERNAL_ERROR);
 
-    /** The content type validation uses: content-type-map applied to the message's own. */
-    const effectiveType = (run: RunContext, sent: string): string => {
-      for (const mapping of mappings) {
-        if (mapping.from !== undefined ? mapping.from === sent : mapping.when!(run)) return mapping.to;
-      }
-      if (anyType !== undefined) return mediaType(anyType);
-      if (sent === '' && missingType !== undefined) return mediaType(missingType);
-      return sent;
-    };
+    const effectiveType = typeMapper(mappings, anyType, missingType);
 
     return (run) => {
-      settle(run, 'validate-content', inbound, errorsVariable, check(run));
-      return 'next';
+      const found = check(run);
+      if (!(found instanceof Promise)) {
+        settle(run, 'validate-content', inbound, errorsVariable, found);
+        return 'next';
+      }
+      return found.then((errors) => {
+        settle(run, 'validate-content', inbound, errorsVariable, errors);
+        return 'next' as const;
+      });
     };
 
-    function check(run: RunContext): ValidationError[] {
+    /** What the body breaks; a promise only when an XML schema validates it (libxml2 may still be loading). */
+    function check(run: RunContext): ValidationError[] | Promise<ValidationError[]> {
       const target = messageOf(run, c.target);
       const errors: ValidationError[] = [];
       const body = target.body?.bytes ?? Buffer.alloc(0);
       // The documentation checks max-size against Content-Length; a body without one (chunked) by its length.
       const declaredLength = Number(target.headers.getJoined('Content-Length'));
       const size = Number.isFinite(declaredLength) && declaredLength > 0 ? declaredLength : body.length;
+      const maxSize = maxSizeOf(run);
       if (size > maxSize) {
         const details = `${Message}'s body is ${size} bytes long and it exceeds the configured limit of ${maxSize} bytes.`;
         errors.push({
@@ -151,7 +172,7 @@ export const validateContent = defineElement({
       }
       const declared = inbound
         ? requestContentOf(definition)
-        : (declaredResponse(definition.responses, run.context.response?.statusCode ?? 200)?.content ?? []);
+        : responseContentOf(declaredResponse(definition.responses, run.context.response?.statusCode ?? 200));
       const type = effectiveType(run, mediaType(target.headers.getJoined('Content-Type')));
       // A content element with a schema of the registry specifies its content type itself.
       const fromRegistry = contents.find((entry) => entry.schemaId !== undefined && entry.type === type);
@@ -159,7 +180,11 @@ export const validateContent = defineElement({
         fromRegistry !== undefined
           ? { contentType: type, schema: fromRegistry.registered }
           : declared.find((content) => mediaType(content.contentType) === type);
-      if (fromRegistry !== undefined && fromRegistry.registered === undefined) {
+      if (
+        fromRegistry !== undefined &&
+        fromRegistry.registered === undefined &&
+        fromRegistry.registeredXml === undefined
+      ) {
         // Compiled without the configuration's registry (a policy checked alone): nothing to validate against.
         errors.push(apiSchemaError(fromRegistry.action(run)));
         return errors;
@@ -184,17 +209,53 @@ export const validateContent = defineElement({
         fromRegistry ??
         contents.find((entry) => entry.type === type) ??
         contents.find((entry) => entry.type === '');
-      if (content !== undefined && specified.schema !== undefined) {
-        const contentAction: Action = content.action(run);
-        if (contentAction !== 'ignore') {
-          const error = checkJson(inbound, bodyText(target), specified.schema, content.additional, type);
-          if (error !== undefined) errors.push({ ...error, type: bodyType, action: contentAction });
-        }
-      }
-      return errors;
+      if (content === undefined) return errors;
+      const contentAction: Action = content.action(run);
+      if (contentAction === 'ignore') return errors;
+      const text = bodyText(target);
+      const add = (error: ContentError | undefined): ValidationError[] => {
+        if (error !== undefined) errors.push({ type: bodyType, ...error, action: contentAction });
+        return errors;
+      };
+      if (content.as === 'json')
+        return add(
+          specified.schema === undefined
+            ? undefined
+            : checkJson(inbound, text, specified.schema, content.additional, type),
+        );
+      const schemas = content.registeredXml ?? definition.xmlSchemas;
+      if (schemas === undefined) return add(NO_DEFINITIONS);
+      // Against the API's own definition a SOAP or XML body must also be the operation's element.
+      const soap = definition.soap;
+      const expected =
+        content.registeredXml !== undefined ? undefined : inbound ? soap?.bodyElement : soap?.responseElement;
+      return checkXml(inbound, text, { schemas, soap: content.as === 'soap', expected }, type).then(add);
     }
   },
 });
+
+/** The content type validation uses: content-type-map (its `type`s, then any, then missing) applied to the message's own. */
+function typeMapper(
+  mappings: readonly {
+    from: string | undefined;
+    when: ((run: RunContext) => boolean) | undefined;
+    to: string;
+  }[],
+  anyType: string | undefined,
+  missingType: string | undefined,
+): (run: RunContext, sent: string) => string {
+  return (run, sent) => {
+    for (const mapping of mappings) {
+      if (mapping.from !== undefined ? mapping.from === sent : mapping.when!(run)) return mapping.to;
+    }
+    if (anyType !== undefined) return mediaType(anyType);
+    if (sent === '' && missingType !== undefined) return mediaType(missingType);
+    return sent;
+  };
+}
+
+/** A content error as the checks find it: the message's body type unless it is about the API's schema. */
+type ContentError = Omit<ValidationError, 'type' | 'action'> & { readonly type?: 'ApiSchema' };
 
 /** The first way a JSON body breaks its schema, as the documented IncorrectMessage (or ValidationException) error. */
 function checkJson(
@@ -203,7 +264,7 @@ function checkJson(
   schema: Readonly<Record<string, unknown>>,
   additional: boolean | undefined,
   type: string,
-): Omit<ValidationError, 'type' | 'action'> | undefined {
+): ContentError | undefined {
   const message = inbound ? 'request' : 'response';
   const name = definitionName(schema, `${message} body`);
   let value: unknown;
@@ -224,6 +285,73 @@ function checkJson(
   const details =
     `Body of the ${message} does not conform to the definition ${name}, which is associated with the content type ${type}.` +
     `\n\n${schemaErrorText(validate.errors)} Line: ${at.line}, Position: ${at.position}`;
+  return {
+    name: type,
+    rule: 'IncorrectMessage',
+    details,
+    publicResponse: inbound ? details : INTERNAL_ERROR,
+  };
+}
+
+/** The documented ApiSchema error when there is no XML schema to validate against. */
+const NO_DEFINITIONS: ContentError = {
+  name: null,
+  type: 'ApiSchema',
+  rule: null,
+  details: "API's schema does not specify definitions.",
+  publicResponse: INTERNAL_ERROR,
+};
+
+const qualified = (name: XmlName): string => qualifiedName(name.namespace, name.localName);
+
+/**
+ * The first way an XML body (or a SOAP envelope's payload) breaks the XML schemas, as the documented
+ * IncorrectMessage or ValidationException error; a schema set that does not compile is the API's schema that
+ * "could not be resolved". `expected`: the operation's element, when validating against the API's definition.
+ */
+async function checkXml(
+  inbound: boolean,
+  text: string,
+  xml: { schemas: XmlSchemaSet; soap: boolean; expected: XmlName | undefined },
+  type: string,
+): Promise<ContentError | undefined> {
+  const message = inbound ? 'request' : 'response';
+  const name = xml.expected?.localName ?? xml.schemas.name;
+  const outcome = await validateXml(xml.schemas, text, xml.soap);
+  if (outcome.kind === 'unresolved') {
+    const { action: _, ...error } = apiSchemaError('detect');
+    return { ...error, type: 'ApiSchema', details: `${error.details}\n\n${outcome.message}` };
+  }
+  // A definition the schemas do not declare, once they compile (an import they fail to load is the reason above).
+  if (xml.expected !== undefined && xml.schemas.declares?.has(qualified(xml.expected)) === false)
+    return {
+      name: type,
+      rule: 'MissingDefinition',
+      details: `API's schema does not contain definition ${name}, which is associated with the content type ${type}.`,
+      publicResponse: INTERNAL_ERROR,
+    };
+  if (outcome.kind === 'unreadable')
+    return {
+      name: type,
+      rule: 'ValidationException',
+      details: `Body of the ${message} cannot be validated for the content type ${type}.\n\n${outcome.message}`,
+      publicResponse: INTERNAL_ERROR,
+    };
+  const found = outcome.element;
+  let reason: string | undefined;
+  if (
+    xml.expected !== undefined &&
+    (found === undefined ||
+      found.namespace !== xml.expected.namespace ||
+      found.localName !== xml.expected.localName)
+  )
+    reason =
+      `The element ${found === undefined ? '(none: the SOAP Body is empty)' : qualified(found)} is not the operation's ${qualified(xml.expected)}.` +
+      ` Line: ${found?.line ?? 0}, Position: 0`;
+  else if (outcome.kind === 'invalid')
+    reason = `${outcome.message} Line: ${outcome.line}, Position: ${outcome.position}`;
+  if (reason === undefined) return undefined;
+  const details = `Body of the ${message} does not conform to the definition ${name}, which is associated with the content type ${type}.\n\n${reason}`;
   return {
     name: type,
     rule: 'IncorrectMessage',
@@ -256,23 +384,46 @@ function referenced(
   return { $ref: `${base}${ref}`, $defs: { registered: { ...document, $id: base } } };
 }
 
-/** A `content` element: its content type, action, and the registry's schema when it names one (checked at load). */
+/**
+ * A `content` element: its content type, engine, action, and the registry's schema when it names one (checked at
+ * load: a JSON schema for `json`, an XML schema for `xml` and `soap`).
+ */
 function compileContent(content: PolicyNode<typeof CONTENT_ATTRIBUTES>, c: CompileContext) {
-  const as = content.literal('validate-as');
-  if (as !== 'json')
-    c.error(
-      content,
-      'not-implemented',
-      `validate-content/content/@validate-as="${as}" is not implemented: only JSON schemas are validated (issue #39)`,
-    );
+  const as = content.literal('validate-as') as 'json' | 'xml' | 'soap';
   const schemaId = content.literal('schema-id');
   const schemaRef = content.literal('schema-ref');
   if (schemaRef !== undefined && schemaId === undefined)
     c.error(content, 'attribute', 'validate-content/content/@schema-ref needs schema-id, got none');
+  if (as !== 'json') {
+    // Started now, so the first request that validates XML does not wait for libxml2 to load.
+    loadXmlValidator().catch(() => {});
+    if (schemaRef !== undefined)
+      c.error(
+        content,
+        'attribute',
+        `validate-content/content/@schema-ref applies to JSON schemas only; with validate-as="${as}" any top-level element of the XML schema may be the root, got schema-ref="${schemaRef}"`,
+      );
+  }
   let registered: Readonly<Record<string, unknown>> | undefined;
-  if (schemaId !== undefined) {
+  let registeredXml: XmlSchemaSet | undefined;
+  if (schemaId !== undefined && as !== 'json') {
+    const xml = c.xmlSchemas?.get(schemaId);
+    if (xml !== undefined) registeredXml = registrySchemaSet(schemaId, c.xmlSchemas!);
+    else if (c.xmlSchemas !== undefined || c.schemas !== undefined)
+      c.error(
+        content,
+        'attribute',
+        `validate-content/content/@schema-id must name an XML schema (XSD) of the configuration's schemas with validate-as="${as}", got "${schemaId}" (XML schemas: ${[...(c.xmlSchemas?.keys() ?? [])].join(', ') || 'none'})`,
+      );
+  } else if (schemaId !== undefined) {
     registered = c.schemas?.get(schemaId);
-    if (c.schemas !== undefined && registered === undefined)
+    if (registered === undefined && c.xmlSchemas?.has(schemaId))
+      c.error(
+        content,
+        'attribute',
+        `validate-content/content/@schema-id "${schemaId}" is an XML schema; validate-as="json" needs a JSON schema`,
+      );
+    else if (c.schemas !== undefined && registered === undefined)
       c.error(
         content,
         'attribute',
@@ -289,10 +440,13 @@ function compileContent(content: PolicyNode<typeof CONTENT_ATTRIBUTES>, c: Compi
     }
   }
   return {
+    as,
     schemaId,
     registered,
+    registeredXml,
     type: mediaType(content.literal('type')),
     action: actionGetter(content.getter('action'), 'validate-content/content/@action'),
+    // For a JSON schema only: the documentation gives XML schemas no runtime override.
     additional: content.literal('allow-additional-properties'),
   };
 }

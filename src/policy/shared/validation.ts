@@ -12,6 +12,7 @@
  * - JSON Schema validation of a value or a body.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
 import { parseJson } from '../../expr/index.js';
 import type { CompileContext } from '../element.js';
 import { PolicyError, type RunContext } from '../runtime.js';
@@ -121,8 +122,27 @@ export const validatesRequest = (c: CompileContext): boolean => c.section === 'i
  * One validator for every schema of every definition: the importers convert OpenAPI 3.0 and Swagger 2.0 schemas to
  * JSON Schema 2020-12. A schema is compiled the first time a request needs it and kept as long as the configuration
  * that holds it (the cache is keyed by the schema object itself).
+ *
+ * `format` is checked, as the validate-content page documents ("The format of the properties, if specified in the
+ * schema"): the JSON Schema formats (date-time, date, time, duration, email, hostname, ipv4, ipv6, uri,
+ * uri-reference, uri-template, uuid, regex, json-pointer…) and OpenAPI's (int32, int64, float, double, byte, binary,
+ * password) as ajv-formats defines them in its full mode. A format neither knows is ignored, as JSON Schema says and
+ * Json.NET Schema does (`logger: false`: not a warning per schema).
  */
-const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
+let ajv: Ajv2020 | undefined;
+
+/**
+ * The validator, made when the first schema is compiled: making it (and adding the formats) costs ~15 ms, which every
+ * process start paid before, whether or not a policy validated anything.
+ */
+function validator(): Ajv2020 {
+  if (ajv === undefined) {
+    ajv = new Ajv2020({ strict: false, allErrors: false, logger: false });
+    // ajv-formats is CommonJS whose module object is the plugin and has it as `default` too: Node and the bundle agree.
+    ajvFormats.default(ajv);
+  }
+  return ajv;
+}
 const compiled = new WeakMap<object, Map<string, ValidateFunction>>();
 
 /** `allow-additional-properties`: true or false overrides the schema's own `additionalProperties` everywhere. */
@@ -140,7 +160,9 @@ export function validatorOf(
   }
   let validate = byOverride.get(key);
   if (validate === undefined) {
-    validate = ajv.compile(additional === undefined ? schema : overrideAdditional(schema, additional));
+    validate = validator().compile(
+      additional === undefined ? schema : overrideAdditional(schema, additional),
+    );
     byOverride.set(key, validate);
   }
   return validate;

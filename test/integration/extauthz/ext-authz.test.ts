@@ -150,6 +150,23 @@ describe('a configuration ext_authz cannot serve', () => {
     );
   });
 
+  it('refuses an MCP server API with a tool filter, which reads the JSON-RPC bodies', async () => {
+    const mcpYaml = `apis:
+  - { id: weather, type: mcp, urlSuffix: weather, serviceUrl: "http://127.0.0.1:9/mcp", mcp: { tools: ["get_*"] } }
+  - { id: open, type: mcp, urlSuffix: open, serviceUrl: "http://127.0.0.1:9/mcp" }
+`;
+    const failure = await startEngine(mcpYaml, {}, {}, undefined, 'ext_authz').then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(failure?.name).toBe('NeedsExtProcError');
+    expect(failure!.message.split('\n')).toEqual([
+      expect.stringMatching(
+        /gateway\.yaml: apis\[0\]\.mcp\.tools: API "weather" is an MCP server with a tool filter, which reads the JSON-RPC bodies: it needs ext_proc$/,
+      ),
+    ]);
+  });
+
   it('is refused by `portcullis engine --authz`, which exits with the same lines', async () => {
     const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-authz-'));
     await writeFile(path.join(directory, 'op.xml'), operationPolicy);

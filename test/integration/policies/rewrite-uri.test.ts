@@ -18,11 +18,14 @@ describe.each(engineTransports)('rewrite-uri through Envoy (%s)', (transport) =>
         ['search', 'GET', '/search?q={term}', 'search.xml'],
         ['legacy', 'GET', '/legacy?q={term}', 'legacy.xml'],
         ['computed', 'GET', '/computed/{id}', 'computed.xml'],
+        ['files', 'GET', '/files/{*path}', 'files.xml'],
+        ['everything', 'GET', '/static/*'],
       ])}\n`,
       {
         'orders.xml': rewrite('template="/v2/accounts/{id}/items/{orderId}"'),
         'search.xml': rewrite('template="/find/{term}" copy-unmatched-params="false"'),
         'legacy.xml': rewrite('template="/new?query={term}"'),
+        'files.xml': rewrite('template="/storage/{*path}"'),
         'computed.xml': rewrite(
           'template="@(&quot;/by-expression/&quot; + context.Request.MatchedParameters[&quot;id&quot;].ToUpper())"',
         ),
@@ -62,5 +65,16 @@ describe.each(engineTransports)('rewrite-uri through Envoy (%s)', (transport) =>
   it('takes the whole template from an expression', async () => {
     await fetch(`${gateway.url}/shop/computed/abc`);
     expect(backend.received.at(-1)!.url).toBe('/base/by-expression/ABC');
+  });
+
+  it("forwards a wildcard's rest of the path with its slashes, each segment as the client encoded it", async () => {
+    await fetch(`${gateway.url}/shop/files/2024/my%20docs/a.txt?v=1`);
+    expect(backend.received.at(-1)!.url).toBe('/base/storage/2024/my%20docs/a.txt?v=1');
+  });
+
+  it('matches an unnamed wildcard (/static/*) and forwards the path as it came', async () => {
+    const response = await fetch(`${gateway.url}/shop/static/css/site.css`);
+    expect(response.status).toBe(200);
+    expect(backend.received.at(-1)!.url).toBe('/base/static/css/site.css');
   });
 });

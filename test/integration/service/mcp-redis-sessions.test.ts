@@ -66,6 +66,29 @@ describe.each([
     expect(await a.find(session.id)).toBeUndefined();
   });
 
+  it("holds a session's attachments for every process: the first claim wins, and they go with the session", async () => {
+    const session = await a.create('2025-11-25', alice);
+    expect(await b.attachments.get(session.id, 'upstream:notes')).toBeUndefined();
+    expect(await a.attachments.claim(session.id, 'upstream:notes', 'first')).toBe('first');
+    expect(await b.attachments.claim(session.id, 'upstream:notes', 'second')).toBe('first');
+    expect(await b.attachments.get(session.id, 'upstream:notes')).toBe('first');
+    expect(await b.attachments.claim(session.id, 'upstream:weather', 'w')).toBe('w');
+    expect(await a.attachments.all(session.id)).toEqual(
+      new Map([
+        ['upstream:notes', 'first'],
+        ['upstream:weather', 'w'],
+      ]),
+    );
+    // The session record is unchanged by them.
+    expect(await a.find(session.id)).toEqual({ ...session, initialized: false });
+    await b.delete(session.id);
+    expect(await a.attachments.all(session.id)).toEqual(new Map());
+    // A session that is gone (or never was) takes none.
+    expect(await a.attachments.claim(session.id, 'upstream:notes', 'late')).toBeUndefined();
+    expect(await a.attachments.get(session.id, 'upstream:notes')).toBeUndefined();
+    expect(await a.attachments.claim('not-an-id', 'upstream:notes', 'x')).toBeUndefined();
+  });
+
   it('knows no id it did not make', async () => {
     for (const id of ['', 'x', 'a'.repeat(40), `${'a'.repeat(39)}!`, '../../etc'])
       expect(await a.find(id)).toBeUndefined();

@@ -44,6 +44,9 @@ apis:
           <set-header name="x-who" exists-action="override">
             <value>@(context.Subscription == null ? "none" : context.Subscription.Id + "/" + (context.User == null ? "-" : context.User.Id + ":" + string.Join(",", context.User.Groups.Select(g => g.Id))) + "/" + (context.Product == null ? "-" : context.Product.Id))</value>
           </set-header>
+          <set-header name="x-key" exists-action="override">
+            <value>@(context.Subscription == null ? "none" : (context.Subscription.Key == context.Subscription.SecondaryKey ? "secondary" : "primary") + "," + context.Request.Headers.ContainsKey("Ocp-Apim-Subscription-Key") + "," + context.Request.Url.Query.ContainsKey("subscription-key"))</value>
+          </set-header>
         </inbound>
         <backend><base /></backend>
         <outbound><base /></outbound>
@@ -126,6 +129,13 @@ subscriptions:
     const seen = backend.received.at(-1)!;
     expect(seen.url).toBe('/api/Course?page=2');
     expect(seen.headers['x-who']).toBe('alice-gold/alice:developers/gold');
+  });
+
+  it('shows expressions the key that admitted the call (context.Subscription.Key), not the header or query parameter it came in', async () => {
+    await get('/courses/api/Course', { 'Ocp-Apim-Subscription-Key': goldKey });
+    expect(backend.received.at(-1)!.headers['x-key']).toBe('primary,False,False');
+    await get(`/courses/api/Course?subscription-key=${goldSecondary}`);
+    expect(backend.received.at(-1)!.headers['x-key']).toBe('secondary,False,False');
   });
 
   it('lets the header win over the query parameter', async () => {

@@ -130,10 +130,70 @@ describe('import apiops: the Azure/apiops sample artifacts', () => {
     expect(findings.filter((finding) => finding.file.startsWith('apis/chat-api/'))).toHaveLength(1);
   });
 
+  it("carries an existing MCP server (type mcp): its backend's endpoint as the service URL, its policy; not an SSE one or one made from a REST API", async () => {
+    const root = artifacts({
+      'apis/weather-mcp/apiInformation.json': information({
+        displayName: 'Weather MCP',
+        path: 'weather',
+        type: 'mcp',
+        protocols: ['https'],
+        serviceUrl: 'https://mcp.weather.example/',
+        subscriptionRequired: false,
+        mcpProperties: { transportType: 'streamable', endpoints: { mcp: { uriTemplate: '/mcp' } } },
+      }),
+      'apis/weather-mcp/policy.xml': '<policies><inbound><base /></inbound></policies>',
+      'apis/echo-mcp/apiInformation.json': information({
+        displayName: 'Echo MCP',
+        path: 'echo-tools',
+        type: 'mcp',
+        backendId: '/backends/backend2',
+        mcpProperties: { endpoints: [{ name: 'mcp', uriTemplate: '/v1/mcp' }] },
+      }),
+      'apis/old-mcp/apiInformation.json': information({
+        displayName: 'Old MCP',
+        path: 'old',
+        type: 'mcp',
+        serviceUrl: 'https://old.example',
+        mcpProperties: { transportType: 'sse', endpoints: [{ name: 'sse', uriTemplate: '/sse' }] },
+      }),
+      'apis/rest-mcp/apiInformation.json': information({
+        displayName: 'REST as MCP',
+        path: 'rest-mcp',
+        type: 'mcp',
+      }),
+    });
+    const { document, files, findings } = await importApiops(root);
+    const weather = document.apis.find((api) => api.urlSuffix === 'weather')!;
+    expect(weather).toMatchObject({
+      name: 'Weather MCP',
+      type: 'mcp',
+      serviceUrl: 'https://mcp.weather.example/mcp',
+      subscriptionRequired: false,
+      policy: `policies/apis/${weather.id}.xml`,
+    });
+    expect(weather.operations).toBeUndefined();
+    expect(files.get(`policies/apis/${weather.id}.xml`)).toContain('<inbound>');
+    expect(messagesFor(findings, 'apis/weather-mcp/apiInformation.json')).toEqual([
+      "protocols: the gateway's listeners decide http and https",
+    ]);
+    expect(document.apis.find((api) => api.urlSuffix === 'echo-tools')).toMatchObject({
+      type: 'mcp',
+      serviceUrl: 'https://postman-echo.com/v1/mcp',
+    });
+    expect(messagesFor(findings, 'apis/echo-mcp/apiInformation.json')).toEqual([]);
+    expect(document.apis.some((api) => api.urlSuffix === 'old' || api.urlSuffix === 'rest-mcp')).toBe(false);
+    expect(messagesFor(findings, 'apis/old-mcp/apiInformation.json')).toContain(
+      'mcpProperties.transportType sse: Portcullis reaches MCP servers over Streamable HTTP only (not the HTTP+SSE transport of 2024-11-05); the API is left out',
+    );
+    expect(messagesFor(findings, 'apis/rest-mcp/apiInformation.json')).toContain(
+      "an MCP server made from a REST API's operations: Portcullis serves every API's operations as tools at /v1/mcp; left out",
+    );
+  });
+
   it('lists everything it leaves out with the file it came from and why', async () => {
     const { findings } = await importApiops(sample);
     expect(messagesFor(findings, 'apis/graphql-api/apiInformation.json')).toContain(
-      'type graphql: only HTTP, SOAP and WebSocket pass-through APIs are served; the API is left out',
+      'type graphql: only HTTP, SOAP, WebSocket and MCP pass-through APIs are served; the API is left out',
     );
     expect(messagesFor(findings, 'products/product2/apis/graphql-api')).toEqual([
       'API "graphql-api" was not carried over',

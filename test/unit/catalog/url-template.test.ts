@@ -13,6 +13,9 @@ describe('URL templates', () => {
     ['/api/Course/{id}/students/{sid}', '/api/Course/4/students/x y', { id: '4', sid: 'x y' }],
     ['/files/{*path}', '/files/a/b/c.txt', { path: 'a/b/c.txt' }],
     ['/files/{*path}', '/files/', { path: '' }],
+    ['/files/*', '/files/a/b/c.txt', {}],
+    ['/*', '/anything/at/all', {}],
+    ['/*', '/', {}],
     ['/report.{format}', '/report.json', { format: 'json' }],
   ])('%s matches %s', (template, path, parameters) => {
     expect(compileUrlTemplate(template).match(path, q())).toEqual(parameters);
@@ -38,6 +41,7 @@ describe('URL templates', () => {
   it.each([
     ['api/Course', 'must start with "/"'],
     ['/files/{*rest}/more', 'must be the last segment'],
+    ['/files/*/more', '"*" must be the last segment'],
     ['/a/{id}/{id}', 'parameter "id" appears twice'],
     ['/a/{id', 'malformed segment "{id"'],
     ['/a?x=1', 'must look like key={name}'],

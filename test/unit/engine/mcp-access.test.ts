@@ -76,6 +76,48 @@ describe('mcpAccessOf', () => {
     expect(await access.check('courses', headers())).toEqual({ kind: 'not-protected' });
   });
 
+  it('refuses a Host or Origin the endpoint does not serve before any token check (DNS rebinding), as /v1/mcp does', async () => {
+    const guarded = mcpAccessOf(
+      {
+        ...config,
+        mcp: { ...config.mcp!, allowedHosts: ['127.0.0.1:8080'], allowedOrigins: ['https://app.example'] },
+      },
+      async () => [jwk],
+    )!;
+    const good = `Bearer ${await token({ scope: 'read:tools-work' })}`;
+    const at = (host: string, origin?: string) =>
+      new Map([
+        ['authorization', [good]],
+        [':authority', [host]],
+        ...(origin === undefined ? [] : [['origin', [origin]] as [string, string[]]]),
+      ]);
+    for (const [host, origin] of [
+      ['127.0.0.1:8080', undefined],
+      ['127.0.0.1:8080', BASE],
+      ['127.0.0.1:8080', 'https://app.example'],
+    ] as const)
+      expect(await guarded.check('weather', at(host, origin))).toEqual({
+        kind: 'allowed',
+        authorization: good,
+      });
+    expect(await guarded.check('weather', at('evil.example'))).toEqual({
+      kind: 'refused',
+      status: 403,
+      message: 'Forbidden: Host "evil.example" is not allowed',
+    });
+    expect(await guarded.check('weather', at('127.0.0.1:8080', 'http://evil.example'))).toEqual({
+      kind: 'refused',
+      status: 403,
+      message: 'Forbidden: Origin "http://evil.example" is not allowed',
+    });
+    // Without allowedHosts every Host is served; a foreign Origin is still refused.
+    const open = mcpAccessOf(config, async () => [jwk])!;
+    expect(await open.check('weather', at('anything.example'))).toMatchObject({ kind: 'allowed' });
+    expect(await open.check('weather', at('anything.example', 'http://evil.example'))).toMatchObject({
+      status: 403,
+    });
+  });
+
   it('is off without auth or without MCP APIs', () => {
     expect(mcpAccessOf({ ...config, auth: undefined }, async () => [jwk])).toBeUndefined();
     expect(

@@ -105,7 +105,7 @@ describe('UpstreamTools', () => {
     await upstream.list(caller(['read:p-work'], 'session:y'));
     expect(alpha.opened.length - opened).toBe(2);
     expect(upstream.sessions).toBe(2);
-    upstream.endSession('session:x');
+    await upstream.endSession('session:x', caller(['read:p-work'], 'session:x').subject);
     expect(upstream.sessions).toBe(1);
     const ended = alpha.opened[opened]!;
     await expect.poll(() => alpha.closed.includes(ended)).toBe(true);

@@ -149,12 +149,13 @@ async function importApi(context: ImportContext, name: string, folder: string): 
   const { artifacts, document, output } = context;
   const file = `apis/${folder}/apiInformation.json`;
   const properties = artifacts.properties(file, 'apis', name);
-  reportUnused(artifacts, file, properties, used, reasons);
   const type = typeof properties.type === 'string' ? properties.type : 'http';
+  if (type === 'mcp') return importMcpServer(context, name, folder, properties);
+  reportUnused(artifacts, file, properties, used, reasons);
   if (type !== 'http' && type !== 'soap' && type !== 'websocket') {
     artifacts.skip(
       file,
-      `type ${type}: only HTTP, SOAP and WebSocket pass-through APIs are served; the API is left out`,
+      `type ${type}: only HTTP, SOAP, WebSocket and MCP pass-through APIs are served; the API is left out`,
     );
     return;
   }
@@ -202,6 +203,97 @@ async function importApi(context: ImportContext, name: string, folder: string): 
   reportOtherContent(artifacts, folder);
   document.apis.push(api);
   context.apiIds.set(name, id);
+}
+
+/**
+ * An API of type mcp (API Management REST API 2025-09-01-preview: "expose an existing MCP server"): a pass-through
+ * MCP server names its backend by `serviceUrl` or `backendId`, its transport in `mcpProperties.transportType` and the
+ * server's endpoint path in `mcpProperties.endpoints`; it becomes a Portcullis MCP API whose `serviceUrl` is that
+ * endpoint, served at `/<path>/mcp` as API Management serves it, with its API policy. An MCP server API Management
+ * makes from a REST API's operations (no backend; its tools name operations) is not carried: Portcullis serves every
+ * API's operations as tools at `/v1/mcp` already. Neither is a server reached over the old HTTP+SSE transport.
+ */
+function importMcpServer(
+  context: ImportContext,
+  name: string,
+  folder: string,
+  properties: Record<string, unknown>,
+): void {
+  const { artifacts, document, output } = context;
+  const file = `apis/${folder}/apiInformation.json`;
+  const { backendId: _, ...otherReasons } = reasons;
+  reportUnused(artifacts, file, properties, [...used, 'backendId', 'mcpProperties'], otherReasons);
+  const mcp = isRecord(properties.mcpProperties) ? properties.mcpProperties : {};
+  const transport = typeof mcp.transportType === 'string' ? mcp.transportType : 'streamable';
+  if (!/^streamable(-?http)?$/i.test(transport)) {
+    artifacts.skip(
+      file,
+      `mcpProperties.transportType ${transport}: Portcullis reaches MCP servers over Streamable HTTP only (not the HTTP+SSE transport of 2024-11-05); the API is left out`,
+    );
+    return;
+  }
+  const backend =
+    typeof properties.backendId === 'string'
+      ? document.backends.find((entry) => entry.id === String(properties.backendId).split('/').at(-1))
+      : undefined;
+  const base = typeof properties.serviceUrl === 'string' ? properties.serviceUrl : backend?.url;
+  if (base === undefined) {
+    artifacts.skip(
+      file,
+      typeof properties.backendId === 'string'
+        ? `backendId ${properties.backendId}: the backend is not among those carried over (or has no url); the MCP server is left out`
+        : "an MCP server made from a REST API's operations: Portcullis serves every API's operations as tools at /v1/mcp; left out",
+    );
+    return;
+  }
+  const endpoint = mcpEndpointPath(mcp.endpoints);
+  const serviceUrl = `${base.replace(/\/+$/, '')}${endpoint === '/' ? '' : endpoint}`;
+  if (!/^https?:\/\//.test(serviceUrl)) {
+    artifacts.skip(
+      file,
+      `serviceUrl: an MCP server needs an http(s) URL, got ${JSON.stringify(serviceUrl)}; left out`,
+    );
+    return;
+  }
+  const urlSuffix = urlSuffixOf(context, file, properties, undefined);
+  if (urlSuffix === undefined) return;
+  const id = configId(artifacts, `apis/${folder}`, name);
+  const api: ApiEntry = {
+    id,
+    ...(typeof properties.displayName === 'string' ? { name: properties.displayName } : {}),
+    ...(typeof properties.description === 'string' && properties.description !== ''
+      ? { description: properties.description }
+      : {}),
+    type: 'mcp',
+    subscriptionRequired: properties.subscriptionRequired !== false,
+    ...subscriptionKeyNames(properties),
+    urlSuffix,
+    serviceUrl,
+  };
+  const policy = artifacts.text(`apis/${folder}/policy.xml`);
+  if (policy !== undefined) {
+    output.set(`policies/apis/${id}.xml`, policy);
+    api.policy = `policies/apis/${id}.xml`;
+  }
+  reportOtherContent(artifacts, folder);
+  document.apis.push(api);
+  context.apiIds.set(name, id);
+}
+
+/**
+ * The server's MCP endpoint path from `mcpProperties.endpoints`, written either as an object by name
+ * (`{"mcp": {"uriTemplate": "/mcp"}}`) or as a list (`[{"name": "mcp", "uriTemplate": "/mcp"}]`); the Streamable
+ * HTTP one is named `mcp` or `message`. None: the backend URL is the endpoint.
+ */
+function mcpEndpointPath(endpoints: unknown): string {
+  const entries = Array.isArray(endpoints)
+    ? endpoints.filter(isRecord).map((entry) => [String(entry.name ?? ''), entry] as const)
+    : isRecord(endpoints)
+      ? Object.entries(endpoints).flatMap(([key, entry]) => (isRecord(entry) ? [[key, entry] as const] : []))
+      : [];
+  const chosen = entries.find(([key]) => key === 'mcp') ?? entries.find(([key]) => key === 'message');
+  const template = chosen?.[1].uriTemplate;
+  return typeof template === 'string' && template.startsWith('/') ? template : '/';
 }
 
 function subscriptionKeyNames(properties: Record<string, unknown>): Pick<ApiEntry, 'subscriptionKeyNames'> {

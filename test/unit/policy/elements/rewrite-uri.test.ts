@@ -38,6 +38,16 @@ describe('rewrite-uri', () => {
     expect(await path('%2F..%2F')).toBe('/v2/items/%252F..%252F');
   });
 
+  it("forwards a wildcard parameter's rest of the path with its slashes, named {path} or {*path}", async () => {
+    const files = (template: string, path: string) =>
+      rewrite(template, 'https://gw/files/x?v=2', '', '/files/{*path}', { path });
+    expect(await files('/storage/{path}', 'a/b/c.txt')).toBe('/storage/a/b/c.txt?v=2');
+    expect(await files('/storage/{*path}', 'a/b/c.txt')).toBe('/storage/a/b/c.txt?v=2');
+    // Each segment encoded once: a space or a "%" in a segment, never the separators.
+    expect(await files('/storage/{path}', 'my docs/50%.txt')).toBe('/storage/my%20docs/50%25.txt?v=2');
+    expect(await files('/storage/{path}', '')).toBe('/storage/?v=2');
+  });
+
   it('takes the whole template from an expression', async () => {
     expect(
       await rewrite(

@@ -61,6 +61,23 @@ describe('validate-parameters', () => {
     ]);
   });
 
+  it("checks a parameter schema's format keyword", async () => {
+    const since = {
+      name: 'since',
+      required: false,
+      type: 'string' as const,
+      schema: { type: 'string', format: 'date' },
+    };
+    const withFormat = { ...definition, queryParameters: [...definition.queryParameters, since] };
+    const send = (query: string) =>
+      inbound(policy('prevent', 'ignore'), { ...get(query), definition: withFormat });
+    expect((await send('?q=a&since=2024-05-01')).outcome.kind).toBe('forward');
+    const { context } = await send('?q=a&since=May%201st');
+    expect(context.lastError?.message).toMatch(
+      /^Value of the query parameter since does not conform to the definition\.\n\nThe value must match format "date"\./,
+    );
+  });
+
   it('reports a value that cannot be parsed as the declared type, and multiple values of a scalar', async () => {
     const { context } = await inbound(policy('detect', 'ignore'), get('?q=a&q=b&limit=ten', [], 'x'));
     const errors = errorsOf(context);

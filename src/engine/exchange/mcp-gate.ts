@@ -1,0 +1,58 @@
+/**
+ * What the engine does itself on a request to an MCP server API's own URL, before any policy: the authorization
+ * server's check of the client's token (mcp-access.ts; the token is never forwarded) and, on a POST, the API's tool
+ * filter (mcp-tools.ts): the body read, a hidden tool's call answered here, a listing's answer reshaped.
+ */
+import type { PhaseRequests } from '../../extproc/exchange.js';
+import { firstHeader, type HeaderFields } from '../../extproc/headers.js';
+import type { FinalResponse } from '../../policy/index.js';
+import type { McpToolFilter } from '../mcp-tools.js';
+import type { PolicyEngine } from './policy-engine.js';
+import { bearerRefusal } from './refusals.js';
+import type { Forwarded } from './state.js';
+
+export class McpGate {
+  #listIds: ReadonlySet<string> = new Set();
+
+  private constructor(
+    /** The client's `Authorization` the engine checked: for the gateway, never forwarded. */
+    readonly authorization: string | undefined,
+    private readonly filter: McpToolFilter | undefined,
+  ) {}
+
+  /** The gate of an MCP server API's request, or the refusal of its token; undefined for any other API. */
+  static async open(
+    engine: Pick<PolicyEngine, 'mcpAccess' | 'mcpTools'>,
+    apiId: string,
+    method: string,
+    headers: HeaderFields,
+  ): Promise<McpGate | FinalResponse | undefined> {
+    const access = await engine.mcpAccess?.check(apiId, headers);
+    if (access?.kind === 'refused') return bearerRefusal(access);
+    // Only a POST carries JSON-RPC (GET is the server's stream, DELETE ends a session).
+    const filter = method === 'POST' ? engine.mcpTools?.get(apiId) : undefined;
+    const authorization = access?.kind === 'allowed' ? access.authorization : undefined;
+    return authorization !== undefined || filter ? new McpGate(authorization, filter) : undefined;
+  }
+
+  /** With a filter, the body is read before any policy, and the answer's headers seen (a listing's body is asked). */
+  phases(phases: PhaseRequests, requestHasBody: boolean): PhaseRequests {
+    return this.filter ? { ...phases, requestBody: requestHasBody, responseHeaders: true } : phases;
+  }
+
+  /** The JSON-RPC error for a call of a hidden tool, else nothing (and the listings' ids are kept). */
+  inspect(body: Buffer): FinalResponse | undefined {
+    const inspected = this.filter?.inspect(body);
+    if (inspected?.kind === 'refused') return inspected.response;
+    if (inspected) this.#listIds = inspected.listIds;
+    return undefined;
+  }
+
+  /** What rewrites the answer, when the request listed tools. */
+  get reshape(): Forwarded['reshape'] {
+    const { filter } = this;
+    const listIds = this.#listIds;
+    if (!filter || listIds.size === 0) return undefined;
+    return (body, head) => filter.reshape(body, firstHeader(head.headers, 'content-type') ?? '', listIds);
+  }
+}
