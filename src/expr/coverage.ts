@@ -34,40 +34,16 @@ export interface DocumentedType {
   readonly except?: readonly string[];
 }
 
-const LATER = 'not yet available (issue #39)';
-
 /**
  * Documented types and listed members the library does not have, each with the reason. A type name alone stands for
  * the whole type; `Type.Member` for one listed member.
  */
 export const MISSING: Readonly<Record<string, string>> = {
-  'Newtonsoft.Json.Linq.Extensions': `${LATER}; its common members are there as JToken methods (\`Value<T>\`, \`Values\`)`,
-  'Newtonsoft.Json.Linq.JConstructor': `${LATER}: JSON text has no constructors, so only code building one would meet it`,
-  'Newtonsoft.Json.Linq.JRaw': LATER,
-  'System.Collections.Generic.IEnumerator<T>': `${LATER}: \`foreach\` and LINQ cover enumeration; \`GetEnumerator()\` is refused at load`,
-  'System.IO.StringReader': LATER,
-  'System.IO.StringWriter': LATER,
-  'System.Nullable': `${LATER}; nullable types (\`int?\`) and their \`HasValue\` and \`Value\` work`,
-  'System.Text.RegularExpressions.Capture': LATER,
-  'System.Text.RegularExpressions.CaptureCollection': LATER,
-  'System.Text.RegularExpressions.Group.Captures': LATER,
-  'System.Text.RegularExpressions.Match.Empty': LATER,
-  'System.TimeZone': `${LATER}: obsolete in .NET; the gateway's local time zone is UTC`,
-  'System.TimeZoneInfo': `${LATER}: needs a time-zone database with Windows zone ids, as API Management's are`,
-  'System.TimeZoneInfo.AdjustmentRule': 'follows System.TimeZoneInfo',
-  'System.TimeZoneInfo.TransitionTime': 'follows System.TimeZoneInfo',
-  'System.Xml.Linq.Extensions': LATER,
-  'System.Xml.Linq.XCData': LATER,
-  'System.Xml.Linq.XComment': LATER,
-  'System.Xml.Linq.XDeclaration': LATER,
-  'System.Xml.Linq.XDocumentType': LATER,
-  'System.Xml.Linq.XNamespace': `${LATER}; \`XName.Namespace\`/\`NamespaceName\` and \`{ns}local\` names work`,
-  'System.Xml.Linq.XNodeDocumentOrderComparer': LATER,
-  'System.Xml.Linq.XNodeEqualityComparer': LATER,
-  'System.Xml.Linq.XObject': LATER,
-  'System.Xml.Linq.XProcessingInstruction': LATER,
-  'System.Xml.Linq.XText': LATER,
-  'System.Xml.XmlNodeType': LATER,
+  'Newtonsoft.Json.Linq.JConstructor':
+    "left out: Newtonsoft reads a constructor (`new Date(1)`) only from text that is not JSON (RFC 8259), which the gateway's JSON parser refuses, so only an expression building one would meet it",
+  'System.TimeZoneInfo.AdjustmentRule':
+    "`TimeZoneInfo.GetAdjustmentRules` is left out: the runtime's time-zone database (ICU, through Intl) gives a zone's offset at an instant, not its rules; every conversion is computed from those offsets",
+  'System.TimeZoneInfo.TransitionTime': 'part of an AdjustmentRule, left out with it',
 };
 
 /**
@@ -95,6 +71,20 @@ export const NOTES: Readonly<Record<string, string>> = {
   'System.UInt32': 'a `long` underneath: values are not narrowed to 32 bits',
   'System.UInt64': 'a `long` underneath: values above `long.MaxValue` wrap',
   'System.Single': 'a `double` underneath: arithmetic is not rounded to 32 bits',
+  'Newtonsoft.Json.Linq.JRaw': '`JRaw.Create` is left out: it reads from a `JsonReader`, not an allowed type',
+  'System.Nullable':
+    '`GetUnderlyingType` is left out: it takes a `System.Type`, and `typeof` is refused at load',
+  'System.TimeZone':
+    "the gateway's zone, UTC; `GetDaylightChanges` is left out: it returns `System.Globalization.DaylightTime`, not an allowed type",
+  'System.TimeZoneInfo':
+    'IANA and Windows ids (Windows ids through CLDR\'s windowsZones); `TimeZoneInfo.Local` is UTC, as the gateway runs; names come from ICU in English (`DisplayName` "(UTC-08:00) Pacific Time"); `GetAdjustmentRules` is left out (see AdjustmentRule)',
+  'System.Xml.Linq.XObject':
+    'annotations and the `Changed`/`Changing` events are left out: a policy expression cannot subscribe a handler',
+  'System.Xml.Linq.XNode':
+    '`CreateReader`, `ReadFrom` and `WriteTo` are left out: XmlReader and XmlWriter are not among the allowed types',
+  'System.Xml.Linq.XElement': '`Load` and `Save` are left out (no files or streams)',
+  'System.Text.RegularExpressions.Group':
+    '`Captures` holds the last capture of a repeated group only (RE2 keeps no others; see differences)',
 };
 
 export type Coverage =

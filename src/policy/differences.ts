@@ -64,6 +64,15 @@ export const DIFFERENCES: readonly Difference[] = [
     why: `${REGEX_WHY} These constructs need backtracking.`,
   },
   {
+    area: 'Expressions: `Regex`',
+    apiManagement:
+      '.NET records every repetition of a quantified group: `Regex.Match("abc", @"(\\w)+").Groups[1].Captures` ' +
+      'holds `a`, `b` and `c` (Group.Captures, .NET API reference).',
+    portcullis: '`Group.Captures` holds the last capture only (`c`); `Group.Value` is the same as in .NET.',
+    because: 'security',
+    why: `${REGEX_WHY} RE2 keeps one span per group, the last.`,
+  },
+  {
     area: '`set-status`',
     elements: ['set-status'],
     apiManagement: "The `reason` is the status line's reason phrase (set-status policy page).",
@@ -180,6 +189,17 @@ export const DIFFERENCES: readonly Difference[] = [
       'is written `1.5`, and digits past the 15th–17th are lost there.',
     because: 'runtime',
     why: 'JSON tokens hold JavaScript numbers; carrying a decimal through the JSON writer is not done yet.',
+  },
+  {
+    area: 'Expressions: `TimeZoneInfo`',
+    apiManagement:
+      "API Management's hosts run Windows: zone names are Windows' own (`DisplayName` \"(UTC-08:00) Pacific Time (US & " +
+      'Canada)"), and `GetSystemTimeZones` lists Windows ids (TimeZoneInfo, .NET API reference).',
+    portcullis:
+      'Offsets and daylight-time rules are the same (IANA data), and Windows ids are accepted, but names come from ' +
+      'ICU (`DisplayName` "(UTC-08:00) Pacific Time") and `GetSystemTimeZones` lists IANA ids.',
+    because: 'runtime',
+    why: "Node's time-zone database is ICU's, with IANA ids and CLDR names; Windows' own names are not part of it.",
   },
   {
     area: 'Expressions: `X509Certificate2`, `X509Certificate`',

@@ -195,6 +195,10 @@ class Compiler {
   }
 
   resolveType(t: TypeRef): CsType {
+    // Nullable<T> is T? (the name alone is the static class System.Nullable).
+    if ((t.name === 'Nullable' || t.name === 'System.Nullable') && t.args.length === 1) {
+      return this.resolveType({ ...t, ...t.args[0]!, nullable: true, arrayRank: t.arrayRank, pos: t.pos });
+    }
     let info = TYPES_BY_NAME.get(t.name);
     if (!info && t.args.length) info = TYPES_BY_NAME.get(`${t.name}\`${t.args.length}`);
     if (!info) {

@@ -88,6 +88,8 @@ const EXCEPTION_PARENTS: Record<string, string> = {
   FormatException: 'SystemException',
   UriFormatException: 'FormatException',
   InvalidOperationException: 'SystemException',
+  ObjectDisposedException: 'InvalidOperationException',
+  TimeZoneNotFoundException: 'SystemException',
   NullReferenceException: 'SystemException',
   InvalidCastException: 'SystemException',
   KeyNotFoundException: 'SystemException',

@@ -156,6 +156,8 @@ export const ArrayType = defineType({
 
 /** Comparer<T>.Default, used by Sort and OrderBy: culture-sensitive for strings, numeric otherwise; null sorts first. */
 export function defaultCompare(a: unknown, b: unknown, comparer?: CsComparer | null): number {
+  const own = comparer?.order(a, b);
+  if (own !== undefined && own !== null) return own;
   if (a === null || a === undefined) return b === null || b === undefined ? 0 : -1;
   if (b === null || b === undefined) return 1;
   if (typeof a === 'string' && typeof b === 'string')

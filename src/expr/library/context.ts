@@ -23,7 +23,7 @@ import { defineEnumType } from './enums.js';
 import { bool } from './helpers.js';
 import { parseJson } from './json/parse.js';
 import { JArray, JObject } from './json/tokens.js';
-import { parseXDocument } from './xml.js';
+import { parseXDocument } from './xml/parse.js';
 
 const date = (d: Date | null): CsDateTime | null => (d ? CsDateTime.fromDate(d, 'Utc') : null);
 

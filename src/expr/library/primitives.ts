@@ -414,6 +414,8 @@ const EXCEPTION_TYPES = [
   'XmlException',
   'CryptographicException',
   'RegexMatchTimeoutException',
+  'ObjectDisposedException',
+  'TimeZoneNotFoundException',
 ];
 
 const exceptionBase = defineType({
@@ -460,6 +462,7 @@ function exceptionChain(t: string): string[] {
     JsonSerializationException: 'JsonException',
     DivideByZeroException: 'ArithmeticException',
     OverflowException: 'ArithmeticException',
+    ObjectDisposedException: 'InvalidOperationException',
   };
   for (let c = parents[t]; c; c = parents[c]) chain.push(c);
   return chain;

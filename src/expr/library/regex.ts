@@ -12,8 +12,8 @@
  * checked when it is first used and fails as an ArgumentException (LastError), never by running another engine.
  *
  * Kept from .NET: Unicode `\d \w \s` (as .NET's default), group numbering (unnamed groups first, then named ones),
- * Match/Group/GroupCollection with Success, Value, Index and Length, `$1 ${name} $0 $& $$ $+ $_ ` $'` substitutions,
- * the empty-match stepping of Matches/Replace/Split and the captured groups Split inserts.
+ * Capture ← Group ← Match and GroupCollection with Success, Value, Index and Length (Captures: the last capture only,
+ * as RE2 keeps no others), `$1 ${name} $0 $& $$ $+ $_ ` $'` substitutions, the empty-match stepping of Matches/Replace/Split and the captured groups Split inserts.
  * Differences (documented in docs/security.md, "Expressions", and docs/differences.md): `$` and `\Z` match only at the very end of the input
  * (not before a final newline) unless RegexOptions.Multiline is set; `\b` uses ASCII word characters.
  */
@@ -578,6 +578,25 @@ export class CsMatch {
   }
 }
 
+/** One capture of a group. RE2 keeps only the last capture of a repeated group, so a group has at most one. */
+export class CsCapture {
+  constructor(
+    readonly input: string,
+    readonly start: number,
+    readonly end: number,
+  ) {}
+  get value(): string {
+    return this.input.slice(this.start, this.end);
+  }
+}
+
+export class CsCaptureCollection {
+  constructor(readonly captures: readonly CsCapture[]) {}
+}
+
+const capturesOf = (g: CsGroup): CsCaptureCollection =>
+  new CsCaptureCollection(g.start >= 0 ? [new CsCapture(g.input, g.start, g.end)] : []);
+
 export class CsGroup {
   constructor(
     readonly input: string,
@@ -874,9 +893,64 @@ const groupOf = (m: CsMatch, key: unknown): CsGroup => {
   return n >= 0 ? m.group(n) : new CsGroup(m.input, -1, -1, str(key));
 };
 
+/** Capture ← Group ← Match, as in .NET: a group or a match is also a capture. */
+export const CaptureType = defineType({
+  name: 'Capture',
+  namespace: 'System.Text.RegularExpressions',
+  classes: [CsCapture],
+  test: (v) => v instanceof CsCapture || v instanceof CsGroup || v instanceof CsMatch,
+  props: {
+    Value: prop((c: CsCapture) => c.value),
+    Index: prop((c: CsCapture) => c.start),
+    Length: prop((c: CsCapture) => c.end - c.start),
+  },
+  methods: { ToString: (_rt, c: CsCapture) => c.value },
+});
+
+export const CaptureCollectionType = defineType({
+  name: 'CaptureCollection',
+  namespace: 'System.Text.RegularExpressions',
+  classes: [CsCaptureCollection],
+  props: { Count: prop((c: CsCaptureCollection) => c.captures.length) },
+  indexer: {
+    get: (_rt, c: CsCaptureCollection, args) => {
+      const i = int(args[0]);
+      const capture = c.captures[i];
+      if (!capture)
+        throw argError(
+          "Specified argument was out of the range of valid values. (Parameter 'i')",
+          'ArgumentOutOfRangeException',
+        );
+      return capture;
+    },
+  },
+  enumerate: (c: CsCaptureCollection) => c.captures,
+});
+
+export const GroupType = defineType({
+  name: 'Group',
+  namespace: 'System.Text.RegularExpressions',
+  base: CaptureType,
+  classes: [CsGroup],
+  test: (v) => v instanceof CsGroup || v instanceof CsMatch,
+  props: {
+    Success: prop((g: CsGroup) => g.start >= 0),
+    Value: prop((g: CsGroup) => g.value),
+    Index: prop((g: CsGroup) => Math.max(0, g.start)),
+    Length: prop((g: CsGroup) => g.value.length),
+    Name: prop((g: CsGroup) => g.name),
+    Captures: prop((g: CsGroup) => capturesOf(g)),
+  },
+  methods: { ToString: (_rt, g: CsGroup) => g.value },
+});
+
+/** Match.Empty: the failed match .NET returns where no search ran. */
+const EMPTY_MATCH = new CsMatch(null, '', FAILED_SPANS);
+
 export const MatchType = defineType({
   name: 'Match',
   namespace: 'System.Text.RegularExpressions',
+  base: GroupType,
   classes: [CsMatch],
   props: {
     Success: prop((m: CsMatch) => m.success),
@@ -885,7 +959,9 @@ export const MatchType = defineType({
     Length: prop((m: CsMatch) => m.group(0).value.length),
     Name: prop(() => '0'),
     Groups: prop((m: CsMatch) => new CsGroupCollection(m)),
+    Captures: prop((m: CsMatch) => capturesOf(m.group(0))),
   },
+  staticProps: { Empty: prop(() => EMPTY_MATCH) },
   methods: {
     ToString: (_rt, m: CsMatch) => m.group(0).value,
     NextMatch: (rt, m: CsMatch) => {
@@ -902,20 +978,6 @@ export const MatchType = defineType({
       return out;
     },
   },
-});
-
-export const GroupType = defineType({
-  name: 'Group',
-  namespace: 'System.Text.RegularExpressions',
-  classes: [CsGroup],
-  props: {
-    Success: prop((g: CsGroup) => g.start >= 0),
-    Value: prop((g: CsGroup) => g.value),
-    Index: prop((g: CsGroup) => Math.max(0, g.start)),
-    Length: prop((g: CsGroup) => g.value.length),
-    Name: prop((g: CsGroup) => g.name),
-  },
-  methods: { ToString: (_rt, g: CsGroup) => g.value },
 });
 
 export const GroupCollectionType = defineType({

@@ -368,8 +368,23 @@ export const StringType = defineType({
       checkStringLength(rt, n);
       return String.fromCharCode(args[0].code).repeat(n);
     }
-    if (Array.isArray(args[0])) return (args[0] as CsChar[]).map((c) => String.fromCharCode(c.code)).join('');
-    throw argError('new string(…) takes (char, int) or (char[])');
+    if (Array.isArray(args[0])) {
+      // new string(char[] value, int startIndex, int length): that slice of the array.
+      const chars = args[0] as (CsChar | null)[];
+      const start = args.length === 3 ? int(args[1]) : 0;
+      const length = args.length === 3 ? int(args[2]) : chars.length;
+      if (start < 0 || length < 0 || start + length > chars.length) {
+        throw argError(
+          'Index was out of range. Must be non-negative and less than the size of the collection.',
+          'ArgumentOutOfRangeException',
+        );
+      }
+      return chars
+        .slice(start, start + length)
+        .map((c) => String.fromCharCode(c?.code ?? 0))
+        .join('');
+    }
+    throw argError('new string(…) takes (char, int), (char[]) or (char[], int, int)');
   },
   // Lazily: foreach and LINQ over a long string count steps per character instead of materialising them all.
   enumerate: function* (self: string) {
@@ -378,10 +393,18 @@ export const StringType = defineType({
 });
 
 /** A StringComparer passed to Dictionary/HashSet/OrderBy/Distinct constructors and methods. */
+/**
+ * An IEqualityComparer / IComparer the collections and LINQ take. StringComparer is this class; a library comparer
+ * of other values (LINQ to XML's node comparers) extends it and overrides `key` (what equal values share) or `order`.
+ */
 export class CsComparer {
   constructor(readonly comparison: number) {}
   key(v: unknown): unknown {
     return typeof v === 'string' && ignoresCase(this.comparison) ? v.toUpperCase() : v;
+  }
+  /** The order of two values this comparer orders itself; null leaves them to the default order. */
+  order(_a: unknown, _b: unknown): number | null {
+    return null;
   }
 }
 
@@ -389,6 +412,7 @@ export const StringComparerType = defineType({
   name: 'StringComparer',
   namespace: 'System',
   classes: [CsComparer],
+  test: (v) => v instanceof CsComparer && v.constructor === CsComparer,
   staticProps: {
     Ordinal: prop(() => new CsComparer(Comparison.Ordinal)),
     OrdinalIgnoreCase: prop(() => new CsComparer(Comparison.OrdinalIgnoreCase)),

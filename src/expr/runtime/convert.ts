@@ -194,6 +194,10 @@ export function toDotNetString(v: unknown): string {
 
 export function add(rt: Rt, a: unknown, b: unknown): unknown {
   if (typeof a === 'number' && typeof b === 'number') return (a + b) | 0;
+  if (typeof a === 'object' && a !== null) {
+    const declared = typeOf(a).plus;
+    if (declared) return declared(rt, a, b);
+  }
   if (typeof a === 'string' || typeof b === 'string') {
     const left = toDotNetStringRt(rt, a);
     const right = toDotNetStringRt(rt, b);

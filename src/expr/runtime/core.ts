@@ -181,6 +181,9 @@ export interface TypeSpec {
   explicitTo?: (self: Self, target: ConversionTarget) => unknown;
   /** IEnumerable: makes LINQ (Enumerable) extension methods and foreach available. */
   enumerate?: (self: Self) => Iterable<unknown>;
+  /** `operator +` this type declares with its value on the left (XNamespace + string → XName); asked before `+`
+   *  concatenates strings. */
+  plus?: (rt: Rt, self: Self, right: unknown) => unknown;
   /** Runtime classes whose instances have this type. */
   classes?: Ctor[];
 }
@@ -203,6 +206,7 @@ export interface TypeInfo {
   readonly valueEquals: TypeSpec['valueEquals'];
   readonly explicitTo: TypeSpec['explicitTo'];
   readonly enumerate: TypeSpec['enumerate'];
+  readonly plus: TypeSpec['plus'];
 }
 
 const toMap = <T>(o: Record<string, T> | undefined): Map<string, T> => {
@@ -237,6 +241,7 @@ export function defineType(spec: TypeSpec): TypeInfo {
     valueEquals: spec.valueEquals,
     explicitTo: spec.explicitTo ?? spec.base?.explicitTo,
     enumerate: spec.enumerate ?? spec.base?.enumerate,
+    plus: spec.plus,
   };
   // A name or class claimed twice would go to whichever file loaded last: refuse it, so load order never matters.
   const names = new Set([spec.name, info.fullName, ...(spec.aliases ?? [])]);
@@ -333,12 +338,38 @@ export interface ExtensionSpec {
   declaredBy: string;
   /** The type whose values (and whose subtypes' values) receive them; 'IEnumerable' = every enumerable type. */
   receiver: TypeInfo | 'IEnumerable';
+  /**
+   * With receiver 'IEnumerable': the class of the items these methods take (IEnumerable<XNode>, IEnumerable<JToken>).
+   * Two declarers that both give one may share a method name, as C# tells `Descendants` of LINQ to XML from
+   * Newtonsoft's by the sequence's static type: here a call goes to the declarer whose item class the sequence's
+   * first non-null item has.
+   */
+  itemClass?: Ctor;
   methods: Record<string, Method>;
 }
 
 interface DeclaredExtension {
   readonly method: Method;
   readonly declaredBy: string;
+  readonly itemClass: Ctor | undefined;
+}
+
+/** One method for two declarers of a name that say their item classes: the first non-null item decides. */
+function byItemClass(a: DeclaredExtension, b: DeclaredExtension): DeclaredExtension {
+  // Neither class: the same declarer whichever loaded first, so its error message does not depend on load order.
+  const fallback = a.declaredBy < b.declaredBy ? a : b;
+  const pick = (self: unknown): DeclaredExtension => {
+    for (const x of enumerate(self)) {
+      if (x === null || x === undefined) continue;
+      return x instanceof b.itemClass! ? b : x instanceof a.itemClass! ? a : fallback;
+    }
+    return fallback;
+  };
+  return {
+    method: (rt, self, args, typeArgs) => pick(self).method(rt, self, args, typeArgs),
+    declaredBy: `${a.declaredBy} and ${b.declaredBy}`,
+    itemClass: undefined,
+  };
 }
 const EXTENSIONS_BY_RECEIVER = new Map<TypeInfo, Map<string, DeclaredExtension>>();
 const ENUMERABLE_EXTENSIONS = new Map<string, DeclaredExtension>();
@@ -347,10 +378,13 @@ export function defineExtensions(spec: ExtensionSpec): void {
   const receiverName = spec.receiver === 'IEnumerable' ? spec.receiver : spec.receiver.fullName;
   let table =
     spec.receiver === 'IEnumerable' ? ENUMERABLE_EXTENSIONS : EXTENSIONS_BY_RECEIVER.get(spec.receiver);
-  // Which of two declarations wins would depend on load order: refuse it instead.
+  // Which of two declarations wins would depend on load order: refuse it instead, unless both say their item
+  // classes (then the sequence's items decide, whatever the order).
+  const shares = (earlier: DeclaredExtension): boolean =>
+    spec.receiver === 'IEnumerable' && spec.itemClass !== undefined && earlier.itemClass !== undefined;
   for (const name of Object.keys(spec.methods)) {
     const earlier = table?.get(name);
-    if (earlier) {
+    if (earlier && !shares(earlier)) {
       throw new TypeError(
         `extension method ${receiverName}.${name} is declared by both ${earlier.declaredBy} and ${spec.declaredBy}`,
       );
@@ -361,7 +395,9 @@ export function defineExtensions(spec: ExtensionSpec): void {
     EXTENSIONS_BY_RECEIVER.set(spec.receiver as TypeInfo, table);
   }
   for (const [name, method] of Object.entries(spec.methods)) {
-    table.set(name, { method, declaredBy: spec.declaredBy });
+    const declared = { method, declaredBy: spec.declaredBy, itemClass: spec.itemClass };
+    const earlier = table.get(name);
+    table.set(name, earlier ? byItemClass(earlier, declared) : declared);
     KNOWN_MEMBERS.add(name);
   }
 }

@@ -10,17 +10,29 @@ const LIBRARY_FILES = {
   datetime: () => import('../../../src/expr/library/datetime.js'),
   encoding: () => import('../../../src/expr/library/encoding.js'),
   enums: () => import('../../../src/expr/library/enums.js'),
+  enumerator: () => import('../../../src/expr/library/enumerator.js'),
   guid: () => import('../../../src/expr/library/guid.js'),
   json: () => import('../../../src/expr/library/json/types.js'),
+  'json/extensions': () => import('../../../src/expr/library/json/extensions.js'),
+  'json/raw': () => import('../../../src/expr/library/json/raw.js'),
   jwt: () => import('../../../src/expr/library/jwt.js'),
   linq: () => import('../../../src/expr/library/linq.js'),
   math: () => import('../../../src/expr/library/math.js'),
+  nullable: () => import('../../../src/expr/library/nullable.js'),
   primitives: () => import('../../../src/expr/library/primitives.js'),
   regex: () => import('../../../src/expr/library/regex.js'),
   string: () => import('../../../src/expr/library/string.js'),
   'string-builder': () => import('../../../src/expr/library/string-builder.js'),
+  'string-io': () => import('../../../src/expr/library/string-io.js'),
+  'time-zone': () => import('../../../src/expr/library/time-zone.js'),
+  'time-zone-info': () => import('../../../src/expr/library/time-zone-info.js'),
   uri: () => import('../../../src/expr/library/uri.js'),
-  xml: () => import('../../../src/expr/library/xml.js'),
+  'xml/attribute': () => import('../../../src/expr/library/xml/attribute.js'),
+  'xml/comparers': () => import('../../../src/expr/library/xml/comparers.js'),
+  'xml/extensions': () => import('../../../src/expr/library/xml/extensions.js'),
+  'xml/leaves': () => import('../../../src/expr/library/xml/leaves.js'),
+  'xml/names': () => import('../../../src/expr/library/xml/names.js'),
+  'xml/types': () => import('../../../src/expr/library/xml/types.js'),
 };
 type LibraryFile = keyof typeof LIBRARY_FILES;
 const ALL = Object.keys(LIBRARY_FILES) as LibraryFile[];
@@ -59,7 +71,9 @@ describe('library tables', () => {
   it('the same surface whatever order the files load in', async () => {
     const forward = surface(await loadInOrder(ALL));
     const reversed = surface(await loadInOrder([...ALL].reverse()));
-    const leavesFirst = surface(await loadInOrder(['xml', 'regex', 'jwt', 'cryptography', ...ALL]));
+    const leavesFirst = surface(
+      await loadInOrder(['xml/types', 'xml/extensions', 'regex', 'jwt', 'cryptography', ...ALL]),
+    );
     expect(reversed).toEqual(forward);
     expect(leavesFirst).toEqual(forward);
     expect(forward.types).toContain('byte -> System.Byte');
@@ -86,5 +100,28 @@ describe('library tables', () => {
     expect(core.TYPES_BY_NAME.get('string')).toBe(stringType);
     expect(core.TYPES_BY_NAME.has('Other')).toBe(false);
     expect(core.findMethod(stringType, 'AsJwt')).toBeTypeOf('function');
+  });
+
+  it('a method two Extensions classes share goes by the items, whichever file loaded first', async () => {
+    for (const order of [
+      ['xml/extensions', 'json/extensions'],
+      ['json/extensions', 'xml/extensions'],
+    ] as const) {
+      const core = await loadInOrder([...order, 'collections']);
+      const { parseXDocument } = await import('../../../src/expr/library/xml/parse.js');
+      const { parseJson } = await import('../../../src/expr/library/json/parse.js');
+      const { DEFAULT_LIMITS } = await import('../../../src/expr/limits.js');
+      const rt = { limits: DEFAULT_LIMITS, steps: 0, regexMilliseconds: 0 } as unknown as Parameters<
+        import('../../../src/expr/runtime/core.js').Method
+      >[0];
+      const descendants = core.findMethod(core.TYPES_BY_NAME.get('Array')!, 'Descendants')!;
+      const xml = parseXDocument('<a><b><c/></b></a>').root!;
+      const json = parseJson('{"b":{"c":1}}', rt);
+      expect((descendants(rt, [xml], [], []) as unknown[]).length).toBe(2);
+      expect((descendants(rt, [json], [], []) as unknown[]).length).toBe(4);
+      expect(() => descendants(rt, [1], [], [])).toThrow(
+        "Unable to cast object of type 'System.Int32' to type 'Newtonsoft.Json.Linq.JToken'",
+      );
+    }
   });
 });

@@ -277,3 +277,43 @@ describe('one search is stopped while it runs (issue 29: one request held the en
     expect(toDotNetString(compiled.evaluate(makeContext()))).toBe(expected);
   });
 });
+
+describe('Capture, CaptureCollection, Group.Captures and Match.Empty', () => {
+  // Expected values from the .NET documentation: Capture (Index, Length, Value), Group.Captures ("the collection of
+  // all the captures matched by the capturing group"), Match.Empty ("an empty group. All failed matches return this
+  // empty match"): https://learn.microsoft.com/dotnet/api/system.text.regularexpressions.capture,
+  // .group.captures, .match.empty
+  it.each([
+    ['Regex.Match("xxab", "(a)(b)").Groups[2].Captures.Count', '1'],
+    ['Regex.Match("xxab", "(a)(b)").Groups[2].Captures[0].Value', 'b'],
+    ['Regex.Match("xxab", "(a)(b)").Groups[2].Captures[0].Index', '3'],
+    ['Regex.Match("xxab", "(a)(b)").Groups[2].Captures[0].Length', '1'],
+    ['Regex.Match("xxab", "(a)(b)").Captures[0].Value', 'ab'],
+    ['Regex.Match("b", "(a)?b").Groups[1].Captures.Count', '0'],
+    ['Regex.Match("xxab", "(a)(b)").Groups[1].Captures.Select(c => c.Value + c.Index).First()', 'a2'],
+    ['Regex.Match("xxab", "(a)(b)").Groups[1] is Capture', 'True'],
+    ['Regex.Match("xxab", "(a)(b)") is Group', 'True'],
+    ['Match.Empty.Success', 'False'],
+    ['Match.Empty.Value.Length', '0'],
+    ['Match.Empty.Index', '0'],
+    ['Match.Empty.Groups.Count', '1'],
+    ['Match.Empty == Match.Empty', 'True'],
+  ])('%s → %s', (expr, expected) => {
+    expect(show(expr)).toBe(expected);
+  });
+
+  it('an index past the captures is an ArgumentOutOfRangeException', () => {
+    expect(
+      showBlock(
+        'try { return Regex.Match("b", "(a)?b").Groups[1].Captures[0].Value; } catch (ArgumentOutOfRangeException) { return "out of range"; }',
+      ),
+    ).toBe('out of range');
+  });
+
+  // .NET records every repetition of a quantified group ("(a)+" on "aaa" has three captures); RE2 keeps only the last,
+  // a difference listed in docs/differences.md.
+  it('a repeated group has its last capture only', () => {
+    expect(show('Regex.Match("abc", "(\\\\w)+").Groups[1].Captures.Count')).toBe('1');
+    expect(show('Regex.Match("abc", "(\\\\w)+").Groups[1].Captures[0].Value')).toBe('c');
+  });
+});

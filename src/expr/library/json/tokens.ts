@@ -14,7 +14,9 @@ export type JValueKind =
   | 'Guid'
   | 'TimeSpan'
   | 'Bytes'
-  | 'Undefined';
+  | 'Undefined'
+  /** JRaw: JSON text written as it is. */
+  | 'Raw';
 
 export abstract class JToken {
   parent: JContainer | JProperty | null = null;
@@ -37,6 +39,16 @@ export class JValue extends JToken {
   }
   clone(): JValue {
     return new JValue(this.kind, this.value);
+  }
+}
+
+/** Newtonsoft's JRaw: a JValue whose value is JSON text, written out unchanged. */
+export class JRaw extends JValue {
+  constructor(raw: string | null) {
+    super('Raw', raw);
+  }
+  override clone(): JRaw {
+    return new JRaw(this.value as string | null);
   }
 }
 

@@ -15,6 +15,7 @@ import {
   type Method,
   prop,
   type Rt,
+  step,
   typeName,
   typeOf,
 } from '../../runtime/core.js';
@@ -24,6 +25,7 @@ import { CsKeyValue } from '../collections.js';
 import { defineEnumType } from '../enums.js';
 import { enumValue, int, setOut, str } from '../helpers.js';
 import { StringComparison } from '../string.js';
+import { tokenAncestors, tokenDescendants } from './axes.js';
 import { fromValue, jvalueRuntime, tokenTo, toObject } from './conversions.js';
 import { parseJson } from './parse.js';
 import { selectTokens } from './path.js';
@@ -89,6 +91,8 @@ const tokenMethods: Record<string, Method> = {
     return writeJson(rt, self, args.length === 0 ? true : formattingArg(args));
   },
   Value: (rt, self: JToken, args, typeArgs) => {
+    // Without a key, Extensions.Value<U>(this IEnumerable<JToken>): the token itself as U.
+    if (args.length === 0) return tokenValueAs(rt, self, typeArgs);
     const key = args[0];
     let t: JToken | null;
     if (self instanceof JObject) t = self.get(str(key, 'key'));
@@ -131,6 +135,11 @@ const tokenMethods: Record<string, Method> = {
     return typeArgs[0] ? kids.map((k) => toObject(rt, k, typeArgs[0])) : kids;
   },
   Equals: (_rt, self: JToken, args) => self === args[0],
+  // JToken.Ancestors/AncestorsAndSelf and JContainer.Descendants/DescendantsAndSelf (a property's value included).
+  Ancestors: (_rt, self: JToken) => tokenAncestors(self),
+  AncestorsAndSelf: (_rt, self: JToken) => [self, ...tokenAncestors(self)],
+  Descendants: (rt, self: JToken) => tokenDescendants(self, () => step(rt)),
+  DescendantsAndSelf: (rt, self: JToken) => [self, ...tokenDescendants(self, () => step(rt))],
 };
 
 function pathOf(t: JToken): string {

@@ -54,6 +54,8 @@ function valueJson(v: JValue): string {
       return 'null';
     case 'Undefined':
       return 'undefined';
+    case 'Raw':
+      return v.value === null ? '' : String(v.value);
     case 'Date':
       return quote(v.value instanceof CsDateTime ? isoDate(v.value) : String(v.value));
     case 'Bytes':

@@ -3,9 +3,9 @@
  * `(string)element` — which read the node's value with XmlConvert's rules (invariant, XML Schema lexical forms),
  * not with int.Parse's. https://learn.microsoft.com/dotnet/api/system.xml.linq.xelement#operators
  */
-import { type ConversionTarget, CsException, formatError } from '../runtime/core.js';
-import { parseDecimalText } from '../runtime/decimal.js';
-import { CsDouble } from '../runtime/values.js';
+import { type ConversionTarget, CsException, formatError } from '../../runtime/core.js';
+import { parseDecimalText } from '../../runtime/decimal.js';
+import { CsDouble } from '../../runtime/values.js';
 
 const INTEGER = /^[+-]?\d+$/;
 // xs:decimal: no exponent, no thousands separators.
