@@ -11,25 +11,16 @@ import type { Diagnostic } from '../diagnostic.js';
 import type { CompiledDocument, SectionItem } from '../policy/index.js';
 import { buildGraphqlSchema, type GraphqlDefinition } from '../policy/shared/graphql.js';
 import { fileText, type LoadedConfig } from './load.js';
+import { rootOperation } from './root-operation.js';
 import type { ApiConfig, OperationConfig } from './schema.js';
-
-const root = (id: string, method: 'GET' | 'POST'): OperationConfig => ({
-  id,
-  method,
-  urlTemplate: '/',
-  templateParameters: [],
-  queryParameters: [],
-  headerParameters: [],
-  responses: [],
-});
 
 /**
  * The operations of a GraphQL API: POST and GET at its root. API Management shows none (its GraphQL policies apply
  * at the API scope or above), so a configuration lists none; they exist for the catalog to match requests.
  */
 export const graphqlOperations: readonly OperationConfig[] = [
-  root('graphql-post', 'POST'),
-  root('graphql-get', 'GET'),
+  rootOperation('graphql-post', 'POST'),
+  rootOperation('graphql-get', 'GET'),
 ];
 
 /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { CrossFieldIssue } from './checks.js';
+import { rootOperation } from './root-operation.js';
 import type { ApiConfig, GatewayConfig, OperationConfig } from './schema.js';
 
 /**
@@ -53,15 +54,9 @@ export function toolPrefixOf(api: Pick<ApiConfig, 'id' | 'mcp'>): string {
  * engine runs the API's policies on it (per-tool behaviour comes from the request: see docs/oauth-and-mcp.md).
  */
 export function mcpServerOperations(): OperationConfig[] {
-  return (['POST', 'GET', 'DELETE'] as const).map((method) => ({
-    id: `mcp-${method.toLowerCase()}`,
-    method,
-    urlTemplate: '/',
-    templateParameters: [],
-    queryParameters: [],
-    headerParameters: [],
-    responses: [],
-  }));
+  return (['POST', 'GET', 'DELETE'] as const).map((method) =>
+    rootOperation(`mcp-${method.toLowerCase()}`, method),
+  );
 }
 
 /**

@@ -5,10 +5,12 @@ import {
   argError,
   BoundedText,
   CsException,
+  checkSize,
   checkStringLength,
   findMethod,
   invalidCast,
   type Rt,
+  step,
   typeName,
   typeOf,
 } from '../runtime/core.js';
@@ -130,6 +132,19 @@ export function joinWithinLimit(rt: Rt, items: Iterable<unknown>, separator: str
     parts.push(text);
   }
   return parts.join(separator);
+}
+
+/** The items of each part in order, one step each and the size checked as it grows: an axis over a sequence. */
+export function flattenCounted<T>(rt: Rt, parts: Iterable<readonly T[]>): T[] {
+  const out: T[] = [];
+  for (const part of parts) {
+    for (const item of part) {
+      step(rt);
+      out.push(item);
+    }
+    checkSize(rt, out.length);
+  }
+  return out;
 }
 
 /** `params object[] args` — a single array argument is the params array itself. */

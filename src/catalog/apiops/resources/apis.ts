@@ -146,6 +146,20 @@ function versionOf(
   return { set, name: typeof properties.apiVersion === 'string' ? properties.apiVersion : '' };
 }
 
+/** What every imported API carries whatever its type: its id, names, subscription setting and key names. */
+function apiEntryBase(id: string, properties: Record<string, unknown>) {
+  return {
+    id,
+    ...(typeof properties.displayName === 'string' ? { name: properties.displayName } : {}),
+    ...(typeof properties.description === 'string' && properties.description !== ''
+      ? { description: properties.description }
+      : {}),
+    // API Management's default: an API needs a subscription unless it says otherwise.
+    subscriptionRequired: properties.subscriptionRequired !== false,
+    ...subscriptionKeyNames(properties),
+  };
+}
+
 async function importApi(context: ImportContext, name: string, folder: string): Promise<void> {
   const { artifacts, document, output } = context;
   const file = `apis/${folder}/apiInformation.json`;
@@ -185,15 +199,8 @@ async function importApi(context: ImportContext, name: string, folder: string): 
   if (urlSuffix === undefined) return;
   const id = configId(artifacts, `apis/${folder}`, name);
   const api: ApiEntry = {
-    id,
-    ...(typeof properties.displayName === 'string' ? { name: properties.displayName } : {}),
-    ...(typeof properties.description === 'string' && properties.description !== ''
-      ? { description: properties.description }
-      : {}),
+    ...apiEntryBase(id, properties),
     ...(type === 'soap' || type === 'websocket' || type === 'graphql' ? { type } : {}),
-    // API Management's default: an API needs a subscription unless it says otherwise.
-    subscriptionRequired: properties.subscriptionRequired !== false,
-    ...subscriptionKeyNames(properties),
     urlSuffix,
     serviceUrl,
     ...(version ? { version } : {}),
@@ -272,18 +279,7 @@ function importMcpServer(
   const urlSuffix = urlSuffixOf(context, file, properties, undefined);
   if (urlSuffix === undefined) return;
   const id = configId(artifacts, `apis/${folder}`, name);
-  const api: ApiEntry = {
-    id,
-    ...(typeof properties.displayName === 'string' ? { name: properties.displayName } : {}),
-    ...(typeof properties.description === 'string' && properties.description !== ''
-      ? { description: properties.description }
-      : {}),
-    type: 'mcp',
-    subscriptionRequired: properties.subscriptionRequired !== false,
-    ...subscriptionKeyNames(properties),
-    urlSuffix,
-    serviceUrl,
-  };
+  const api: ApiEntry = { ...apiEntryBase(id, properties), type: 'mcp', urlSuffix, serviceUrl };
   const policy = artifacts.text(`apis/${folder}/policy.xml`);
   if (policy !== undefined) {
     output.set(`policies/apis/${id}.xml`, policy);

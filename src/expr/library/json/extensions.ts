@@ -7,7 +7,6 @@
 import {
   argError,
   type CsType,
-  checkSize,
   defineExtensions,
   defineType,
   enumerate,
@@ -18,6 +17,7 @@ import {
   step,
   typeName,
 } from '../../runtime/core.js';
+import { flattenCounted } from '../helpers.js';
 import { childTokens, tokenAncestors, tokenDescendants } from './axes.js';
 import { toObject } from './conversions.js';
 import { JObject, JToken, JValue } from './tokens.js';
@@ -34,18 +34,6 @@ function source(rt: Rt, self: unknown, label = 'Newtonsoft.Json.Linq.JToken'): J
   return out;
 }
 
-function flat(rt: Rt, parts: JToken[][]): JToken[] {
-  const out: JToken[] = [];
-  for (const p of parts) {
-    for (const x of p) {
-      step(rt);
-      out.push(x);
-    }
-    checkSize(rt, out.length);
-  }
-  return out;
-}
-
 /** Convert<JToken, U>: the token itself for no or a token type argument, else its value as U. */
 const convert = (rt: Rt, t: JToken, typeArgs: readonly CsType[]): unknown =>
   typeArgs[0] ? toObject(rt, t, typeArgs[0]) : t;
@@ -58,27 +46,27 @@ function valuesOf(rt: Rt, t: JToken, key: unknown): JToken[] {
 }
 
 const methods: Record<string, Method> = {
-  Ancestors: (rt, self) => flat(rt, source(rt, self).map(tokenAncestors)),
+  Ancestors: (rt, self) => flattenCounted(rt, source(rt, self).map(tokenAncestors)),
   AncestorsAndSelf: (rt, self) =>
-    flat(
+    flattenCounted(
       rt,
       source(rt, self).map((t) => [t, ...tokenAncestors(t)]),
     ),
   Descendants: (rt, self) =>
-    flat(
+    flattenCounted(
       rt,
       source(rt, self).map((t) => tokenDescendants(t, () => step(rt))),
     ),
   DescendantsAndSelf: (rt, self) =>
-    flat(
+    flattenCounted(
       rt,
       source(rt, self).map((t) => [t, ...tokenDescendants(t, () => step(rt))]),
     ),
   AsJEnumerable: (rt, self) => source(rt, self),
   Children: (rt, self, _args, typeArgs) =>
-    flat(rt, source(rt, self).map(childTokens)).map((t) => convert(rt, t, typeArgs)),
+    flattenCounted(rt, source(rt, self).map(childTokens)).map((t) => convert(rt, t, typeArgs)),
   Properties: (rt, self) =>
-    flat(
+    flattenCounted(
       rt,
       source(rt, self, 'Newtonsoft.Json.Linq.JObject').map((o) => {
         if (!(o instanceof JObject)) throw invalidCast(typeName(o), 'Newtonsoft.Json.Linq.JObject');
@@ -86,7 +74,7 @@ const methods: Record<string, Method> = {
       }),
     ),
   Values: (rt, self, args, typeArgs) =>
-    flat(
+    flattenCounted(
       rt,
       source(rt, self).map((t) => valuesOf(rt, t, args[0])),
     ).map((t) => convert(rt, t, typeArgs)),

@@ -6,7 +6,6 @@
  * https://learn.microsoft.com/dotnet/api/system.xml.linq.extensions
  */
 import {
-  checkSize,
   defineExtensions,
   defineType,
   enumerate,
@@ -16,6 +15,7 @@ import {
   step,
   typeName,
 } from '../../runtime/core.js';
+import { flattenCounted } from '../helpers.js';
 import { toName } from './names.js';
 import {
   ancestors,
@@ -48,18 +48,6 @@ const nameFilter = (name: unknown) => {
   return (e: XElement) => e.name.expanded === expanded;
 };
 
-function collect<T>(rt: Rt, parts: Iterable<T[]>): T[] {
-  const out: T[] = [];
-  for (const p of parts) {
-    for (const x of p) {
-      step(rt);
-      out.push(x);
-    }
-    checkSize(rt, out.length);
-  }
-  return out;
-}
-
 const elementsOf = (rt: Rt, c: XContainer): XElement[] =>
   descendantNodes(c, () => step(rt)).filter((n): n is XElement => n instanceof XElement);
 
@@ -70,21 +58,21 @@ const ELEMENT = 'System.Xml.Linq.XElement';
 const methods: Record<string, Method> = {
   Ancestors: (rt, self, args) => {
     const f = nameFilter(args[0]);
-    return collect(
+    return flattenCounted(
       rt,
       source(rt, self, XNode, NODE).map((n) => ancestors(n).filter(f)),
     );
   },
   AncestorsAndSelf: (rt, self, args) => {
     const f = nameFilter(args[0]);
-    return collect(
+    return flattenCounted(
       rt,
       source(rt, self, XElement, ELEMENT).map((e) => [e, ...ancestors(e)].filter(f)),
     );
   },
   Attributes: (rt, self, args) => {
     const expanded = args[0] === undefined ? null : toName(args[0]).expanded;
-    return collect(
+    return flattenCounted(
       rt,
       source(rt, self, XElement, ELEMENT).map((e) =>
         expanded === null ? [...e.attributes] : e.attributes.filter((a) => a.name.expanded === expanded),
@@ -92,32 +80,32 @@ const methods: Record<string, Method> = {
     );
   },
   DescendantNodes: (rt, self) =>
-    collect(
+    flattenCounted(
       rt,
       source(rt, self, XContainer, CONTAINER).map((c) => descendantNodes(c, () => step(rt))),
     ),
   DescendantNodesAndSelf: (rt, self) =>
-    collect(
+    flattenCounted(
       rt,
       source(rt, self, XElement, ELEMENT).map((e) => [e, ...descendantNodes(e, () => step(rt))]),
     ),
   Descendants: (rt, self, args) => {
     const f = nameFilter(args[0]);
-    return collect(
+    return flattenCounted(
       rt,
       source(rt, self, XContainer, CONTAINER).map((c) => elementsOf(rt, c).filter(f)),
     );
   },
   DescendantsAndSelf: (rt, self, args) => {
     const f = nameFilter(args[0]);
-    return collect(
+    return flattenCounted(
       rt,
       source(rt, self, XElement, ELEMENT).map((e) => [e, ...elementsOf(rt, e)].filter(f)),
     );
   },
   Elements: (rt, self, args) => {
     const f = nameFilter(args[0]);
-    return collect(
+    return flattenCounted(
       rt,
       source(rt, self, XContainer, CONTAINER).map((c) => c.elements().filter(f)),
     );
@@ -129,7 +117,7 @@ const methods: Record<string, Method> = {
     return [...nodes].sort(compareDocumentOrder);
   },
   Nodes: (rt, self) =>
-    collect(
+    flattenCounted(
       rt,
       source(rt, self, XContainer, CONTAINER).map((c) => [...c.nodes]),
     ),
