@@ -173,6 +173,14 @@ function processPino(): PinoLogger {
   return processInstance;
 }
 
+/**
+ * Writes the lines the process's log still gathers: before a line written outside it (the CLI's last words on
+ * stderr), which would otherwise come before the info lines logged ahead of it.
+ */
+export function flushProcessLog(): void {
+  processInstance?.flush();
+}
+
 /** Written at once when this much waits. */
 const gatherBytes = 64 * 1024;
 /** Otherwise written this long after the first line that waits. */

@@ -50,6 +50,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     return await command.run(args);
   } catch (error) {
+    // The command's info lines still gathered (src/log.ts) go first, so the refusal stays the last line. Imported
+    // here: `--version` and `--help` load no logger.
+    (await import('../log.js')).flushProcessLog();
     return refuse(describeFailure(name, error), error);
   }
 }

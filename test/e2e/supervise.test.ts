@@ -98,8 +98,12 @@ describe('portcullis up supervises its children', () => {
         .output()
         .split('\n')
         .filter((line) => line.startsWith(`[${name}] `) && line.includes(' api=echo'));
-    expect(engineLines('engine-1').length).toBeGreaterThan(0);
-    expect(engineLines('engine-2').length).toBeGreaterThan(0);
+    // Access lines reach the log up to 50 ms late (src/log.ts gathers them).
+    await until(
+      () => engineLines('engine-1').length > 0 && engineLines('engine-2').length > 0,
+      'an access line from each engine',
+      10_000,
+    );
     // The service, through Envoy's routes, and it knows the gateway URL Envoy's listener got.
     const metadata = await fetch(`${gateway}/.well-known/oauth-authorization-server`);
     expect(metadata.status).toBe(200);
