@@ -90,7 +90,10 @@ describe('authentication-certificate in a side request: load-time checks', () =>
     } catch (err) {
       const [d] = (err as PolicyLoadError).diagnostics;
       // The line of <authentication-certificate> (policies() puts <inbound> on a line of its own).
-      expect([d!.file, d!.line]).toEqual(['api.xml', xml.split('\n').findIndex((l) => l.includes('missing')) + 1]);
+      expect([d!.file, d!.line]).toEqual([
+        'api.xml',
+        xml.split('\n').findIndex((l) => l.includes('missing')) + 1,
+      ]);
       expect(d!.message).toBe(
         'authentication-certificate/@certificate-id must name a certificate of tls.certificates, got "missing" (known: partner)',
       );
