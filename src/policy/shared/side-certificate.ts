@@ -8,10 +8,19 @@ import { createHash } from 'node:crypto';
 import type { CompileContext } from '../element.js';
 import type { ChildNode } from '../node.js';
 import { PolicyError, type RunContext } from '../runtime.js';
+import { type ChildSpec, elements, str } from '../schema.js';
 import type { ClientCertificate } from '../services.js';
-import type { REQUEST_CHILDREN } from './side-request.js';
 
-type CertificateNode = ChildNode<typeof REQUEST_CHILDREN, 'authentication-certificate'>;
+/** The child as send-request and send-one-way-request declare it (REQUEST_CHILDREN). */
+export const AUTHENTICATION_CERTIFICATE = {
+  name: 'authentication-certificate',
+  max: 1,
+  // https://learn.microsoft.com/azure/api-management/authentication-certificate-policy
+  attributes: { thumbprint: str(), 'certificate-id': str(), body: str(), password: str() },
+} as const satisfies ChildSpec;
+
+const ALONE = elements(AUTHENTICATION_CERTIFICATE);
+type CertificateNode = ChildNode<typeof ALONE, 'authentication-certificate'>;
 
 /** What a thumbprint is written as: SHA-1 hex, colons and spaces allowed (as the Azure portal shows them). */
 const hex = (text: string) => text.replace(/[\s:]/g, '').toUpperCase();

@@ -7,7 +7,7 @@ import { bool, elements, str, text } from '../schema.js';
 import type { ClientCertificate, HttpProxy } from '../services.js';
 import { serializeHeaders } from './headers.js';
 import { identityToken } from './managed-identity.js';
-import { compileSideCertificate } from './side-certificate.js';
+import { AUTHENTICATION_CERTIFICATE, compileSideCertificate } from './side-certificate.js';
 
 /** Children shared with send-one-way-request: the request is built by set-url/set-method/set-header/set-body. */
 export const REQUEST_CHILDREN = elements(
@@ -15,12 +15,7 @@ export const REQUEST_CHILDREN = elements(
   { name: 'set-method', max: 1, policy: true, target: 'pending-request' },
   { name: 'set-header', policy: true, target: 'pending-request' },
   { name: 'set-body', max: 1, policy: true, target: 'pending-request' },
-  {
-    name: 'authentication-certificate',
-    max: 1,
-    // https://learn.microsoft.com/azure/api-management/authentication-certificate-policy
-    attributes: { thumbprint: str(), 'certificate-id': str(), body: str(), password: str() },
-  },
+  AUTHENTICATION_CERTIFICATE,
   {
     name: 'authentication-managed-identity',
     max: 1,
