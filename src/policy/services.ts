@@ -133,7 +133,7 @@ export type ClientCertificate = (
    * blob and its password, never the secret itself.
    */
   readonly poolKey: string;
-  /** For messages: `certificate "id"`, `thumbprint …` or `the certificate of body`. */
+  /** For messages: `certificate "id"` (the store's), or `the certificate of authentication-certificate/@body`. */
   readonly label: string;
 };
 
