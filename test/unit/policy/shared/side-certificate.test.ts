@@ -172,4 +172,34 @@ describe('authentication-certificate in a side request: running', () => {
     expect(context.lastError?.reason).toBe('ExpressionValueEvaluationFailure');
     expect(context.lastError?.message).toContain('authentication-certificate/@body must be a byte[]');
   });
+
+  it('tells a trace that body and password are credentials, so it never shows them', async () => {
+    const heard: { label: string; credential: boolean }[] = [];
+    const services = Object.assign(withStore(), {
+      observer: {
+        observes: () => true,
+        runStarted: () => {},
+        statementStarted: () => {},
+        statementEnded: () => {},
+        branchTaken: () => {},
+        watch: () => ({
+          value: (label: string, _value: unknown, credential: boolean) => heard.push({ label, credential }),
+        }),
+      },
+    });
+    services.route('https://partner.example.com/', { status: 200 });
+    await inbound(
+      sendRequest(
+        '<authentication-certificate body="@(Convert.FromBase64String(&quot;MIIB&quot;))" password="@(&quot;p&quot; + &quot;w&quot;)" />',
+      ),
+      {},
+      services,
+    );
+    expect(heard).toEqual(
+      expect.arrayContaining([
+        { label: 'authentication-certificate/@body', credential: true },
+        { label: 'authentication-certificate/@password', credential: true },
+      ]),
+    );
+  });
 });
