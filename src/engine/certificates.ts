@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type FileContents, readNamedFile } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
-import type { CertificateKeys } from '../policy/index.js';
+import type { CertificateKeys, ClientCertificate } from '../policy/index.js';
 import { type TrustStore, trustStore } from './client-certificate.js';
 
 /**
@@ -53,7 +53,9 @@ export async function backendCertificateTable(
 
 /**
  * The private keys of the certificate store (tls.certificates) by id, for `<decryption-keys><key certificate-id>`
- * (RSA-OAEP). Read once at start, from `files` when it holds them, else from the disk.
+ * (RSA-OAEP), and the certificates with their keys that side requests present (send-request's
+ * authentication-certificate), by id or thumbprint. Read once at start, from `files` when it holds them, else from
+ * the disk.
  */
 export async function certificatePrivateKeys(
   config: GatewayConfig,
@@ -61,8 +63,27 @@ export async function certificatePrivateKeys(
   files?: FileContents,
 ): Promise<CertificateKeys> {
   const keys = new Map<string, KeyObject>();
+  const byId = new Map<string, ClientCertificate>();
+  const byThumbprint = new Map<string, ClientCertificate>();
   for (const [id, entry] of Object.entries(config.tls?.certificates ?? {})) {
-    keys.set(id, createPrivateKey(await readNamedFile(path.resolve(directory, entry.key), files)));
+    const keyPem = (await readNamedFile(path.resolve(directory, entry.key), files)).toString('utf8');
+    const certificatePem = await readNamedFile(path.resolve(directory, entry.certificate), files);
+    keys.set(id, createPrivateKey(keyPem));
+    const thumbprint = createHash('sha1').update(new X509Certificate(certificatePem).raw).digest('hex');
+    const presented: ClientCertificate = {
+      kind: 'pem',
+      certificate: certificatePem.toString('utf8'),
+      key: keyPem,
+      poolKey: `store:${id}`,
+      label: `certificate "${id}"`,
+    };
+    byId.set(id, presented);
+    // Two ids may hold the same certificate: the first one answers for its thumbprint.
+    if (!byThumbprint.has(thumbprint.toUpperCase())) byThumbprint.set(thumbprint.toUpperCase(), presented);
   }
-  return { privateKey: (id) => keys.get(id) };
+  return {
+    privateKey: (id) => keys.get(id),
+    clientCertificate: (which) =>
+      'id' in which ? byId.get(which.id) : byThumbprint.get(which.thumbprint.toUpperCase()),
+  };
 }

@@ -65,11 +65,6 @@ const dapr = (attribute: string): RefusedPart => ({
   reason: DAPR,
   sample: `<set-backend-service backend-id="dapr" ${attribute}="x" />`,
 });
-const sideRequest = (element: string, child: string, reason: string, sample: string): RefusedPart => ({
-  part: `${element}/${child}`,
-  reason,
-  sample: `<${element} mode="new" ${element === 'send-request' ? 'response-variable-name="r" ' : ''}><set-url>http://x/</set-url>${sample}</${element}>`,
-});
 
 export const REFUSED_PARTS: readonly RefusedPart[] = [
   {
@@ -96,14 +91,6 @@ export const REFUSED_PARTS: readonly RefusedPart[] = [
     sample:
       '<validate-jwt><issuer-signing-keys><key certificate-id="c" /></issuer-signing-keys></validate-jwt>',
   },
-  ...['send-request', 'send-one-way-request'].flatMap((element) => [
-    sideRequest(
-      element,
-      'authentication-certificate',
-      'not implemented for side requests: they are sent by the engine, not by Envoy (issue #39)',
-      '<authentication-certificate certificate-id="c" />',
-    ),
-  ]),
 ];
 
 /** What Portcullis does with one documented part. */

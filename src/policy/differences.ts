@@ -273,6 +273,38 @@ export const DIFFERENCES: readonly Difference[] = [
       'Portcullis formats in the invariant culture everywhere, so output does not depend on the host.',
   },
   {
+    area: '`authentication-certificate`',
+    elements: ['authentication-certificate'],
+    apiManagement:
+      'Presents a client certificate to the backend: a certificate of the instance by `thumbprint` or ' +
+      '`certificate-id`, or a PKCS#12 `body` with its `password` computed by an expression, chosen per request ' +
+      '(authentication-certificate policy page).',
+    portcullis:
+      'In inbound, the backend presents the certificate its configuration names (tls.backends); the element checks ' +
+      'that it is the one the policy names (else BackendCertificateNotConfigured, 500), and `body` and `password` ' +
+      'are refused at load. Inside send-request and send-one-way-request, whose requests the engine sends, all ' +
+      'four attributes work as documented.',
+    because: 'envoy',
+    why:
+      "Envoy makes the TLS connection to the backend: its client certificate is part of the backend's cluster, " +
+      'fixed when the gateway starts, not chosen per request by a policy.',
+  },
+  {
+    area: '`authentication-certificate` in send-request',
+    elements: ['send-request', 'send-one-way-request'],
+    apiManagement:
+      'A `body` is any PKCS#12 blob .NET reads (X509Certificate2), including the RC2-encrypted ones older tools ' +
+      'and Windows exports write; what happens when the certificate cannot be used is not documented.',
+    portcullis:
+      'A `body` encrypted with RC2 (`openssl pkcs12 -legacy`, OpenSSL 1.x) cannot be opened: like a wrong ' +
+      '`password`, it fails the call before connecting (send-request: on-error with LastError.Reason ' +
+      '`CertificateInvalid`; send-one-way-request: a warning in the log); a ' +
+      '`certificate-id` or `thumbprint` not in tls.certificates is `CertificateNotFound` (a literal `certificate-id` ' +
+      'is refused at load). Re-export such a blob with AES (OpenSSL 3 `pkcs12 -export`).',
+    because: 'runtime',
+    why: "Node's TLS is OpenSSL 3 without its legacy provider, which holds RC2.",
+  },
+  {
     area: '`proxy`',
     elements: ['proxy', 'send-request'],
     apiManagement:

@@ -143,11 +143,14 @@ export class PolicyNode<A extends AttributeSchema = AttributeSchema, C extends C
     return (kind === 'bool' ? get : watched(v, get, what, name === 'password')) as AttributeGetter<A, N>;
   }
 
-  /** The attribute's raw value: an expression's result as it is (set-variable, cache-store-value keep it). */
-  rawGetter<N extends AttributeName<A>>(name: N): RawGetter<A, N> {
+  /**
+   * The attribute's raw value: an expression's result as it is (set-variable, cache-store-value keep it).
+   * `credential`: the value is a secret (a certificate's private key), which a trace must not show.
+   */
+  rawGetter<N extends AttributeName<A>>(name: N, credential = false): RawGetter<A, N> {
     const v = this.attributes.get(name);
     if (v === undefined) return undefined as RawGetter<A, N>;
-    return watched(v, valueGetter(v), `${this.name}/@${name}`, false) as RawGetter<A, N>;
+    return watched(v, valueGetter(v), `${this.name}/@${name}`, credential) as RawGetter<A, N>;
   }
 
   /** The element's text as a getter (an expression or literal text), or undefined when empty. */

@@ -116,7 +116,26 @@ export interface HttpRequest {
   readonly timeoutMs: number;
   /** An HTTP proxy to send it through (send-request's `<proxy>`). */
   readonly proxy?: HttpProxy;
+  /** The client certificate to present when the target asks for one (send-request's `<authentication-certificate>`). */
+  readonly clientCertificate?: ClientCertificate;
 }
+
+/**
+ * A client certificate the engine presents in the TLS handshake of a side request: one of the gateway's store
+ * (PEM certificate and key) or a PKCS #12 blob a policy computed (`body`, with its `password`).
+ */
+export type ClientCertificate = (
+  | { readonly kind: 'pem'; readonly certificate: string; readonly key: string }
+  | { readonly kind: 'pfx'; readonly pfx: Buffer; readonly passphrase?: string }
+) & {
+  /**
+   * Names the certificate among the connection pools (one per certificate): the store's id, or a digest of the
+   * blob and its password, never the secret itself.
+   */
+  readonly poolKey: string;
+  /** For messages: `certificate "id"` (the store's), or `the certificate of authentication-certificate/@body`. */
+  readonly label: string;
+};
 
 export interface HttpProxy {
   /** `http://host:port`: API Management speaks plain HTTP to the proxy (proxy policy page). */
@@ -216,10 +235,15 @@ export interface IdentityTokens {
 
 /**
  * The private keys of the gateway's certificate store (tls.certificates) by certificate id, read once at start:
- * validate-jwt's and validate-azure-ad-token's `<decryption-keys><key certificate-id="…"/>`.
+ * validate-jwt's and validate-azure-ad-token's `<decryption-keys><key certificate-id="…"/>`, and the certificates
+ * send-request and send-one-way-request present (`<authentication-certificate>`).
  */
 export interface CertificateKeys {
   privateKey(certificateId: string): KeyObject | undefined;
+  /** The store's certificate with its key, by id or by thumbprint (SHA-1 of the DER, upper-case hex). */
+  clientCertificate(
+    which: { readonly id: string } | { readonly thumbprint: string },
+  ): ClientCertificate | undefined;
 }
 
 /** get-authorization-context's credential manager: a connection's token and its claims. */

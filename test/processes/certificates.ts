@@ -37,6 +37,11 @@ export interface CertificateWorkshop {
   authority(name: string, subject: string): Promise<CertificateAuthority>;
   /** A self-signed leaf, signed by nobody the gateway trusts. */
   selfSigned(options: LeafOptions): Promise<Issued>;
+  /**
+   * `issued` with its key as PKCS #12 (.pfx) under `password`: OpenSSL 3's default encryption (AES-256), or
+   * `legacy` (RC2-40 and 3DES, what OpenSSL 1.x and older Windows exports write).
+   */
+  pkcs12(issued: Issued, password: string, options?: { legacy?: boolean }): Promise<Buffer>;
   remove(): Promise<void>;
 }
 
@@ -156,6 +161,25 @@ export async function certificateWorkshop(): Promise<CertificateWorkshop> {
         file(`${options.name}.pem`),
       ]);
       return issued(options.name);
+    },
+    async pkcs12(leaf, password, options = {}) {
+      const out = file(
+        `${path.basename(leaf.certificateFile, '.pem')}-${options.legacy ? 'legacy' : 'aes'}.p12`,
+      );
+      await run('openssl', [
+        'pkcs12',
+        '-export',
+        ...(options.legacy ? ['-legacy'] : []),
+        '-in',
+        leaf.certificateFile,
+        '-inkey',
+        leaf.keyFile,
+        '-passout',
+        `pass:${password}`,
+        '-out',
+        out,
+      ]);
+      return readFile(out);
     },
     remove: () => rm(directory, { recursive: true, force: true }),
   };

@@ -50,8 +50,13 @@ export const sendRequest = defineElement({
           run.context.variables.set(name, null);
           return 'next';
         }
-        const timedOut = (err as { code?: string }).code === 'TIMEOUT';
+        const code = (err as { code?: string }).code;
+        const timedOut = code === 'TIMEOUT';
         run.services.logger.warn('send-request failed', { url: request.url, error: (err as Error).message });
+        // A PKCS #12 blob (authentication-certificate/@body) that cannot be read: the policy's error, not the host's.
+        if (code === 'CERTIFICATE_INVALID') {
+          throw new PolicyError('CertificateInvalid', (err as Error).message, 500, 'Internal server error');
+        }
         throw new PolicyError(
           timedOut ? 'Timeout' : 'BackendConnectionFailure',
           timedOut

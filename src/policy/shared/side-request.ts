@@ -4,9 +4,10 @@ import type { CompileContext } from '../element.js';
 import type { NodeOf } from '../node.js';
 import type { RunContext, Statement } from '../runtime.js';
 import { bool, elements, str, text } from '../schema.js';
-import type { HttpProxy } from '../services.js';
+import type { ClientCertificate, HttpProxy } from '../services.js';
 import { serializeHeaders } from './headers.js';
 import { identityToken } from './managed-identity.js';
+import { AUTHENTICATION_CERTIFICATE, compileSideCertificate } from './side-certificate.js';
 
 /** Children shared with send-one-way-request: the request is built by set-url/set-method/set-header/set-body. */
 export const REQUEST_CHILDREN = elements(
@@ -14,7 +15,7 @@ export const REQUEST_CHILDREN = elements(
   { name: 'set-method', max: 1, policy: true, target: 'pending-request' },
   { name: 'set-header', policy: true, target: 'pending-request' },
   { name: 'set-body', max: 1, policy: true, target: 'pending-request' },
-  { name: 'authentication-certificate', max: 1, content: { kind: 'any' } },
+  AUTHENTICATION_CERTIFICATE,
   {
     name: 'authentication-managed-identity',
     max: 1,
@@ -38,6 +39,7 @@ export type SideRequest = (run: RunContext) => {
   headers: [string, string][];
   body: Buffer | undefined;
   proxy?: HttpProxy;
+  clientCertificate?: ClientCertificate;
 };
 
 /** The `<proxy>` child: the proxy's URL must be plain http:// (the proxy policy page: HTTP only to the proxy). */
@@ -108,12 +110,8 @@ export function compileSideRequest(
   // mode="copy" copies the request's body, but for outbound (see below): the engine must ask Envoy for the body,
   // even when nothing else reads it. An expression may come out "copy".
   if (declaredMode !== 'new' && c.section !== 'outbound') c.readsRequestBody();
-  for (const child of node.children) {
-    if (child.name === 'authentication-certificate') {
-      c.error(child, 'not-implemented', '"authentication-certificate" is not implemented yet');
-    }
-  }
   const proxy = compileProxy(node, c);
+  const certificate = compileSideCertificate(node.child('authentication-certificate'), c);
   const url = node.child('set-url')?.text();
   const steps = node.children.map((ch) => ch.statement).filter((s): s is Statement => s !== undefined);
   return (run) => {
@@ -151,6 +149,7 @@ export function compileSideRequest(
       headers: serializeHeaders(request.headers),
       body: request.body === null ? undefined : Buffer.from(request.body.bytes),
       ...(proxy ? { proxy: proxy(run) } : {}),
+      ...(certificate ? { clientCertificate: certificate(run) } : {}),
     };
   };
 }
