@@ -6,8 +6,9 @@ import type { FinalResponse } from '../policy/index.js';
 /**
  * An MCP server API's tool rules at its own URL, `/<urlSuffix>/mcp`, as `/v1/mcp` applies them: a tool not exposed
  * (`mcp.tools`) is neither listed nor callable, and with `auth` a tool the token's scopes do not grant
- * (`mcp.writeTools`: write does not imply read) is not listed, and calling it is 403 `insufficient_scope` with the
- * step-up challenge `/v1/mcp` sends. The engine reads each POST's JSON-RPC body (it is small) before any policy: a
+ * (`mcp.writeTools`: write does not imply read) is listed, but calling it is 403 `insufficient_scope` with the
+ * step-up challenge `/v1/mcp` sends (the listing stays whole: the service's own listing through this URL, with the
+ * user's scopes, is what lets `/v1/mcp` answer a call of a listed tool with that step-up too). The engine reads each POST's JSON-RPC body (it is small) before any policy: a
  * `tools/call` of a hidden tool is answered here with JSON-RPC -32602 `Unknown tool`, as the server answers a tool it
  * does not have, and never reaches the server; the answer to a `tools/list` is held whole (JSON, or the POST's own
  * SSE stream, which ends with its answer) and the tools not shown are taken out of it.
@@ -20,13 +21,11 @@ export interface McpToolFilter {
    * `granted`: the token's scopes, when the authorization server checked one.
    */
   inspect(body: Buffer, granted?: readonly string[]): McpInspection;
-  /** The answer to a POST that listed tools, without those not shown; undefined when nothing was taken out. */
-  reshape(
-    body: Buffer,
-    contentType: string,
-    listIds: ReadonlySet<string>,
-    granted?: readonly string[],
-  ): Buffer | undefined;
+  /**
+   * The answer to a POST that listed tools, without the hidden ones; undefined when nothing was taken out. With
+   * annotations, the write rule learns each tool's `readOnlyHint` here.
+   */
+  reshape(body: Buffer, contentType: string, listIds: ReadonlySet<string>): Buffer | undefined;
 }
 
 export type McpInspection =
@@ -90,13 +89,10 @@ function toolFilter(
     !write ||
     granted === undefined ||
     write.productIds.some((p) => granted.includes(productScope(p, !needsWrite(name))));
-  const shown = (tool: unknown, granted: readonly string[] | undefined) =>
-    isObject(tool) &&
-    typeof tool.name === 'string' &&
-    (exposes?.(tool.name) ?? true) &&
-    grants(tool.name, granted);
-  /** A response to one of the listings, with the tools not shown out; the same object when none was taken out. */
-  const filtered = (message: unknown, listIds: ReadonlySet<string>, granted?: readonly string[]): unknown => {
+  const shown = (tool: unknown) =>
+    isObject(tool) && typeof tool.name === 'string' && (exposes?.(tool.name) ?? true);
+  /** A response to one of the listings, with the hidden tools out; the same object when none was taken out. */
+  const filtered = (message: unknown, listIds: ReadonlySet<string>): unknown => {
     if (!isObject(message) || !listIds.has(idKey(message.id)) || !isObject(message.result)) return message;
     const tools = message.result.tools;
     if (!Array.isArray(tools)) return message;
@@ -104,8 +100,8 @@ function toolFilter(
       for (const tool of tools)
         if (isObject(tool) && typeof tool.name === 'string')
           readOnly.set(tool.name, isObject(tool.annotations) && tool.annotations.readOnlyHint === true);
-    if (tools.every((tool) => shown(tool, granted))) return message;
-    return { ...message, result: { ...message.result, tools: tools.filter((tool) => shown(tool, granted)) } };
+    if (tools.every(shown)) return message;
+    return { ...message, result: { ...message.result, tools: tools.filter(shown) } };
   };
   return {
     hides: exposes !== undefined,
@@ -129,9 +125,9 @@ function toolFilter(
       const listIds = new Set(messages.filter((m) => m.method === 'tools/list').map((m) => idKey(m.id)));
       return { kind: 'pass', listIds };
     },
-    reshape(body, contentType, listIds, granted) {
+    reshape(body, contentType, listIds) {
       const text = body.toString('utf8');
-      const one = (message: unknown) => filtered(message, listIds, granted);
+      const one = (message: unknown) => filtered(message, listIds);
       if (contentType.toLowerCase().startsWith('text/event-stream')) return reshapeEvents(text, one);
       const parsed = parseJson(text);
       if (parsed === undefined) return undefined;

@@ -55,10 +55,9 @@ export class McpGate {
 
   /** What rewrites the answer, when the request listed tools. */
   get reshape(): Forwarded['reshape'] {
-    const { filter, granted } = this;
+    const { filter } = this;
     const listIds = this.#listIds;
     if (!filter || listIds.size === 0) return undefined;
-    return (body, head) =>
-      filter.reshape(body, firstHeader(head.headers, 'content-type') ?? '', listIds, granted);
+    return (body, head) => filter.reshape(body, firstHeader(head.headers, 'content-type') ?? '', listIds);
   }
 }

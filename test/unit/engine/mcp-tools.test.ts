@@ -134,7 +134,7 @@ describe('an MCP server API tool filter at its own URL', () => {
       expect(rules.inspect(call('set_alert')).kind).toBe('pass');
     });
 
-    it('with annotations, learns readOnlyHint from the listing and shows a token only the tools it grants', () => {
+    it('with annotations, learns readOnlyHint from the listing (which it leaves whole, for step-up)', () => {
       const rules = of('annotations');
       // Not seen in a listing yet: a write tool, as an unmarked tool is.
       expect(rules.inspect(call('get_forecast'), read).kind).toBe('refused');
@@ -148,14 +148,10 @@ describe('an MCP server API tool filter at its own URL', () => {
           ],
         },
       };
-      const reshaped = rules.reshape(json(listing), 'application/json', new Set(['number:1']), read);
-      expect(JSON.parse(reshaped!.toString()).result.tools.map((t: { name: string }) => t.name)).toEqual([
-        'get_forecast',
-      ]);
+      expect(rules.reshape(json(listing), 'application/json', new Set(['number:1']))).toBeUndefined();
       expect(rules.inspect(call('get_forecast'), read).kind).toBe('pass');
       expect(rules.inspect(call('set_alert'), read).kind).toBe('refused');
-      const both = ['read:tools-work', 'write:tools-work'];
-      expect(rules.reshape(json(listing), 'application/json', new Set(['number:1']), both)).toBeUndefined();
+      expect(rules.inspect(call('set_alert'), ['read:tools-work', 'write:tools-work']).kind).toBe('pass');
     });
   });
 });
