@@ -1,6 +1,5 @@
 import { mcpResourceUrl, toolMatcher } from '../config/mcp-servers.js';
 import type { GatewayConfig } from '../config/schema.js';
-import { productScope } from '../mcp/tools/registry.js';
 import type { FinalResponse } from '../policy/index.js';
 
 /**
@@ -49,6 +48,11 @@ export function mcpToolFiltersOf(
     filters.set(api.id, toolFilter(api.mcp?.tools ? toolMatcher(api.mcp.tools) : undefined, writeRule));
   }
   return filters;
+}
+
+/** A product's scope, as the MCP endpoint names it (mcp/tools/registry.ts, which the engine may not import). */
+function productScope(productId: string, readOnly: boolean): string {
+  return `${readOnly ? 'read' : 'write'}:${productId}-work`;
 }
 
 /** `mcp.writeTools` at the own URL: which scope each tool needs, and the step-up challenge's resource metadata. */
