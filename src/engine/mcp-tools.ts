@@ -7,10 +7,11 @@ import type { FinalResponse } from '../policy/index.js';
  * (`mcp.tools`) is neither listed nor callable, and with `auth` a tool the token's scopes do not grant
  * (`mcp.writeTools`: write does not imply read) is listed, but calling it is 403 `insufficient_scope` with the
  * step-up challenge `/v1/mcp` sends (the listing stays whole: the service's own listing through this URL, with the
- * user's scopes, is what lets `/v1/mcp` answer a call of a listed tool with that step-up too). The engine reads each POST's JSON-RPC body (it is small) before any policy: a
- * `tools/call` of a hidden tool is answered here with JSON-RPC -32602 `Unknown tool`, as the server answers a tool it
- * does not have, and never reaches the server; the answer to a `tools/list` is held whole (JSON, or the POST's own
- * SSE stream, which ends with its answer) and the tools not shown are taken out of it.
+ * user's scopes, is what lets `/v1/mcp` answer a call of a listed tool with that step-up too). The engine reads each
+ * POST's JSON-RPC body (it is small) before any policy: a `tools/call` of a hidden tool is answered here with JSON-RPC
+ * -32602 `Unknown tool`, as the server answers a tool it does not have, and never reaches the server; the answer to a
+ * `tools/list` is held whole (JSON, or the POST's own SSE stream, which ends with its answer) and the hidden tools
+ * are taken out of it.
  */
 export interface McpToolFilter {
   /** True when some tool is hidden from every caller (`mcp.tools`); else the rules apply only with a token. */

@@ -575,7 +575,7 @@ function exportMcpServer(context: Parameters<ResourceKind['exportFrom']>[0], api
       findings.push({
         file: `${folder}/operations`,
         kind: 'skipped',
-        message: `${operation.method} ${operation.urlTemplate}: an MCP server API has no operations in API Management; its policy is not written`,
+        message: `${operation.method} ${operation.urlTemplate}: an MCP server API has no operations in API Management; policy not written`,
       });
 }
 
