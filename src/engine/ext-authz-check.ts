@@ -34,14 +34,24 @@ export function extAuthzProblems(gateway: CompiledGateway, configFile: string): 
         message: `API "${api.id}" is a SOAP API, whose operation the request body tells: it needs ext_proc`,
       });
   }
-  // The tool filter at an MCP API's own URL reads each POST's JSON-RPC body and the answer to a listing (mcp-tools.ts).
+  // The tool filter and, with auth, the write rule at an MCP API's own URL read each POST's JSON-RPC body and the
+  // answer to a listing (mcp-tools.ts).
+  const { auth, products } = gateway.config;
   for (const [index, api] of gateway.config.apis.entries()) {
-    if (api.type === 'mcp' && api.mcp?.tools)
+    if (api.type !== 'mcp') continue;
+    if (api.mcp?.tools)
       problems.set(`mcp:${api.id}`, {
         file: configFile,
         path: `apis[${index}].mcp.tools`,
         code: 'needs-ext-proc',
         message: `API "${api.id}" is an MCP server with a tool filter, which reads the JSON-RPC bodies: it needs ext_proc`,
+      });
+    else if (auth && products.some((p) => p.apis.includes(api.id)))
+      problems.set(`mcp:${api.id}`, {
+        file: configFile,
+        path: `apis[${index}]`,
+        code: 'needs-ext-proc',
+        message: `API "${api.id}" is an MCP server behind the authorization server, whose write rule (mcp.writeTools) reads the JSON-RPC bodies: it needs ext_proc`,
       });
   }
   forEachPipeline(gateway, check);

@@ -14,7 +14,12 @@ import { firstHeader, type HeaderFields } from '../extproc/headers.js';
  */
 export type McpAccessResult =
   | { readonly kind: 'not-protected' }
-  | { readonly kind: 'allowed'; readonly authorization: string }
+  | {
+      readonly kind: 'allowed';
+      readonly authorization: string;
+      /** The token's scopes: the write rule (mcp-tools.ts) decides each call and listing by them. */
+      readonly scopes: readonly string[];
+    }
   | {
       readonly kind: 'refused';
       readonly status: 401 | 403;
@@ -37,15 +42,27 @@ interface Protected {
 const KEY_REFRESH_MS = 30_000;
 
 /**
- * The check for every MCP API of a configuration with `auth`; undefined when there is none (or no keys the engine
- * can read: the config check `mcp-servers` refuses that combination).
+ * The check for every MCP API of a configuration; undefined when it has none. Without `auth` (or without keys the
+ * engine can read: the config check `mcp-servers` refuses that combination) only the Host/Origin check applies.
  */
 export function mcpAccessOf(
   config: GatewayConfig,
   keys: (() => Promise<JWK[]>) | undefined,
 ): McpAccess | undefined {
+  const mcpApis = new Set(config.apis.filter((api) => api.type === 'mcp').map((api) => api.id));
+  if (mcpApis.size === 0) return undefined;
   const auth = config.auth;
-  if (!auth || !keys) return undefined;
+  const admits = hostAndOrigin(config, auth ? new URL(auth.baseUrl).origin : undefined);
+  // DNS-rebinding protection does not depend on auth: a page that rebinds a name to the gateway reaches an
+  // unprotected server just as well.
+  if (!auth || !keys)
+    return {
+      async check(apiId, headers) {
+        if (!mcpApis.has(apiId)) return { kind: 'not-protected' };
+        const foreign = admits(headers);
+        return foreign ? { kind: 'refused', status: 403, message: foreign } : { kind: 'not-protected' };
+      },
+    };
   const apis = new Map<string, Protected>();
   for (const api of config.apis) {
     if (api.type !== 'mcp') continue;
@@ -58,8 +75,6 @@ export function mcpAccessOf(
       scopes: products.flatMap((p) => [`read:${p}-work`, `write:${p}-work`]),
     });
   }
-  if (apis.size === 0) return undefined;
-  const admits = hostAndOrigin(config.mcp, new URL(auth.baseUrl).origin);
   let keySet: { read: number; verify: ReturnType<typeof createLocalJWKSet> } | undefined;
   const verifier = async () => {
     if (!keySet || Date.now() - keySet.read > KEY_REFRESH_MS) {
@@ -110,31 +125,58 @@ export function mcpAccessOf(
           challenge: `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${api.metadata}"`,
           message: "The access token has none of the scopes of this MCP server's products.",
         };
-      return { kind: 'allowed', authorization };
+      return { kind: 'allowed', authorization, scopes: granted };
     },
   };
 }
 
+/** The names a loopback or wildcard listener is reached by from a browser on the same machine. */
+const LOCAL_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * The origins of the gateway's own pages: `auth.baseUrl`'s, those of its listeners (`gateway.http`, `tls`; a
+ * wildcard or loopback listener by its local names) and, on any port, the API host names (`apis[].hostnames`).
+ */
+function ownOrigins(config: GatewayConfig, baseOrigin: string | undefined) {
+  const origins = new Set<string>(baseOrigin ? [baseOrigin] : []);
+  const names = (host: string) =>
+    ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(host)
+      ? LOCAL_NAMES
+      : [host.includes(':') ? `[${host}]` : host];
+  const listeners: [string, string, number][] = [
+    ['http', config.gateway.http.host, config.gateway.http.port],
+  ];
+  if (config.tls) listeners.push(['https', config.gateway.http.host, config.tls.port]);
+  for (const [scheme, host, port] of listeners)
+    for (const name of names(host)) origins.add(new URL(`${scheme}://${name}:${port}`).origin);
+  const hostnames = new Set(config.apis.flatMap((api) => api.hostnames ?? []).map((h) => h.toLowerCase()));
+  return { origins, hostnames };
+}
+
 /**
  * DNS-rebinding protection, as at `/v1/mcp` (mcp/koa.ts) and as the transport spec asks of every server: a `Host` not
- * in `mcp.allowedHosts` (when it is set), or an `Origin` that is neither the endpoint's own, one of
+ * in `mcp.allowedHosts` (when it is set), or an `Origin` that is neither the gateway's own (ownOrigins), one of
  * `mcp.allowedOrigins`, nor on an allowed host, is refused before anything reaches the server. The message, or
  * undefined when the request may go on.
  */
 function hostAndOrigin(
-  mcp: GatewayConfig['mcp'],
-  ownOrigin: string,
+  config: GatewayConfig,
+  baseOrigin: string | undefined,
 ): (headers: HeaderFields) => string | undefined {
-  const origins = new Set([ownOrigin, ...(mcp?.allowedOrigins ?? [])]);
+  const mcp = config.mcp;
+  const own = ownOrigins(config, baseOrigin);
+  const origins = new Set([...own.origins, ...(mcp?.allowedOrigins ?? [])]);
   const hosts = mcp?.allowedHosts ? new Set(mcp.allowedHosts.map((h) => h.toLowerCase())) : undefined;
   return (headers) => {
     const host = (firstHeader(headers, ':authority') ?? '').toLowerCase();
     if (hosts && !hosts.has(host)) return `Forbidden: Host ${JSON.stringify(host)} is not allowed`;
     const origin = firstHeader(headers, 'origin');
     if (origin === undefined || origins.has(origin)) return undefined;
-    const originHost = URL.canParse(origin) ? new URL(origin) : undefined;
+    const originUrl = URL.canParse(origin) ? new URL(origin) : undefined;
     const sameSite =
-      originHost && /^https?:$/.test(originHost.protocol) && hosts?.has(originHost.host.toLowerCase());
+      originUrl &&
+      /^https?:$/.test(originUrl.protocol) &&
+      (hosts?.has(originUrl.host.toLowerCase()) || own.hostnames.has(originUrl.hostname.toLowerCase()));
     return sameSite ? undefined : `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`;
   };
 }

@@ -1,18 +1,30 @@
-import { toolMatcher } from '../config/mcp-servers.js';
+import { mcpResourceUrl, toolMatcher } from '../config/mcp-servers.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { FinalResponse } from '../policy/index.js';
 
 /**
- * An MCP server API's tool filter (`mcp.tools`) at its own URL, `/<urlSuffix>/mcp`, as `/v1/mcp` applies it: a tool
- * not exposed is neither listed nor callable. The engine reads each POST's JSON-RPC body (it is small) before any
- * policy: a `tools/call` of a hidden tool is answered here with JSON-RPC -32602 `Unknown tool`, as the server answers
- * a tool it does not have, and never reaches the server; the answer to a `tools/list` is held whole (JSON, or the
- * POST's own SSE stream, which ends with its answer) and the hidden tools are taken out of it.
+ * An MCP server API's tool rules at its own URL, `/<urlSuffix>/mcp`, as `/v1/mcp` applies them: a tool not exposed
+ * (`mcp.tools`) is neither listed nor callable, and with `auth` a tool the token's scopes do not grant
+ * (`mcp.writeTools`: write does not imply read) is listed, but calling it is 403 `insufficient_scope` with the
+ * step-up challenge `/v1/mcp` sends (the listing stays whole: the service's own listing through this URL, with the
+ * user's scopes, is what lets `/v1/mcp` answer a call of a listed tool with that step-up too). The engine reads each
+ * POST's JSON-RPC body (it is small) before any policy: a `tools/call` of a hidden tool is answered here with JSON-RPC
+ * -32602 `Unknown tool`, as the server answers a tool it does not have, and never reaches the server; the answer to a
+ * `tools/list` is held whole (JSON, or the POST's own SSE stream, which ends with its answer) and the hidden tools
+ * are taken out of it.
  */
 export interface McpToolFilter {
-  /** What one POST body asks of the server: a refusal, or the ids of its `tools/list` requests (answers to filter). */
-  inspect(body: Buffer): McpInspection;
-  /** The answer to a POST that listed tools, without the hidden ones; undefined when nothing was taken out. */
+  /** True when some tool is hidden from every caller (`mcp.tools`); else the rules apply only with a token. */
+  readonly hides: boolean;
+  /**
+   * What one POST body asks of the server: a refusal, or the ids of its `tools/list` requests (answers to filter).
+   * `granted`: the token's scopes, when the authorization server checked one.
+   */
+  inspect(body: Buffer, granted?: readonly string[]): McpInspection;
+  /**
+   * The answer to a POST that listed tools, without the hidden ones; undefined when nothing was taken out. With
+   * annotations, the write rule learns each tool's `readOnlyHint` here.
+   */
   reshape(body: Buffer, contentType: string, listIds: ReadonlySet<string>): Buffer | undefined;
 }
 
@@ -20,51 +32,111 @@ export type McpInspection =
   | { readonly kind: 'refused'; readonly response: FinalResponse }
   | { readonly kind: 'pass'; readonly listIds: ReadonlySet<string> };
 
-/** The filter of each MCP API that has `mcp.tools` (by API id); an API without one shows every tool. */
-export function mcpToolFiltersOf(config: Pick<GatewayConfig, 'apis'>): ReadonlyMap<string, McpToolFilter> {
+/**
+ * The rules of each MCP API (by API id) that hides tools or, with `auth`, is in a product (whose scopes the write
+ * rule asks for); an API with neither shows every tool to everyone.
+ */
+export function mcpToolFiltersOf(
+  config: Pick<GatewayConfig, 'apis'> & Partial<Pick<GatewayConfig, 'products' | 'auth'>>,
+): ReadonlyMap<string, McpToolFilter> {
   const filters = new Map<string, McpToolFilter>();
-  for (const api of config.apis)
-    if (api.type === 'mcp' && api.mcp?.tools) filters.set(api.id, toolFilter(toolMatcher(api.mcp.tools)));
+  for (const api of config.apis) {
+    if (api.type !== 'mcp') continue;
+    const productIds = (config.products ?? []).filter((p) => p.apis.includes(api.id)).map((p) => p.id);
+    const writeRule =
+      config.auth && productIds.length > 0 ? writeRuleOf(api, productIds, config.auth) : undefined;
+    if (!api.mcp?.tools && !writeRule) continue;
+    filters.set(api.id, toolFilter(api.mcp?.tools ? toolMatcher(api.mcp.tools) : undefined, writeRule));
+  }
   return filters;
+}
+
+/** A product's scope, as the MCP endpoint names it (mcp/tools/registry.ts, which the engine may not import). */
+function productScope(productId: string, readOnly: boolean): string {
+  return `${readOnly ? 'read' : 'write'}:${productId}-work`;
+}
+
+/** `mcp.writeTools` at the own URL: which scope each tool needs, and the step-up challenge's resource metadata. */
+interface WriteRule {
+  readonly productIds: readonly string[];
+  /** By name alone (a list), or by the `readOnlyHint` the engine saw in the server's last listing. */
+  readonly listed: ((name: string) => boolean) | undefined;
+  readonly metadata: string;
+}
+
+function writeRuleOf(
+  api: GatewayConfig['apis'][number],
+  productIds: readonly string[],
+  auth: NonNullable<GatewayConfig['auth']>,
+): WriteRule {
+  const writeTools = api.mcp?.writeTools ?? 'annotations';
+  const resource = new URL(mcpResourceUrl(auth.baseUrl, api.urlSuffix));
+  return {
+    productIds: [...productIds].sort(),
+    listed: writeTools === 'annotations' ? undefined : toolMatcher(writeTools),
+    metadata: `${resource.origin}/.well-known/oauth-protected-resource${resource.pathname}`,
+  };
 }
 
 type Message = Record<string, unknown>;
 
-function toolFilter(exposes: (name: string) => boolean): McpToolFilter {
-  const shown = (tool: unknown) => isObject(tool) && typeof tool.name === 'string' && exposes(tool.name);
-  /** A response to one of the listings, with the hidden tools out; the same object when none was hidden. */
+function toolFilter(
+  exposes: ((name: string) => boolean) | undefined,
+  write: WriteRule | undefined,
+): McpToolFilter {
+  /**
+   * With annotations, whether each tool is read-only, as the server's last listing through this engine said: a tool
+   * not seen yet counts as a write tool (only a tool the server marks read-only is a read tool, as in `/v1/mcp`).
+   */
+  const readOnly = new Map<string, boolean>();
+  const needsWrite = (name: string) => (write?.listed ? write.listed(name) : readOnly.get(name) !== true);
+  const grants = (name: string, granted: readonly string[] | undefined) =>
+    !write ||
+    granted === undefined ||
+    write.productIds.some((p) => granted.includes(productScope(p, !needsWrite(name))));
+  const shown = (tool: unknown) =>
+    isObject(tool) && typeof tool.name === 'string' && (exposes?.(tool.name) ?? true);
+  /** A response to one of the listings, with the hidden tools out; the same object when none was taken out. */
   const filtered = (message: unknown, listIds: ReadonlySet<string>): unknown => {
     if (!isObject(message) || !listIds.has(idKey(message.id)) || !isObject(message.result)) return message;
     const tools = message.result.tools;
-    if (!Array.isArray(tools) || tools.every(shown)) return message;
+    if (!Array.isArray(tools)) return message;
+    if (write && !write.listed)
+      for (const tool of tools)
+        if (isObject(tool) && typeof tool.name === 'string')
+          readOnly.set(tool.name, isObject(tool.annotations) && tool.annotations.readOnlyHint === true);
+    if (tools.every(shown)) return message;
     return { ...message, result: { ...message.result, tools: tools.filter(shown) } };
   };
   return {
-    inspect(body) {
+    hides: exposes !== undefined,
+    inspect(body, granted) {
       const parsed = parseJson(body.toString('utf8'));
       // Not JSON-RPC: the server answers it (with its own error); nothing of a tool can be in it.
       if (parsed === undefined) return { kind: 'pass', listIds: new Set() };
       const messages = (Array.isArray(parsed) ? parsed : [parsed]).filter(isObject);
-      const hidden = messages.find(
-        (m) =>
-          m.method === 'tools/call' &&
-          isObject(m.params) &&
-          typeof m.params.name === 'string' &&
-          !exposes(m.params.name),
+      const calls = messages.filter(
+        (m) => m.method === 'tools/call' && isObject(m.params) && typeof m.params.name === 'string',
       );
+      const name = (m: Message) => (m.params as Message).name as string;
+      const hidden = exposes && calls.find((m) => !exposes(name(m)));
       if (hidden) return { kind: 'refused', response: unknownTool(hidden, Array.isArray(parsed)) };
+      const ungranted = write && calls.find((m) => !grants(name(m), granted));
+      if (write && ungranted) {
+        const missing = productScope(write.productIds[0]!, !needsWrite(name(ungranted)));
+        const id = Array.isArray(parsed) ? null : (ungranted.id ?? null);
+        return { kind: 'refused', response: insufficientScope(write, missing, granted ?? [], id) };
+      }
       const listIds = new Set(messages.filter((m) => m.method === 'tools/list').map((m) => idKey(m.id)));
       return { kind: 'pass', listIds };
     },
     reshape(body, contentType, listIds) {
       const text = body.toString('utf8');
-      if (contentType.toLowerCase().startsWith('text/event-stream'))
-        return reshapeEvents(text, listIds, filtered);
+      const one = (message: unknown) => filtered(message, listIds);
+      if (contentType.toLowerCase().startsWith('text/event-stream')) return reshapeEvents(text, one);
       const parsed = parseJson(text);
       if (parsed === undefined) return undefined;
-      const next = Array.isArray(parsed)
-        ? parsed.map((m) => filtered(m, listIds))
-        : filtered(parsed, listIds);
+      const next = Array.isArray(parsed) ? parsed.map(one) : one(parsed);
       const changed = Array.isArray(parsed)
         ? parsed.some((m, i) => m !== (next as unknown[])[i])
         : next !== parsed;
@@ -74,14 +146,43 @@ function toolFilter(exposes: (name: string) => boolean): McpToolFilter {
 }
 
 /**
+ * 403 for a call the token's scopes do not grant, as `/v1/mcp` answers it (mcp/transport/refusals.ts, mcp/koa.ts):
+ * a JSON-RPC error, and a challenge asking for the missing scope plus those of this API the token has, so a client
+ * that replaces its scope on step-up keeps its other tools.
+ */
+function insufficientScope(
+  write: WriteRule,
+  missing: string,
+  granted: readonly string[],
+  id: unknown,
+): FinalResponse {
+  const own = write.productIds.flatMap((p) => [productScope(p, true), productScope(p, false)]);
+  const scope = [...new Set([...granted.filter((s) => own.includes(s)), missing])].join(' ');
+  const challenge =
+    `Bearer error="insufficient_scope", error_description="This call requires scope ${missing}", ` +
+    `scope="${scope}", resource_metadata="${write.metadata}"`;
+  const body = {
+    jsonrpc: '2.0',
+    id,
+    error: { code: -32000, message: `Forbidden: the access token lacks scope ${missing}` },
+  };
+  return {
+    status: 403,
+    reason: 'Forbidden',
+    headers: [
+      ['content-type', 'application/json'],
+      ['www-authenticate', challenge],
+    ],
+    body: Buffer.from(JSON.stringify(body)),
+    bodyChanged: true,
+  };
+}
+
+/**
  * The events of an SSE answer, each `message` whose data is a listing's answer rewritten (as one `data:` line); the
  * other events and every other field (`id:`, `event:`, comments) kept as they were.
  */
-function reshapeEvents(
-  text: string,
-  listIds: ReadonlySet<string>,
-  filtered: (message: unknown, listIds: ReadonlySet<string>) => unknown,
-): Buffer | undefined {
+function reshapeEvents(text: string, filtered: (message: unknown) => unknown): Buffer | undefined {
   let changed = false;
   const events = text.split(/(\r\n\r\n|\n\n|\r\r)/);
   for (let i = 0; i < events.length; i += 2) {
@@ -91,7 +192,7 @@ function reshapeEvents(
       .map((line) => line.slice(5).replace(/^ /, ''));
     if (data.length === 0) continue;
     const message = parseJson(data.join('\n'));
-    const next = filtered(message, listIds);
+    const next = filtered(message);
     if (message === undefined || next === message) continue;
     changed = true;
     const first = lines.findIndex((line) => line.startsWith('data:'));

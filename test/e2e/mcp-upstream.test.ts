@@ -485,6 +485,79 @@ describe('an MCP server API at its own URL, /<urlSuffix>/mcp, through Envoy and 
     await client.close();
   }, 60_000);
 
+  it('the write rule (mcp.writeTools) applies at its own URL too: a read-only token calling a write tool is 403 insufficient_scope with the step-up challenge', async () => {
+    // The official SDK client with a read-only token from the authorization server, for each server's own URL.
+    const post = (
+      url: string,
+      token: string,
+      sessionId: string,
+      version: string,
+      name: string,
+      args: object,
+    ) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': sessionId,
+          'mcp-protocol-version': version,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name, arguments: args },
+        }),
+      });
+    const cases = [
+      // writeTools: [add_note] — by name.
+      { api: 'notes', tool: 'add_note', args: { text: 'never-saved' }, upstream: notes, read: 'list_notes' },
+      // writeTools: annotations — set_alert is not marked readOnlyHint, so it writes.
+      {
+        api: 'weather',
+        tool: 'set_alert',
+        args: { city: 'never-alerted' },
+        upstream: weather,
+        read: undefined,
+      },
+    ];
+    for (const { api, tool, args, upstream, read } of cases) {
+      const url = `${stack.gatewayUrl}/${api}/mcp`;
+      const { client, transport, provider } = await connect(USERS.alice, 'read:tools-work', url);
+      expect(decodeJwt(provider.tokens()!.access_token)).toMatchObject({
+        aud: url,
+        scope: 'read:tools-work',
+      });
+      // The listing stays whole at the own URL: the client sees what it can step up to.
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain(tool);
+      if (read) expect(text(await client.callTool({ name: read, arguments: {} }))).toMatch(/^\[/);
+      const callsBefore = upstream.requests.filter((r) => r.tool === tool).length;
+      const denied = await post(
+        url,
+        provider.tokens()!.access_token,
+        transport.sessionId!,
+        transport.protocolVersion!,
+        tool,
+        args,
+      );
+      expect(denied.status).toBe(403);
+      expect(denied.headers.get('www-authenticate')).toBe(
+        'Bearer error="insufficient_scope", error_description="This call requires scope write:tools-work", ' +
+          `scope="read:tools-work write:tools-work", resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource/${api}/mcp"`,
+      );
+      expect(await denied.json()).toEqual({
+        jsonrpc: '2.0',
+        id: 7,
+        error: { code: -32000, message: 'Forbidden: the access token lacks scope write:tools-work' },
+      });
+      // Refused in the engine: the server never saw the call.
+      expect(upstream.requests.filter((r) => r.tool === tool).length).toBe(callsBefore);
+      await client.close();
+    }
+  }, 90_000);
+
   it("the API's policies run on direct traffic too: the per-tool rate limit of the weather server", async () => {
     const url = `${stack.gatewayUrl}/weather/mcp`;
     const { client } = await connect(USERS.bob, undefined, url);

@@ -42,6 +42,8 @@ export interface ApiEntry {
   name?: string;
   description?: string;
   type?: 'http' | 'soap' | 'websocket' | 'mcp' | 'graphql';
+  /** An MCP server API's tool rules (config/mcp-servers.ts): Portcullis's own, no API Management property. */
+  mcp?: Record<string, unknown>;
   /** A GraphQL API's schema: an SDL file beside the configuration. */
   graphql?: { schema: string };
   definition?: { format: 'openapi' | 'wadl' | 'wsdl'; file: string };

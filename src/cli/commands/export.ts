@@ -49,12 +49,7 @@ export const command: CliCommand = {
       throw new InputError(`--config ${file}: cannot read the file (${error.code ?? error.message})`);
     });
     const parsed = parseConfig(text, file);
-    // An MCP server API's artifacts (API Management's type MCP) are not written yet: listed as skipped below.
-    const mcpApis = parsed.apis.filter((api) => api.type === 'mcp');
-    const config = {
-      ...parsed,
-      apis: parsed.apis.flatMap((api) => (api.type === 'mcp' ? [] : [{ ...api, type: api.type }])),
-    };
+    const config = { ...parsed, apis: parsed.apis.map((api) => ({ ...api, type: api.type })) };
     const beside = path.dirname(file);
     const exported = exportApiops(config, {
       policyText: (source) => (isInlinePolicy(source) ? source : namedFile(beside, source, 'policy')),
@@ -88,14 +83,7 @@ export const command: CliCommand = {
       await mkdir(path.dirname(target), { recursive: true });
       await writeFile(target, content, 'utf8');
     }
-    const findings = [
-      ...exported.findings,
-      ...mcpApis.map((api) => ({
-        file: `apis/${api.id}`,
-        kind: 'skipped' as const,
-        message: 'an MCP server API (type mcp): not carried to APIOps artifacts yet',
-      })),
-    ];
+    const findings = [...exported.findings];
     const secretCount = [...exported.secrets.values()].reduce((sum, list) => sum + list.length, 0);
     const overridesFile = values.overrides ?? values.secrets;
     const sections = new Map([...plan.environment]);

@@ -110,9 +110,28 @@ subscriptions:
   });
 
   it('import → export → import gives the same configuration, policies and specifications', async () => {
+    // With an MCP server API besides the sample's (API Management's type mcp: a base URL and its mcp endpoint).
+    const source = path.join(path.dirname(imported), 'gateway-with-mcp.yaml');
+    writeFileSync(
+      source,
+      readFileSync(imported, 'utf8').replace(
+        /^apis:\n/m,
+        'apis:\n  - { id: zz-weather, name: Weather MCP, type: mcp, urlSuffix: weather, serviceUrl: "https://mcp.weather.example/mcp", subscriptionRequired: false }\n',
+      ),
+    );
+    expect(configOf(source).apis.some((api) => api.type === 'mcp')).toBe(true);
     const exported = path.join(work, 'exported');
     const secrets = path.join(work, 'configuration.secrets.yaml');
-    const out = await runCli(['export', 'apiops', exported, '--config', imported, '--secrets', secrets]);
+    const out = await runCli(['export', 'apiops', exported, '--config', source, '--secrets', secrets]);
+    expect(
+      JSON.parse(readFileSync(path.join(exported, 'apis/zz-weather/apiInformation.json'), 'utf8')),
+    ).toMatchObject({
+      properties: {
+        type: 'mcp',
+        serviceUrl: 'https://mcp.weather.example',
+        mcpProperties: { transportType: 'streamable', endpoints: { mcp: { uriTemplate: '/mcp' } } },
+      },
+    });
     expect(out.status).toBe(0);
     expect(
       readFileSync(path.join(exported, 'apis/basic-api/operations/get-items/policy.xml'), 'utf8'),
@@ -126,8 +145,17 @@ subscriptions:
       env: environment,
     });
     expect(back.status).toBe(0);
-    expect(configOf(again)).toEqual(configOf(imported));
-    expect(filesUnder(path.dirname(again))).toEqual(filesUnder(path.dirname(imported)));
+    // The MCP API comes back where its folder sorts, after the sample's.
+    const expected = configOf(source);
+    expect(configOf(again)).toEqual({
+      ...expected,
+      apis: [
+        ...expected.apis.filter((api) => api.type !== 'mcp'),
+        expected.apis.find((api) => api.type === 'mcp'),
+      ],
+    });
+    const { 'gateway-with-mcp.yaml': _, ...importedFiles } = filesUnder(path.dirname(imported));
+    expect(filesUnder(path.dirname(again))).toEqual(importedFiles);
 
     // And the artifacts the second configuration exports are the first export, file for file.
     const exportedAgain = path.join(work, 'exported-again');

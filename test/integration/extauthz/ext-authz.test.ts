@@ -167,6 +167,25 @@ describe('a configuration ext_authz cannot serve', () => {
     ]);
   });
 
+  it('refuses an MCP server API in a product behind the authorization server, whose write rule reads the bodies', async () => {
+    const mcpYaml = `apis:
+  - { id: weather, type: mcp, urlSuffix: weather, serviceUrl: "http://127.0.0.1:9/mcp" }
+  - { id: loose, type: mcp, urlSuffix: loose, serviceUrl: "http://127.0.0.1:9/mcp" }
+products: [{ id: tools, apis: [weather] }]
+auth: { issuer: "http://127.0.0.1:8080", baseUrl: "http://127.0.0.1:8080", dataDir: auth-data }
+`;
+    const failure = await startEngine(mcpYaml, {}, {}, undefined, 'ext_authz').then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(failure?.name).toBe('NeedsExtProcError');
+    expect(failure!.message.split('\n')).toEqual([
+      expect.stringMatching(
+        /gateway\.yaml: apis\[0\]: API "weather" is an MCP server behind the authorization server, whose write rule \(mcp\.writeTools\) reads the JSON-RPC bodies: it needs ext_proc$/,
+      ),
+    ]);
+  });
+
   it('is refused by `portcullis engine --authz`, which exits with the same lines', async () => {
     const directory = await mkdtemp(path.join(tmpdir(), 'portcullis-authz-'));
     await writeFile(path.join(directory, 'op.xml'), operationPolicy);

@@ -579,6 +579,88 @@ describe('import apiops: header- and query-versioned sets', () => {
 });
 
 describe('export apiops', () => {
+  it('writes an MCP server API as API Management describes an existing one, and import(export(x)) is x', async () => {
+    const mcpApi = (id: string, serviceUrl: string, extra: object = {}) => ({
+      id,
+      name: `${id} server`,
+      type: 'mcp' as const,
+      urlSuffix: `${id}-tools`,
+      serviceUrl,
+      subscriptionRequired: false,
+      ...extra,
+    });
+    const document = {
+      apis: [
+        mcpApi('weather', 'https://mcp.weather.example/mcp', {
+          policy: 'weather.xml',
+          description: 'Forecasts',
+        }),
+        mcpApi('echo', 'https://postman-echo.com/v1/mcp', { subscriptionRequired: true }),
+        mcpApi('bare', 'https://bare.example'),
+        mcpApi('ruled', 'http://127.0.0.1:9000/mcp', { mcp: { tools: ['get_*'], writeTools: ['set_*'] } }),
+      ],
+      products: [],
+      backends: [],
+      users: [],
+      groups: [],
+      subscriptions: [],
+      versionSets: [],
+      namedValues: {},
+      fragments: {},
+    };
+    const exported = exportApiops(document, {
+      policyText: () => '<policies><inbound><base /></inbound></policies>',
+      fileText: () => '',
+    });
+    expect(JSON.parse(exported.files.get('apis/weather/apiInformation.json')!).properties).toEqual({
+      path: 'weather-tools',
+      apiRevision: '1',
+      isCurrent: true,
+      displayName: 'weather server',
+      description: 'Forecasts',
+      type: 'mcp',
+      protocols: ['https'],
+      serviceUrl: 'https://mcp.weather.example',
+      subscriptionRequired: false,
+      mcpProperties: { transportType: 'streamable', endpoints: { mcp: { uriTemplate: '/mcp' } } },
+    });
+    expect(JSON.parse(exported.files.get('apis/bare/apiInformation.json')!).properties.mcpProperties).toEqual(
+      {
+        transportType: 'streamable',
+      },
+    );
+    expect(exported.files.has('apis/weather/specification.yaml')).toBe(false);
+    expect(exported.files.get('apis/weather/policy.xml')).toContain('<inbound>');
+    expect(messagesFor(exported.findings, 'apis/ruled/apiInformation.json')).toEqual([
+      "mcp.tools: API Management's MCP server has no such property; set it again after an import",
+      "mcp.writeTools: API Management's MCP server has no such property; set it again after an import",
+    ]);
+
+    // Beside the sample's artifacts, which import as before.
+    const root = artifacts(Object.fromEntries(exported.files));
+    const back = await importApiops(root);
+    const { mcp: _, ...ruled } = document.apis[3] as ReturnType<typeof mcpApi> & { mcp: unknown };
+    const ours = new Set(document.apis.map((api) => api.id));
+    // In the folders' order.
+    expect(back.document.apis.filter((api) => ours.has(api.id))).toEqual([
+      document.apis[2],
+      document.apis[1],
+      ruled,
+      { ...document.apis[0], policy: 'policies/apis/weather.xml' },
+    ]);
+    expect(back.files.get('policies/apis/weather.xml')).toBe(
+      '<policies><inbound><base /></inbound></policies>',
+    );
+    // Nothing of the exported servers is reported but what every API leaves.
+    expect(
+      back.findings.filter(
+        (f) =>
+          ours.has(f.file.split('/')[1]!) &&
+          f.message !== "protocols: the gateway's listeners decide http and https",
+      ),
+    ).toEqual([]);
+  });
+
   it('writes a WebSocket API as API Management has one: type websocket, a ws(s) service URL, no specification', () => {
     const exported = exportApiops(
       {

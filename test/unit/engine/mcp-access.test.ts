@@ -53,7 +53,11 @@ describe('mcpAccessOf', () => {
       challenge: `Bearer ${scope}, resource_metadata="${METADATA}"`,
     });
     const good = `Bearer ${await token({ scope: 'read:tools-work' })}`;
-    expect(await access.check('weather', headers(good))).toEqual({ kind: 'allowed', authorization: good });
+    expect(await access.check('weather', headers(good))).toEqual({
+      kind: 'allowed',
+      authorization: good,
+      scopes: ['read:tools-work'],
+    });
     for (const bad of [
       await token({ scope: 'read:tools-work' }, `${BASE}/v1/mcp`),
       await token({ scope: 'read:tools-work' }, RESOURCE, 'https://elsewhere.example'),
@@ -99,6 +103,7 @@ describe('mcpAccessOf', () => {
       expect(await guarded.check('weather', at(host, origin))).toEqual({
         kind: 'allowed',
         authorization: good,
+        scopes: ['read:tools-work'],
       });
     expect(await guarded.check('weather', at('evil.example'))).toEqual({
       kind: 'refused',
@@ -118,8 +123,40 @@ describe('mcpAccessOf', () => {
     });
   });
 
-  it('is off without auth or without MCP APIs', () => {
-    expect(mcpAccessOf({ ...config, auth: undefined }, async () => [jwk])).toBeUndefined();
+  it('checks Host and Origin without auth too (DNS rebinding does not need a token), against the own listeners and host names', async () => {
+    const open = mcpAccessOf(
+      {
+        ...config,
+        auth: undefined,
+        gateway: { ...config.gateway, http: { host: '0.0.0.0', port: 8080 } },
+        apis: config.apis.map((api) =>
+          api.id === 'courses' ? { ...api, hostnames: ['api.example.com'] } : api,
+        ),
+      },
+      undefined,
+    )!;
+    const at = (origin?: string) =>
+      new Map([
+        [':authority', ['127.0.0.1:8080']],
+        ...(origin === undefined ? [] : [['origin', [origin]] as [string, string[]]]),
+      ]);
+    for (const origin of [
+      undefined,
+      'http://localhost:8080',
+      'http://127.0.0.1:8080',
+      'https://api.example.com',
+    ])
+      expect(await open.check('weather', at(origin))).toEqual({ kind: 'not-protected' });
+    for (const origin of ['http://evil.example:8080', 'http://localhost:3000'])
+      expect(await open.check('weather', at(origin))).toEqual({
+        kind: 'refused',
+        status: 403,
+        message: `Forbidden: Origin "${origin}" is not allowed`,
+      });
+    expect(await open.check('courses', at('http://evil.example'))).toEqual({ kind: 'not-protected' });
+  });
+
+  it('is off without MCP APIs', () => {
     expect(
       mcpAccessOf({ ...config, apis: config.apis.filter((api) => api.type !== 'mcp') }, async () => [jwk]),
     ).toBeUndefined();

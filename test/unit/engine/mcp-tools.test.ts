@@ -85,4 +85,73 @@ describe('an MCP server API tool filter at its own URL', () => {
       `: open\n\nevent: message\ndata: ${JSON.stringify(progress)}\n\nevent: message\nid: 9\ndata: ${JSON.stringify(kept)}\n\n`,
     );
   });
+
+  it('is made for an API in a product when auth is configured (the write rule), and hides nothing by itself', () => {
+    const rules = mcpToolFiltersOf({
+      apis: [
+        { id: 'weather', type: 'mcp', urlSuffix: 'weather/mcp', mcp: {} },
+        { id: 'loose', type: 'mcp', urlSuffix: 'loose/mcp', mcp: {} },
+      ],
+      products: [{ id: 'tools', apis: ['weather'] }],
+      auth: { baseUrl: 'http://127.0.0.1:8080' },
+    } as never);
+    expect([...rules.keys()]).toEqual(['weather']);
+    expect(rules.get('weather')!.hides).toBe(false);
+  });
+
+  describe('the write rule (mcp.writeTools) with a token', () => {
+    const of = (writeTools: unknown) =>
+      mcpToolFiltersOf({
+        apis: [{ id: 'weather', type: 'mcp', urlSuffix: 'weather/mcp', mcp: { writeTools } }],
+        products: [{ id: 'tools', apis: ['weather'] }],
+        auth: { baseUrl: 'http://127.0.0.1:8080' },
+      } as never).get('weather')!;
+    const call = (name: string, id: unknown = 7) =>
+      json({ jsonrpc: '2.0', id, method: 'tools/call', params: { name } });
+    const read = ['read:tools-work'];
+
+    it('refuses a listed write tool to a read-only token with 403 insufficient_scope and the step-up challenge', () => {
+      const rules = of(['set_*']);
+      const refused = rules.inspect(call('set_alert'), read);
+      expect(refused.kind).toBe('refused');
+      if (refused.kind !== 'refused') return;
+      expect(refused.response.status).toBe(403);
+      expect(refused.response.headers).toContainEqual([
+        'www-authenticate',
+        'Bearer error="insufficient_scope", error_description="This call requires scope write:tools-work", ' +
+          'scope="read:tools-work write:tools-work", resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource/weather/mcp"',
+      ]);
+      expect(JSON.parse(refused.response.body.toString())).toEqual({
+        jsonrpc: '2.0',
+        id: 7,
+        error: { code: -32000, message: 'Forbidden: the access token lacks scope write:tools-work' },
+      });
+      expect(rules.inspect(call('get_forecast'), read).kind).toBe('pass');
+      expect(rules.inspect(call('set_alert'), ['write:tools-work']).kind).toBe('pass');
+      // Write does not imply read.
+      expect(rules.inspect(call('get_forecast'), ['write:tools-work']).kind).toBe('refused');
+      // No token checked (no auth on this request): nothing to decide by.
+      expect(rules.inspect(call('set_alert')).kind).toBe('pass');
+    });
+
+    it('with annotations, learns readOnlyHint from the listing (which it leaves whole, for step-up)', () => {
+      const rules = of('annotations');
+      // Not seen in a listing yet: a write tool, as an unmarked tool is.
+      expect(rules.inspect(call('get_forecast'), read).kind).toBe('refused');
+      const listing = {
+        jsonrpc: '2.0',
+        id: 1,
+        result: {
+          tools: [
+            { name: 'get_forecast', inputSchema: {}, annotations: { readOnlyHint: true } },
+            { name: 'set_alert', inputSchema: {} },
+          ],
+        },
+      };
+      expect(rules.reshape(json(listing), 'application/json', new Set(['number:1']))).toBeUndefined();
+      expect(rules.inspect(call('get_forecast'), read).kind).toBe('pass');
+      expect(rules.inspect(call('set_alert'), read).kind).toBe('refused');
+      expect(rules.inspect(call('set_alert'), ['read:tools-work', 'write:tools-work']).kind).toBe('pass');
+    });
+  });
 });

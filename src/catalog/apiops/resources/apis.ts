@@ -456,6 +456,10 @@ export const apis: ResourceKind = {
 const definitionExtensions: Record<string, string> = { wsdl: '.wsdl', wadl: '.wadl' };
 
 function exportApi(context: Parameters<ResourceKind['exportFrom']>[0], api: ApiEntry): void {
+  if (api.type === 'mcp') {
+    exportMcpServer(context, api);
+    return;
+  }
   const { output, findings } = context;
   const folder = `apis/${api.id}`;
   const version = api.version;
@@ -522,4 +526,68 @@ function exportApi(context: Parameters<ResourceKind['exportFrom']>[0], api: ApiE
     }
     output.set(`${folder}/operations/${operation.id}/policy.xml`, context.policyText(operation.policy));
   }
+}
+
+/**
+ * An MCP server API as API Management describes an existing one (importMcpServer's inverse): type mcp, the server's
+ * base URL as `serviceUrl` and its endpoint path, the service URL's last segment, as the `mcp` endpoint of
+ * `mcpProperties` over Streamable HTTP; its API policy. The tool rules (`mcp.tools`, `writeTools`, `toolPrefix`) are
+ * Portcullis's own: API Management has no property for them.
+ */
+function exportMcpServer(context: Parameters<ResourceKind['exportFrom']>[0], api: ApiEntry): void {
+  const { output, findings } = context;
+  const folder = `apis/${api.id}`;
+  const { base, endpoint } = mcpEndpointOf(api.serviceUrl);
+  output.set(
+    `${folder}/apiInformation.json`,
+    informationFile({
+      path: api.urlSuffix,
+      apiRevision: '1',
+      isCurrent: true,
+      displayName: api.name ?? api.id,
+      description: api.description,
+      type: 'mcp',
+      protocols: ['https'],
+      serviceUrl: base,
+      subscriptionRequired: api.subscriptionRequired ?? false,
+      mcpProperties: {
+        transportType: 'streamable',
+        ...(endpoint ? { endpoints: { mcp: { uriTemplate: endpoint } } } : {}),
+      },
+    }),
+  );
+  for (const key of Object.keys(api.mcp ?? {}))
+    findings.push({
+      file: `${folder}/apiInformation.json`,
+      kind: 'skipped',
+      message: `mcp.${key}: API Management's MCP server has no such property; set it again after an import`,
+    });
+  for (const [key, message] of [
+    ['hostnames', 'hostnames: API Management has no per-API host names'],
+    ['version', 'version: an MCP server API is not versioned in API Management'],
+    ['subscriptionKeyNames', 'subscriptionKeyNames: not written for an MCP server API'],
+  ] as const)
+    if (api[key] !== undefined)
+      findings.push({ file: `${folder}/apiInformation.json`, kind: 'skipped', message });
+  if (api.policy !== undefined) output.set(`${folder}/policy.xml`, context.policyText(api.policy));
+  for (const operation of api.operations ?? [])
+    if (operation.policy !== undefined)
+      findings.push({
+        file: `${folder}/operations`,
+        kind: 'skipped',
+        message: `${operation.method} ${operation.urlTemplate}: an MCP server API has no operations in API Management; policy not written`,
+      });
+}
+
+/**
+ * A server's URL as API Management's base URL and endpoint path: `https://h/a/mcp` → `https://h/a` and `/mcp`. A URL
+ * without a path (or with a query) is the base itself, with no endpoint.
+ */
+function mcpEndpointOf(serviceUrl: string): { base: string; endpoint?: string } {
+  if (!URL.canParse(serviceUrl)) return { base: serviceUrl };
+  const url = new URL(serviceUrl);
+  const segments = url.pathname.split('/').filter((segment) => segment !== '');
+  if (url.search !== '' || url.hash !== '' || segments.length === 0) return { base: serviceUrl };
+  const last = segments.pop()!;
+  return { base: `${url.origin}${segments.map((s) => `/${s}`).join('')}`, endpoint: `/${last}` };
 }
