@@ -242,7 +242,12 @@ describe('backend credentials through up and Envoy', { timeout: 90_000 }, () => 
       'the changed CA file to reach Envoy',
       { timeoutMs: 20_000, everyMs: 200, detail: () => run.output().slice(from) },
     );
-    expect(run.output().slice(from)).toContain('configuration reloaded (Envoy updated in place)');
+    // Requests may see the new CA before up's line saying so has crossed the pipes.
+    await until(
+      () => run.output().slice(from).includes('configuration reloaded (Envoy updated in place)'),
+      "up's line for the reload",
+      { timeoutMs: 10_000, everyMs: 50, detail: () => run.output().slice(from) },
+    );
     expect(await (await fetch(`${gatewayUrl}/partner/ca-watched`)).json()).toEqual({
       clientCertificate: 'portcullis-gateway',
     });
