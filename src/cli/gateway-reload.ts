@@ -186,7 +186,18 @@ export class GatewayReload implements ManagedConfiguration {
   }
 
   async watch(): Promise<void> {
-    this.watcher.watch(await referencedFiles(this.configFile));
+    this.watcher.watch(await this.filesToWatch());
+  }
+
+  /**
+   * The files of the configuration on disk and of the one running. A configuration file that does not parse names
+   * no other file: watching only what the disk names would then miss an edit to a running policy made meanwhile,
+   * while the configuration is being fixed — or made just after the fix, before its reload has watched again.
+   */
+  private async filesToWatch(): Promise<string[]> {
+    const onDisk = await referencedFiles(this.configFile);
+    const running = await referencedFiles(this.configFile, this.current.texts.get(this.configFile) ?? '');
+    return [...new Set([...onDisk, ...running])].sort();
   }
 
   close(): void {
@@ -266,7 +277,7 @@ export class GatewayReload implements ManagedConfiguration {
         this.log.error(`reload failed: ${message}`);
         return refused(503, 'the change could not be applied; the running configuration stays', []);
       } finally {
-        if (!this.closed) this.watcher.watch(await referencedFiles(this.configFile));
+        if (!this.closed) this.watcher.watch(await this.filesToWatch());
       }
     });
     this.queue = run;

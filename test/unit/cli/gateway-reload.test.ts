@@ -718,6 +718,26 @@ describe('GatewayReload: reloads and changes in turn', () => {
     expect(marks).toEqual(['two', 'four']);
   });
 
+  it("keeps watching the running configuration's policies while its file does not parse: an edit to one is reloaded", async () => {
+    const gateway = await gatewayOver(oneApi());
+    await gateway.reload.watch();
+    const reloads = vi.spyOn(gateway.reload, 'reload');
+    // A configuration file that does not parse names no policy file.
+    await writeFile(gateway.file('gateway.yaml'), `${configText(['courses'])}colour: red\n`);
+    await until(() => reloads.mock.calls.length > 0, 'the watcher reporting the broken file');
+    expectRefused(await reloads.mock.results.at(-1)!.value, 400);
+
+    // The running policy is still watched: an edit made now (or right after the file is fixed, before the fix's
+    // reload has watched again) is not missed.
+    const calls = reloads.mock.calls.length;
+    await writeFile(gateway.file('courses.xml'), marking('two'));
+    await until(
+      () => reloads.mock.calls.length > calls,
+      'the watcher reporting the edit to a running policy',
+      10_000,
+    );
+  });
+
   it('answers 503 once closed, and a change still queued then is not applied', async () => {
     const gateway = await gatewayOver(oneApi());
     const release = gateway.children.hold('engine');
