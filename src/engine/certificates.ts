@@ -1,10 +1,10 @@
-import { createHash, createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import path from 'node:path';
 import { type FileContents, readNamedFile } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
 import type { CertificateKeys, ClientCertificate } from '../policy/index.js';
-import { type TrustStore, trustStore } from './client-certificate.js';
+import { type TrustStore, thumbprintOf, trustStore } from './client-certificate.js';
 
 /**
  * The engine's trust store for client certificates (validate-client-certificate): the CAs of
@@ -43,7 +43,7 @@ export async function backendCertificateTable(
     const certificate = new X509Certificate(await readNamedFile(file, files));
     presented.set(target, {
       id: backend.certificateId,
-      thumbprint: createHash('sha1').update(certificate.raw).digest('hex').toUpperCase(),
+      thumbprint: thumbprintOf(certificate),
     });
   }
   return {
@@ -69,7 +69,7 @@ export async function certificatePrivateKeys(
     const keyPem = (await readNamedFile(path.resolve(directory, entry.key), files)).toString('utf8');
     const certificatePem = await readNamedFile(path.resolve(directory, entry.certificate), files);
     keys.set(id, createPrivateKey(keyPem));
-    const thumbprint = createHash('sha1').update(new X509Certificate(certificatePem).raw).digest('hex');
+    const thumbprint = thumbprintOf(new X509Certificate(certificatePem));
     const presented: ClientCertificate = {
       kind: 'pem',
       certificate: certificatePem.toString('utf8'),
@@ -79,7 +79,7 @@ export async function certificatePrivateKeys(
     };
     byId.set(id, presented);
     // Two ids may hold the same certificate: the first one answers for its thumbprint.
-    if (!byThumbprint.has(thumbprint.toUpperCase())) byThumbprint.set(thumbprint.toUpperCase(), presented);
+    if (!byThumbprint.has(thumbprint)) byThumbprint.set(thumbprint, presented);
   }
   return {
     privateKey: (id) => keys.get(id),

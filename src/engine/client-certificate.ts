@@ -89,7 +89,8 @@ export function clientCertificate(
   };
 }
 
-function thumbprintOf(certificate: X509Certificate): string {
+/** A certificate's thumbprint as API Management shows it: SHA-1 of the DER, upper-case hex. */
+export function thumbprintOf(certificate: X509Certificate): string {
   return createHash('sha1').update(certificate.raw).digest('hex').toUpperCase();
 }
 
