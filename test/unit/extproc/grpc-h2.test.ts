@@ -16,6 +16,8 @@ import { checkEngineHealth } from '../../../src/extproc/health-client.js';
  */
 
 let listener: GrpcH2Listener;
+/** What Node gave the server's streams that the client reset (the Reset method). */
+const resetErrors: Error[] = [];
 const health = new Map([
   ['', 'SERVING' as const],
   ['echo.Echo', 'NOT_SERVING' as const],
@@ -39,6 +41,13 @@ beforeAll(async () => {
         },
       ],
       ['/grpc.health.v1.Health/Check', healthCheckMethod(health)],
+      [
+        '/echo.Echo/Reset',
+        (stream: http2.ServerHttp2Stream) => {
+          stream.on('error', (error) => resetErrors.push(error));
+          stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+        },
+      ],
     ]),
     1 << 20,
   );
@@ -159,6 +168,36 @@ describe('gRPC over HTTP/2 (the engine transport)', () => {
     expect(notServing.messages.map((m) => [...Buffer.from(m, 'latin1')])).toEqual([[0x08, 2]]);
     const unknown = await call('/grpc.health.v1.Health/Check', [healthRequest('other')]);
     expect(statusOf(unknown)).toEqual({ code: GrpcStatus.NOT_FOUND, message: 'unknown service "other"' });
+  });
+});
+
+describe('a stream the client resets with an error code (Envoy does, after every exchange)', () => {
+  it("gives Node's stream error a one-line stack, and leaves every other error's frames", async () => {
+    const session = http2.connect(`http://127.0.0.1:${listener.port}`);
+    try {
+      const request = session.request({
+        ':method': 'POST',
+        ':path': '/echo.Echo/Reset',
+        'content-type': 'application/grpc',
+      });
+      // The client's own stream fails the same way when it resets.
+      request.on('error', () => {});
+      await new Promise((resolve) => request.once('response', resolve));
+      request.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      const deadline = Date.now() + 5_000;
+      while (resetErrors.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      session.close();
+    }
+    expect(resetErrors.map((error) => [(error as { code?: string }).code, error.stack])).toEqual([
+      [
+        'ERR_HTTP2_STREAM_ERROR',
+        'Error [ERR_HTTP2_STREAM_ERROR]: Stream closed with error code NGHTTP2_INTERNAL_ERROR',
+      ],
+    ]);
+    const elsewhere = new Error('elsewhere');
+    expect(elsewhere.stack).toMatch(/^Error: elsewhere\n {4}at /);
+    expect(await checkEngineHealth('127.0.0.1', listener.port)).toBe(true);
   });
 });
 
