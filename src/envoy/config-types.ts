@@ -281,7 +281,54 @@ export type RegexMatcher = { readonly regex: string };
 
 // --- HTTP filters (extensions.filters.http) ---
 
-export type HttpFilter = ExtProcFilter | HeaderMutationFilter | DynamicForwardProxyFilter | RouterFilter;
+export type HttpFilter =
+  | ExtProcFilter
+  | MatchedExtProcFilter
+  | HeaderMutationFilter
+  | DynamicForwardProxyFilter
+  | RouterFilter;
+
+/**
+ * ext_proc inside the match delegate (common.matching.v3.ExtensionWithMatcher): skipped from where its matcher
+ * says SkipFilter on. Same name as the filter inside, so routes' per-filter configuration still reaches it.
+ */
+export type MatchedExtProcFilter = TypedExtension<
+  'envoy.filters.http.ext_proc',
+  {
+    readonly '@type': 'type.googleapis.com/envoy.extensions.common.matching.v3.ExtensionWithMatcher';
+    readonly extension_config: ExtProcFilter;
+    readonly xds_matcher: XdsMatcher;
+  }
+>;
+
+/** An xds.type.matcher.v3 matcher list: the first field matcher whose predicate holds decides. */
+export interface XdsMatcher {
+  readonly matcher_list: { readonly matchers: readonly XdsFieldMatcher[] };
+}
+
+/** A predicate over one input, and what follows when it holds: an action, or a further matcher. */
+export interface XdsFieldMatcher {
+  readonly predicate: {
+    readonly single_predicate: {
+      readonly input: TypedExtension<string, { readonly '@type': string } & Record<string, unknown>>;
+    } & (
+      | {
+          readonly value_match: {
+            readonly safe_regex: { readonly regex: string; readonly google_re2: object };
+          };
+        }
+      | {
+          readonly custom_match: TypedExtension<
+            string,
+            { readonly '@type': string } & Record<string, unknown>
+          >;
+        }
+    );
+  };
+  readonly on_match:
+    | { readonly action: TypedExtension<string, { readonly '@type': string }> }
+    | { readonly matcher: XdsMatcher };
+}
 
 /** Does nothing by itself: routes that skip ext_proc give it their changes (PerFilterConfig). */
 export type HeaderMutationFilter = TypedExtension<
@@ -302,6 +349,8 @@ export type ExternalProcessor = {
   readonly processing_mode: ProcessingMode;
   readonly request_attributes: readonly string[];
   readonly response_attributes: readonly string[];
+  /** The dynamic metadata namespaces the engine's answers may set (contract.ts `responsePhaseMetadata`). */
+  readonly metadata_options?: { readonly receiving_namespaces: { readonly untyped: readonly string[] } };
   readonly mutation_rules: {
     readonly allow_all_routing: boolean;
     readonly allow_expression: RegexMatcher;

@@ -84,6 +84,17 @@ export const requestAttributes = {
 export const responseAttributes = { codeDetails: 'response.code_details' } as const;
 
 /**
+ * The dynamic metadata the engine's answer to the request headers sets when it wants the response headers only if
+ * the backend failed (an on-error section is the one reason): the gateway's ext_proc filter is then skipped on the
+ * response path for any answer below 500 (http-filters.ts), which saves a message each way per request.
+ */
+export const responsePhaseMetadata = {
+  namespace: 'portcullis.response',
+  key: 'phase',
+  onlyOnFailure: 'only-on-failure',
+} as const;
+
+/**
  * Sent by the ext_proc filter of an Envoy Portcullis did not configure (`envoy-config --snippet`): the name of the
  * route the request took, by which an operator names the API of a route (`apiRouteNamePrefix`).
  */

@@ -64,6 +64,12 @@ export interface PhaseRequests {
    */
   readonly requestBodyLengthUnknown?: boolean;
   readonly responseHeaders?: boolean;
+  /**
+   * The response headers only when Envoy answered for the backend (unreachable, timed out) or the backend answered
+   * 5xx: what on-error needs. Where Envoy honours it (the gateway's own bootstrap, http-filters.ts) every other
+   * answer skips the phase; elsewhere it is asked for like `responseHeaders`.
+   */
+  readonly responseHeadersOnFailure?: boolean;
   readonly responseBody?: boolean;
   /**
    * The response body chunk by chunk as it arrives (STREAMED), each passed on once answered, instead of whole:

@@ -122,6 +122,8 @@ export interface ProcessingResponse {
   response_trailers?: { header_mutation?: HeaderMutation };
   immediate_response?: ImmediateResponse;
   mode_override?: ProcessingMode;
+  /** Set on Envoy's stream under the namespaces its filter accepts (`metadata_options.receiving_namespaces`). */
+  dynamic_metadata?: Struct;
   /** Alone in its message: restarts Envoy's timer for the pending phase (google.protobuf.Duration). */
   override_message_timeout?: { seconds: number; nanos: number };
 }

@@ -1,3 +1,4 @@
+import { responsePhaseMetadata } from '../envoy/contract.js';
 import type {
   Exchange,
   ExchangeFactory,
@@ -18,6 +19,7 @@ import type {
   ProcessingRequest,
   ProcessingResponse,
   RequestKind,
+  Struct,
 } from './messages.js';
 
 /**
@@ -336,9 +338,32 @@ function headersResponse(
   result: PhaseResult,
 ): ProcessingResponse {
   const response = phaseResponse(kind, result);
-  if (result.action === 'continue' && result.next) response.mode_override = modeOverride(result.next);
+  if (result.action !== 'continue' || !result.next) return response;
+  response.mode_override = modeOverride(result.next);
+  if (
+    kind === 'request_headers' &&
+    response.mode_override.response_header_mode === 'SEND' &&
+    onlyOnFailure(result.next)
+  )
+    response.dynamic_metadata = responsePhaseOnlyOnFailure;
   return response;
 }
+
+/** The response headers are wanted for a failed backend's answer only (see PhaseRequests). */
+function onlyOnFailure(next: PhaseRequests): boolean {
+  return next.responseHeadersOnFailure === true && !next.responseHeaders && !next.responseBody;
+}
+
+/** What tells the gateway's Envoy to skip the response phase unless the answer is a failure (http-filters.ts). */
+const responsePhaseOnlyOnFailure: Struct = {
+  fields: {
+    [responsePhaseMetadata.namespace]: {
+      structValue: {
+        fields: { [responsePhaseMetadata.key]: { stringValue: responsePhaseMetadata.onlyOnFailure } },
+      },
+    },
+  },
+};
 
 function phaseResponse(kind: RequestKind, result: PhaseResult): ProcessingResponse {
   if (result.action === 'respond') {
@@ -380,7 +405,8 @@ function requestBodyMode(next: PhaseRequests): ProcessingMode['request_body_mode
 /** Header modes left DEFAULT mean "no change" (Envoy ≥ 1.34); body modes are always stated. */
 function modeOverride(next: PhaseRequests): ProcessingMode {
   return {
-    response_header_mode: next.responseHeaders || next.responseBody ? 'SEND' : 'SKIP',
+    response_header_mode:
+      next.responseHeaders || next.responseHeadersOnFailure || next.responseBody ? 'SEND' : 'SKIP',
     request_body_mode: requestBodyMode(next),
     response_body_mode: next.responseBodyStreamed ? 'STREAMED' : next.responseBody ? 'BUFFERED' : 'NONE',
   };

@@ -106,7 +106,10 @@ export async function playEnvoy(
       headers: upstream.headers,
       body: upstream.body,
     };
-    if (!phases.responseHeaders) return { response, backend: received };
+    // As the gateway's Envoy: an exchange that wants only failures' headers sees a 5xx or Envoy's own reply.
+    const failed = upstream.status >= 500;
+    if (!phases.responseHeaders && !(phases.responseHeadersOnFailure && failed))
+      return { response, backend: received };
     const responseFields: HeaderFields = new Map([[':status', [String(upstream.status)]]]);
     for (const [name, value] of upstream.headers) add(responseFields, name.toLowerCase(), value);
     const responseAttributesSent = new Map<string, AttributeValue>([

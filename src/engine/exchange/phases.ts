@@ -8,7 +8,8 @@ import { forProduct } from './admission.js';
 
 /** What to ask Envoy for after the request headers. */
 export function phasesFor(pipeline: Pipeline, requestHasBody: boolean, breakersWatch = false): PhaseRequests {
-  // on-error runs for failures Envoy reports on the response path (backend unreachable), so it needs the headers.
+  // on-error runs for failures Envoy reports on the response path (backend unreachable, timed out), so it needs
+  // the headers of those answers only.
   const onError = pipeline.elements['on-error'].length > 0;
   // A retry around forward-request calls the backend again with the same body: keep it.
   const retries = pipeline.elements.backend.includes('retry');
@@ -17,7 +18,8 @@ export function phasesFor(pipeline: Pipeline, requestHasBody: boolean, breakersW
   const breakers = breakersWatch && choosesNamedBackend(pipeline);
   return {
     requestBody: (pipeline.needs.requestBody || retries) && requestHasBody,
-    responseHeaders: pipeline.needs.responseHeaders || onError || retries || breakers,
+    responseHeaders: pipeline.needs.responseHeaders || retries || breakers,
+    responseHeadersOnFailure: onError,
     responseBody: pipeline.needs.responseBody,
   };
 }
@@ -47,6 +49,7 @@ function mergedPhases(all: readonly PhaseRequests[]): PhaseRequests {
   return {
     requestBody: true,
     responseHeaders: all.some((phases) => phases.responseHeaders),
+    responseHeadersOnFailure: all.some((phases) => phases.responseHeadersOnFailure),
     responseBody: all.some((phases) => phases.responseBody),
   };
 }

@@ -9,6 +9,7 @@ import type {
   ExtProcFilter,
   HeaderMutationFilter,
   HttpFilter,
+  MatchedExtProcFilter,
   PerFilterConfig,
   RouterFilter,
 } from '../config-types.js';
@@ -17,6 +18,7 @@ import {
   maxMessageTimeoutMs,
   requestAttributes,
   responseAttributes,
+  responsePhaseMetadata,
   upstreamTimeoutHeader,
 } from '../contract.js';
 import { type BootstrapPlan, limitsOf } from './plan.js';
@@ -72,7 +74,100 @@ export function gatewayHttpFilters(plan: BootstrapPlan): HttpFilter[] {
   // whether or not an API skips the engine, at the cost of a lookup per request: the listener must not depend on
   // the APIs, or adding the first policy-less API would replace the listener and drain its connections
   // (dynamic-resources.ts) where only its routes change.
-  return [extProcFilter(plan), headerMutationFilter(), dynamicForwardProxyFilter(), routerFilter()];
+  return [
+    responsePhaseOnlyOnFailure(extProcFilter(plan)),
+    headerMutationFilter(),
+    dynamicForwardProxyFilter(),
+    routerFilter(),
+  ];
+}
+
+/**
+ * ext_proc, skipped on the response path when the engine said (dynamic metadata, contract.ts) it wants the response
+ * only if the backend failed and the answer is below 500. An operation whose only use of the response is on-error
+ * (the spec's sample policy) would otherwise cost a message each way per request for the rare answer on-error
+ * acts on: Envoy's own reply for a backend it could not reach or that timed out (502/504 here, local_reply_config),
+ * or a backend's 5xx (which the engine tells apart by `response.code_details`). The matcher is evaluated on the
+ * request headers first, where the response's status is not yet there, and again on the response headers.
+ */
+function responsePhaseOnlyOnFailure(filter: ExtProcFilter): MatchedExtProcFilter {
+  return {
+    name: filter.name,
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.common.matching.v3.ExtensionWithMatcher',
+      // The engine's answer may set the metadata the matcher reads.
+      extension_config: {
+        ...filter,
+        typed_config: {
+          ...filter.typed_config,
+          metadata_options: { receiving_namespaces: { untyped: [responsePhaseMetadata.namespace] } },
+        },
+      },
+      // Two levels, not an and_matcher: the metadata is read as soon as the matcher is, and on the request path it
+      // is not set yet, which would end the match there for good. The status is unavailable until the response,
+      // which keeps the outer match open until then.
+      xds_matcher: {
+        matcher_list: {
+          matchers: [
+            {
+              predicate: {
+                single_predicate: {
+                  input: {
+                    name: 'response-status',
+                    typed_config: {
+                      '@type': 'type.googleapis.com/envoy.type.matcher.v3.HttpResponseHeaderMatchInput',
+                      header_name: ':status',
+                    },
+                  },
+                  value_match: { safe_regex: { regex: '[1-4][0-9][0-9]', google_re2: {} } },
+                },
+              },
+              on_match: {
+                matcher: {
+                  matcher_list: {
+                    matchers: [
+                      {
+                        predicate: {
+                          single_predicate: {
+                            input: {
+                              name: 'response-phase',
+                              typed_config: {
+                                '@type':
+                                  'type.googleapis.com/envoy.extensions.matching.common_inputs.network.v3.DynamicMetadataInput',
+                                filter: responsePhaseMetadata.namespace,
+                                path: [{ key: responsePhaseMetadata.key }],
+                              },
+                            },
+                            custom_match: {
+                              name: 'only-on-failure',
+                              typed_config: {
+                                '@type':
+                                  'type.googleapis.com/envoy.extensions.matching.input_matchers.metadata.v3.Metadata',
+                                value: { string_match: { exact: responsePhaseMetadata.onlyOnFailure } },
+                              },
+                            },
+                          },
+                        },
+                        on_match: {
+                          action: {
+                            name: 'skip',
+                            typed_config: {
+                              '@type':
+                                'type.googleapis.com/envoy.extensions.filters.common.matcher.action.v3.SkipFilter',
+                            },
+                          },
+                        },
+                      },
+                    ],
+                  },
+                },
+              },
+            },
+          ],
+        },
+      },
+    },
+  };
 }
 
 function headerMutationFilter(): HeaderMutationFilter {

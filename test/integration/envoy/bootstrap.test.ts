@@ -52,7 +52,10 @@ describe('the generated Envoy bootstrap', () => {
 
   it('fails closed, asks only for request headers by default and lets the engine override per request', () => {
     const hcm = gatewayConnectionManager();
-    const extProc = extensionNamed(hcm.http_filters, 'envoy.filters.http.ext_proc').typed_config;
+    const matched = extensionNamed(hcm.http_filters, 'envoy.filters.http.ext_proc').typed_config;
+    // Inside the match delegate that skips it on the response path (http-filters.ts).
+    if (!('extension_config' in matched)) throw new Error('ext_proc is not inside its match delegate');
+    const extProc = matched.extension_config.typed_config;
     expect(extProc.failure_mode_allow).toBe(false);
     expect(extProc.allow_mode_override).toBe(true);
     expect(extProc.message_timeout).toBe('0.5s');

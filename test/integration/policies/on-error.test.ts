@@ -13,7 +13,11 @@ describe('on-error through Envoy', () => {
   let gateway: GatewayStack;
 
   beforeAll(async () => {
-    backend = await startEchoBackend();
+    // `X-Status` picks the backend's answer (a 5xx the response phase must see).
+    backend = await startEchoBackend((request) => {
+      const status = request.headers['x-status'];
+      return typeof status === 'string' ? { status: Number(status) } : undefined;
+    });
     const nowhere = `http://127.0.0.1:${await closedPort()}`;
     const lastError = `<return-response>
       <set-status code="599" reason="Handled" />
@@ -34,7 +38,11 @@ ${apiYaml('down', nowhere, [
   ['handled', 'GET', '/handled', 'handled.xml'],
   ['plain', 'GET', '/plain'],
 ])}
-${apiYaml('fail', backend.url, [['boom', 'GET', '/boom', 'boom.xml']])}
+${apiYaml('fail', backend.url, [
+  ['boom', 'GET', '/boom', 'boom.xml'],
+  ['guarded', 'GET', '/guarded', 'guarded.xml'],
+  ['outbound', 'GET', '/outbound', 'outbound.xml'],
+])}
 `,
       {
         'handled.xml': policy({ onError: lastError }),
@@ -49,6 +57,11 @@ ${apiYaml('fail', backend.url, [['boom', 'GET', '/boom', 'boom.xml']])}
       </when>
       <otherwise><set-variable name="never" value="1" /></otherwise>
     </choose>`,
+          onError: lastError,
+        }),
+        'guarded.xml': policy({ onError: lastError }),
+        'outbound.xml': policy({
+          outbound: '<set-header name="X-Seen" exists-action="override"><value>yes</value></set-header>',
           onError: lastError,
         }),
       },
@@ -80,6 +93,27 @@ ${apiYaml('fail', backend.url, [['boom', 'GET', '/boom', 'boom.xml']])}
     expect(text).not.toMatch(/upstream|reset|refused/i);
   });
 
+  it('asks Envoy for the response only when on-error can act on it: a failed backend or a 5xx', async () => {
+    // Messages Envoy sent the engine, by the ext_proc filter's own count.
+    const sent = async () =>
+      (await gateway.envoy.stats('ext_proc')).get('http.ingress_http.ext_proc.stream_msgs_sent') ?? 0;
+    const messagesFor = async (path: string, headers: Record<string, string> = {}) => {
+      const before = await sent();
+      const response = await fetch(`${gateway.url}${path}`, { headers });
+      await response.arrayBuffer();
+      return { status: response.status, messages: (await sent()) - before };
+    };
+    // on-error is the only reason for the response phase: a 200 from the backend costs the request headers only.
+    expect(await messagesFor('/fail/guarded')).toEqual({ status: 200, messages: 1 });
+    // Envoy's own reply for a backend it could not reach reaches the engine, and on-error answers.
+    expect(await messagesFor('/down/handled')).toEqual({ status: 599, messages: 2 });
+    // So does a backend's 5xx (the engine tells it from Envoy's own reply by response.code_details).
+    const backendError = await messagesFor('/fail/guarded', { 'x-status': '503' });
+    expect(backendError).toEqual({ status: 503, messages: 2 });
+    // An outbound section reads every answer.
+    expect(await messagesFor('/fail/outbound')).toEqual({ status: 200, messages: 2 });
+  });
+
   it('a failing policy sets every LastError field', async () => {
     const response = await fetch(`${gateway.url}/fail/boom`);
     expect(response.status).toBe(599);
@@ -94,6 +128,6 @@ ${apiYaml('fail', backend.url, [['boom', 'GET', '/boom', 'boom.xml']])}
       policyId: 'parse-it',
       status: 500,
     });
-    expect(backend.received).toHaveLength(0);
+    expect(backend.received.filter((request) => request.url.startsWith('/boom'))).toHaveLength(0);
   });
 });
