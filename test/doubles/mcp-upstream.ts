@@ -22,6 +22,11 @@ export interface McpUpstream {
   readonly closed: readonly string[];
   /** Registers one more tool on every open session's server: each sends `notifications/tools/list_changed`. */
   addTool(name: string): void;
+  /**
+   * Sends a log message (`notifications/message`, level info) outside any request on one session: it goes on the
+   * session's GET stream, and is lost when none is open.
+   */
+  log(sessionId: string, data: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -34,6 +39,7 @@ export async function startMcpUpstream(
   const closed: string[] = [];
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const servers: McpServer[] = [];
+  const serverOf = new Map<string, McpServer>();
 
   const httpServer = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -65,6 +71,7 @@ export async function startMcpUpstream(
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
           transports.set(id, created);
+          serverOf.set(id, server);
           opened.push(id);
         },
         onsessionclosed: (id) => {
@@ -98,6 +105,11 @@ export async function startMcpUpstream(
           content: [{ type: 'text', text: toolName }],
         }));
       }
+    },
+    async log(sessionId, data) {
+      const server = serverOf.get(sessionId);
+      if (!server) throw new Error(`no upstream session ${sessionId}`);
+      await server.server.sendLoggingMessage({ level: 'info', data }, sessionId);
     },
     async close() {
       for (const server of servers) await server.close().catch(() => {});

@@ -7,7 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/index.js';
@@ -51,6 +54,9 @@ let envoy: RunningEnvoy;
 let slow: HeldBackend;
 /** An MCP server (API of type mcp) whose tool counts the calls of its session: one count per upstream session. */
 let notes: McpUpstream;
+/** Calls of the notes server's `wait` tool running now, and those its client cancelled. */
+const waiting: string[] = [];
+const cancelled: string[] = [];
 
 /** A backend whose answers wait until the test releases them: tool calls that stay running. */
 interface HeldBackend {
@@ -154,6 +160,25 @@ beforeAll(async () => {
         calls += 1;
         return { content: [{ type: 'text', text: String(calls) }] };
       },
+    );
+    // Runs until its client cancels it (or 20 s pass: a test that fails never leaves it running).
+    server.registerTool(
+      'wait',
+      { description: 'Waits to be cancelled', annotations: { readOnlyHint: true } },
+      (extra) =>
+        new Promise((resolve) => {
+          const id = String(extra.requestId);
+          waiting.push(id);
+          const done = setTimeout(
+            () => resolve({ content: [{ type: 'text', text: 'not cancelled' }] }),
+            20_000,
+          );
+          extra.signal.addEventListener('abort', () => {
+            clearTimeout(done);
+            cancelled.push(id);
+            resolve({ content: [{ type: 'text', text: 'cancelled' }] });
+          });
+        }),
     );
   });
   directory = await mkdtemp(path.join(tmpdir(), 'portcullis-scale-out-'));
@@ -260,6 +285,8 @@ interface Connected {
   readonly provider: HeadlessProvider;
   readonly session: () => string;
   readonly changes: string[];
+  /** The data of each `notifications/message` the client got. */
+  readonly messages: unknown[];
   /** Cuts the open GET stream as a network failure would; the SDK reconnects with Last-Event-ID. */
   dropGetStream(): void;
   /** Holds the next GET (the reconnect) until the returned function is called. */
@@ -336,6 +363,10 @@ async function connect(name: string): Promise<Connected> {
   client.setNotificationHandler(ToolListChangedNotificationSchema, (notification) => {
     changes.push(notification.method);
   });
+  const messages: unknown[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    messages.push(notification.params.data);
+  });
   await client.connect(transport);
   const session = () => transport.sessionId!;
   // connect() returns before the SDK's GET stream is open: wait for it, so what follows has a known order.
@@ -352,6 +383,7 @@ async function connect(name: string): Promise<Connected> {
     transport,
     session,
     changes,
+    messages,
     dropGetStream: () => cutGet?.(),
     holdNextGet() {
       let release!: () => void;
@@ -393,7 +425,7 @@ describe('two service processes behind one Envoy, sharing state.redis', () => {
     expect(initialize.status).toBe(200);
 
     const { tools } = await one.client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['notes__count', 'slow-thing']);
+    expect(tools.map((tool) => tool.name)).toEqual(['notes__count', 'notes__wait', 'slow-thing']);
     for (let i = 0; i < 4; i++) {
       const call = one.client.callTool({ name: 'slow-thing', arguments: { name: `n${i}` } });
       await until(() => slow.held.length === 1, 'the tool call at the backend');
@@ -514,5 +546,74 @@ describe('two service processes behind one Envoy, sharing state.redis', () => {
     await upstream.transport.terminateSession();
     await until(() => notes.closed.includes(id), 'the upstream session to be ended', { timeoutMs: 10_000 });
     await upstream.client.close();
+  });
+
+  it("a client's cancellation of an upstream call reaches the upstream when it arrives at the other process", async () => {
+    const client = await connect('cancel');
+    const controller = new AbortController();
+    const call = client.client.callTool({ name: 'notes__wait', arguments: {} }, undefined, {
+      signal: controller.signal,
+    });
+    await until(() => waiting.length === 1, 'the upstream call to run');
+    const runningCall = () =>
+      served.find((entry) => entry.session === client.session() && entry.rpc === 'tools/call');
+    await until(() => runningCall() !== undefined, 'the tools/call answer to start streaming');
+    const running = runningCall()!;
+    // Round robin alternates: make the cancellation the next pick after the call's process, so it goes to the other.
+    if (lastServedBy() !== running.by) await client.client.ping();
+    expect(lastServedBy()).toBe(running.by);
+    controller.abort('the test gives up');
+    await expect(call).rejects.toThrow();
+    await until(() => cancelled.length === 1, 'the upstream call to be cancelled', { timeoutMs: 10_000 });
+    const cancellation = served.find(
+      (entry) => entry.session === client.session() && entry.rpc === 'notifications/cancelled',
+    )!;
+    expect(cancellation).toMatchObject({ status: 202, by: other(running.by!) });
+    // The upstream was told in its own terms: a notifications/cancelled for its request, on its session.
+    const upstreamCancel = notes.requests.find((request) => request.rpc === 'notifications/cancelled');
+    expect(upstreamCancel?.headers['mcp-session-id']).toBe(notes.opened.at(-1));
+    expect(cancelled).toEqual(waiting);
+  });
+
+  describe("an upstream session's notifications outside a call", () => {
+    let logs: Connected;
+    let upstreamSession: string;
+    let opener: 'A' | 'B';
+    const upstreamGets = () =>
+      notes.requests.filter(
+        (request) => request.method === 'GET' && request.headers['mcp-session-id'] === upstreamSession,
+      );
+
+    it("an upstream's log message on its GET stream reaches the client's GET stream on the other process", async () => {
+      logs = await connect('logs');
+      const streamBy = gatewayGetStream(logs).by!;
+      // The call that opens the upstream session goes to the process that does not hold the client's stream.
+      if (lastServedBy() !== streamBy) await logs.client.ping();
+      await logs.client.callTool({ name: 'notes__count', arguments: {} });
+      const call = served.filter(
+        (entry) => entry.session === logs.session() && entry.rpc === 'tools/call',
+      )[0]!;
+      opener = call.by!;
+      expect(opener).toBe(other(streamBy));
+      upstreamSession = notes.opened.at(-1)!;
+      await until(() => upstreamGets().length === 1, "the upstream session's GET stream");
+      await notes.log(upstreamSession, 'outside a call');
+      await until(() => logs.messages.length === 1, 'the log message at the client', { timeoutMs: 5000 });
+      expect(logs.messages).toEqual(['outside a call']);
+    });
+
+    it('when the process holding the upstream GET stream stops, the other opens it again and notifications keep coming', async () => {
+      await services[opener].stop();
+      await until(() => upstreamGets().length === 2, 'the upstream GET stream opened again', {
+        timeoutMs: 30_000,
+      });
+      // The stopping process let go of the upstream session without ending it: the other continues it.
+      expect(notes.closed).not.toContain(upstreamSession);
+      await notes.log(upstreamSession, 'after the takeover');
+      await until(() => logs.messages.length === 2, 'the second log message at the client', {
+        timeoutMs: 5000,
+      });
+      expect(logs.messages).toEqual(['outside a call', 'after the takeover']);
+    }, 60_000);
   });
 });
