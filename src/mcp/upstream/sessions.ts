@@ -69,6 +69,8 @@ export class UpstreamSessions {
   /** The log level each downstream session asked for (`logging/setLevel`), for the upstream sessions it opens. */
   readonly #logLevels = new Map<string, LoggingLevel>();
   readonly #sweeper: NodeJS.Timeout;
+  /** The connections whose GET stream this process opened (at `initialize`, or on taking the stream over). */
+  readonly #listening = new WeakSet<UpstreamConnection>();
   /** Which upstream GET streams this process holds, when processes share sessions. */
   readonly #streams: StreamOwnership | undefined;
 
@@ -149,6 +151,7 @@ export class UpstreamSessions {
       if (resumed) return resumed;
     }
     const connection = await UpstreamConnection.open(route, options);
+    this.#listening.add(connection);
     const saved = connection.saved;
     if (attachments && session !== undefined && saved) {
       const mine = JSON.stringify(saved);
@@ -160,9 +163,12 @@ export class UpstreamSessions {
           return theirs;
         }
       }
-      // This process opened the session, and with it the server's GET stream: it holds the stream's lease.
-      const { sub, clientId, scopes } = subject;
-      await this.#streams?.take(session, server.apiId, { subject: { sub, clientId, scopes }, saved });
+      // This process opened the session kept with the downstream one, and with it the server's GET stream: it holds
+      // the stream's lease.
+      if (held === mine) {
+        const { sub, clientId, scopes } = subject;
+        await this.#streams?.take(session, server.apiId, { subject: { sub, clientId, scopes }, saved });
+      }
     }
     return connection;
   }
@@ -185,7 +191,10 @@ export class UpstreamSessions {
     if (!(await this.#streams?.take(session, apiId, data))) return;
     try {
       const connection = await this.connection(sessionKey(session), server, data.subject);
-      await connection.listen();
+      // One opened anew (the server forgot the session) is not the one kept with the downstream session.
+      if (connection.saved?.sessionId !== saved.sessionId) throw new Error('not the session kept');
+      if (!this.#listening.has(connection)) await connection.listen();
+      this.#listening.add(connection);
     } catch {
       // The server forgot the session (or is down): the next request of the downstream session opens another.
       await this.#streams?.drop(session, [apiId]);
