@@ -20,8 +20,11 @@ export interface McpUpstream {
   }>;
   readonly opened: readonly string[];
   readonly closed: readonly string[];
-  /** Registers one more tool on every open session's server: each sends `notifications/tools/list_changed`. */
-  addTool(name: string): void;
+  /**
+   * Registers one more tool on every open session's server: each sends `notifications/tools/list_changed`. Read-only
+   * (`readOnlyHint: true`) when asked.
+   */
+  addTool(name: string, options?: { readOnly?: boolean }): void;
   /**
    * Sends a log message (`notifications/message`, level info) outside any request on one session: it goes on the
    * session's GET stream, and is lost when none is open.
@@ -98,10 +101,12 @@ export async function startMcpUpstream(
     requests,
     opened,
     closed,
-    addTool(toolName) {
+    addTool(toolName, options = {}) {
       for (const server of servers) {
         if (!server.isConnected()) continue;
-        server.registerTool(toolName, { description: `added later: ${toolName}` }, () => ({
+        const description = `added later: ${toolName}`;
+        const annotations = options.readOnly ? { annotations: { readOnlyHint: true } } : {};
+        server.registerTool(toolName, { description, ...annotations }, () => ({
           content: [{ type: 'text', text: toolName }],
         }));
       }

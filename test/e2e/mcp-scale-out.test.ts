@@ -47,7 +47,8 @@ let redis: RunningRedis;
 let directory: string;
 let configFile: string;
 let gatewayUrl: string;
-let engine: RunningChild;
+/** Two engine processes (`engine.ports`), as two service processes: what one learns the other must know. */
+let engines: RunningChild[];
 let services: Record<'A' | 'B', RunningChild>;
 let processOf: Map<string, 'A' | 'B'>;
 let envoy: RunningEnvoy;
@@ -96,7 +97,7 @@ async function startHeldBackend(): Promise<HeldBackend> {
 function gatewayYaml(ports: Record<string, number>, passwordHash: string, keys: string, withGrades: boolean) {
   return `gateway: { http: { host: 127.0.0.1, port: ${ports.gateway} } }
 admin: { port: ${ports.admin} }
-engine: { ports: [${ports.engine}] }
+engine: { ports: [${ports.engine}, ${ports.engine2}] }
 service: { port: ${ports.A} }
 apis:
   - id: slow
@@ -186,6 +187,7 @@ beforeAll(async () => {
     gateway: await freePort(),
     admin: await freePort(),
     engine: await freePort(),
+    engine2: await freePort(),
     A: await freePort(),
     B: await freePort(),
   };
@@ -202,13 +204,13 @@ beforeAll(async () => {
   // The next change of the tool list, ready to be written: grades joins the product.
   await writeFile(`${configFile}.grades`, gatewayYaml(ports, passwordHash, keys, true));
 
-  engine = await startChild(
-    process.execPath,
-    [cli, 'engine', '--config', configFile, '--port', String(ports.engine)],
-    {
-      what: 'the engine',
-      ready: (output) => output.includes('engine listening on'),
-    },
+  engines = await Promise.all(
+    [ports.engine, ports.engine2].map((port) =>
+      startChild(process.execPath, [cli, 'engine', '--config', configFile, '--port', String(port)], {
+        what: `the engine on ${port}`,
+        ready: (output) => output.includes('engine listening on'),
+      }),
+    ),
   );
   const service = (name: 'A' | 'B') =>
     startChild(
@@ -243,8 +245,8 @@ beforeAll(async () => {
     async () =>
       (await envoy.stats('portcullis_engine.membership_healthy')).get(
         'cluster.portcullis_engine.membership_healthy',
-      ) === 1,
-    'Envoy to find the engine healthy',
+      ) === 2,
+    'Envoy to find both engines healthy',
     { timeoutMs: 10_000, detail: () => envoy.log() },
   );
 }, 120_000);
@@ -255,7 +257,7 @@ afterAll(async () => {
   await envoy?.stop();
   await services?.A.stop();
   await services?.B.stop();
-  await engine?.stop();
+  for (const engine of engines ?? []) await engine.stop();
   await slow?.close();
   await notes?.close();
   await redis?.close();
@@ -546,6 +548,58 @@ describe('two service processes behind one Envoy, sharing state.redis', () => {
     await upstream.transport.terminateSession();
     await until(() => notes.closed.includes(id), 'the upstream session to be ended', { timeoutMs: 10_000 });
     await upstream.client.close();
+  });
+
+  it("mcp.writeTools annotations: a tool's readOnlyHint seen in a listing through one engine process is known to the other", async () => {
+    const url = `${gatewayUrl}/notes/mcp`;
+    // A read-only token: every call of the tool rests on its readOnlyHint.
+    const provider = new HeadlessProvider({ user: alice, clientName: 'own url', scope: 'read:courses-work' });
+    const options = { authProvider: provider };
+    await expect(
+      new Client({ name: 'own', version: '1.0.0' }).connect(
+        new StreamableHTTPClientTransport(new URL(url), options),
+      ),
+    ).rejects.toBeInstanceOf(UnauthorizedError);
+    await new StreamableHTTPClientTransport(new URL(url), options).finishAuth(provider.code!);
+    const transport = new StreamableHTTPClientTransport(new URL(url), options);
+    const client = new Client({ name: 'own', version: '1.0.0' });
+    clients.push(client);
+    await client.connect(transport);
+    const token = provider.tokens()!.access_token;
+    expect(token.length).toBeGreaterThan(0);
+    expect(provider.tokens()!.scope).toBe('read:courses-work');
+    // A read-only tool no listing has shown yet (the service's own listings went through both engines).
+    notes.addTool('fresh_read', { readOnly: true });
+    const servedBy = () => engines.map((engine) => engine.output().split('/notes/mcp').length);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('fresh_read');
+    const before = servedBy();
+    const statuses: number[] = [];
+    for (let id = 1; id <= 4; id++) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': transport.sessionId!,
+          'mcp-protocol-version': transport.protocolVersion!,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'fresh_read', arguments: {} },
+        }),
+      });
+      await response.body?.cancel();
+      statuses.push(response.status);
+    }
+    // Both engine processes served some of the calls (each logs the requests it served).
+    await until(() => {
+      const after = servedBy();
+      return after.every((count, i) => count > before[i]!);
+    }, 'both engines to log some of the calls');
+    expect(statuses).toEqual([200, 200, 200, 200]);
   });
 
   it("a client's cancellation of an upstream call reaches the upstream when it arrives at the other process", async () => {
