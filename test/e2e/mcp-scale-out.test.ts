@@ -30,7 +30,10 @@ import { until } from '../processes/wait.js';
  * `state.redis`, and one official SDK client's requests alternate between them: a session opened on one serves
  * tools/call on the other, a GET stream cut on one resumes on the other with Last-Event-ID, a revoked grant is
  * refused by both, tools/list_changed reaches sessions on both, and one session's concurrent requests are bounded
- * over both.
+ * over both. With an upstream MCP server (the official SDK's McpServer): its session is continued by either process, a
+ * cancellation reaching the process that does not run the call cancels it upstream, a log message on its GET stream
+ * reaches the client's stream on the other process, and when the process holding that upstream stream stops the other
+ * opens it again. Two engine processes (`engine.ports`) share what a listing taught one of them (`readOnlyHint`).
  *
  * Envoy is the one `portcullis envoy-config` would generate for this configuration, with two changes made here: the
  * service cluster lists both processes (Envoy's default round robin then alternates between them; concurrency 1
