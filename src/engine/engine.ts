@@ -21,6 +21,7 @@ import type { ExchangeSummary } from './exchange/summary.js';
 import { tracedExchanges } from './exchange-spans.js';
 import { assertExtAuthzServes } from './ext-authz-check.js';
 import { type McpAccess, mcpAccessOf } from './mcp-access.js';
+import { mcpToolHintsOf } from './mcp-tool-hints.js';
 import { mcpToolFiltersOf } from './mcp-tools.js';
 import type { EngineMetrics } from './metrics.js';
 import { bothObservers, PolicySpans, traceWithSpanEvents } from './policy-spans.js';
@@ -190,7 +191,7 @@ export function createEngine(gateway: CompiledGateway, options: EngineOptions = 
     ...(traceKey ? { debugTrace: { key: traceKey, router: traces, logger: processLogger } } : {}),
     subscriptions: new SubscriptionDirectory(gateway.config),
     ...(options.mcpAccess ? { mcpAccess: options.mcpAccess } : {}),
-    mcpTools: mcpToolFiltersOf(gateway.config),
+    mcpTools: mcpToolFiltersOf(gateway.config, mcpToolHintsOf(held.state.backend)),
     maxRequestBodyBytes: gateway.config.gateway.limits.maxRequestBodyBytes,
     maxMessageTimeoutMs: maxMessageTimeoutMs(gateway.config.gateway.limits),
     ...(options.trust ? { trust: options.trust } : {}),

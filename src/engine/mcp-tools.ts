@@ -1,6 +1,7 @@
 import { mcpResourceUrl, toolMatcher } from '../config/mcp-servers.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { FinalResponse } from '../policy/index.js';
+import type { McpToolHints } from './mcp-tool-hints.js';
 
 /**
  * An MCP server API's tool rules at its own URL, `/<urlSuffix>/mcp`, as `/v1/mcp` applies them: a tool not exposed
@@ -16,6 +17,11 @@ import type { FinalResponse } from '../policy/index.js';
 export interface McpToolFilter {
   /** True when some tool is hidden from every caller (`mcp.tools`); else the rules apply only with a token. */
   readonly hides: boolean;
+  /**
+   * Before `inspect`, with `mcp.writeTools: annotations`: the hints other engine processes learned for the tools the
+   * body calls that this process has seen in no listing yet.
+   */
+  recall(body: Buffer): Promise<void>;
   /**
    * What one POST body asks of the server: a refusal, or the ids of its `tools/list` requests (answers to filter).
    * `granted`: the token's scopes, when the authorization server checked one.
@@ -38,6 +44,7 @@ export type McpInspection =
  */
 export function mcpToolFiltersOf(
   config: Pick<GatewayConfig, 'apis'> & Partial<Pick<GatewayConfig, 'products' | 'auth'>>,
+  hints?: McpToolHints,
 ): ReadonlyMap<string, McpToolFilter> {
   const filters = new Map<string, McpToolFilter>();
   for (const api of config.apis) {
@@ -46,7 +53,9 @@ export function mcpToolFiltersOf(
     const writeRule =
       config.auth && productIds.length > 0 ? writeRuleOf(api, productIds, config.auth) : undefined;
     if (!api.mcp?.tools && !writeRule) continue;
-    filters.set(api.id, toolFilter(api.mcp?.tools ? toolMatcher(api.mcp.tools) : undefined, writeRule));
+    const exposes = api.mcp?.tools ? toolMatcher(api.mcp.tools) : undefined;
+    const learned = writeRule && !writeRule.listed && hints ? sharedHints(api.id, hints) : undefined;
+    filters.set(api.id, toolFilter(exposes, writeRule, learned));
   }
   return filters;
 }
@@ -80,9 +89,30 @@ function writeRuleOf(
 
 type Message = Record<string, unknown>;
 
+/** One API's part of the shared hints. */
+interface ApiHints {
+  get(tool: string): Promise<boolean | undefined>;
+  set(tool: string, readOnly: boolean): void;
+}
+
+function sharedHints(apiId: string, hints: McpToolHints): ApiHints {
+  return { get: (tool) => hints.get(apiId, tool), set: (tool, readOnly) => hints.set(apiId, tool, readOnly) };
+}
+
+/** The names of the tools a POST body calls. */
+function calledTools(body: Buffer): string[] {
+  const parsed = parseJson(body.toString('utf8'));
+  if (parsed === undefined) return [];
+  return (Array.isArray(parsed) ? parsed : [parsed])
+    .filter(isObject)
+    .filter((m) => m.method === 'tools/call' && isObject(m.params) && typeof m.params.name === 'string')
+    .map((m) => (m.params as Message).name as string);
+}
+
 function toolFilter(
   exposes: ((name: string) => boolean) | undefined,
   write: WriteRule | undefined,
+  shared: ApiHints | undefined,
 ): McpToolFilter {
   /**
    * With annotations, whether each tool is read-only, as the server's last listing through this engine said: a tool
@@ -103,13 +133,24 @@ function toolFilter(
     if (!Array.isArray(tools)) return message;
     if (write && !write.listed)
       for (const tool of tools)
-        if (isObject(tool) && typeof tool.name === 'string')
-          readOnly.set(tool.name, isObject(tool.annotations) && tool.annotations.readOnlyHint === true);
+        if (isObject(tool) && typeof tool.name === 'string') {
+          const hint = isObject(tool.annotations) && tool.annotations.readOnlyHint === true;
+          readOnly.set(tool.name, hint);
+          shared?.set(tool.name, hint);
+        }
     if (tools.every(shown)) return message;
     return { ...message, result: { ...message.result, tools: tools.filter(shown) } };
   };
   return {
     hides: exposes !== undefined,
+    async recall(body) {
+      if (!shared) return;
+      for (const name of calledTools(body)) {
+        if (readOnly.has(name)) continue;
+        const hint = await shared.get(name);
+        if (hint !== undefined && !readOnly.has(name)) readOnly.set(name, hint);
+      }
+    },
     inspect(body, granted) {
       const parsed = parseJson(body.toString('utf8'));
       // Not JSON-RPC: the server answers it (with its own error); nothing of a tool can be in it.

@@ -11,7 +11,7 @@ import { ToolRegistry } from './tools/registry.js';
 import { NotificationHub } from './transport/notification-hub.js';
 import { StreamableHttpTransport } from './transport/router.js';
 import { defaultMaxConcurrentPerSession, type ResponseMode, SessionHttp } from './transport/session-http.js';
-import type { SessionStore } from './transport/session-store.js';
+import { type SessionStore, sessionKey } from './transport/session-store.js';
 import { InProcessSessionStore, type SessionStoreOptions } from './transport/sessions.js';
 import { StatelessHttp } from './transport/stateless-http.js';
 import type { AccessTokenVerifier, GatewayCaller, ServerInfo, ToolCatalog } from './types.js';
@@ -126,7 +126,12 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const sessions: SessionStore = options.sessionStore ?? new InProcessSessionStore(options.sessions);
   const dispatcher = new Dispatcher(methodTable);
   const pageSize = options.pageSize ?? 100;
-  // Set once the hub exists: an upstream's list change reaches every stream, as a configuration change does.
+  const hub = new NotificationHub({
+    log: sessions.notifications,
+    ...(options.notificationPollMs !== undefined ? { pollMs: options.notificationPollMs } : {}),
+    logger,
+  });
+  // Set below: an upstream's list change reaches every stream, as a configuration change does.
   let announce: (reason: string) => void = () => {};
   const upstream =
     options.upstreams &&
@@ -136,6 +141,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       ...(options.upstreams.timeoutMs !== undefined ? { timeoutMs: options.upstreams.timeoutMs } : {}),
       onToolsChanged: (reason) => announce(reason),
       attachments: sessions.attachments,
+      streamLeases: sessions.streamLeases,
+      bus: hub,
       logger,
     });
 
@@ -156,11 +163,6 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     logger,
   });
 
-  const hub = new NotificationHub({
-    log: sessions.notifications,
-    ...(options.notificationPollMs !== undefined ? { pollMs: options.notificationPollMs } : {}),
-    logger,
-  });
   const transport = new StreamableHttpTransport({
     sessionEra: new SessionHttp({
       dispatcher,
@@ -178,7 +180,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       ...(upstream
         ? {
             onSessionEnding: (id: string, subject: MethodContext['subject']) =>
-              upstream.endSession(`session:${id}`, subject),
+              upstream.endSession(sessionKey(id), subject),
           }
         : {}),
     }),

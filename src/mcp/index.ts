@@ -8,6 +8,7 @@ export {
   type SessionRecord,
   type SessionStore,
   SessionStoreUnavailableError,
+  type StreamLeases,
 } from './transport/session-store.js';
 export type {
   AccessTokenClaims,

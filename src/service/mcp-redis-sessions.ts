@@ -9,6 +9,7 @@ import {
   SessionStoreUnavailableError,
 } from '../mcp/index.js';
 import type { RedisClient, RedisConnection } from '../state/redis-connection.js';
+import { RedisStreamLeases } from './mcp-redis-stream-leases.js';
 
 /*
  * MCP sessions in the Redis (or Redis Cluster) of `state.redis`, so every service process behind Envoy serves every
@@ -18,7 +19,10 @@ import type { RedisClient, RedisConnection } from '../state/redis-connection.js'
  *                              (the upstream session of each MCP server API); idle TTL, renewed on use
  *   owner:{<tag>}:<owner>      sorted set of the owner's session ids by creation time, Redis's clock in µs (the per-owner bound)
  *   slots:{<tag>}:<rest>       requests of the session running now; a lease TTL frees what a dead process held
- *   notify                     stream of notifications for every GET stream (field m=method, k=dedupe key)
+ *   notify                     stream of notifications for every GET stream (field m=method, k=dedupe key), or for
+ *                              one session (t=its downstream key, p=params as JSON, x=1 when for the service: a
+ *                              cancellation passed to the process running the call)
+ *   {streams}:…                the leases on upstream GET streams (mcp-redis-stream-leases.ts)
  *
  * A session id is <tag><rest>: `tag` is 8 characters derived from the owner and `rest` 192 random bits. The tag in
  * braces puts a session and its owner's set in one cluster slot, so creating one is one script and ending the
@@ -81,16 +85,23 @@ redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 return redis.call('HGET', KEYS[1], ARGV[1])
 `;
 
-/** KEYS[1] notify stream. ARGV method, dedupe key, max length. The new entry's id, or the newest one's if equal. */
+/**
+ * KEYS[1] notify stream. ARGV method, dedupe key, max length, then for an addressed entry its downstream key, params
+ * (JSON or empty) and '1' when it is for the service. The new entry's id, or the newest one's if its key is equal
+ * (an addressed entry is never a duplicate).
+ */
 const APPEND = `
-local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-if last[1] then
-  local fields = last[1][2]
-  for i = 1, #fields, 2 do
-    if fields[i] == 'k' and fields[i + 1] == ARGV[2] then return last[1][1] end
+if not ARGV[4] then
+  local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+  if last[1] then
+    local fields = last[1][2]
+    for i = 1, #fields, 2 do
+      if fields[i] == 'k' and fields[i + 1] == ARGV[2] then return last[1][1] end
+    end
   end
+  return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'm', ARGV[1], 'k', ARGV[2])
 end
-return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'm', ARGV[1], 'k', ARGV[2])
+return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'm', ARGV[1], 't', ARGV[4], 'p', ARGV[5], 'x', ARGV[6])
 `;
 
 type ScriptedRedis = RedisClient & {
@@ -107,7 +118,13 @@ type ScriptedRedis = RedisClient & {
   portcullisMcpRelease(key: string): Promise<number>;
   portcullisMcpMarkInitialized(key: string): Promise<number>;
   portcullisMcpClaim(key: string, field: string, value: string): Promise<string | null>;
-  portcullisMcpAppend(key: string, method: string, dedupeKey: string, maxLength: number): Promise<string>;
+  portcullisMcpAppend(
+    key: string,
+    method: string,
+    dedupeKey: string,
+    maxLength: number,
+    ...addressed: string[]
+  ): Promise<string>;
 };
 
 function scripted(client: RedisClient): ScriptedRedis {
@@ -144,6 +161,7 @@ export class RedisSessionStore implements SessionStore {
   readonly #perOwner: number;
   readonly #leaseMs: number;
   readonly notifications: NotificationLog;
+  readonly streamLeases: RedisStreamLeases;
   readonly attachments: SessionAttachments = {
     get: async (id, name) => {
       const keys = this.#keys(id);
@@ -176,10 +194,23 @@ export class RedisSessionStore implements SessionStore {
     this.#idleMs = options.idleTimeoutMs ?? 60 * 60 * 1000;
     this.#perOwner = options.maxSessionsPerSubject ?? 100;
     this.#leaseMs = options.slotLeaseMs ?? 5 * 60 * 1000;
+    this.streamLeases = new RedisStreamLeases(connection);
     this.notifications = {
-      append: (method, dedupeKey) =>
+      append: (method, dedupeKey, addressed) =>
         this.#run('notification append', (r) =>
-          r.portcullisMcpAppend('mcp:notify', method, dedupeKey, LOG_LENGTH),
+          r.portcullisMcpAppend(
+            'mcp:notify',
+            method,
+            dedupeKey,
+            LOG_LENGTH,
+            ...(addressed
+              ? [
+                  addressed.to,
+                  addressed.params === undefined ? '' : JSON.stringify(addressed.params),
+                  addressed.service ? '1' : '',
+                ]
+              : []),
+          ),
         ),
       read: (after, limit) => this.#run('notification read', (r) => readLog(r, after, limit)),
     };
@@ -281,9 +312,30 @@ async function readLog(
     redis.xrevrange('mcp:notify', '+', '-', 'COUNT', 1),
   ]);
   const entries = range.flatMap(([id, fields]) => {
-    for (let i = 0; i + 1 < fields.length; i += 2)
-      if (fields[i] === 'm') return [{ id, method: fields[i + 1]! }];
-    return [];
+    const entry = entryOf(id, fields);
+    return entry ? [entry] : [];
   });
   return { entries, newest: newestOf(last) };
+}
+
+/** One stream entry as a logged notification; undefined for one that is not (no method, unreadable params). */
+function entryOf(id: string, fields: string[]): LoggedNotification | undefined {
+  const byName = new Map<string, string>();
+  for (let i = 0; i + 1 < fields.length; i += 2) byName.set(fields[i]!, fields[i + 1]!);
+  const method = byName.get('m');
+  if (method === undefined) return undefined;
+  const to = byName.get('t');
+  if (to === undefined || to === '') return { id, method };
+  const params = byName.get('p');
+  try {
+    return {
+      id,
+      method,
+      to,
+      ...(params ? { params: JSON.parse(params) as Record<string, unknown> } : {}),
+      ...(byName.get('x') === '1' ? { service: true } : {}),
+    };
+  } catch {
+    return undefined;
+  }
 }

@@ -20,8 +20,16 @@ export interface McpUpstream {
   }>;
   readonly opened: readonly string[];
   readonly closed: readonly string[];
-  /** Registers one more tool on every open session's server: each sends `notifications/tools/list_changed`. */
-  addTool(name: string): void;
+  /**
+   * Registers one more tool on every open session's server: each sends `notifications/tools/list_changed`. Read-only
+   * (`readOnlyHint: true`) when asked.
+   */
+  addTool(name: string, options?: { readOnly?: boolean }): void;
+  /**
+   * Sends a log message (`notifications/message`, level info) outside any request on one session: it goes on the
+   * session's GET stream, and is lost when none is open.
+   */
+  log(sessionId: string, data: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -34,6 +42,7 @@ export async function startMcpUpstream(
   const closed: string[] = [];
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const servers: McpServer[] = [];
+  const serverOf = new Map<string, McpServer>();
 
   const httpServer = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -65,6 +74,7 @@ export async function startMcpUpstream(
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
           transports.set(id, created);
+          serverOf.set(id, server);
           opened.push(id);
         },
         onsessionclosed: (id) => {
@@ -91,13 +101,20 @@ export async function startMcpUpstream(
     requests,
     opened,
     closed,
-    addTool(toolName) {
+    addTool(toolName, options = {}) {
       for (const server of servers) {
         if (!server.isConnected()) continue;
-        server.registerTool(toolName, { description: `added later: ${toolName}` }, () => ({
+        const description = `added later: ${toolName}`;
+        const annotations = options.readOnly ? { annotations: { readOnlyHint: true } } : {};
+        server.registerTool(toolName, { description, ...annotations }, () => ({
           content: [{ type: 'text', text: toolName }],
         }));
       }
+    },
+    async log(sessionId, data) {
+      const server = serverOf.get(sessionId);
+      if (!server) throw new Error(`no upstream session ${sessionId}`);
+      await server.server.sendLoggingMessage({ level: 'info', data }, sessionId);
     },
     async close() {
       for (const server of servers) await server.close().catch(() => {});

@@ -7,7 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/index.js';
@@ -27,7 +30,10 @@ import { until } from '../processes/wait.js';
  * `state.redis`, and one official SDK client's requests alternate between them: a session opened on one serves
  * tools/call on the other, a GET stream cut on one resumes on the other with Last-Event-ID, a revoked grant is
  * refused by both, tools/list_changed reaches sessions on both, and one session's concurrent requests are bounded
- * over both.
+ * over both. With an upstream MCP server (the official SDK's McpServer): its session is continued by either process, a
+ * cancellation reaching the process that does not run the call cancels it upstream, a log message on its GET stream
+ * reaches the client's stream on the other process, and when the process holding that upstream stream stops the other
+ * opens it again. Two engine processes (`engine.ports`) share what a listing taught one of them (`readOnlyHint`).
  *
  * Envoy is the one `portcullis envoy-config` would generate for this configuration, with two changes made here: the
  * service cluster lists both processes (Envoy's default round robin then alternates between them; concurrency 1
@@ -44,13 +50,17 @@ let redis: RunningRedis;
 let directory: string;
 let configFile: string;
 let gatewayUrl: string;
-let engine: RunningChild;
+/** Two engine processes (`engine.ports`), as two service processes: what one learns the other must know. */
+let engines: RunningChild[];
 let services: Record<'A' | 'B', RunningChild>;
 let processOf: Map<string, 'A' | 'B'>;
 let envoy: RunningEnvoy;
 let slow: HeldBackend;
 /** An MCP server (API of type mcp) whose tool counts the calls of its session: one count per upstream session. */
 let notes: McpUpstream;
+/** Calls of the notes server's `wait` tool running now, and those its client cancelled. */
+const waiting: string[] = [];
+const cancelled: string[] = [];
 
 /** A backend whose answers wait until the test releases them: tool calls that stay running. */
 interface HeldBackend {
@@ -90,7 +100,7 @@ async function startHeldBackend(): Promise<HeldBackend> {
 function gatewayYaml(ports: Record<string, number>, passwordHash: string, keys: string, withGrades: boolean) {
   return `gateway: { http: { host: 127.0.0.1, port: ${ports.gateway} } }
 admin: { port: ${ports.admin} }
-engine: { ports: [${ports.engine}] }
+engine: { ports: [${ports.engine}, ${ports.engine2}] }
 service: { port: ${ports.A} }
 apis:
   - id: slow
@@ -155,12 +165,32 @@ beforeAll(async () => {
         return { content: [{ type: 'text', text: String(calls) }] };
       },
     );
+    // Runs until its client cancels it (or 20 s pass: a test that fails never leaves it running).
+    server.registerTool(
+      'wait',
+      { description: 'Waits to be cancelled', annotations: { readOnlyHint: true } },
+      (extra) =>
+        new Promise((resolve) => {
+          const id = String(extra.requestId);
+          waiting.push(id);
+          const done = setTimeout(
+            () => resolve({ content: [{ type: 'text', text: 'not cancelled' }] }),
+            20_000,
+          );
+          extra.signal.addEventListener('abort', () => {
+            clearTimeout(done);
+            cancelled.push(id);
+            resolve({ content: [{ type: 'text', text: 'cancelled' }] });
+          });
+        }),
+    );
   });
   directory = await mkdtemp(path.join(tmpdir(), 'portcullis-scale-out-'));
   const ports = {
     gateway: await freePort(),
     admin: await freePort(),
     engine: await freePort(),
+    engine2: await freePort(),
     A: await freePort(),
     B: await freePort(),
   };
@@ -177,13 +207,13 @@ beforeAll(async () => {
   // The next change of the tool list, ready to be written: grades joins the product.
   await writeFile(`${configFile}.grades`, gatewayYaml(ports, passwordHash, keys, true));
 
-  engine = await startChild(
-    process.execPath,
-    [cli, 'engine', '--config', configFile, '--port', String(ports.engine)],
-    {
-      what: 'the engine',
-      ready: (output) => output.includes('engine listening on'),
-    },
+  engines = await Promise.all(
+    [ports.engine, ports.engine2].map((port) =>
+      startChild(process.execPath, [cli, 'engine', '--config', configFile, '--port', String(port)], {
+        what: `the engine on ${port}`,
+        ready: (output) => output.includes('engine listening on'),
+      }),
+    ),
   );
   const service = (name: 'A' | 'B') =>
     startChild(
@@ -218,8 +248,8 @@ beforeAll(async () => {
     async () =>
       (await envoy.stats('portcullis_engine.membership_healthy')).get(
         'cluster.portcullis_engine.membership_healthy',
-      ) === 1,
-    'Envoy to find the engine healthy',
+      ) === 2,
+    'Envoy to find both engines healthy',
     { timeoutMs: 10_000, detail: () => envoy.log() },
   );
 }, 120_000);
@@ -230,7 +260,7 @@ afterAll(async () => {
   await envoy?.stop();
   await services?.A.stop();
   await services?.B.stop();
-  await engine?.stop();
+  for (const engine of engines ?? []) await engine.stop();
   await slow?.close();
   await notes?.close();
   await redis?.close();
@@ -260,6 +290,8 @@ interface Connected {
   readonly provider: HeadlessProvider;
   readonly session: () => string;
   readonly changes: string[];
+  /** The data of each `notifications/message` the client got. */
+  readonly messages: unknown[];
   /** Cuts the open GET stream as a network failure would; the SDK reconnects with Last-Event-ID. */
   dropGetStream(): void;
   /** Holds the next GET (the reconnect) until the returned function is called. */
@@ -336,6 +368,10 @@ async function connect(name: string): Promise<Connected> {
   client.setNotificationHandler(ToolListChangedNotificationSchema, (notification) => {
     changes.push(notification.method);
   });
+  const messages: unknown[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    messages.push(notification.params.data);
+  });
   await client.connect(transport);
   const session = () => transport.sessionId!;
   // connect() returns before the SDK's GET stream is open: wait for it, so what follows has a known order.
@@ -352,6 +388,7 @@ async function connect(name: string): Promise<Connected> {
     transport,
     session,
     changes,
+    messages,
     dropGetStream: () => cutGet?.(),
     holdNextGet() {
       let release!: () => void;
@@ -393,7 +430,7 @@ describe('two service processes behind one Envoy, sharing state.redis', () => {
     expect(initialize.status).toBe(200);
 
     const { tools } = await one.client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['notes__count', 'slow-thing']);
+    expect(tools.map((tool) => tool.name)).toEqual(['notes__count', 'notes__wait', 'slow-thing']);
     for (let i = 0; i < 4; i++) {
       const call = one.client.callTool({ name: 'slow-thing', arguments: { name: `n${i}` } });
       await until(() => slow.held.length === 1, 'the tool call at the backend');
@@ -514,5 +551,126 @@ describe('two service processes behind one Envoy, sharing state.redis', () => {
     await upstream.transport.terminateSession();
     await until(() => notes.closed.includes(id), 'the upstream session to be ended', { timeoutMs: 10_000 });
     await upstream.client.close();
+  });
+
+  it("mcp.writeTools annotations: a tool's readOnlyHint seen in a listing through one engine process is known to the other", async () => {
+    const url = `${gatewayUrl}/notes/mcp`;
+    // A read-only token: every call of the tool rests on its readOnlyHint.
+    const provider = new HeadlessProvider({ user: alice, clientName: 'own url', scope: 'read:courses-work' });
+    const options = { authProvider: provider };
+    await expect(
+      new Client({ name: 'own', version: '1.0.0' }).connect(
+        new StreamableHTTPClientTransport(new URL(url), options),
+      ),
+    ).rejects.toBeInstanceOf(UnauthorizedError);
+    await new StreamableHTTPClientTransport(new URL(url), options).finishAuth(provider.code!);
+    const transport = new StreamableHTTPClientTransport(new URL(url), options);
+    const client = new Client({ name: 'own', version: '1.0.0' });
+    clients.push(client);
+    await client.connect(transport);
+    const token = provider.tokens()!.access_token;
+    expect(token.length).toBeGreaterThan(0);
+    expect(provider.tokens()!.scope).toBe('read:courses-work');
+    // A read-only tool no listing has shown yet (the service's own listings went through both engines).
+    notes.addTool('fresh_read', { readOnly: true });
+    const servedBy = () => engines.map((engine) => engine.output().split('/notes/mcp').length);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('fresh_read');
+    const before = servedBy();
+    const statuses: number[] = [];
+    for (let id = 1; id <= 4; id++) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': transport.sessionId!,
+          'mcp-protocol-version': transport.protocolVersion!,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'fresh_read', arguments: {} },
+        }),
+      });
+      await response.body?.cancel();
+      statuses.push(response.status);
+    }
+    // Both engine processes served some of the calls (each logs the requests it served).
+    await until(() => {
+      const after = servedBy();
+      return after.every((count, i) => count > before[i]!);
+    }, 'both engines to log some of the calls');
+    expect(statuses).toEqual([200, 200, 200, 200]);
+  });
+
+  it("a client's cancellation of an upstream call reaches the upstream when it arrives at the other process", async () => {
+    const client = await connect('cancel');
+    const controller = new AbortController();
+    const call = client.client.callTool({ name: 'notes__wait', arguments: {} }, undefined, {
+      signal: controller.signal,
+    });
+    await until(() => waiting.length === 1, 'the upstream call to run');
+    const runningCall = () =>
+      served.find((entry) => entry.session === client.session() && entry.rpc === 'tools/call');
+    await until(() => runningCall() !== undefined, 'the tools/call answer to start streaming');
+    const running = runningCall()!;
+    // Round robin alternates: make the cancellation the next pick after the call's process, so it goes to the other.
+    if (lastServedBy() !== running.by) await client.client.ping();
+    expect(lastServedBy()).toBe(running.by);
+    controller.abort('the test gives up');
+    await expect(call).rejects.toThrow();
+    await until(() => cancelled.length === 1, 'the upstream call to be cancelled', { timeoutMs: 10_000 });
+    const cancellation = served.find(
+      (entry) => entry.session === client.session() && entry.rpc === 'notifications/cancelled',
+    )!;
+    expect(cancellation).toMatchObject({ status: 202, by: other(running.by!) });
+    // The upstream was told in its own terms: a notifications/cancelled for its request, on its session.
+    const upstreamCancel = notes.requests.find((request) => request.rpc === 'notifications/cancelled');
+    expect(upstreamCancel?.headers['mcp-session-id']).toBe(notes.opened.at(-1));
+    expect(cancelled).toEqual(waiting);
+  });
+
+  describe("an upstream session's notifications outside a call", () => {
+    let logs: Connected;
+    let upstreamSession: string;
+    let opener: 'A' | 'B';
+    const upstreamGets = () =>
+      notes.requests.filter(
+        (request) => request.method === 'GET' && request.headers['mcp-session-id'] === upstreamSession,
+      );
+
+    it("an upstream's log message on its GET stream reaches the client's GET stream on the other process", async () => {
+      logs = await connect('logs');
+      const streamBy = gatewayGetStream(logs).by!;
+      // The call that opens the upstream session goes to the process that does not hold the client's stream.
+      if (lastServedBy() !== streamBy) await logs.client.ping();
+      await logs.client.callTool({ name: 'notes__count', arguments: {} });
+      const call = served.filter(
+        (entry) => entry.session === logs.session() && entry.rpc === 'tools/call',
+      )[0]!;
+      opener = call.by!;
+      expect(opener).toBe(other(streamBy));
+      upstreamSession = notes.opened.at(-1)!;
+      await until(() => upstreamGets().length === 1, "the upstream session's GET stream");
+      await notes.log(upstreamSession, 'outside a call');
+      await until(() => logs.messages.length === 1, 'the log message at the client', { timeoutMs: 5000 });
+      expect(logs.messages).toEqual(['outside a call']);
+    });
+
+    it('when the process holding the upstream GET stream stops, the other opens it again and notifications keep coming', async () => {
+      await services[opener].stop();
+      await until(() => upstreamGets().length === 2, 'the upstream GET stream opened again', {
+        timeoutMs: 30_000,
+      });
+      // The stopping process let go of the upstream session without ending it: the other continues it.
+      expect(notes.closed).not.toContain(upstreamSession);
+      await notes.log(upstreamSession, 'after the takeover');
+      await until(() => logs.messages.length === 2, 'the second log message at the client', {
+        timeoutMs: 5000,
+      });
+      expect(logs.messages).toEqual(['outside a call', 'after the takeover']);
+    }, 60_000);
   });
 });

@@ -311,6 +311,29 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
     await client.close();
   }, 60_000);
 
+  it("an upstream's log message outside a call (on its GET stream) reaches the client's GET stream", async () => {
+    const { client } = await connect(USERS.alice);
+    const logs: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      logs.push(notification.params.data);
+    });
+    expect(text(await client.callTool({ name: 'weather__get_forecast', arguments: { city: 'Oslo' } }))).toBe(
+      'sunny in Oslo',
+    );
+    const session = weather.opened.at(-1)!;
+    await until(
+      () =>
+        weather.requests.some(
+          (request) => request.method === 'GET' && request.headers['mcp-session-id'] === session,
+        ),
+      "the upstream session's GET stream",
+    );
+    await weather.log(session, 'outside a call');
+    await until(() => logs.length === 1, 'the log message at the client', 10_000);
+    expect(logs).toEqual(['outside a call']);
+    await client.close();
+  }, 60_000);
+
   it('a tool the API does not expose is neither listed nor callable', async () => {
     const { client } = await connect(USERS.alice);
     expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('weather__admin_reset');

@@ -46,7 +46,8 @@ export class McpGate {
   }
 
   /** The JSON-RPC error for a call of a hidden tool, else nothing (and the listings' ids are kept). */
-  inspect(body: Buffer): FinalResponse | undefined {
+  async inspect(body: Buffer): Promise<FinalResponse | undefined> {
+    await this.filter?.recall(body);
     const inspected = this.filter?.inspect(body, this.granted);
     if (inspected?.kind === 'refused') return inspected.response;
     if (inspected) this.#listIds = inspected.listIds;

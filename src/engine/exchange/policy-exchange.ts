@@ -237,7 +237,7 @@ class PolicyExchange implements Exchange {
     description: RequestDescription,
     body: Buffer | undefined,
   ): Promise<PhaseResult> {
-    const hidden = body && this.mcp?.inspect(body);
+    const hidden = body && (await this.mcp?.inspect(body));
     if (hidden) return this.answer(hidden, undefined);
     const run = this.deciding(pipeline, description);
     const outcome = await run.onRequest();

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.js';
-import { type LoggedNotification, logIdAfter, type NotificationLog } from './session-store.js';
+import { deliversTo, type LoggedNotification, logIdAfter, type NotificationLog } from './session-store.js';
 import type { SseStream } from './sse.js';
 
 /** Entries read from the notification log at once (replay and poll). */
@@ -12,6 +13,8 @@ const LOG_PAGE = 100;
 export interface HeldStream {
   readonly stream: SseStream;
   lastId: string;
+  /** The downstream key (`session:<id>`) of a session's GET stream: it also gets what is addressed to it. */
+  readonly to?: string;
   /** Writes one logged notification in the stream's own shape. */
   readonly deliver: (entry: LoggedNotification) => void;
   /** Runs when the server ends the stream (shutdown). */
@@ -36,6 +39,12 @@ export class NotificationHub {
   readonly #o: NotificationHubOptions;
   /** The streams open on this process: GET streams by session id, listen streams by `listen:<n>`. */
   readonly #streams = new Map<string, HeldStream>();
+  /**
+   * What this process waits for from the others, by downstream key (a call it runs, for a cancellation); all read
+   * from one cursor, set when the first one starts.
+   */
+  readonly #watchers = new Map<string, Set<(entry: LoggedNotification) => void>>();
+  #serviceCursor: string | undefined;
   #poller: NodeJS.Timeout | undefined;
   #polling: Promise<void> | undefined;
   #listenStreams = 0;
@@ -92,6 +101,47 @@ export class NotificationHub {
     await this.#poll();
   }
 
+  /**
+   * A notification for one downstream session's GET stream (an upstream server's log message outside a call),
+   * whichever process holds it: appended to the shared log for that session only, delivered here at once and by
+   * the other processes at their next poll; a stream resumed with Last-Event-ID gets it too.
+   */
+  async sendTo(to: string, method: string, params?: Record<string, unknown>): Promise<void> {
+    await this.#o.log.append(method, randomUUID(), { to, ...(params ? { params } : {}) });
+    await this.#poll();
+  }
+
+  /**
+   * A message for the service process that acts for downstream key `to` (a cancellation of the call it runs):
+   * appended to the shared log, never delivered to a client, read by each process's `watch` at its next poll.
+   */
+  async tellService(to: string, method: string, params: Record<string, unknown>): Promise<void> {
+    await this.#o.log.append(method, randomUUID(), { to, params, service: true });
+  }
+
+  /**
+   * Calls `handler` with each message for the service about downstream key `to` that another process logs from
+   * now on, until the returned function is called. The log is polled while anything is watched.
+   */
+  watch(to: string, handler: (entry: LoggedNotification) => void): () => void {
+    const handlers = this.#watchers.get(to) ?? new Set();
+    this.#watchers.set(to, handlers);
+    handlers.add(handler);
+    if (this.#serviceCursor === undefined)
+      this.backlog(undefined).then(
+        ({ newest }) => {
+          if (this.#watchers.size > 0) this.#serviceCursor ??= newest;
+        },
+        () => {},
+      );
+    this.#startPoller();
+    return () => {
+      handlers.delete(handler);
+      if (handlers.size === 0 && this.#watchers.get(to) === handlers) this.#watchers.delete(to);
+      this.#stopPollerWhenIdle();
+    };
+  }
+
   /** Ends every open stream and the poller (the process stops). */
   close(): void {
     clearInterval(this.#poller);
@@ -117,9 +167,11 @@ export class NotificationHub {
   }
 
   async #readLog(): Promise<void> {
-    const open = [...this.#streams.values()];
-    if (open.length === 0) return;
-    const from = open.reduce((a, b) => (logIdAfter(a.lastId, b.lastId) ? b : a)).lastId;
+    const cursors = [...this.#streams.values()].map((held) => held.lastId);
+    const service = this.#watchers.size > 0 ? this.#serviceCursor : undefined;
+    if (service !== undefined) cursors.push(service);
+    if (cursors.length === 0) return;
+    const from = cursors.reduce((a, b) => (logIdAfter(a, b) ? b : a));
     let entries: readonly LoggedNotification[];
     try {
       ({ entries } = await this.backlog(from));
@@ -132,9 +184,13 @@ export class NotificationHub {
     for (const entry of entries) {
       for (const held of this.#streams.values()) {
         if (!logIdAfter(entry.id, held.lastId)) continue;
-        held.deliver(entry);
+        if (deliversTo(entry, held.to)) held.deliver(entry);
         held.lastId = entry.id;
       }
+      if (service === undefined || !logIdAfter(entry.id, this.#serviceCursor ?? entry.id)) continue;
+      this.#serviceCursor = entry.id;
+      if (entry.service && entry.to !== undefined)
+        for (const handler of this.#watchers.get(entry.to) ?? []) handler(entry);
     }
   }
 
@@ -144,12 +200,16 @@ export class NotificationHub {
     this.#poller.unref();
   }
 
+  #stopPollerWhenIdle(): void {
+    if (this.#watchers.size === 0) this.#serviceCursor = undefined;
+    if (this.#streams.size > 0 || this.#watchers.size > 0) return;
+    clearInterval(this.#poller);
+    this.#poller = undefined;
+  }
+
   #forget(key: string, held: HeldStream): void {
     if (this.#streams.get(key) !== held) return;
     this.#streams.delete(key);
-    if (this.#streams.size === 0) {
-      clearInterval(this.#poller);
-      this.#poller = undefined;
-    }
+    this.#stopPollerWhenIdle();
   }
 }

@@ -22,7 +22,14 @@ import {
 } from './http.js';
 import type { HeldStream, NotificationHub } from './notification-hub.js';
 import { insufficientScope, methodNotAllowed, tooManyRunning } from './refusals.js';
-import { logIdAfter, parseLogId, type SessionRecord, type SessionStore } from './session-store.js';
+import {
+  deliversTo,
+  logIdAfter,
+  parseLogId,
+  type SessionRecord,
+  type SessionStore,
+  sessionKey,
+} from './session-store.js';
 import { SSE_HEADERS, SseStream } from './sse.js';
 
 /** A session found for a request: its record and its negotiated revision. */
@@ -241,14 +248,16 @@ export class SessionHttp {
 
     const stream = new SseStream(this.#o.keepAliveMs ?? 25_000);
     const start = resumeFrom !== undefined && !logIdAfter(resumeFrom, newest) ? resumeFrom : newest;
+    const to = sessionKey(record.id);
     const held: HeldStream = {
       stream,
       lastId: start,
-      deliver: (entry) => stream.send(notificationMessage(entry.method), entry.id),
+      to,
+      deliver: (entry) => stream.send(notificationMessage(entry.method, entry.params), entry.id),
     };
     if (revision.primingEvents) stream.prime(start);
     for (const entry of entries) {
-      stream.send(notificationMessage(entry.method), entry.id);
+      if (deliversTo(entry, to)) held.deliver(entry);
       held.lastId = entry.id;
     }
     this.#o.hub.holdSessionStream(record.id, held);

@@ -23,12 +23,39 @@ export interface SessionOwner {
   readonly clientId: string;
 }
 
-/** One entry of the notification log: a server notification every session's GET stream carries. */
+/**
+ * One entry of the notification log: a server notification every session's GET stream carries, or one addressed to
+ * one downstream session (an upstream server's log message outside a call), or a message from one service process
+ * to the others about a downstream session (a cancellation of the call another process runs).
+ */
 export interface LoggedNotification {
   /** `<ms>-<seq>`, increasing along the log: the SSE event id a client resumes from. */
   readonly id: string;
   /** The JSON-RPC notification's method (`notifications/tools/list_changed`). */
   readonly method: string;
+  /** Absent for every stream; else the one downstream key (`session:<id>`, upstream/caller.ts) it is for. */
+  readonly to?: string;
+  /** The notification's params, when it has any. */
+  readonly params?: Record<string, unknown>;
+  /** For the service processes, never a client's stream (a downstream `notifications/cancelled` passed on). */
+  readonly service?: boolean;
+}
+
+/** What makes a logged notification one session's (or the service's) instead of every stream's. */
+export interface Addressed {
+  readonly to: string;
+  readonly params?: Record<string, unknown>;
+  readonly service?: boolean;
+}
+
+/** The downstream key of a session: what entries addressed to it name (and its upstream sessions are kept under). */
+export function sessionKey(sessionId: string): string {
+  return `session:${sessionId}`;
+}
+
+/** Whether a stream that carries downstream key `to` (undefined: a stream of no session) delivers `entry`. */
+export function deliversTo(entry: LoggedNotification, to: string | undefined): boolean {
+  return !entry.service && (entry.to === undefined || entry.to === to);
 }
 
 /**
@@ -39,9 +66,10 @@ export interface LoggedNotification {
 export interface NotificationLog {
   /**
    * Appends `method` unless the newest entry already carries the same `dedupeKey` (several processes reloading
-   * one configuration announce one change once). Returns the entry's id, or the existing one's.
+   * one configuration announce one change once). Returns the entry's id, or the existing one's. `addressed` makes
+   * it one session's, or the service processes' (its dedupe key is then unique: each is its own message).
    */
-  append(method: string, dedupeKey: string): Promise<string>;
+  append(method: string, dedupeKey: string, addressed?: Addressed): Promise<string>;
   /**
    * Entries after `after` (all retained ones when it is older than the log), oldest first, at most `limit`; and
    * the id of the newest entry (`0-0` for an empty log). Without `after`: no entries, only the newest id.
@@ -65,6 +93,25 @@ export interface SessionAttachments {
   all(id: string): Promise<ReadonlyMap<string, string>>;
 }
 
+/**
+ * Which service process holds the GET stream of each upstream session (where an upstream server's notifications
+ * outside a call arrive): a lease its holder renews, so one that lapses (its process ended or stopped) is taken by
+ * another process, which opens the stream again. Keys are `<downstream session id>\n<api id>`; each lease carries what
+ * a taker needs (upstream/stream-leases.ts).
+ */
+export interface StreamLeases {
+  /** Takes `key` for `holder` unless another holder's lease is live; true when `holder` has it after. */
+  take(key: string, holder: string, ttlMs: number, data: string): Promise<boolean>;
+  /** Extends the leases `holder` has among `keys` (and takes back one nobody holds); the keys it has after. */
+  renew(keys: readonly string[], holder: string, ttlMs: number): Promise<string[]>;
+  /** Lets go of `holder`'s leases among `keys` at once: another process takes them at its next look. */
+  release(keys: readonly string[], holder: string): Promise<void>;
+  /** Leases lapsed now, with their data, at most `limit`. */
+  lapsed(limit: number): Promise<{ key: string; data: string }[]>;
+  /** Forgets the leases (their sessions ended). */
+  drop(keys: readonly string[]): Promise<void>;
+}
+
 export interface SessionStore {
   /** Opens a session for `owner`; the owner's oldest sessions beyond the store's per-owner bound are ended. */
   create(revision: string, owner: SessionOwner): Promise<SessionRecord>;
@@ -81,6 +128,8 @@ export interface SessionStore {
   readonly notifications: NotificationLog;
   /** Present in a store shared by processes. */
   readonly attachments?: SessionAttachments;
+  /** Present in a store shared by processes. */
+  readonly streamLeases?: StreamLeases;
   /** Sessions held, when the store can count them cheaply (the in-process store). */
   readonly size?: number;
   close(): Promise<void>;

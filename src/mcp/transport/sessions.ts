@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import {
+  type Addressed,
   type LoggedNotification,
   logIdAfter,
   type NotificationLog,
@@ -32,14 +33,14 @@ class InProcessNotificationLog implements NotificationLog {
   readonly #entries: (LoggedNotification & { readonly key: string })[] = [];
   #last: readonly [number, number] = [0, 0];
 
-  async append(method: string, dedupeKey: string): Promise<string> {
+  async append(method: string, dedupeKey: string, addressed?: Addressed): Promise<string> {
     const newest = this.#entries.at(-1);
-    if (newest?.key === dedupeKey) return newest.id;
+    if (!addressed && newest?.key === dedupeKey) return newest.id;
     // Increasing even when the clock steps back: the id is a resume point.
     const now = Date.now();
     this.#last = now > this.#last[0] ? [now, 0] : [this.#last[0], this.#last[1] + 1];
     const id = `${this.#last[0]}-${this.#last[1]}`;
-    this.#entries.push({ id, method, key: dedupeKey });
+    this.#entries.push({ id, method, key: addressed ? '' : dedupeKey, ...addressed });
     if (this.#entries.length > LOG_LENGTH) this.#entries.shift();
     return id;
   }
@@ -50,7 +51,7 @@ class InProcessNotificationLog implements NotificationLog {
     const entries = this.#entries
       .filter((entry) => logIdAfter(entry.id, after))
       .slice(0, limit)
-      .map(({ id, method }) => ({ id, method }));
+      .map(({ key: _key, ...entry }) => entry);
     return { entries, newest };
   }
 }

@@ -2,7 +2,7 @@ import type { CallToolResult, LoggingLevel, Tool } from '@modelcontextprotocol/s
 import type { Logger } from '../../log.js';
 import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
 import { productScope } from '../tools/registry.js';
-import type { SessionAttachments } from '../transport/session-store.js';
+import type { LoggedNotification, SessionAttachments, StreamLeases } from '../transport/session-store.js';
 import type { Subject } from '../types.js';
 import { UpstreamErrorCode, upstreamError } from './errors.js';
 import { UpstreamSessions } from './sessions.js';
@@ -26,9 +26,23 @@ export interface UpstreamToolsOptions {
   readonly idleMs?: number;
   /** Where upstream sessions are kept with their downstream session when processes share sessions. */
   readonly attachments?: SessionAttachments | undefined;
+  /** With `attachments`: which process holds each upstream session's GET stream. */
+  readonly streamLeases?: StreamLeases | undefined;
+  /** How what the upstreams say reaches the downstream sessions, and cancellations the process running a call. */
+  readonly bus?: DownstreamBus | undefined;
   /** An upstream's tool list changed, or the servers did: the endpoint tells its clients. */
   readonly onToolsChanged: (reason: string) => void;
   readonly logger: Logger;
+}
+
+/**
+ * The endpoint's notification hub as the upstream side uses it: what reaches a downstream session's GET stream on
+ * whichever process holds it, and what one process tells the others about a downstream session.
+ */
+export interface DownstreamBus {
+  sendTo(to: string, method: string, params?: Record<string, unknown>): Promise<void>;
+  tellService(to: string, method: string, params: Record<string, unknown>): Promise<void>;
+  watch(to: string, handler: (entry: LoggedNotification) => void): () => void;
 }
 
 /** Who is asking, and which downstream session (or stateless owner) the upstream sessions belong to. */
@@ -73,6 +87,10 @@ export class UpstreamTools {
       idleMs: options.idleMs ?? 30 * 60_000,
       onToolsChanged: (server) => options.onToolsChanged(`upstream ${server.apiId}`),
       attachments: options.attachments,
+      streamLeases: options.streamLeases,
+      servers: () => options.catalog.servers(),
+      onNotification: (downstream, method, params) => this.#notify(downstream, method, params),
+      logger: options.logger,
     });
     this.#index();
     this.#unsubscribe = options.catalog.onChange(() => {
@@ -167,6 +185,14 @@ export class UpstreamTools {
       const running = relay.requestId === undefined ? undefined : runningKey(caller, relay.requestId);
       const controller = new AbortController();
       if (running) this.#running.set(running, controller);
+      // The client's cancellation may reach another process: that one logs it for this one.
+      const unwatch =
+        running && this.options.attachments
+          ? this.options.bus?.watch(caller.downstream, (entry) => {
+              if (entry.method === CANCELLED && entry.params?.requestId === relay.requestId)
+                controller.abort('cancelled by the client');
+            })
+          : undefined;
       try {
         return await connection.callTool(toolName, args, {
           signal: controller.signal,
@@ -180,6 +206,7 @@ export class UpstreamTools {
           });
         throw error;
       } finally {
+        unwatch?.();
         if (running && this.#running.get(running) === controller) this.#running.delete(running);
       }
     } catch (error) {
@@ -192,9 +219,34 @@ export class UpstreamTools {
     return (server) => this.#sessions.peek(caller.downstream, server)?.cachedTools();
   }
 
-  /** The client cancelled its request: the upstream call is aborted (the SDK client tells the server). */
-  cancel(caller: UpstreamCaller, requestId: string | number): void {
-    this.#running.get(runningKey(caller, requestId))?.abort('cancelled by the client');
+  /**
+   * The client cancelled its request: the upstream call is aborted (the SDK client tells the server). A call this
+   * process does not run may run on another one sharing the sessions: the cancellation is logged for it.
+   */
+  async cancel(caller: UpstreamCaller, requestId: string | number): Promise<void> {
+    const running = this.#running.get(runningKey(caller, requestId));
+    if (running) return running.abort('cancelled by the client');
+    if (this.options.attachments && this.options.bus)
+      await this.options.bus
+        .tellService(caller.downstream, CANCELLED, { requestId })
+        .catch((error: unknown) =>
+          this.options.logger.warn('mcp: passing a cancellation to the other service processes failed', {
+            reason: (error as Error).message,
+          }),
+        );
+  }
+
+  /**
+   * A server's log message outside any call that streams: to the downstream session's GET stream, whichever process
+   * holds it. A stateless (2026-07-28) caller has no such stream: its messages outside a call are dropped.
+   */
+  #notify(downstream: string, method: string, params: Record<string, unknown>): void {
+    if (!downstream.startsWith('session:') || !this.options.bus) return;
+    this.options.bus.sendTo(downstream, method, params).catch((error: unknown) =>
+      this.options.logger.warn(`mcp: relaying an upstream ${method} failed`, {
+        reason: (error as Error).message,
+      }),
+    );
   }
 
   /**
@@ -244,6 +296,8 @@ export class UpstreamTools {
     return server && tool !== '' ? { server, tool } : undefined;
   }
 }
+
+const CANCELLED = 'notifications/cancelled';
 
 function runningKey(caller: UpstreamCaller, requestId: string | number): string {
   return `${caller.downstream}\n${typeof requestId}:${requestId}`;

@@ -1,4 +1,5 @@
 import type { MethodContext } from '../protocol/method.js';
+import { sessionKey } from '../transport/session-store.js';
 import type { UpstreamCaller } from './aggregator.js';
 
 /**
@@ -9,7 +10,7 @@ export function upstreamCaller(ctx: Pick<MethodContext, 'session' | 'subject'>):
   return {
     subject: ctx.subject,
     downstream: ctx.session
-      ? `session:${ctx.session.id}`
+      ? sessionKey(ctx.session.id)
       : `owner:${ctx.subject.sub}\t${ctx.subject.clientId}`,
   };
 }

@@ -16,6 +16,8 @@ export interface UpstreamConnectionOptions {
   readonly timeoutMs: number;
   /** The server said its tool list changed (its GET stream, relayed by the SDK client). */
   readonly onToolsChanged: () => void;
+  /** A log message the server sent outside any call this session streams (on its GET stream, mostly). */
+  readonly onNotification?: (method: string, params: Record<string, unknown>) => void;
 }
 
 /**
@@ -101,12 +103,23 @@ export class UpstreamConnection {
       options.onToolsChanged();
     });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-      const sinks = [...connection.#logSinks];
-      sinks.at(-1)?.(notification.params as Record<string, unknown>);
+      const params = notification.params as Record<string, unknown>;
+      const sink = [...connection.#logSinks].at(-1);
+      if (sink) sink(params);
+      else options.onNotification?.(notification.method, params);
     });
     // A failed GET stream (the server offers none, or it dropped) costs only the relay of list changes.
     client.onerror = () => {};
     return connection;
+  }
+
+  /**
+   * Opens the server's GET stream on a session continued here: the process that opened the session (and the
+   * stream) has ended. The SDK opens it itself only after its own `initialize`; `resumeStream` without an event id
+   * is that same GET. A server that offers no GET stream (405) is no error.
+   */
+  async listen(): Promise<void> {
+    await this.#transport.resumeStream('');
   }
 
   get closed(): boolean {

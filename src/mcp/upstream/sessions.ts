@@ -1,7 +1,9 @@
 import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
-import type { SessionAttachments } from '../transport/session-store.js';
+import type { Logger } from '../../log.js';
+import { type SessionAttachments, type StreamLeases, sessionKey } from '../transport/session-store.js';
 import type { Subject } from '../types.js';
 import { UpstreamConnection } from './connection.js';
+import { type StreamLeaseData, StreamOwnership } from './stream-leases.js';
 import type { SavedUpstreamSession, UpstreamRouter, UpstreamServer } from './types.js';
 
 export interface UpstreamSessionsOptions {
@@ -16,6 +18,13 @@ export interface UpstreamSessionsOptions {
    * with its downstream session, so a process that serves the session's next request continues it.
    */
   readonly attachments?: SessionAttachments | undefined;
+  /** With `attachments`: which process holds each upstream session's GET stream (stream-leases.ts). */
+  readonly streamLeases?: StreamLeases | undefined;
+  /** The servers now (a stream taken over is of a server still configured). */
+  readonly servers: () => readonly UpstreamServer[];
+  /** A server's notification outside a call, for the downstream session (key) whose upstream session it came on. */
+  readonly onNotification: (downstream: string, method: string, params: Record<string, unknown>) => void;
+  readonly logger: Logger;
 }
 
 /** A downstream key's session id (`session:<id>`, caller.ts); a stateless owner's key has none. */
@@ -60,10 +69,22 @@ export class UpstreamSessions {
   /** The log level each downstream session asked for (`logging/setLevel`), for the upstream sessions it opens. */
   readonly #logLevels = new Map<string, LoggingLevel>();
   readonly #sweeper: NodeJS.Timeout;
+  /** The connections whose GET stream this process opened (at `initialize`, or on taking the stream over). */
+  readonly #listening = new WeakSet<UpstreamConnection>();
+  /** Which upstream GET streams this process holds, when processes share sessions. */
+  readonly #streams: StreamOwnership | undefined;
 
   constructor(private readonly options: UpstreamSessionsOptions) {
     this.#sweeper = setInterval(() => this.#sweep(), Math.min(options.idleMs, 60_000));
     this.#sweeper.unref();
+    this.#streams =
+      options.attachments && options.streamLeases
+        ? new StreamOwnership({
+            leases: options.streamLeases,
+            takeOver: (session, apiId, data) => this.#takeOver(session, apiId, data),
+            logger: options.logger,
+          })
+        : undefined;
   }
 
   /** How many upstream sessions are open or opening (for stats and tests). */
@@ -116,6 +137,8 @@ export class UpstreamSessions {
     const options = {
       timeoutMs: this.options.timeoutMs,
       onToolsChanged: () => this.options.onToolsChanged(server),
+      onNotification: (method: string, params: Record<string, unknown>) =>
+        this.options.onNotification(downstream, method, params),
     };
     const session = sessionOf(downstream);
     const attachments = session === undefined ? undefined : this.options.attachments;
@@ -128,6 +151,7 @@ export class UpstreamSessions {
       if (resumed) return resumed;
     }
     const connection = await UpstreamConnection.open(route, options);
+    this.#listening.add(connection);
     const saved = connection.saved;
     if (attachments && session !== undefined && saved) {
       const mine = JSON.stringify(saved);
@@ -139,8 +163,42 @@ export class UpstreamSessions {
           return theirs;
         }
       }
+      // This process opened the session kept with the downstream one, and with it the server's GET stream: it holds
+      // the stream's lease.
+      if (held === mine) {
+        const { sub, clientId, scopes } = subject;
+        await this.#streams?.take(session, server.apiId, { subject: { sub, clientId, scopes }, saved });
+      }
     }
     return connection;
+  }
+
+  /**
+   * The process that held an upstream session's GET stream ended: continue the session here and open the stream,
+   * once this process has the lease (several may try). A downstream session that is gone (ended or idled out) takes
+   * its upstream session with it, as a DELETE would have.
+   */
+  async #takeOver(session: string, apiId: string, data: StreamLeaseData): Promise<void> {
+    const server = this.options.servers().find((s) => s.apiId === apiId);
+    const held = server && (await this.options.attachments?.get(session, attachmentOf(server)));
+    const saved = parseSaved(held);
+    if (!server || saved?.sessionId !== data.saved.sessionId) {
+      await this.#streams?.drop(session, [apiId]);
+      if (server && !saved)
+        void UpstreamConnection.end(this.options.router(server, data.subject), data.saved);
+      return;
+    }
+    if (!(await this.#streams?.take(session, apiId, data))) return;
+    try {
+      const connection = await this.connection(sessionKey(session), server, data.subject);
+      // One opened anew (the server forgot the session) is not the one kept with the downstream session.
+      if (connection.saved?.sessionId !== saved.sessionId) throw new Error('not the session kept');
+      if (!this.#listening.has(connection)) await connection.listen();
+      this.#listening.add(connection);
+    } catch {
+      // The server forgot the session (or is down): the next request of the downstream session opens another.
+      await this.#streams?.drop(session, [apiId]);
+    }
   }
 
   /** The open connection for (downstream key, server), if there is one; opens nothing. */
@@ -179,6 +237,10 @@ export class UpstreamSessions {
       }
     const session = sessionOf(downstream);
     if (!this.options.attachments || session === undefined) return;
+    await this.#streams?.drop(
+      session,
+      servers.map((server) => server.apiId),
+    );
     const attached = await this.options.attachments.all(session).catch(() => new Map<string, string>());
     for (const server of servers) {
       const saved = parseSaved(attached.get(attachmentOf(server)));
@@ -193,22 +255,50 @@ export class UpstreamSessions {
     for (const [key, held] of this.#held) if (!current.has(held.server)) this.#end(key, held);
   }
 
+  /**
+   * The process stops: the upstream sessions other processes may continue are let go, not ended, and the streams
+   * this process held are left to them.
+   */
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
-    const all = [...this.#held.values()];
+    await this.#streams?.close();
+    const all = [...this.#held];
     this.#held.clear();
-    await Promise.all(all.map((held) => closeQuietly(held.connection)));
+    await Promise.all(all.map(([key, held]) => closeQuietly(held.connection, !this.#shared(key))));
   }
 
   #sweep(): void {
     const cutoff = Date.now() - this.options.idleMs;
-    // One that the shared store holds is only let go here: another process may be using it (see docs).
+    // One that the shared store holds is only let go here: another process may be using it (see docs). One whose
+    // GET stream this process holds stays while its downstream session lives: the stream is the session's.
     for (const [key, held] of this.#held)
-      if (held.lastUsed < cutoff) this.#end(key, held, !this.#shared(key));
+      if (held.lastUsed < cutoff) {
+        if (this.#holdsStream(key, held)) void this.#keepWhileAlive(key, held);
+        else this.#end(key, held, !this.#shared(key));
+      }
     // A downstream session that vanished without DELETE leaves its level behind once its sessions are gone.
     const downstreams = new Set([...this.#held.keys()].map((key) => key.slice(0, key.lastIndexOf('\n'))));
     for (const downstream of this.#logLevels.keys())
       if (!downstreams.has(downstream)) this.#logLevels.delete(downstream);
+  }
+
+  #holdsStream(key: string, held: Held): boolean {
+    const session = sessionOf(key.slice(0, key.lastIndexOf('\n')));
+    return session !== undefined && !!this.#streams?.holds(session, held.server.apiId);
+  }
+
+  /** An idle upstream session whose stream this process holds: ended once its downstream session is gone. */
+  async #keepWhileAlive(key: string, held: Held): Promise<void> {
+    const session = sessionOf(key.slice(0, key.lastIndexOf('\n')))!;
+    const attached = await this.options.attachments
+      ?.get(session, attachmentOf(held.server))
+      .catch(() => 'unknown');
+    if (attached !== undefined) {
+      held.lastUsed = Date.now();
+      return;
+    }
+    await this.#streams?.drop(session, [held.server.apiId]);
+    if (this.#held.get(key) === held) this.#end(key, held);
   }
 
   #shared(key: string): boolean {
@@ -217,6 +307,8 @@ export class UpstreamSessions {
 
   #end(key: string, held: Held, end = true): void {
     this.#held.delete(key);
+    if (end && this.#holdsStream(key, held))
+      void this.#streams?.drop(sessionOf(key.slice(0, key.lastIndexOf('\n')))!, [held.server.apiId]);
     void closeQuietly(held.connection, end);
   }
 }

@@ -153,6 +153,54 @@ describe.each([
       newest: second,
     });
   });
+
+  it("logs one session's notifications and the service's messages beside the broadcast ones, never deduplicated", async () => {
+    const { newest: start } = await b.notifications.read(undefined, 10);
+    const to = `session:${_name}`;
+    const params = { level: 'info', data: 'outside a call' };
+    const log = await a.notifications.append('notifications/message', 'k', { to, params });
+    const again = await b.notifications.append('notifications/message', 'k', { to, params });
+    const cancel = await b.notifications.append('notifications/cancelled', 'c', {
+      to,
+      params: { requestId: 7 },
+      service: true,
+    });
+    expect(again).not.toBe(log);
+    expect((await a.notifications.read(start, 10)).entries).toEqual([
+      { id: log, method: 'notifications/message', to, params },
+      { id: again, method: 'notifications/message', to, params },
+      { id: cancel, method: 'notifications/cancelled', to, params: { requestId: 7 }, service: true },
+    ]);
+  });
+
+  it('leases an upstream GET stream to one process: renewed by it, taken by another once let go, gone when dropped', async () => {
+    const key = `session-${_name}\nnotes`;
+    const data = JSON.stringify({ subject: alice });
+    expect(await a.streamLeases.take(key, 'A', 60_000, data)).toBe(true);
+    expect(await b.streamLeases.take(key, 'B', 60_000, data)).toBe(false);
+    expect(await b.streamLeases.renew([key], 'B', 60_000)).toEqual([]);
+    expect(await a.streamLeases.renew([key], 'A', 60_000)).toEqual([key]);
+    expect((await b.streamLeases.lapsed(100)).map((lease) => lease.key)).not.toContain(key);
+    await b.streamLeases.release([key], 'B');
+    expect((await b.streamLeases.lapsed(100)).map((lease) => lease.key)).not.toContain(key);
+    await a.streamLeases.release([key], 'A');
+    expect(await b.streamLeases.lapsed(100)).toContainEqual({ key, data });
+    expect(await b.streamLeases.take(key, 'B', 60_000, data)).toBe(true);
+    expect(await a.streamLeases.renew([key], 'A', 60_000)).toEqual([]);
+    await a.streamLeases.drop([key]);
+    expect(await b.streamLeases.renew([key], 'B', 60_000)).toEqual([]);
+  });
+
+  it('a lease not renewed lapses by itself (its process died)', async () => {
+    const key = `session-${_name}\ndead`;
+    expect(await a.streamLeases.take(key, 'A', 200, '{}')).toBe(true);
+    await until(
+      async () => (await b.streamLeases.lapsed(100)).some((lease) => lease.key === key),
+      'the lease to lapse',
+    );
+    expect(await b.streamLeases.take(key, 'B', 60_000, '{}')).toBe(true);
+    await b.streamLeases.drop([key]);
+  });
 });
 
 describe('MCP sessions when Redis is gone', () => {

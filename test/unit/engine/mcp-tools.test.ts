@@ -153,5 +153,44 @@ describe('an MCP server API tool filter at its own URL', () => {
       expect(rules.inspect(call('set_alert'), read).kind).toBe('refused');
       expect(rules.inspect(call('set_alert'), ['read:tools-work', 'write:tools-work']).kind).toBe('pass');
     });
+
+    it('with annotations and a shared store, what one engine process learns from a listing the other recalls', async () => {
+      const shared = new Map<string, boolean>();
+      const hints = {
+        get: async (apiId: string, tool: string) => shared.get(`${apiId}/${tool}`),
+        set: (apiId: string, tool: string, readOnly: boolean) => shared.set(`${apiId}/${tool}`, readOnly),
+      };
+      const config = {
+        apis: [{ id: 'weather', type: 'mcp', urlSuffix: 'weather/mcp', mcp: {} }],
+        products: [{ id: 'tools', apis: ['weather'] }],
+        auth: { baseUrl: 'http://127.0.0.1:8080' },
+      } as never;
+      const [one, two] = [mcpToolFiltersOf(config, hints), mcpToolFiltersOf(config, hints)].map(
+        (filters) => filters.get('weather')!,
+      );
+      const listing = {
+        jsonrpc: '2.0',
+        id: 1,
+        result: {
+          tools: [
+            { name: 'get_forecast', inputSchema: {}, annotations: { readOnlyHint: true } },
+            { name: 'set_alert', inputSchema: {} },
+          ],
+        },
+      };
+      one!.reshape(json(listing), 'application/json', new Set(['number:1']));
+      expect(shared).toEqual(
+        new Map([
+          ['weather/get_forecast', true],
+          ['weather/set_alert', false],
+        ]),
+      );
+      // Before recalling, the other process has seen no listing: a write tool.
+      expect(two!.inspect(call('get_forecast'), read).kind).toBe('refused');
+      await two!.recall(call('get_forecast'));
+      expect(two!.inspect(call('get_forecast'), read).kind).toBe('pass');
+      await two!.recall(call('set_alert'));
+      expect(two!.inspect(call('set_alert'), read).kind).toBe('refused');
+    });
   });
 });
