@@ -1,4 +1,4 @@
-import { LoggingLevelSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingLevelSchema } from '@modelcontextprotocol/core';
 import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
 import type { McpMethod } from '../protocol/method.js';
 import { upstreamCaller } from '../upstream/caller.js';

@@ -1,12 +1,15 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   type CallToolResult,
+  Client,
+  LOG_LEVEL_META_KEY,
   type LoggingLevel,
-  LoggingMessageNotificationSchema,
+  type McpSubscription,
+  type PriorDiscovery,
+  ProtocolError,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
   type Tool,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
 import { PORTCULLIS_VERSION } from '../../version.js';
 import type { UpstreamProgress } from './aggregator.js';
 import type { SavedUpstreamSession, UpstreamRoute } from './types.js';
@@ -14,45 +17,94 @@ import type { SavedUpstreamSession, UpstreamRoute } from './types.js';
 export interface UpstreamConnectionOptions {
   /** Each upstream request (connect, list, call) fails after this long: a client never waits on a silent server. */
   readonly timeoutMs: number;
-  /** The server said its tool list changed (its GET stream, relayed by the SDK client). */
+  /** The server said its tool list changed (its GET stream, or its `subscriptions/listen` stream). */
   readonly onToolsChanged: () => void;
 }
 
+/** The reserved `_meta` keys of a 2026-07-28 result: the upstream's own envelope, not part of the tool's answer. */
+const ENVELOPE_PREFIX = 'io.modelcontextprotocol/';
+
+/** A `subscriptions/listen` stream that ended on its own is opened again after this long. */
+const RELISTEN_MS = 1_000;
+
 /**
- * One session with one upstream server, for one downstream session: the official SDK client over Streamable HTTP
- * (it negotiates the revision, holds `Mcp-Session-Id`, reads SSE answers as they stream and opens the GET stream
- * that carries `notifications/tools/list_changed`). The tool list is read once and again after each change.
+ * Servers (by URL) that answered the last probe as session-era servers: their next sessions skip the
+ * `server/discover` probe and go straight to `initialize`. A server that stops answering `initialize` is probed
+ * again (see `open`). A 2026-07-28 verdict is not kept: its discovery result belongs to one authorization context.
+ */
+const sessionEra = new Set<string>();
+
+/**
+ * One connection to one upstream server, for one downstream session: the official SDK client (v2,
+ * `@modelcontextprotocol/client`) over Streamable HTTP. It probes the server with `server/discover` and speaks
+ * 2026-07-28 (no session, the revision in every request's `_meta`, list changes on a `subscriptions/listen` stream)
+ * to a server that offers it, else falls back to `initialize` and a session revision (it holds `Mcp-Session-Id` and
+ * opens the GET stream that carries `notifications/tools/list_changed`). Either way it reads SSE answers as they
+ * stream. The tool list is read once and again after each change.
  */
 export class UpstreamConnection {
   readonly #client: Client;
   readonly #transport: StreamableHTTPClientTransport;
+  readonly #options: UpstreamConnectionOptions;
   #tools: Promise<readonly Tool[]> | undefined;
   #cached: readonly Tool[] | undefined;
   #closed = false;
-  /** The server offers logging (from `initialize`, or saved with the session another process opened). */
+  /** The server offers logging (from `initialize`/`server/discover`, or saved with the session another process opened). */
   #logging = false;
+  /** 2026-07-28 has no `logging/setLevel`: the level the client asked for goes in each call's `_meta` instead. */
+  #logLevel: LoggingLevel | undefined;
+  /** The 2026-07-28 stream that carries the server's list changes. */
+  #listening: McpSubscription | undefined;
   /** Where the server's log messages go: the calls running on this session that stream their answer. */
   readonly #logSinks = new Set<(params: Record<string, unknown>) => void>();
 
   private constructor(
     client: Client,
     transport: StreamableHTTPClientTransport,
-    private readonly options: UpstreamConnectionOptions,
+    options: UpstreamConnectionOptions,
   ) {
     this.#client = client;
     this.#transport = transport;
+    this.#options = options;
   }
 
-  /** A new upstream session: `initialize`, then the SDK opens the server's GET stream. */
+  /**
+   * A new connection: `server/discover`, then 2026-07-28 when the server offers it, else `initialize` (the SDK
+   * then opens the server's GET stream). A server known to speak only the session revisions skips the probe.
+   */
   static async open(route: UpstreamRoute, options: UpstreamConnectionOptions): Promise<UpstreamConnection> {
-    const connection = UpstreamConnection.#create(route, options);
+    const known = sessionEra.has(route.url.href);
     try {
-      await connection.#client.connect(connection.#transport, { timeout: options.timeoutMs });
+      return await UpstreamConnection.#open(route, options, known ? { kind: 'legacy' } : undefined);
     } catch (error) {
-      await connection.#client.close().catch(() => {});
+      // A server that no longer answers `initialize` as it did may have moved to 2026-07-28: probe it again.
+      if (!known || !answeredOtherwise(error)) throw error;
+      sessionEra.delete(route.url.href);
+      return UpstreamConnection.#open(route, options, undefined);
+    }
+  }
+
+  static async #open(
+    route: UpstreamRoute,
+    options: UpstreamConnectionOptions,
+    prior: PriorDiscovery | undefined,
+  ): Promise<UpstreamConnection> {
+    const connection = UpstreamConnection.#create(route, options);
+    const client = connection.#client;
+    try {
+      await client.connect(connection.#transport, {
+        timeout: options.timeoutMs,
+        ...(prior ? { prior } : {}),
+      });
+    } catch (error) {
+      await client.close().catch(() => {});
       throw error;
     }
-    connection.#logging = connection.#client.getServerCapabilities()?.logging !== undefined;
+    connection.#logging = client.getServerCapabilities()?.logging !== undefined;
+    if (client.getProtocolEra() === 'modern') {
+      sessionEra.delete(route.url.href);
+      if (client.getServerCapabilities()?.tools?.listChanged) await connection.#listen();
+    } else sessionEra.add(route.url.href);
     return connection;
   }
 
@@ -60,17 +112,16 @@ export class UpstreamConnection {
    * An upstream session another service process opened for the same downstream session, continued here: the SDK
    * client skips `initialize` when it is given the session id, and a `ping` proves the server still holds it (a
    * server that forgot it answers 404, and the caller opens a new one). The server's GET stream stays with the
-   * process that opened the session.
+   * process that opened the session. Only session-era servers have one to continue.
    */
   static async resume(
     route: UpstreamRoute,
     saved: SavedUpstreamSession,
     options: UpstreamConnectionOptions,
   ): Promise<UpstreamConnection> {
-    const connection = UpstreamConnection.#create(route, options, saved.sessionId);
+    const connection = UpstreamConnection.#create(route, options, saved);
     try {
       await connection.#client.connect(connection.#transport);
-      connection.#transport.setProtocolVersion(saved.protocolVersion);
       await connection.#client.ping({ timeout: options.timeoutMs });
     } catch (error) {
       await connection.#client.close().catch(() => {});
@@ -80,7 +131,10 @@ export class UpstreamConnection {
     return connection;
   }
 
-  /** What another process needs to continue this session; undefined when the server issued no session id. */
+  /**
+   * What another process needs to continue this session; undefined when the server issued no session id (a
+   * 2026-07-28 server has none: another process connects to it on its own).
+   */
   get saved(): SavedUpstreamSession | undefined {
     const sessionId = this.#transport.sessionId;
     const protocolVersion = this.#transport.protocolVersion;
@@ -88,25 +142,54 @@ export class UpstreamConnection {
     return { sessionId, protocolVersion, logging: this.#logging };
   }
 
-  static #create(route: UpstreamRoute, options: UpstreamConnectionOptions, sessionId?: string) {
-    const client = new Client({ name: 'portcullis', version: PORTCULLIS_VERSION }, { capabilities: {} });
+  /** The revision spoken with the server (for logs and tests). */
+  get protocolVersion(): string | undefined {
+    return this.#client.getNegotiatedProtocolVersion() ?? this.#transport.protocolVersion;
+  }
+
+  static #create(route: UpstreamRoute, options: UpstreamConnectionOptions, saved?: SavedUpstreamSession) {
+    const client = new Client(
+      { name: 'portcullis', version: PORTCULLIS_VERSION },
+      { capabilities: {}, versionNegotiation: { mode: 'auto' } },
+    );
     const transport = new StreamableHTTPClientTransport(route.url, {
       fetch: route.fetch,
-      ...(sessionId === undefined ? {} : { sessionId }),
+      ...(saved === undefined ? {} : { sessionId: saved.sessionId, protocolVersion: saved.protocolVersion }),
     });
     const connection = new UpstreamConnection(client, transport, options);
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
       connection.#tools = undefined;
       connection.#cached = undefined;
       options.onToolsChanged();
     });
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    client.setNotificationHandler('notifications/message', (notification) => {
       const sinks = [...connection.#logSinks];
       sinks.at(-1)?.(notification.params as Record<string, unknown>);
     });
-    // A failed GET stream (the server offers none, or it dropped) costs only the relay of list changes.
+    // A failed GET or listen stream (the server offers none, or it dropped) costs only the relay of list changes.
     client.onerror = () => {};
     return connection;
+  }
+
+  /**
+   * Opens the 2026-07-28 stream of list changes (the session era's GET stream has no counterpart there), and opens
+   * it again when it ends on its own (the gateway's stream timeouts end it as they end a GET stream).
+   */
+  async #listen(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      const subscription = await this.#client.listen(
+        { toolsListChanged: true },
+        { timeout: this.#options.timeoutMs },
+      );
+      this.#listening = subscription;
+      void subscription.closed.then((how) => {
+        if (how === 'local' || this.#closed) return;
+        setTimeout(() => void this.#listen(), RELISTEN_MS).unref();
+      });
+    } catch {
+      // A server that refuses the stream costs only the relay of its list changes.
+    }
   }
 
   get closed(): boolean {
@@ -132,15 +215,11 @@ export class UpstreamConnection {
   }
 
   async #readTools(): Promise<readonly Tool[]> {
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.#client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: this.options.timeoutMs,
-      });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
+    // Without a cursor the SDK reads every page; 'bypass': this class keeps the list, the SDK's cache need not.
+    const { tools } = await this.#client.listTools(undefined, {
+      timeout: this.#options.timeoutMs,
+      cacheMode: 'bypass',
+    });
     this.#cached = tools;
     return tools;
   }
@@ -162,40 +241,54 @@ export class UpstreamConnection {
   ): Promise<CallToolResult> {
     const sink = relay.onLog;
     if (sink) this.#logSinks.add(sink);
+    const level = this.#client.getProtocolEra() === 'modern' && this.#logging ? this.#logLevel : undefined;
     try {
-      return (await this.#client.callTool({ name, arguments: args }, undefined, {
-        timeout: this.options.timeoutMs,
-        ...(relay.signal ? { signal: relay.signal } : {}),
-        ...(relay.onProgress
-          ? {
-              resetTimeoutOnProgress: true,
-              onprogress: ({ progress, total, message }) =>
-                relay.onProgress?.({
-                  progress,
-                  ...(total === undefined ? {} : { total }),
-                  ...(message === undefined ? {} : { message }),
-                }),
-            }
-          : {}),
-      })) as CallToolResult;
+      const result = await this.#client.callTool(
+        { name, arguments: args, ...(level ? { _meta: { [LOG_LEVEL_META_KEY]: level } } : {}) },
+        {
+          timeout: this.#options.timeoutMs,
+          ...(relay.signal ? { signal: relay.signal } : {}),
+          ...(relay.onProgress
+            ? {
+                resetTimeoutOnProgress: true,
+                onprogress: ({ progress, total, message }) =>
+                  relay.onProgress?.({
+                    progress,
+                    ...(total === undefined ? {} : { total }),
+                    ...(message === undefined ? {} : { message }),
+                  }),
+              }
+            : {}),
+        },
+      );
+      return withoutEnvelope(result);
     } finally {
       if (sink) this.#logSinks.delete(sink);
     }
   }
 
-  /** The server's log level for this session (`logging/setLevel`), when it offers logging. */
+  /**
+   * The server's log level for this connection, when it offers logging: `logging/setLevel` in a session revision;
+   * in 2026-07-28, which has no such method, the level goes with each call (`_meta`, `io.modelcontextprotocol/logLevel`).
+   */
   async setLogLevel(level: LoggingLevel): Promise<void> {
     if (!this.#logging) return;
-    await this.#client.setLoggingLevel(level, { timeout: this.options.timeoutMs });
+    if (this.#client.getProtocolEra() === 'modern') {
+      this.#logLevel = level;
+      return;
+    }
+    await this.#client.setLoggingLevel(level, { timeout: this.#options.timeoutMs });
   }
 
   /**
-   * Ends the upstream session (DELETE, as the spec asks of a client that is done), then the client. `end: false`
-   * only lets go of it here: another process may still be using it.
+   * Ends the upstream session (DELETE, as the spec asks of a client that is done; a 2026-07-28 server has none,
+   * only its listen stream to close), then the client. `end: false` only lets go of it here: another process may
+   * still be using it.
    */
   async close(end = true): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#listening?.close().catch(() => {});
     if (end) await this.#transport.terminateSession().catch(() => {});
     await this.#client.close().catch(() => {});
   }
@@ -205,9 +298,32 @@ export class UpstreamConnection {
     const transport = new StreamableHTTPClientTransport(route.url, {
       fetch: route.fetch,
       sessionId: saved.sessionId,
+      protocolVersion: saved.protocolVersion,
     });
-    transport.setProtocolVersion(saved.protocolVersion);
     await transport.terminateSession().catch(() => {});
     await transport.close().catch(() => {});
   }
+}
+
+/**
+ * Whether a server answered `initialize` with something other than a session (a JSON-RPC error, or a 4xx other than
+ * the gateway's own refusals): what a server that moved to 2026-07-28 answers.
+ */
+function answeredOtherwise(error: unknown): boolean {
+  if (error instanceof ProtocolError) return true;
+  return (
+    error instanceof SdkHttpError &&
+    error.status >= 400 &&
+    error.status < 500 &&
+    ![401, 403, 429].includes(error.status)
+  );
+}
+
+/** The result without the upstream's reserved `_meta` keys (its `serverInfo`): the client hears from Portcullis. */
+function withoutEnvelope(result: CallToolResult): CallToolResult {
+  const meta = result._meta;
+  if (!meta || !Object.keys(meta).some((key) => key.startsWith(ENVELOPE_PREFIX))) return result;
+  const kept = Object.fromEntries(Object.entries(meta).filter(([key]) => !key.startsWith(ENVELOPE_PREFIX)));
+  const { _meta: _, ...rest } = result;
+  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
 }

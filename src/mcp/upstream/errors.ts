@@ -1,6 +1,10 @@
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError as SdkMcpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
 import { McpError } from '../protocol/jsonrpc.js';
 
 /** The server-error code of our upstream failures (JSON-RPC's implementation-defined range). */
@@ -14,34 +18,40 @@ export const UpstreamErrorCode = -32000;
  */
 export function upstreamError(serverName: string, error: unknown): McpError {
   const server = `MCP server "${serverName}"`;
-  if (error instanceof SdkMcpError) {
-    // The SDK's own request timeout is -32001 RequestTimeout: say so in words.
-    if (error.code === -32001)
-      return new McpError(UpstreamErrorCode, `${server} did not answer in time`, { server: serverName });
+  if (error instanceof ProtocolError)
     return new McpError(error.code, `${server}: ${stripSdkPrefix(error.message)}`, {
       server: serverName,
       ...(error.data === undefined ? {} : { upstream: error.data }),
     });
-  }
-  if (error instanceof UnauthorizedError || (error instanceof StreamableHTTPError && authStatus(error.code)))
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
+    return new McpError(UpstreamErrorCode, `${server} did not answer in time`, { server: serverName });
+  // The SDK's version probe says an HTTP failure in an SdkError of its own, with the status in `data`.
+  const status = error instanceof SdkHttpError ? error.status : httpStatusOf(error);
+  if (error instanceof UnauthorizedError || authStatus(status))
     return new McpError(
       UpstreamErrorCode,
-      `${server} asks for authorization the gateway does not have for it (HTTP ${error instanceof StreamableHTTPError ? error.code : 401}); ` +
+      `${server} asks for authorization the gateway does not have for it (HTTP ${status ?? 401}); ` +
         'its credential is configured on the gateway (see docs/oauth-and-mcp.md), not by this client',
-      { server: serverName, status: error instanceof StreamableHTTPError ? error.code : 401 },
+      { server: serverName, status: status ?? 401 },
     );
-  if (error instanceof StreamableHTTPError && error.code === 429)
+  if (status === 429)
     return new McpError(UpstreamErrorCode, `${server}: too many requests (HTTP 429), try again later`, {
       server: serverName,
       status: 429,
     });
-  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0)
-    return new McpError(UpstreamErrorCode, `${server} failed (HTTP ${error.code})`, {
+  if (status !== undefined && status > 0)
+    return new McpError(UpstreamErrorCode, `${server} failed (HTTP ${status})`, {
       server: serverName,
-      status: error.code,
+      status,
     });
   if (error instanceof McpError) return error;
   return new McpError(UpstreamErrorCode, `${server} cannot be reached`, { server: serverName });
+}
+
+function httpStatusOf(error: unknown): number | undefined {
+  if (!(error instanceof SdkError)) return undefined;
+  const status = (error.data as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' ? status : undefined;
 }
 
 /** 401 only: a 403 is as likely the gateway's own policy (ip-filter) as the upstream's, and says no more. */

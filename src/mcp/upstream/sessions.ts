@@ -1,4 +1,4 @@
-import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingLevel } from '@modelcontextprotocol/client';
 import type { SessionAttachments } from '../transport/session-store.js';
 import type { Subject } from '../types.js';
 import { UpstreamConnection } from './connection.js';
