@@ -1,17 +1,15 @@
-import {
-  type CallToolResult,
+import type {
+  CallToolResult,
   Client,
-  LOG_LEVEL_META_KEY,
-  type LoggingLevel,
-  type McpSubscription,
-  type PriorDiscovery,
-  ProtocolError,
-  SdkHttpError,
+  LoggingLevel,
+  McpSubscription,
+  PriorDiscovery,
   StreamableHTTPClientTransport,
-  type Tool,
+  Tool,
 } from '@modelcontextprotocol/client';
 import { PORTCULLIS_VERSION } from '../../version.js';
 import type { UpstreamProgress } from './aggregator.js';
+import { UpstreamFailure } from './errors.js';
 import type { SavedUpstreamSession, UpstreamRoute } from './types.js';
 
 export interface UpstreamConnectionOptions {
@@ -23,6 +21,18 @@ export interface UpstreamConnectionOptions {
 
 /** The reserved `_meta` keys of a 2026-07-28 result: the upstream's own envelope, not part of the tool's answer. */
 const ENVELOPE_PREFIX = 'io.modelcontextprotocol/';
+
+type Sdk = typeof import('@modelcontextprotocol/client');
+let loading: Promise<Sdk> | undefined;
+
+/**
+ * The SDK client (with its schemas and validators, about half a megabyte bundled) is loaded by the first upstream
+ * connection, not when the service starts: most configurations have no MCP API.
+ */
+function sdk(): Promise<Sdk> {
+  loading ??= import('@modelcontextprotocol/client');
+  return loading;
+}
 
 /** A `subscriptions/listen` stream that ended on its own is opened again after this long. */
 const RELISTEN_MS = 1_000;
@@ -43,6 +53,7 @@ const sessionEra = new Set<string>();
  * stream. The tool list is read once and again after each change.
  */
 export class UpstreamConnection {
+  readonly #sdk: Sdk;
   readonly #client: Client;
   readonly #transport: StreamableHTTPClientTransport;
   readonly #options: UpstreamConnectionOptions;
@@ -59,10 +70,12 @@ export class UpstreamConnection {
   readonly #logSinks = new Set<(params: Record<string, unknown>) => void>();
 
   private constructor(
+    loaded: Sdk,
     client: Client,
     transport: StreamableHTTPClientTransport,
     options: UpstreamConnectionOptions,
   ) {
+    this.#sdk = loaded;
     this.#client = client;
     this.#transport = transport;
     this.#options = options;
@@ -74,22 +87,27 @@ export class UpstreamConnection {
    */
   static async open(route: UpstreamRoute, options: UpstreamConnectionOptions): Promise<UpstreamConnection> {
     const known = sessionEra.has(route.url.href);
+    const loaded = await sdk();
     try {
-      return await UpstreamConnection.#open(route, options, known ? { kind: 'legacy' } : undefined);
+      return await UpstreamConnection.#open(loaded, route, options, known ? { kind: 'legacy' } : undefined);
     } catch (error) {
+      const failure = failureOf(loaded, error);
       // A server that no longer answers `initialize` as it did may have moved to 2026-07-28: probe it again.
-      if (!known || !answeredOtherwise(error)) throw error;
+      if (!known || !answeredOtherwise(failure)) throw failure;
       sessionEra.delete(route.url.href);
-      return UpstreamConnection.#open(route, options, undefined);
+      return UpstreamConnection.#open(loaded, route, options, undefined).catch((again: unknown) => {
+        throw failureOf(loaded, again);
+      });
     }
   }
 
   static async #open(
+    loaded: Sdk,
     route: UpstreamRoute,
     options: UpstreamConnectionOptions,
     prior: PriorDiscovery | undefined,
   ): Promise<UpstreamConnection> {
-    const connection = UpstreamConnection.#create(route, options);
+    const connection = UpstreamConnection.#create(loaded, route, options);
     const client = connection.#client;
     try {
       await client.connect(connection.#transport, {
@@ -119,13 +137,14 @@ export class UpstreamConnection {
     saved: SavedUpstreamSession,
     options: UpstreamConnectionOptions,
   ): Promise<UpstreamConnection> {
-    const connection = UpstreamConnection.#create(route, options, saved);
+    const loaded = await sdk();
+    const connection = UpstreamConnection.#create(loaded, route, options, saved);
     try {
       await connection.#client.connect(connection.#transport);
       await connection.#client.ping({ timeout: options.timeoutMs });
     } catch (error) {
       await connection.#client.close().catch(() => {});
-      throw error;
+      throw failureOf(loaded, error);
     }
     connection.#logging = saved.logging;
     return connection;
@@ -147,16 +166,21 @@ export class UpstreamConnection {
     return this.#client.getNegotiatedProtocolVersion() ?? this.#transport.protocolVersion;
   }
 
-  static #create(route: UpstreamRoute, options: UpstreamConnectionOptions, saved?: SavedUpstreamSession) {
-    const client = new Client(
+  static #create(
+    loaded: Sdk,
+    route: UpstreamRoute,
+    options: UpstreamConnectionOptions,
+    saved?: SavedUpstreamSession,
+  ) {
+    const client = new loaded.Client(
       { name: 'portcullis', version: PORTCULLIS_VERSION },
       { capabilities: {}, versionNegotiation: { mode: 'auto' } },
     );
-    const transport = new StreamableHTTPClientTransport(route.url, {
+    const transport = new loaded.StreamableHTTPClientTransport(route.url, {
       fetch: route.fetch,
       ...(saved === undefined ? {} : { sessionId: saved.sessionId, protocolVersion: saved.protocolVersion }),
     });
-    const connection = new UpstreamConnection(client, transport, options);
+    const connection = new UpstreamConnection(loaded, client, transport, options);
     client.setNotificationHandler('notifications/tools/list_changed', () => {
       connection.#tools = undefined;
       connection.#cached = undefined;
@@ -216,10 +240,11 @@ export class UpstreamConnection {
 
   async #readTools(): Promise<readonly Tool[]> {
     // Without a cursor the SDK reads every page; 'bypass': this class keeps the list, the SDK's cache need not.
-    const { tools } = await this.#client.listTools(undefined, {
-      timeout: this.#options.timeoutMs,
-      cacheMode: 'bypass',
-    });
+    const { tools } = await this.#client
+      .listTools(undefined, { timeout: this.#options.timeoutMs, cacheMode: 'bypass' })
+      .catch((error: unknown) => {
+        throw failureOf(this.#sdk, error);
+      });
     this.#cached = tools;
     return tools;
   }
@@ -244,7 +269,7 @@ export class UpstreamConnection {
     const level = this.#client.getProtocolEra() === 'modern' && this.#logging ? this.#logLevel : undefined;
     try {
       const result = await this.#client.callTool(
-        { name, arguments: args, ...(level ? { _meta: { [LOG_LEVEL_META_KEY]: level } } : {}) },
+        { name, arguments: args, ...(level ? { _meta: { [this.#sdk.LOG_LEVEL_META_KEY]: level } } : {}) },
         {
           timeout: this.#options.timeoutMs,
           ...(relay.signal ? { signal: relay.signal } : {}),
@@ -262,6 +287,8 @@ export class UpstreamConnection {
         },
       );
       return withoutEnvelope(result);
+    } catch (error) {
+      throw failureOf(this.#sdk, error);
     } finally {
       if (sink) this.#logSinks.delete(sink);
     }
@@ -277,7 +304,11 @@ export class UpstreamConnection {
       this.#logLevel = level;
       return;
     }
-    await this.#client.setLoggingLevel(level, { timeout: this.#options.timeoutMs });
+    await this.#client
+      .setLoggingLevel(level, { timeout: this.#options.timeoutMs })
+      .catch((error: unknown) => {
+        throw failureOf(this.#sdk, error);
+      });
   }
 
   /**
@@ -295,6 +326,7 @@ export class UpstreamConnection {
 
   /** Ends a session this process does not hold (another process opened it): one DELETE with its id. */
   static async end(route: UpstreamRoute, saved: SavedUpstreamSession): Promise<void> {
+    const { StreamableHTTPClientTransport } = await sdk();
     const transport = new StreamableHTTPClientTransport(route.url, {
       fetch: route.fetch,
       sessionId: saved.sessionId,
@@ -306,16 +338,42 @@ export class UpstreamConnection {
 }
 
 /**
- * Whether a server answered `initialize` with something other than a session (a JSON-RPC error, or a 4xx other than
- * the gateway's own refusals): what a server that moved to 2026-07-28 answers.
+ * The SDK's errors as the failure they say (errors.ts names the server): its JSON-RPC errors, its timeout, an HTTP
+ * status (the version probe puts one in `data` of an error of its own), a missing authorization (401).
  */
-function answeredOtherwise(error: unknown): boolean {
-  if (error instanceof ProtocolError) return true;
+function failureOf(loaded: Sdk, error: unknown): UpstreamFailure {
+  if (error instanceof UpstreamFailure) return error;
+  const cause = { cause: error };
+  if (error instanceof loaded.ProtocolError)
+    return new UpstreamFailure(
+      {
+        kind: 'rpc',
+        code: error.code,
+        message: error.message,
+        ...(error.data === undefined ? {} : { data: error.data }),
+      },
+      cause,
+    );
+  if (error instanceof loaded.UnauthorizedError)
+    return new UpstreamFailure({ kind: 'http', status: 401 }, cause);
+  if (error instanceof loaded.SdkError) {
+    if (error.code === loaded.SdkErrorCode.RequestTimeout)
+      return new UpstreamFailure({ kind: 'timeout' }, cause);
+    const status = (error.data as { status?: unknown } | undefined)?.status;
+    if (typeof status === 'number' && status > 0) return new UpstreamFailure({ kind: 'http', status }, cause);
+  }
+  return new UpstreamFailure({ kind: 'unreachable' }, cause);
+}
+
+/**
+ * Whether a server answered `initialize` with something other than a session (a JSON-RPC error, or a 4xx other than
+ * an authorization or a policy's refusal): what a server that moved to 2026-07-28 answers.
+ */
+function answeredOtherwise(failure: UpstreamFailure): boolean {
+  const { failure: f } = failure;
   return (
-    error instanceof SdkHttpError &&
-    error.status >= 400 &&
-    error.status < 500 &&
-    ![401, 403, 429].includes(error.status)
+    f.kind === 'rpc' ||
+    (f.kind === 'http' && f.status >= 400 && f.status < 500 && ![401, 403, 429].includes(f.status))
   );
 }
 
