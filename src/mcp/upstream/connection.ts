@@ -34,6 +34,9 @@ function sdk(): Promise<Sdk> {
   return loading;
 }
 
+/** A server whose `tools/list` pages never end is not read for ever (the SDK's own bound for its listTools). */
+const MAX_PAGES = 64;
+
 /** A `subscriptions/listen` stream that ended on its own is opened again after this long. */
 const RELISTEN_MS = 1_000;
 
@@ -239,14 +242,42 @@ export class UpstreamConnection {
   }
 
   async #readTools(): Promise<readonly Tool[]> {
-    // Without a cursor the SDK reads every page; 'bypass': this class keeps the list, the SDK's cache need not.
-    const { tools } = await this.#client
-      .listTools(undefined, { timeout: this.#options.timeoutMs, cacheMode: 'bypass' })
-      .catch((error: unknown) => {
-        throw failureOf(this.#sdk, error);
-      });
-    this.#cached = tools;
-    return tools;
+    const options = { timeout: this.#options.timeoutMs };
+    try {
+      // 2026-07-28: the SDK reads every page, drops tools whose x-mcp-header declarations are invalid (the spec's
+      // MUST) and keeps the list for callTool's Mcp-Param-* headers. A session revision: page by page, because a
+      // session continued from another process has no capabilities here, and the SDK's listTools returns nothing
+      // from a server whose capabilities it has not seen.
+      const tools =
+        this.#client.getProtocolEra() !== 'modern'
+          ? await this.#pages(options)
+          : this.#client.getServerCapabilities()?.tools
+            ? (await this.#client.listTools(undefined, options)).tools
+            : [];
+      this.#cached = tools;
+      return tools;
+    } catch (error) {
+      throw failureOf(this.#sdk, error);
+    }
+  }
+
+  async #pages(options: { timeout: number }): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const result = await this.#client.request(
+        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+        options,
+      );
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (cursor === undefined) return tools;
+    }
+    throw new UpstreamFailure({
+      kind: 'rpc',
+      code: -32603,
+      message: `tools/list did not end within ${MAX_PAGES} pages`,
+    });
   }
 
   /**
