@@ -41,6 +41,9 @@ const stepsGate = new Promise<void>((resolve) => {
   openStepsGate = resolve;
 });
 
+/** What the 2026-07-28 server's get_slow saw: started, and then cancelled (its request's signal aborted). */
+const slow = { started: 0, cancelled: 0 };
+
 beforeAll(async () => {
   modern = await startModernMcpUpstream('modern', (server) => {
     server.registerTool(
@@ -72,6 +75,18 @@ beforeAll(async () => {
         }
         return { content: [{ type: 'text', text: `${steps} steps` }] };
       },
+    );
+    server.registerTool(
+      'get_slow',
+      { description: 'Answers when cancelled', annotations: { readOnlyHint: true } },
+      (ctx) =>
+        new Promise((resolve) => {
+          slow.started += 1;
+          ctx.mcpReq.signal.addEventListener('abort', () => {
+            slow.cancelled += 1;
+            resolve({ content: [{ type: 'text', text: 'cancelled' }] });
+          });
+        }),
     );
     server.registerTool('hidden_tool', { annotations: { readOnlyHint: true } }, () => ({
       content: [{ type: 'text', text: 'hidden' }],
@@ -153,7 +168,7 @@ const upstreamNames = (tools: { name: string }[]) =>
     .sort();
 
 describe('an upstream MCP server that speaks only 2026-07-28', () => {
-  it('a session-era client (SDK v1) lists and calls its tools through /v1/mcp; progress, log messages and list changes are relayed', async () => {
+  it('a session-era client (SDK v1) lists and calls its tools through /v1/mcp; progress, log messages, cancellation and list changes are relayed', async () => {
     const provider = await signIn();
     const { client, transport } = await sessionClient(provider);
     expect(transport.protocolVersion).toBe('2025-11-25');
@@ -161,6 +176,7 @@ describe('an upstream MCP server that speaks only 2026-07-28', () => {
     expect(upstreamNames((await client.listTools()).tools)).toEqual([
       'legacy__echo',
       'modern__count_steps',
+      'modern__get_slow',
       'modern__get_time',
     ]);
     expect(text(await client.callTool({ name: 'modern__get_time', arguments: { city: 'Oslo' } }))).toBe(
@@ -202,6 +218,16 @@ describe('an upstream MCP server that speaks only 2026-07-28', () => {
     // 2026-07-28 has no logging/setLevel: the level went with the call.
     expect(modern.requests.some((request) => request.rpc === 'logging/setLevel')).toBe(false);
 
+    // The client's cancellation reaches the upstream call (in 2026-07-28 the service's request to it is aborted).
+    const controller = new AbortController();
+    const cancelled = client.callTool({ name: 'modern__get_slow', arguments: {} }, undefined, {
+      signal: controller.signal,
+    });
+    await until(() => slow.started === 1, 'the upstream tool to start', 10_000);
+    controller.abort('enough');
+    await expect(cancelled).rejects.toThrow();
+    await until(() => slow.cancelled === 1, 'the upstream tool to see the cancellation', 10_000);
+
     // The server's list change (on its subscriptions/listen stream) reaches this client on its session's stream.
     expect(modern.requests.some((request) => request.rpc === 'subscriptions/listen')).toBe(true);
     let changed = 0;
@@ -224,6 +250,7 @@ describe('an upstream MCP server that speaks only 2026-07-28', () => {
       'legacy__echo',
       'modern__added_tool',
       'modern__count_steps',
+      'modern__get_slow',
       'modern__get_time',
     ]);
     expect(text(await client.callTool({ name: 'modern__get_time', arguments: { city: 'Bergen' } }))).toBe(
@@ -248,7 +275,7 @@ describe('an upstream MCP server that speaks only 2026-07-28', () => {
     const provider = await signIn(url);
     const client = await statelessClient(provider.tokens()!.access_token, url);
     const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
-    expect(names).toEqual(['added_tool', 'count_steps', 'get_time']);
+    expect(names).toEqual(['added_tool', 'count_steps', 'get_slow', 'get_time']);
     expect(text(await client.callTool({ name: 'get_time', arguments: { city: 'Alta' } }))).toBe(
       'noon in Alta',
     );
