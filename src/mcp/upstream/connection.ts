@@ -26,7 +26,7 @@ type Sdk = typeof import('@modelcontextprotocol/client');
 let loading: Promise<Sdk> | undefined;
 
 /**
- * The SDK client (with its schemas and validators, about half a megabyte bundled) is loaded by the first upstream
+ * The SDK client (with its schemas and validators, three quarters of a megabyte bundled) is loaded by the first upstream
  * connection, not when the service starts: most configurations have no MCP API.
  */
 function sdk(): Promise<Sdk> {
@@ -63,7 +63,7 @@ export class UpstreamConnection {
   #tools: Promise<readonly Tool[]> | undefined;
   #cached: readonly Tool[] | undefined;
   #closed = false;
-  /** The server offers logging (from `initialize`/`server/discover`, or saved with the session another process opened). */
+  /** The server offers logging (`initialize`'s or `server/discover`'s capabilities, or saved with the session). */
   #logging = false;
   /** 2026-07-28 has no `logging/setLevel`: the level the client asked for goes in each call's `_meta` instead. */
   #logLevel: LoggingLevel | undefined;
