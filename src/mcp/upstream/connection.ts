@@ -164,11 +164,6 @@ export class UpstreamConnection {
     return { sessionId, protocolVersion, logging: this.#logging };
   }
 
-  /** The revision spoken with the server (for logs and tests). */
-  get protocolVersion(): string | undefined {
-    return this.#client.getNegotiatedProtocolVersion() ?? this.#transport.protocolVersion;
-  }
-
   static #create(
     loaded: Sdk,
     route: UpstreamRoute,
