@@ -229,7 +229,11 @@ describe('an upstream MCP server that speaks only 2026-07-28', () => {
     await until(() => slow.cancelled === 1, 'the upstream tool to see the cancellation', 10_000);
 
     // The server's list change (on its subscriptions/listen stream) reaches this client on its session's stream.
-    expect(modern.requests.some((request) => request.rpc === 'subscriptions/listen')).toBe(true);
+    await until(
+      () => modern.requests.some((request) => request.rpc === 'subscriptions/listen'),
+      "the service's listen stream on the 2026-07-28 server",
+      10_000,
+    );
     let changed = 0;
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       changed += 1;

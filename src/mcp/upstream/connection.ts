@@ -124,7 +124,8 @@ export class UpstreamConnection {
     connection.#logging = client.getServerCapabilities()?.logging !== undefined;
     if (client.getProtocolEra() === 'modern') {
       sessionEra.delete(route.url.href);
-      if (client.getServerCapabilities()?.tools?.listChanged) await connection.#listen();
+      // Not awaited: the first call need not wait for the stream's acknowledgement.
+      if (client.getServerCapabilities()?.tools?.listChanged) void connection.#listen();
     } else sessionEra.add(route.url.href);
     return connection;
   }
@@ -204,6 +205,8 @@ export class UpstreamConnection {
         { toolsListChanged: true },
         { timeout: this.#options.timeoutMs },
       );
+      // Closed while the stream was being acknowledged: it goes too.
+      if (this.#closed) return void subscription.close().catch(() => {});
       this.#listening = subscription;
       void subscription.closed.then((how) => {
         if (how === 'local' || this.#closed) return;
