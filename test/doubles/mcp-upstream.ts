@@ -144,6 +144,8 @@ export interface ModernMcpUpstream {
   readonly requests: McpUpstream['requests'];
   /** Registers one more tool: every open `subscriptions/listen` stream gets `notifications/tools/list_changed`. */
   addTool(name: string): void;
+  /** Drops every open connection (its listen streams end, as a proxy's stream timeout ends them); still listens. */
+  dropConnections(): void;
   close(): Promise<void>;
 }
 
@@ -209,6 +211,9 @@ export async function startModernMcpUpstream(
     addTool(toolName) {
       added.push(toolName);
       handler.notify.toolsChanged();
+    },
+    dropConnections() {
+      httpServer.closeAllConnections();
     },
     async close() {
       await handler.close().catch(() => {});

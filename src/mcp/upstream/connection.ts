@@ -37,8 +37,11 @@ function sdk(): Promise<Sdk> {
 /** A server whose `tools/list` pages never end is not read for ever (the SDK's own bound for its listTools). */
 const MAX_PAGES = 64;
 
-/** A `subscriptions/listen` stream that ended on its own is opened again after this long. */
+/** A `subscriptions/listen` stream that ended on its own is opened again after this long, */
 const RELISTEN_MS = 1_000;
+/** or later, up to this, while the streams end sooner than this. */
+const RELISTEN_MAX_MS = 60_000;
+const LISTEN_HEALTHY_MS = 10_000;
 
 /**
  * Servers (by URL) that answered the last probe as session-era servers: their next sessions skip the
@@ -69,6 +72,8 @@ export class UpstreamConnection {
   #logLevel: LoggingLevel | undefined;
   /** The 2026-07-28 stream that carries the server's list changes. */
   #listening: McpSubscription | undefined;
+  /** How long after its end the listen stream is opened again (`#relisten`). */
+  #relistenMs = RELISTEN_MS / 2;
   /** Where the server's log messages go: the calls running on this session that stream their answer. */
   readonly #logSinks = new Set<(params: Record<string, unknown>) => void>();
 
@@ -196,10 +201,12 @@ export class UpstreamConnection {
 
   /**
    * Opens the 2026-07-28 stream of list changes (the session era's GET stream has no counterpart there), and opens
-   * it again when it ends on its own (the gateway's stream timeouts end it as they end a GET stream).
+   * it again when it ends on its own (the gateway's stream timeouts end it as they end a GET stream) or could not be
+   * opened: a second later, and each time twice as late (up to a minute) while it keeps failing or ending early.
    */
   async #listen(): Promise<void> {
     if (this.#closed) return;
+    const started = Date.now();
     try {
       const subscription = await this.#client.listen(
         { toolsListChanged: true },
@@ -209,12 +216,18 @@ export class UpstreamConnection {
       if (this.#closed) return void subscription.close().catch(() => {});
       this.#listening = subscription;
       void subscription.closed.then((how) => {
-        if (how === 'local' || this.#closed) return;
-        setTimeout(() => void this.#listen(), RELISTEN_MS).unref();
+        if (how !== 'local') this.#relisten(Date.now() - started >= LISTEN_HEALTHY_MS);
       });
     } catch {
-      // A server that refuses the stream costs only the relay of its list changes.
+      // A server that refuses the stream costs the relay of its list changes until it takes it.
+      this.#relisten(false);
     }
+  }
+
+  #relisten(healthy: boolean): void {
+    if (this.#closed) return;
+    this.#relistenMs = healthy ? RELISTEN_MS : Math.min(this.#relistenMs * 2, RELISTEN_MAX_MS);
+    setTimeout(() => void this.#listen(), this.#relistenMs).unref();
   }
 
   get closed(): boolean {

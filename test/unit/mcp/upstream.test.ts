@@ -12,6 +12,7 @@ import {
   startMcpUpstream,
   startModernMcpUpstream,
 } from '../../doubles/mcp-upstream.js';
+import { until } from '../../processes/wait.js';
 
 /**
  * UpstreamTools over real MCP servers (the official SDK's McpServer on loopback), reached directly: names, filtering,
@@ -162,6 +163,19 @@ describe('UpstreamTools', () => {
     await upstream.list(caller(['read:p-work'], 'session:later'));
     expect(probes()).toBe(before);
     expect(alpha.requests.at(-1)?.rpc).toBe('tools/list');
+    await upstream.close();
+  });
+
+  it("a 2026-07-28 server's list changes arrive on a listen stream, opened again when it ends", async () => {
+    const { upstream, changes } = tools([server('o', 'om')]);
+    const listens = () => omega.requests.filter((r) => r.rpc === 'subscriptions/listen').length;
+    const before = listens();
+    await upstream.list(caller(['read:p-work'], 'session:listening'));
+    await until(() => listens() === before + 1, 'the listen stream', 5_000);
+    omega.dropConnections();
+    await until(() => listens() === before + 2, 'the listen stream opened again', 5_000);
+    omega.addTool('added_later');
+    await until(() => changes.includes('upstream o'), 'the list change relayed', 5_000);
     await upstream.close();
   });
 });
