@@ -117,7 +117,10 @@ async function once(url: string, headers: Record<string, string>, body: string):
   const response = await fetch(url, { method: 'POST', headers, body });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`${url}: ${response.status} ${text}`);
-  return JSON.parse(text.startsWith('event:') ? text.split('data: ')[1]!.split('\n')[0]! : text);
+  if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return JSON.parse(text);
+  // An SSE answer (Portcullis streams upstream calls; it may open with a comment): its last data line is the answer.
+  const data = text.split('\n').filter((line) => line.startsWith('data: '));
+  return JSON.parse(data.at(-1)!.slice('data: '.length));
 }
 
 async function measure(options: autocannon.Options): Promise<LoadResult> {

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { decodeJwt } from 'jose';
 import type Koa from 'koa';
 import { mcpResourceUrl, toolMatcher, toolPrefixOf } from '../config/mcp-servers.js';

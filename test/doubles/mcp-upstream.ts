@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 
 /**
  * A remote MCP server as teams run them: the official TypeScript SDK's `McpServer` over stateful Streamable HTTP (one
@@ -141,6 +142,98 @@ export async function startLockedUpstream(): Promise<{ url: string; close(): Pro
   return {
     url: `http://127.0.0.1:${port}`,
     async close() {
+      httpServer.closeAllConnections();
+      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * A remote MCP server that speaks only the session-free revision, 2026-07-28: the official TypeScript SDK v2's
+ * `McpServer` served by its `createMcpHandler` with `legacy: 'reject'` (a fresh server per request; `initialize` and
+ * every other claim-less request are answered with the unsupported-protocol-version error; no sessions, no GET
+ * stream, list changes on `subscriptions/listen` streams). Node's `http` is bridged to the handler's web-standard
+ * `fetch` here (`@modelcontextprotocol/node` does it for real deployments). It records what reached it, as
+ * `startMcpUpstream` does.
+ */
+export interface ModernMcpUpstream {
+  readonly url: string;
+  readonly requests: McpUpstream['requests'];
+  /** Registers one more tool: every open `subscriptions/listen` stream gets `notifications/tools/list_changed`. */
+  addTool(name: string): void;
+  /** Drops every open connection (its listen streams end, as a proxy's stream timeout ends them); still listens. */
+  dropConnections(): void;
+  close(): Promise<void>;
+}
+
+export async function startModernMcpUpstream(
+  name: string,
+  register: (server: McpServerV2) => void,
+): Promise<ModernMcpUpstream> {
+  const requests: { method: string; headers: http.IncomingHttpHeaders; rpc?: string; tool?: string }[] = [];
+  const added: string[] = [];
+  const handler = createMcpHandler(
+    () => {
+      const server = new McpServerV2(
+        { name, version: '1.0.0' },
+        { capabilities: { tools: { listChanged: true }, logging: {} } },
+      );
+      register(server);
+      for (const toolName of added)
+        server.registerTool(toolName, { description: `added later: ${toolName}` }, () => ({
+          content: [{ type: 'text', text: toolName }],
+        }));
+      return server;
+    },
+    { legacy: 'reject' },
+  );
+  const httpServer = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const parsed = body.length === 0 ? undefined : (JSON.parse(body.toString('utf8')) as unknown);
+    const rpc = (parsed as { method?: string } | undefined)?.method;
+    const tool = (parsed as { params?: { name?: unknown } } | undefined)?.params?.name;
+    requests.push({
+      method: req.method ?? '',
+      headers: req.headers,
+      ...(rpc ? { rpc } : {}),
+      ...(rpc === 'tools/call' && typeof tool === 'string' ? { tool } : {}),
+    });
+    const aborted = new AbortController();
+    res.on('close', () => aborted.abort());
+    const headers = new Headers();
+    for (const [key, value] of Object.entries(req.headers))
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+    const request = new Request(`http://${req.headers.host}${req.url}`, {
+      method: req.method ?? 'GET',
+      headers,
+      signal: aborted.signal,
+      ...(body.length === 0 || req.method === 'GET' || req.method === 'HEAD' ? {} : { body }),
+    });
+    try {
+      const response = await handler.fetch(request);
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      if (response.body) for await (const chunk of response.body) res.write(chunk);
+      res.end();
+    } catch {
+      res.destroy();
+    }
+  });
+  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  const { port } = httpServer.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    addTool(toolName) {
+      added.push(toolName);
+      handler.notify.toolsChanged();
+    },
+    dropConnections() {
+      httpServer.closeAllConnections();
+    },
+    async close() {
+      await handler.close().catch(() => {});
       httpServer.closeAllConnections();
       await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     },

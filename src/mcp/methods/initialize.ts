@@ -1,4 +1,4 @@
-import type { InitializeResult } from '@modelcontextprotocol/sdk/types.js';
+import type { InitializeResult } from '@modelcontextprotocol/client';
 import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
 import type { McpMethod } from '../protocol/method.js';
 import { latestSessionRevision, sessionRevisions } from '../protocol/revisions.js';

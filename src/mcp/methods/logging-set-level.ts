@@ -1,4 +1,3 @@
-import { LoggingLevelSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
 import type { McpMethod } from '../protocol/method.js';
 import { upstreamCaller } from '../upstream/caller.js';
@@ -15,6 +14,8 @@ export const loggingSetLevel: McpMethod = {
   eras: ['session'],
   async handle(params, ctx) {
     if (!ctx.upstream) throw new McpError(ErrorCode.MethodNotFound, 'Method not found: logging/setLevel');
+    // The SDK's schemas load with the first upstream connection (see upstream/connection.ts), not at start.
+    const { LoggingLevelSchema } = await import('@modelcontextprotocol/core');
     const level = LoggingLevelSchema.safeParse(params.level);
     if (!level.success)
       throw new McpError(

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { errorFields } from '../../log.js';
 import { ErrorCode, McpError, type Params } from '../protocol/jsonrpc.js';
 import type { McpMethod, MethodContext } from '../protocol/method.js';

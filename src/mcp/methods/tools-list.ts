@@ -1,4 +1,4 @@
-import type { ListToolsResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ListToolsResult, Tool } from '@modelcontextprotocol/client';
 import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
 import type { McpMethod } from '../protocol/method.js';
 import { isGranted, toolDefinition } from '../tools/registry.js';

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/client';
 import type { Revision } from '../protocol/revisions.js';
 import type { GatewayResponse } from '../types.js';
 

@@ -1,4 +1,4 @@
-import type { CallToolResult, LoggingLevel, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, LoggingLevel, Tool } from '@modelcontextprotocol/client';
 import type { Logger } from '../../log.js';
 import { ErrorCode, McpError } from '../protocol/jsonrpc.js';
 import { productScope } from '../tools/registry.js';

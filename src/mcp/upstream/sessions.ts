@@ -1,4 +1,4 @@
-import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingLevel } from '@modelcontextprotocol/client';
 import type { Logger } from '../../log.js';
 import { type SessionAttachments, type StreamLeases, sessionKey } from '../transport/session-store.js';
 import type { Subject } from '../types.js';
@@ -193,7 +193,7 @@ export class UpstreamSessions {
       const connection = await this.connection(sessionKey(session), server, data.subject);
       // One opened anew (the server forgot the session) is not the one kept with the downstream session.
       if (connection.saved?.sessionId !== saved.sessionId) throw new Error('not the session kept');
-      if (!this.#listening.has(connection)) await connection.listen();
+      if (!this.#listening.has(connection)) await connection.openGetStream();
       this.#listening.add(connection);
     } catch {
       // The server forgot the session (or is down): the next request of the downstream session opens another.

@@ -6,7 +6,13 @@ import { McpError } from '../../../src/mcp/protocol/jsonrpc.js';
 import { UpstreamTools } from '../../../src/mcp/upstream/aggregator.js';
 import type { UpstreamServer } from '../../../src/mcp/upstream/types.js';
 import { recordingLogger } from '../../doubles/logger.js';
-import { type McpUpstream, startMcpUpstream } from '../../doubles/mcp-upstream.js';
+import {
+  type McpUpstream,
+  type ModernMcpUpstream,
+  startMcpUpstream,
+  startModernMcpUpstream,
+} from '../../doubles/mcp-upstream.js';
+import { until } from '../../processes/wait.js';
 
 /**
  * UpstreamTools over real MCP servers (the official SDK's McpServer on loopback), reached directly: names, filtering,
@@ -14,6 +20,7 @@ import { type McpUpstream, startMcpUpstream } from '../../doubles/mcp-upstream.j
  */
 
 let alpha: McpUpstream;
+let omega: ModernMcpUpstream;
 let silent: http.Server;
 let silentUrl: string;
 
@@ -29,6 +36,11 @@ beforeAll(async () => {
       content: [{ type: 'text', text: 'hidden' }],
     }));
   });
+  omega = await startModernMcpUpstream('omega', (server) => {
+    server.registerTool('read_it', { annotations: { readOnlyHint: true } }, () => ({
+      content: [{ type: 'text', text: 'read from 2026' }],
+    }));
+  });
   // Accepts connections and reads requests, answers nothing: a server that hangs.
   silent = http.createServer((req) => req.resume());
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
@@ -37,6 +49,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await alpha.close();
+  await omega.close();
   silent.closeAllConnections();
   silent.close();
 });
@@ -53,7 +66,7 @@ function server(apiId: string, prefix: string, exposes = (_: string) => true): U
 }
 
 function tools(servers: UpstreamServer[], timeoutMs = 5000) {
-  const urls: Record<string, string> = { a: alpha.url, s: silentUrl };
+  const urls: Record<string, string> = { a: alpha.url, o: omega.url, s: silentUrl };
   const changes: string[] = [];
   const logged = recordingLogger();
   const upstream = new UpstreamTools({
@@ -127,6 +140,42 @@ describe('UpstreamTools', () => {
       code: -32000,
       message: expect.stringContaining('MCP server "S"'),
     });
+    await upstream.close();
+  });
+
+  it('reaches a server of either era: 2026-07-28 without a session, a session-era one probed once per process', async () => {
+    const { upstream } = tools([server('a', 'al'), server('o', 'om')]);
+    const who = caller(['read:p-work']);
+    expect((await upstream.list(who)).map((t) => t.name).sort()).toEqual([
+      'al__hidden',
+      'al__read_it',
+      'om__read_it',
+    ]);
+    expect(await upstream.call('om__read_it', {}, who)).toEqual({
+      content: [{ type: 'text', text: 'read from 2026' }],
+    });
+    // The 2026-07-28 server heard no initialize, and its result's envelope (its serverInfo) is not passed on.
+    expect(omega.requests.map((r) => r.rpc)).toContain('server/discover');
+    expect(omega.requests.map((r) => r.rpc)).not.toContain('initialize');
+    // This process has met the session-era server: a new downstream session goes straight to initialize.
+    const probes = () => alpha.requests.filter((r) => r.rpc === 'server/discover').length;
+    const before = probes();
+    await upstream.list(caller(['read:p-work'], 'session:later'));
+    expect(probes()).toBe(before);
+    expect(alpha.requests.at(-1)?.rpc).toBe('tools/list');
+    await upstream.close();
+  });
+
+  it("a 2026-07-28 server's list changes arrive on a listen stream, opened again when it ends", async () => {
+    const { upstream, changes } = tools([server('o', 'om')]);
+    const listens = () => omega.requests.filter((r) => r.rpc === 'subscriptions/listen').length;
+    const before = listens();
+    await upstream.list(caller(['read:p-work'], 'session:listening'));
+    await until(() => listens() === before + 1, 'the listen stream', 5_000);
+    omega.dropConnections();
+    await until(() => listens() === before + 2, 'the listen stream opened again', 5_000);
+    omega.addTool('added_later');
+    await until(() => changes.includes('upstream o'), 'the list change relayed', 5_000);
     await upstream.close();
   });
 });
