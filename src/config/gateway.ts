@@ -32,7 +32,7 @@ import { type ResolvedBackend, resolveBackendCredentials, singleBackendUrls } fr
 import { ConfigError } from './config-error.js';
 import { graphqlDefinitions, graphqlElementsOutside, graphqlOperations } from './graphql-api.js';
 import { fileText, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
-import { policySource } from './policy-source.js';
+import { isInlineXsd, policySource } from './policy-source.js';
 import type { GatewayConfig } from './schema.js';
 import {
   inheritance,
@@ -132,7 +132,7 @@ function schemaRegistry(
       json.set(id, value);
       continue;
     }
-    const inPlace = value.trimStart().startsWith('<');
+    const inPlace = isInlineXsd(value);
     const file = path.resolve(loaded.directory, value);
     let text: string;
     try {
