@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Catalog } from '../catalog/catalog.js';
-import { wsdlSchemas } from '../catalog/importers/wsdl-schemas.js';
 import { UrlTemplateError } from '../catalog/url-template.js';
 import { type Diagnostic, DiagnosticsError, formatDiagnostic } from '../diagnostic.js';
 import {
@@ -101,15 +100,17 @@ function loggerProblems(loaded: LoadedConfig): [(string | number)[], string][] {
   return problems;
 }
 
-/** The XML schemas of an API's WSDL definition (its `types`), as one set validate-content validates against. */
+/**
+ * The XML schemas of an API's WSDL definition (its `types`), as one set validate-content validates against: as the
+ * definition's import read them at load (the file is not read again).
+ */
 function definitionXmlSchemas(
   loaded: LoadedConfig,
   api: GatewayConfig['apis'][number],
   problem: (message: string) => void,
 ): XmlSchemaSet | undefined {
-  if (api.definition?.format !== 'wsdl') return undefined;
-  const file = path.resolve(loaded.directory, api.definition.file);
-  const found = wsdlSchemas(fileText(loaded.files, file) ?? readFileSync(file, 'utf8'), file);
+  const found = loaded.definitionSchemas.get(api.id);
+  if (found === undefined || api.definition === undefined) return undefined;
   if ('problem' in found) {
     problem(`the schemas of "${api.definition.file}" cannot be read: ${found.problem}`);
     return undefined;
