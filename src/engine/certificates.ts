@@ -1,10 +1,11 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import path from 'node:path';
+import { thumbprintOf } from '../certificate-thumbprint.js';
 import { type FileContents, readNamedFile } from '../config/load.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
 import type { CertificateKeys, ClientCertificate } from '../policy/index.js';
-import { type TrustStore, thumbprintOf, trustStore } from './client-certificate.js';
+import { type TrustStore, trustStore } from './client-certificate.js';
 
 /**
  * The engine's trust store for client certificates (validate-client-certificate): the CAs of
