@@ -56,6 +56,14 @@ export interface CompiledGateway {
     readonly keys: readonly (string | number)[];
     readonly set: XmlSchemaSet;
   }[];
+  /** The certificates of the store (tls.certificates) the policies can use (CompileContext.usesCertificate). */
+  readonly certificatesUsed: CertificatesUsed;
+}
+
+/** Certificates of the store by id, or all of them (one chosen per request: by thumbprint, or a computed id). */
+export interface CertificatesUsed {
+  readonly ids: ReadonlySet<string>;
+  readonly all: boolean;
 }
 
 /** Policy documents that failed to load, and configuration problems found while compiling. */
@@ -314,6 +322,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     backendEntities: resolvedBackends,
     policyDocuments: policies.documents(),
     xmlSchemaSets,
+    certificatesUsed: policies.certificatesUsed,
   };
 }
 
@@ -341,6 +350,11 @@ function policyCompiler(
     return { file, text };
   };
   const certificateIds = new Set(Object.keys(config.tls?.certificates ?? {}));
+  const certificatesUsed = { ids: new Set<string>(), all: false };
+  const usesCertificate = (id: string | undefined) => {
+    if (id === undefined) certificatesUsed.all = true;
+    else certificatesUsed.ids.add(id);
+  };
   const registry = schemaRegistry(loaded, (keys, message) => problems.push(configProblem(keys, message)));
   const fragments = new Map<string, PolicyDocument>();
   for (const [id, value] of Object.entries(config.fragments)) {
@@ -352,6 +366,7 @@ function policyCompiler(
     scope,
     fragments: (id) => fragments.get(id),
     certificateIds,
+    usesCertificate,
     schemas: registry.json,
     xmlSchemas: registry.xml,
   });
@@ -368,6 +383,7 @@ function policyCompiler(
   const handshakeVariants = new Map<CompiledDocument, CompiledDocument | undefined>();
   return {
     registry,
+    certificatesUsed: certificatesUsed as CertificatesUsed,
     documents: () => policyDocuments,
     compile(
       keys: (string | number)[],
