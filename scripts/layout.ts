@@ -119,6 +119,8 @@ export const sharedFiles: Readonly<Record<string, string>> = {
     'the folder holding `package.json`, `proto/`, `bin/` and `.venv/`, wherever the running module lies',
   'inside-folder.ts': 'whether a file is inside a folder, lexically (no `..`, links not followed)',
   'yaml-data.ts': 'YAML documents whose aliases cannot expand past a bound (alias bombs refused)',
+  'certificate-thumbprint.ts':
+    "a certificate's thumbprint as API Management shows it (SHA-1 of the DER, upper-case hex): the engine's and the expressions'",
 };
 
 /**

@@ -15,6 +15,7 @@ import {
   writeRunningSnapshot,
 } from '../config/snapshot.js';
 import { FileSetWatcher, referencedFiles } from '../config/watch.js';
+import { certificateTables } from '../engine/certificates.js';
 import { type DynamicGateway, dynamicGateway } from '../envoy/bootstrap/dynamic-resources.js';
 import type { Bootstrap } from '../envoy/config-types.js';
 import { type Logger, processLogger } from '../log.js';
@@ -300,7 +301,8 @@ export class GatewayReload implements ManagedConfiguration {
     let loaded: LoadedConfig;
     try {
       loaded = await loadConfigText(texts.get(this.configFile) ?? '', this.configFile, texts);
-      compileGateway(loaded);
+      // As the engines will load it: its policies, and the certificates a backend or a policy uses.
+      await certificateTables(loaded, compileGateway(loaded));
     } catch (error) {
       if (!(error instanceof ConfigError || error instanceof GatewayLoadError)) throw error;
       this.log.error(`configuration refused, nothing changed:\n${error.message}`);

@@ -1,16 +1,26 @@
 import path from 'node:path';
-import { ImportError, importDefinition } from '../catalog/importers/index.js';
+import { ImportError, type ImportedApi, importDefinition } from '../catalog/importers/index.js';
 import type { Diagnostic } from '../diagnostic.js';
 import { ConfigError } from './config-error.js';
 import type { GatewayConfig } from './schema.js';
 
+/** A WSDL definition's XML schemas, as its import read them, or why they cannot be read (ImportedApi.xmlSchemas). */
+export type DefinitionSchema = NonNullable<ImportedApi['xmlSchemas']>;
+/** Each WSDL definition's schemas by API id. */
+export type DefinitionSchemas = ReadonlyMap<string, DefinitionSchema>;
+
 /**
  * Publishes the operations of every API that names a definition file (OpenAPI, WADL, WSDL): each imported
  * operation is added unless the configuration lists one with the same id. All problems of all definitions are
- * reported together, with the definition's own file, line and column.
+ * reported together, with the definition's own file, line and column. Also returns the XML schemas the WSDL
+ * definitions carry, so the gateway's compile does not read those files again.
  */
-export async function expandDefinitions(config: GatewayConfig, directory: string): Promise<GatewayConfig> {
+export async function expandDefinitions(
+  config: GatewayConfig,
+  directory: string,
+): Promise<{ config: GatewayConfig; definitionSchemas: DefinitionSchemas }> {
   const problems: Diagnostic[] = [];
+  const definitionSchemas = new Map<string, DefinitionSchema>();
   const apis = await Promise.all(
     config.apis.map(async (api, index) => {
       if (!api.definition) return api;
@@ -21,6 +31,7 @@ export async function expandDefinitions(config: GatewayConfig, directory: string
           apiId: api.id,
           serviceUrl: api.serviceUrl,
         });
+        if (imported.xmlSchemas !== undefined) definitionSchemas.set(api.id, imported.xmlSchemas);
         const listed = new Set(api.operations.map((operation) => operation.id).filter(Boolean));
         const added = imported.operations
           .filter((operation) => !listed.has(operation.id))
@@ -47,5 +58,5 @@ export async function expandDefinitions(config: GatewayConfig, directory: string
     }),
   );
   if (problems.length > 0) throw new ConfigError(problems);
-  return { ...config, apis } as GatewayConfig;
+  return { config: { ...config, apis } as GatewayConfig, definitionSchemas };
 }

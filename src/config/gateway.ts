@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Catalog } from '../catalog/catalog.js';
-import { wsdlSchemas } from '../catalog/importers/wsdl-schemas.js';
 import { UrlTemplateError } from '../catalog/url-template.js';
 import { type Diagnostic, DiagnosticsError, formatDiagnostic } from '../diagnostic.js';
 import {
@@ -32,7 +31,7 @@ import { type ResolvedBackend, resolveBackendCredentials, singleBackendUrls } fr
 import { ConfigError } from './config-error.js';
 import { graphqlDefinitions, graphqlElementsOutside, graphqlOperations } from './graphql-api.js';
 import { fileText, type LoadedConfig, loadConfigFile, problemInText } from './load.js';
-import { policySource } from './policy-source.js';
+import { isInlineXsd, policySource } from './policy-source.js';
 import type { GatewayConfig } from './schema.js';
 import {
   inheritance,
@@ -57,6 +56,14 @@ export interface CompiledGateway {
     readonly keys: readonly (string | number)[];
     readonly set: XmlSchemaSet;
   }[];
+  /** The certificates of the store (tls.certificates) the policies can use (CompileContext.usesCertificate). */
+  readonly certificatesUsed: CertificatesUsed;
+}
+
+/** Certificates of the store by id, or all of them (one chosen per request: by thumbprint, or a computed id). */
+export interface CertificatesUsed {
+  readonly ids: ReadonlySet<string>;
+  readonly all: boolean;
 }
 
 /** Policy documents that failed to load, and configuration problems found while compiling. */
@@ -101,15 +108,17 @@ function loggerProblems(loaded: LoadedConfig): [(string | number)[], string][] {
   return problems;
 }
 
-/** The XML schemas of an API's WSDL definition (its `types`), as one set validate-content validates against. */
+/**
+ * The XML schemas of an API's WSDL definition (its `types`), as one set validate-content validates against: as the
+ * definition's import read them at load (the file is not read again).
+ */
 function definitionXmlSchemas(
   loaded: LoadedConfig,
   api: GatewayConfig['apis'][number],
   problem: (message: string) => void,
 ): XmlSchemaSet | undefined {
-  if (api.definition?.format !== 'wsdl') return undefined;
-  const file = path.resolve(loaded.directory, api.definition.file);
-  const found = wsdlSchemas(fileText(loaded.files, file) ?? readFileSync(file, 'utf8'), file);
+  const found = loaded.definitionSchemas.get(api.id);
+  if (found === undefined || api.definition === undefined) return undefined;
   if ('problem' in found) {
     problem(`the schemas of "${api.definition.file}" cannot be read: ${found.problem}`);
     return undefined;
@@ -132,7 +141,7 @@ function schemaRegistry(
       json.set(id, value);
       continue;
     }
-    const inPlace = value.trimStart().startsWith('<');
+    const inPlace = isInlineXsd(value);
     const file = path.resolve(loaded.directory, value);
     let text: string;
     try {
@@ -313,6 +322,7 @@ export function compileGateway(loaded: LoadedConfig): CompiledGateway {
     backendEntities: resolvedBackends,
     policyDocuments: policies.documents(),
     xmlSchemaSets,
+    certificatesUsed: policies.certificatesUsed,
   };
 }
 
@@ -340,6 +350,11 @@ function policyCompiler(
     return { file, text };
   };
   const certificateIds = new Set(Object.keys(config.tls?.certificates ?? {}));
+  const certificatesUsed = { ids: new Set<string>(), all: false };
+  const usesCertificate = (id: string | undefined) => {
+    if (id === undefined) certificatesUsed.all = true;
+    else certificatesUsed.ids.add(id);
+  };
   const registry = schemaRegistry(loaded, (keys, message) => problems.push(configProblem(keys, message)));
   const fragments = new Map<string, PolicyDocument>();
   for (const [id, value] of Object.entries(config.fragments)) {
@@ -351,6 +366,7 @@ function policyCompiler(
     scope,
     fragments: (id) => fragments.get(id),
     certificateIds,
+    usesCertificate,
     schemas: registry.json,
     xmlSchemas: registry.xml,
   });
@@ -367,6 +383,7 @@ function policyCompiler(
   const handshakeVariants = new Map<CompiledDocument, CompiledDocument | undefined>();
   return {
     registry,
+    certificatesUsed: certificatesUsed as CertificatesUsed,
     documents: () => policyDocuments,
     compile(
       keys: (string | number)[],

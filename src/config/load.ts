@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Diagnostic } from '../diagnostic.js';
 import { YamlAliasError, yamlData } from '../yaml-data.js';
 import { ConfigError } from './config-error.js';
-import { expandDefinitions } from './definitions.js';
+import { type DefinitionSchemas, expandDefinitions } from './definitions.js';
 import { expandMcpServers } from './mcp-servers.js';
 import { type GatewayConfig, gatewayConfigSchema } from './schema.js';
 import { issueWording, saysWhatWasFound } from './wording.js';
@@ -25,6 +25,8 @@ export interface LoadedConfig {
    * written, or the snapshot of the running configuration a child of `up` starts from (config/snapshot.ts).
    */
   readonly files?: FileContents;
+  /** The XML schemas of each API's WSDL definition, read with its operations (config/definitions.ts). */
+  readonly definitionSchemas: DefinitionSchemas;
 }
 
 /** File contents by absolute path: text, or the bytes as read (certificates). */
@@ -74,8 +76,15 @@ export async function loadConfigText(
   files?: FileContents,
 ): Promise<LoadedConfig> {
   const directory = path.dirname(path.resolve(file));
-  const config = expandMcpServers(await expandDefinitions(parseConfig(text, file), directory));
-  return { file, directory, config, ...(files ? { files } : {}) };
+  const expanded = await expandDefinitions(parseConfig(text, file), directory);
+  const config = expandMcpServers(expanded.config);
+  return {
+    file,
+    directory,
+    config,
+    definitionSchemas: expanded.definitionSchemas,
+    ...(files ? { files } : {}),
+  };
 }
 
 /** Parses and validates configuration text; throws ConfigError listing every problem found. */

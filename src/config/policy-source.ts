@@ -11,6 +11,12 @@ export function isInlinePolicy(value: string): boolean {
   return value.trimStart().startsWith('<');
 }
 
+/**
+ * Whether a schema registry value (`schemas:`) is an XML schema written in place rather than a file's name: the same
+ * test as a policy's (XML starts with `<`, a file name never does).
+ */
+export const isInlineXsd = isInlinePolicy;
+
 export interface PolicySource {
   /**
    * The name the document goes by in diagnostics, traces and coverage: its file, or for one written in place the

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { access, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { DefinitionSchema } from './definitions.js';
 import { fileText, type LoadedConfig, readNamedFile } from './load.js';
 import { type RuntimePlan, withTlsFiles } from './plan.js';
 import type { GatewayConfig } from './schema.js';
@@ -79,6 +80,8 @@ interface RunningSnapshot {
   readonly file: string;
   readonly directory: string;
   readonly config: GatewayConfig;
+  /** The WSDL definitions' XML schemas by API id, as imported with the configuration (LoadedConfig). */
+  readonly definitionSchemas: Record<string, DefinitionSchema>;
   /** Base64 of each file's bytes, by absolute path. */
   readonly files: Record<string, string>;
 }
@@ -109,6 +112,7 @@ export async function runningSnapshot(loaded: LoadedConfig): Promise<Snapshot> {
     file: loaded.file,
     directory: loaded.directory,
     config: loaded.config,
+    definitionSchemas: Object.fromEntries(loaded.definitionSchemas),
     files: Object.fromEntries([...files].map(([name, bytes]) => [name, bytes.toString('base64')])),
   };
   return { text: JSON.stringify(snapshot), files };
@@ -169,6 +173,8 @@ export async function loadRunningSnapshot(file: string): Promise<LoadedConfig> {
     typeof snapshot.directory !== 'string' ||
     typeof snapshot.config !== 'object' ||
     snapshot.config === null ||
+    typeof snapshot.definitionSchemas !== 'object' ||
+    snapshot.definitionSchemas === null ||
     typeof snapshot.files !== 'object' ||
     snapshot.files === null
   ) {
@@ -178,6 +184,7 @@ export async function loadRunningSnapshot(file: string): Promise<LoadedConfig> {
     file: snapshot.file,
     directory: snapshot.directory,
     config: snapshot.config,
+    definitionSchemas: new Map(Object.entries(snapshot.definitionSchemas)),
     files: new Map(
       Object.entries(snapshot.files).map(([name, bytes]) => [name, Buffer.from(bytes, 'base64')]),
     ),

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
 import { ConfigError } from './config-error.js';
 import { parseConfig } from './load.js';
-import { isInlinePolicy } from './policy-source.js';
+import { isInlinePolicy, isInlineXsd } from './policy-source.js';
 
 /**
  * Every file a configuration depends on: the file itself, its policy documents (global, products, APIs,
@@ -33,8 +33,7 @@ export async function referencedFiles(configFile: string, text?: string): Promis
   for (const value of Object.values(config.fragments)) policy(value);
   // The schema registry's files (a schema written in place is part of the configuration).
   for (const value of Object.values(config.schemas))
-    if (typeof value === 'string' && !value.trimStart().startsWith('<'))
-      files.add(path.resolve(directory, value));
+    if (typeof value === 'string' && !isInlineXsd(value)) files.add(path.resolve(directory, value));
   for (const product of config.products) policy(product.policy);
   for (const api of config.apis) {
     policy(api.policy);

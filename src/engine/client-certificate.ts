@@ -3,7 +3,8 @@
  * `connection.mtls` and `connection.peer_certificate` (the URL-encoded PEM). Nothing here reads a request header,
  * so a client cannot claim a certificate it did not present in the handshake.
  */
-import { createHash, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
+import { thumbprintOf } from '../certificate-thumbprint.js';
 import { requestAttributes } from '../envoy/contract.js';
 import { dotNetName, nameAttributes } from '../expr/index.js';
 import type { AttributeValue } from '../extproc/headers.js';
@@ -87,11 +88,6 @@ export function clientCertificate(
     issuerCertificateId: issuer?.id ?? null,
     revoked: revokedList === undefined ? undefined : revokedList.has(serialNumber.replace(/^0+(?=.)/, '')),
   };
-}
-
-/** A certificate's thumbprint as API Management shows it: SHA-1 of the DER, upper-case hex. */
-export function thumbprintOf(certificate: X509Certificate): string {
-  return createHash('sha1').update(certificate.raw).digest('hex').toUpperCase();
 }
 
 /** Values of one kind from Node's subjectAltName text (`DNS:a.example, IP Address:10.0.0.1`). */

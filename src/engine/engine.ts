@@ -12,7 +12,7 @@ import type { AuthorizationContexts, CertificateKeys, IdentityTokens } from '../
 import { DelegatedTokens, sharedSealedRecords } from '../state/delegated-tokens.js';
 import { BackendRoutes } from './backend-routes.js';
 import { assertEnvoyRoutesServe, type BackendRouting } from './backend-routing.js';
-import { backendCertificateTable, certificatePrivateKeys, clientTrustStore } from './certificates.js';
+import { certificateTables } from './certificates.js';
 import type { TrustStore } from './client-certificate.js';
 import type { ElementCounters } from './element-counters.js';
 import { EngineState, type EngineStateKeeper, type HeldEngineState } from './engine-state.js';
@@ -90,8 +90,8 @@ export interface EngineOptions {
 export type EngineTransport = 'ext_proc' | 'ext_authz';
 
 /**
- * Compiles every policy of a loaded configuration, reads the certificate files it names (from `loaded.files` when
- * it holds them: the running configuration's snapshot), and creates the engine: what an engine process runs (again
+ * Compiles every policy of a loaded configuration, reads the certificate files a backend or a policy can use (from
+ * `loaded.files` when it holds them: the running configuration's snapshot), and creates the engine: what an engine process runs (again
  * on every reload).
  */
 export async function buildEngine(loaded: LoadedConfig, options: EngineOptions = {}): Promise<EngineParts> {
@@ -99,9 +99,7 @@ export async function buildEngine(loaded: LoadedConfig, options: EngineOptions =
   if (options.transport === 'ext_authz') assertExtAuthzServes(gateway, loaded.file);
   if (options.backendRouting === 'envoy-route') assertEnvoyRoutesServe(gateway);
   return createEngine(gateway, {
-    trust: await clientTrustStore(loaded.config, loaded.directory, loaded.files),
-    backendCertificates: await backendCertificateTable(loaded.config, loaded.directory, loaded.files),
-    certificateKeys: await certificatePrivateKeys(loaded.config, loaded.directory, loaded.files),
+    ...(await certificateTables(loaded, gateway)),
     directory: loaded.directory,
     identities: identitiesOf(loaded),
     mcpAccess: mcpAccessOf(loaded.config, authorizationServerKeys(loaded)),

@@ -81,6 +81,8 @@ export interface CompileOptions {
    * not checked here, the engine refuses it at run time.
    */
   readonly certificateIds?: ReadonlySet<string>;
+  /** Told of each certificate of the store an element can use (CompileContext.usesCertificate). */
+  readonly usesCertificate?: (id: string | undefined) => void;
   /**
    * The gateway's schema registry (`schemas:`), when the document is compiled for a configuration: validate-content's
    * `schema-id` names one of them. Absent (a policy file checked alone): not checked, and not found at run time.
@@ -439,6 +441,7 @@ class DocumentCompiler {
         this.needs.responseHeaders = true;
         this.needs.responseBody = true;
       },
+      usesCertificate: (id) => this.options.usesCertificate?.(id),
       ...(this.options.certificateIds ? { certificateIds: this.options.certificateIds } : {}),
       ...(this.options.schemas ? { schemas: this.options.schemas } : {}),
       ...(this.options.xmlSchemas ? { xmlSchemas: this.options.xmlSchemas } : {}),

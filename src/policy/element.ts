@@ -37,6 +37,12 @@ export interface CompileContext {
    * engine must buffer the response body for it.
    */
   readsResponseBody(): void;
+  /**
+   * The element presents or decrypts with a certificate of the gateway's store (tls.certificates): `id`, or, when
+   * which one is only known per request (a thumbprint, an id an expression computes), any of them. The engine reads
+   * at start the files of the certificates something can use, and only those.
+   */
+  usesCertificate(id: string | undefined): void;
 }
 
 /**

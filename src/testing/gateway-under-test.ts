@@ -6,7 +6,7 @@ import { SubscriptionDirectory } from '../catalog/subscriptions.js';
 import { type CompiledGateway, compileGateway } from '../config/gateway.js';
 import { type LoadedConfig, loadConfigFile } from '../config/load.js';
 import { BackendRoutes } from '../engine/backend-routes.js';
-import { backendCertificateTable, clientTrustStore } from '../engine/certificates.js';
+import { certificateTables } from '../engine/certificates.js';
 import type { TrustStore } from '../engine/client-certificate.js';
 import type { BackendCertificates } from '../policy/elements/authentication-certificate.js';
 import { clusterOrigins } from './envoy-double.js';
@@ -29,12 +29,12 @@ export class GatewayUnderTest {
 
   static async load(file: string): Promise<GatewayUnderTest> {
     const loaded = await loadConfigFile(file);
-    const gateway = new GatewayUnderTest(
-      loaded,
-      await clientTrustStore(loaded.config, loaded.directory, loaded.files),
-      await backendCertificateTable(loaded.config, loaded.directory, loaded.files),
-    );
-    gateway.compiled({});
+    // The trust store and the backends' certificates do not depend on what the policies use (named values may
+    // change that); a case may present a client certificate whatever the configuration asks of clients.
+    const compiled = compileGateway(loaded);
+    const tables = await certificateTables(loaded, compiled, true);
+    const gateway = new GatewayUnderTest(loaded, tables.trust, tables.backendCertificates);
+    gateway.#compiled.set(GatewayUnderTest.#key({}), gateway.#forTest(compiled));
     return gateway;
   }
 
@@ -44,7 +44,7 @@ export class GatewayUnderTest {
 
   /** The gateway with these named values over the configuration's (a secret one stays secret). */
   compiled(namedValues: Readonly<Record<string, string>>): CompiledForTest {
-    const key = JSON.stringify(Object.entries(namedValues).sort());
+    const key = GatewayUnderTest.#key(namedValues);
     const known = this.#compiled.get(key);
     if (known) return known;
     const config = this.loaded.config;
@@ -53,14 +53,23 @@ export class GatewayUnderTest {
       const existing = merged[name];
       merged[name] = typeof existing === 'object' ? { ...existing, value } : value;
     }
-    const gateway = compileGateway({ ...this.loaded, config: { ...config, namedValues: merged } });
-    const compiled: CompiledForTest = {
+    const compiled = this.#forTest(
+      compileGateway({ ...this.loaded, config: { ...config, namedValues: merged } }),
+    );
+    this.#compiled.set(key, compiled);
+    return compiled;
+  }
+
+  static #key(namedValues: Readonly<Record<string, string>>): string {
+    return JSON.stringify(Object.entries(namedValues).sort());
+  }
+
+  #forTest(gateway: CompiledGateway): CompiledForTest {
+    return {
       gateway,
       subscriptions: new SubscriptionDirectory(gateway.config),
       routes: new BackendRoutes(gateway.config.apis, gateway.backends),
       origins: clusterOrigins(gateway.config.apis, gateway.backends),
     };
-    this.#compiled.set(key, compiled);
-    return compiled;
   }
 }

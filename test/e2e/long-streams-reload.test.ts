@@ -1,12 +1,16 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/index.js';
-import { freePort } from '../../src/config/plan.js';
 import { openSession, send } from '../doubles/mcp.js';
 import { registerPublicClient, signInWithPkce } from '../doubles/oauth-client.js';
 import { type OpenAiBackend, type StreamGate, startOpenAiBackend } from '../doubles/openai-backend.js';
 import { PageDriver } from '../doubles/stack-browser.js';
-import { type Stack, startStack, USERS } from '../processes/stack.js';
+import {
+  type ManagementAccess,
+  managementAccess,
+  type Stack,
+  startStack,
+  USERS,
+} from '../processes/stack.js';
 import { until } from '../processes/wait.js';
 
 /**
@@ -93,13 +97,12 @@ function follow(response: Response, watch: RegExp) {
 let stack: Stack;
 let openai: OpenAiBackend;
 let files: { server: Server; url: string };
-let management: string;
+let management: ManagementAccess;
 
 beforeAll(async () => {
   openai = await startOpenAiBackend({ pieces: ['One', ' long', ' answer.'] });
   files = await startSlowFileBackend();
-  const managementPort = await freePort();
-  management = `http://127.0.0.1:${managementPort}`;
+  management = await managementAccess(ADMIN_PASSWORD);
   stack = await startStack({
     apisYaml: `  - id: llm
     urlSuffix: llm
@@ -115,11 +118,7 @@ beforeAll(async () => {
     subscriptionRequired: false
     operations:
       - { id: big, method: GET, urlTemplate: /big }`,
-    extraYaml: `management:
-  listen: { host: 127.0.0.1, port: ${managementPort} }
-  administrators:
-    - name: admin
-      passwordHash: "${await hashPassword(ADMIN_PASSWORD)}"`,
+    extraYaml: management.yaml,
   });
 }, 90_000);
 
@@ -128,17 +127,6 @@ afterAll(async () => {
   await openai?.close();
   await new Promise((resolve) => files?.server.close(resolve));
 });
-
-function manage(method: string, resource: string, body?: unknown): Promise<Response> {
-  return fetch(`${management}${resource}`, {
-    method,
-    headers: {
-      authorization: `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-}
 
 async function mcpToken(): Promise<string> {
   const registered = await registerPublicClient(
@@ -213,7 +201,7 @@ describe('long requests across a change applied in the running Envoy', () => {
 
     // The change: a new API through the management API, answered once the running Envoy serves it.
     const added = Date.now();
-    const put = await manage('PUT', '/apis/extra', {
+    const put = await management.call('PUT', '/apis/extra', {
       urlSuffix: 'extra',
       serviceUrl: stack.echo.url,
       subscriptionRequired: false,
@@ -227,7 +215,7 @@ describe('long requests across a change applied in the running Envoy', () => {
     const answering = Date.now() - added;
     // Published as API Management publishes an API, through a product: the tool appears for the product's users.
     const published = Date.now();
-    expect((await manage('PUT', '/products/courses/apis/extra')).status).toBe(201);
+    expect((await management.call('PUT', '/products/courses/apis/extra')).status).toBe(201);
     await until(
       () => sessionStream.state.arrivals.length >= 1 && listen.state.arrivals.length >= 1,
       'tools/list_changed on both MCP streams after the addition',
@@ -236,7 +224,7 @@ describe('long requests across a change applied in the running Envoy', () => {
 
     // Deleting the API takes it out of its product too: one change for Envoy and for the tool list.
     const removed = Date.now();
-    expect((await manage('DELETE', '/apis/extra')).status).toBe(204);
+    expect((await management.call('DELETE', '/apis/extra')).status).toBe(204);
     expect((await fetch(`${stack.gatewayUrl}/extra/things/one`)).status).toBe(404);
     await until(
       () => sessionStream.state.arrivals.length >= 2 && listen.state.arrivals.length >= 2,

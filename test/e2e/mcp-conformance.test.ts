@@ -1,15 +1,17 @@
-import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/config/plan.js';
 import { PageDriver } from '../doubles/stack-browser.js';
 import { type ProxyAnswer, startTokenProxy, type TokenProxy } from '../doubles/token-proxy.js';
+import {
+  CONFORMANCE_LATEST_CLI,
+  type ConformanceCheck,
+  runConformance,
+} from '../processes/mcp-conformance.js';
 import { type Stack, startStack, USERS } from '../processes/stack.js';
 import { until } from '../processes/wait.js';
 
@@ -32,30 +34,10 @@ import { until } from '../processes/wait.js';
  * suite's "Not testable" message (see `expectChecks`).
  */
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const CONFORMANCE = path.join(
-  root,
-  'node_modules',
-  '@modelcontextprotocol',
-  'conformance',
-  'dist',
-  'index.js',
-);
-/**
- * The suite's `latest` release, installed beside the alpha under an npm alias (package.json): issue #35 found its
- * `server-sse-multiple-streams` failing on a session-era rule the alpha no longer checks the same way.
- */
-const CONFORMANCE_LATEST = path.join(root, 'node_modules', 'mcp-conformance-0.1.16', 'dist', 'index.js');
 const REDIRECT = 'http://127.0.0.1:47124/callback';
 const SCOPE = 'read:courses-work read:grades-work write:courses-work';
 
-interface Check {
-  readonly id: string;
-  readonly name: string;
-  readonly status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
-  readonly errorMessage?: string;
-  readonly details?: Record<string, unknown>;
-}
+type Check = ConformanceCheck;
 
 let stack: Stack;
 let proxy: TokenProxy;
@@ -118,24 +100,21 @@ async function runScenario(
   options: { against?: 'server' | 'authorization'; specVersion?: string; suite?: string } = {},
 ): Promise<{ checks: Check[]; exitCode: number; stdout: string }> {
   const against = options.against ?? 'server';
-  const directory = await mkdtemp(path.join(output, `${scenario}-`));
   const target =
     against === 'server'
       ? ['server', '--url', `${proxy.url}/v1/mcp`]
       : ['authorization', '--url', stack.issuer];
   const version = options.specVersion ? ['--spec-version', options.specVersion] : [];
-  const args = [options.suite ?? CONFORMANCE, ...target, '--scenario', scenario, '-o', directory, ...version];
   const prefix = against === 'server' ? 'server' : 'authorization-server';
-  const { exitCode, stdout } = await promisify(execFile)(process.execPath, args, { timeout: 30_000 }).then(
-    ({ stdout }) => ({ exitCode: 0, stdout }),
-    (error: { code?: number; stdout?: string; stderr?: string }) => {
-      if (typeof error.code !== 'number') throw error;
-      return { exitCode: error.code, stdout: `${error.stdout ?? ''}${error.stderr ?? ''}` };
-    },
-  );
-  const written = (await readdir(directory)).find((name) => name.startsWith(`${prefix}-${scenario}-`));
-  if (!written) throw new Error(`the suite wrote no results for ${scenario} (exit ${exitCode}):\n${stdout}`);
-  const checks = JSON.parse(await readFile(path.join(directory, written, 'checks.json'), 'utf8')) as Check[];
+  const { checks, exitCode, stdout } = await runConformance({
+    args: [...target, '--scenario', scenario, ...version],
+    output,
+    folder: `${scenario}-`,
+    written: `${prefix}-${scenario}-`,
+    timeoutMs: 30_000,
+    ...(options.suite ? { suite: options.suite } : {}),
+  });
+  if (!checks) throw new Error(`the suite wrote no results for ${scenario} (exit ${exitCode}):\n${stdout}`);
   return { checks, exitCode, stdout };
 }
 
@@ -486,7 +465,7 @@ describe('MCP conformance suite at every revision each scenario applies to, 2026
 
   it('server-sse-multiple-streams of the latest release (0.1.16): its POSTs say MCP-Protocol-Version 2025-03-26 in a 2025-11-25 session, and are answered', async () => {
     const before = proxy.log.length;
-    const result = await runScenario('server-sse-multiple-streams', { suite: CONFORMANCE_LATEST });
+    const result = await runScenario('server-sse-multiple-streams', { suite: CONFORMANCE_LATEST_CLI });
     expectChecks(result, [
       ['server-accepts-multiple-post-streams', 'SUCCESS'],
       ['server-sse-streams-functional', 'INFO'],

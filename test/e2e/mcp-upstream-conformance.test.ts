@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -12,6 +10,7 @@ import { freePort } from '../../src/config/plan.js';
 import { HeadlessProvider } from '../doubles/mcp-oauth-provider.js';
 import { startTokenProxy, type TokenProxy } from '../doubles/token-proxy.js';
 import { type RunningChild, startChild } from '../processes/child.js';
+import { conformanceOutput, runConformance } from '../processes/mcp-conformance.js';
 import { type Stack, startStack, USERS } from '../processes/stack.js';
 
 /**
@@ -24,14 +23,6 @@ import { type Stack, startStack, USERS } from '../processes/stack.js';
  */
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const CONFORMANCE = path.join(
-  root,
-  'node_modules',
-  '@modelcontextprotocol',
-  'conformance',
-  'dist',
-  'index.js',
-);
 const REFERENCE = path.join(root, 'test', 'fixtures', 'mcp-conformance', 'everything-server.ts');
 const REDIRECT = 'http://127.0.0.1:47124/callback';
 
@@ -103,15 +94,9 @@ afterAll(async () => {
   if (output) await rm(output, { recursive: true, force: true });
 });
 
-interface Check {
-  readonly id: string;
-  readonly status: string;
-  readonly errorMessage?: string;
-}
-
 /** The suite's server scenarios (not the extensions) and the revisions each applies to, from its own `list`. */
 async function serverScenarios(): Promise<{ scenario: string; version: string }[]> {
-  const { stdout } = await promisify(execFile)(process.execPath, [CONFORMANCE, 'list']);
+  const stdout = await conformanceOutput(['list']);
   const server = stdout.slice(stdout.indexOf('Server scenarios'), stdout.indexOf('Client scenarios'));
   return [...server.matchAll(/^\s+- (\S+) \[([^\]]+)\]$/gm)].flatMap(([, scenario, versions]) =>
     versions === 'extension' ? [] : versions!.split(',').map((version) => ({ scenario: scenario!, version })),
@@ -120,20 +105,14 @@ async function serverScenarios(): Promise<{ scenario: string; version: string }[
 
 /** The failures and warnings of one scenario at one revision against `url` (none: it passed). */
 async function problems(url: string, scenario: string, version: string, tag: string): Promise<string[]> {
-  const directory = await mkdtemp(path.join(output, `${tag}-${scenario}-${version}-`));
-  const args = [CONFORMANCE, 'server', '--url', url, '--scenario', scenario, '--spec-version', version];
-  const run = await promisify(execFile)(process.execPath, [...args, '-o', directory], {
-    timeout: 90_000,
-  }).then(
-    ({ stdout }) => stdout,
-    (error: { code?: number; stdout?: string; stderr?: string }) => {
-      if (typeof error.code !== 'number') throw error;
-      return `${error.stdout ?? ''}${error.stderr ?? ''}`;
-    },
-  );
-  const written = (await readdir(directory)).find((name) => name.startsWith(`server-${scenario}-`));
-  if (!written) return [`no results (${run.slice(-300)})`];
-  const checks = JSON.parse(await readFile(path.join(directory, written, 'checks.json'), 'utf8')) as Check[];
+  const { checks, stdout } = await runConformance({
+    args: ['server', '--url', url, '--scenario', scenario, '--spec-version', version],
+    output,
+    folder: `${tag}-${scenario}-${version}-`,
+    written: `server-${scenario}-`,
+    timeoutMs: 90_000,
+  });
+  if (!checks) return [`no results (${stdout.slice(-300)})`];
   return checks
     .filter((check) => check.status === 'FAILURE' || check.status === 'WARNING')
     .map((check) => `${check.id}: ${check.status} ${check.errorMessage ?? ''}`.trim());

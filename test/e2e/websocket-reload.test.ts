@@ -1,9 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/index.js';
-import { freePort } from '../../src/config/plan.js';
 import { startWebSocketBackend, type WebSocketBackend } from '../doubles/websocket-backend.js';
-import { type Stack, startStack } from '../processes/stack.js';
+import { type ManagementAccess, managementAccess, type Stack, startStack } from '../processes/stack.js';
 import { until } from '../processes/wait.js';
 
 /**
@@ -22,12 +20,11 @@ const policy = (generation: string) =>
 
 let backend: WebSocketBackend;
 let stack: Stack;
-let management: string;
+let management: ManagementAccess;
 
 beforeAll(async () => {
   backend = await startWebSocketBackend();
-  const managementPort = await freePort();
-  management = `http://127.0.0.1:${managementPort}`;
+  management = await managementAccess(ADMIN_PASSWORD);
   stack = await startStack({
     apisYaml: `  - id: chat
     type: websocket
@@ -35,11 +32,7 @@ beforeAll(async () => {
     serviceUrl: ${backend.url}/chat
     subscriptionRequired: false
     policy: ${policy('first')}`,
-    extraYaml: `management:
-  listen: { host: 127.0.0.1, port: ${managementPort} }
-  administrators:
-    - name: admin
-      passwordHash: "${await hashPassword(ADMIN_PASSWORD)}"`,
+    extraYaml: management.yaml,
   });
 }, 90_000);
 
@@ -138,18 +131,11 @@ products:`,
     );
 
     // 2. The management API: a third WebSocket API.
-    const put = await fetch(`${management}/apis/chat-three`, {
-      method: 'PUT',
-      headers: {
-        authorization: `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`,
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({
-        type: 'websocket',
-        urlSuffix: 'chat-three',
-        serviceUrl: `${backend.url}/three`,
-        subscriptionRequired: false,
-      }),
+    const put = await management.call('PUT', '/apis/chat-three', {
+      type: 'websocket',
+      urlSuffix: 'chat-three',
+      serviceUrl: `${backend.url}/three`,
+      subscriptionRequired: false,
     });
     expect(put.status, await put.text()).toBe(201);
     // Answered once Envoy has it: the new API upgrades at once.

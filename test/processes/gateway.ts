@@ -4,11 +4,7 @@ import path from 'node:path';
 import { compileGateway } from '../../src/config/gateway.js';
 import { type LoadedConfig, loadConfigFile } from '../../src/config/load.js';
 import { bootstrapApis, freePort, tracingPlan } from '../../src/config/plan.js';
-import {
-  backendCertificateTable,
-  certificatePrivateKeys,
-  clientTrustStore,
-} from '../../src/engine/certificates.js';
+import { certificateTables } from '../../src/engine/certificates.js';
 import {
   createEngine,
   credentialManagerOver,
@@ -74,9 +70,7 @@ export async function startEngineForFile(
     {
       exchanges: createEngine(compiled, {
         accessLog: false,
-        trust: await clientTrustStore(loaded.config, loaded.directory),
-        backendCertificates: await backendCertificateTable(loaded.config, loaded.directory),
-        certificateKeys: await certificatePrivateKeys(loaded.config, loaded.directory),
+        ...(await certificateTables(loaded, compiled)),
         directory: loaded.directory,
         identities: identitiesOf(loaded),
         authorizationsOver: await credentialManagerOver(loaded),

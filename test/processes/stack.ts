@@ -203,3 +203,34 @@ processes:
     },
   };
 }
+
+/** A stack's management API: the `management:` block that turns it on, and requests to it as its administrator. */
+export interface ManagementAccess {
+  /** For `StackOptions.extraYaml`: the listener on a free loopback port and one administrator, `admin`. */
+  readonly yaml: string;
+  readonly url: string;
+  /** `method resource` as the administrator; `body`, when given, sent as JSON. */
+  call(method: string, resource: string, body?: unknown): Promise<Response>;
+}
+
+export async function managementAccess(password: string): Promise<ManagementAccess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    yaml: `management:
+  listen: { host: 127.0.0.1, port: ${port} }
+  administrators:
+    - name: admin
+      passwordHash: "${await hashPassword(password)}"`,
+    url,
+    call: (method, resource, body) =>
+      fetch(`${url}${resource}`, {
+        method,
+        headers: {
+          authorization: `Basic ${Buffer.from(`admin:${password}`).toString('base64')}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+  };
+}

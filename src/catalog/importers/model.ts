@@ -5,6 +5,7 @@
  * Plain data only: it is printed as YAML and validated by the configuration schema.
  */
 import { DiagnosticsError } from '../../diagnostic.js';
+import type { XsdDocument } from '../../policy/shared/xml-schema.js';
 
 /** A JSON Schema (draft 2020-12 vocabulary; OpenAPI 3.0 / Swagger 2.0 schemas are converted to it). */
 export type JsonSchema = Record<string, unknown>;
@@ -99,6 +100,12 @@ export interface ImportedApi {
   operations: ImportedOperation[];
   /** What the definition holds that the import leaves out, for the user to read (never part of the API entry). */
   notes?: string[];
+  /**
+   * A WSDL's XML schemas (its `types`), cut from the text the import read, or why they cannot be read: what
+   * validate-content validates the API's bodies against, so a gateway's load does not read the file again. Never part
+   * of the API entry.
+   */
+  xmlSchemas?: XsdDocument[] | { problem: string };
 }
 
 /** Choices the definition does not make: where the API is published, and overrides. */

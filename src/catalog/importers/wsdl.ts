@@ -17,7 +17,16 @@ import {
   slug,
   type XmlName,
 } from './model.js';
-import { child, children, documentation, readXml, resolveQName, type XmlElement } from './xml-tree.js';
+import { wsdlSchemas } from './wsdl-schemas.js';
+import {
+  child,
+  children,
+  documentation,
+  parseXml,
+  readXmlText,
+  resolveQName,
+  type XmlElement,
+} from './xml-tree.js';
 
 const WSDL11 = ['http://schemas.xmlsoap.org/wsdl/'];
 const SOAP11 = ['http://schemas.xmlsoap.org/wsdl/soap/'];
@@ -52,13 +61,15 @@ export const importer: Importer = {
   format: 'wsdl',
   description: 'WSDL 1.1 or 2.0 with a SOAP 1.1 or 1.2 binding (SOAP pass-through)',
   async importFile(file, options) {
-    const root = await readXml(file);
+    const text = await readXmlText(file);
+    const root = parseXml(text, file);
     const problems = new Problems(file);
+    // The schemas come from the same text as the operations: one read of the file, one version of it.
     if (root.localName === 'definitions' && WSDL11.includes(root.namespace)) {
-      return wsdl11(root, options, problems);
+      return { ...wsdl11(root, options, problems), xmlSchemas: wsdlSchemas(text, file) };
     }
     if (root.localName === 'description' && WSDL20.includes(root.namespace)) {
-      return wsdl20(root, options, problems);
+      return { ...wsdl20(root, options, problems), xmlSchemas: wsdlSchemas(text, file) };
     }
     problems.at(
       root,

@@ -38,10 +38,14 @@ interface Building {
 
 /** Reads and parses `file`; any problem is an ImportError at its line and column. */
 export async function readXml(file: string): Promise<XmlElement> {
-  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+  return parseXml(await readXmlText(file), file);
+}
+
+/** The text of `file`, for an importer that reads more of it than the tree (WSDL's schemas); ImportError if unread. */
+export async function readXmlText(file: string): Promise<string> {
+  return readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
     throw new ImportError([{ file, message: `cannot read the file (${error.code ?? error.message})` }]);
   });
-  return parseXml(text, file);
 }
 
 export function parseXml(text: string, file: string): XmlElement {

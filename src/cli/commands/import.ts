@@ -15,7 +15,10 @@ type Entry = Record<string, unknown>;
  * The imported API as a configuration `apis:` entry. Whatever the configuration schema does not accept (yet) is
  * left out and named on stderr, so the entry always validates; once the schema takes a field, it flows through.
  */
-function configEntry({ notes: _notes, ...api }: ImportedApi): { entry: Entry; dropped: string[] } {
+function configEntry({ notes: _notes, xmlSchemas: _xmlSchemas, ...api }: ImportedApi): {
+  entry: Entry;
+  dropped: string[];
+} {
   const entry = structuredClone(api) as unknown as Entry;
   const dropped = new Set<string>();
   // Each round removes the unknown keys zod reported; nested objects may reveal more in the next round.

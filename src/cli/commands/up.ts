@@ -14,6 +14,7 @@ import {
   withRunningTlsFiles,
   writeRunningSnapshot,
 } from '../../config/snapshot.js';
+import { certificateTables } from '../../engine/certificates.js';
 import { findEnvoy } from '../../envoy/binary.js';
 import { listenersOf } from '../../envoy/bootstrap/plan.js';
 import { checkEngineHealth } from '../../extproc/health-client.js';
@@ -70,8 +71,9 @@ export const command: CliCommand = {
       throw new InputError(`cannot read ${values.config} (${error.code ?? error.message})`);
     });
     const loaded = await loadConfigText(texts.get(configFile)!, configFile, texts);
-    // Policy errors are reported now, before anything starts (each engine compiles the same documents again).
-    compileGateway(loaded);
+    // Policy errors, and a certificate a backend or a policy uses that cannot be read, are reported now, before
+    // anything starts (each engine compiles the same documents and reads the same certificates again).
+    await certificateTables(loaded, compileGateway(loaded));
     const envoyBinary = findEnvoy();
     const prepared = await prepareRunningState(loaded);
     const up = await UpSession.create(configFile, texts, loaded, envoyBinary, prepared, view);

@@ -4,7 +4,8 @@
  * the other ways in: X509Certificate2.CreateFromPem, GetCertContentType, and names as .NET writes them.
  * https://learn.microsoft.com/dotnet/api/system.security.cryptography.x509certificates.x509certificate2.-ctor
  */
-import { createHash, createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { thumbprintOf } from '../../certificate-thumbprint.js';
 import { CertificateModel } from '../context.js';
 import { CsException } from '../runtime/core.js';
 import { pemBlocks } from './pem.js';
@@ -80,7 +81,7 @@ export function certificateFromBytes(raw: Buffer, password: unknown): Certificat
   return new CertificateModel({
     pem: certificate.toString(),
     raw: certificate.raw,
-    thumbprint: createHash('sha1').update(certificate.raw).digest('hex').toUpperCase(),
+    thumbprint: thumbprintOf(certificate),
     serialNumber: certificate.serialNumber.toUpperCase(),
     subject: dotNetName(certificate.subject),
     issuer: dotNetName(certificate.issuer),

@@ -10,6 +10,7 @@
  * ToString(true) is refused: it words the extensions as the operating system's formatter does.
  */
 import { createHash } from 'node:crypto';
+import { thumbprintOf } from '../../certificate-thumbprint.js';
 import { CertificateModel } from '../context.js';
 import { toDotNetStringRt } from '../runtime/convert.js';
 import { CsException, defineType, prop, type Rt } from '../runtime/core.js';
@@ -97,7 +98,7 @@ function summary(rt: Rt, c: CertificateModel): string {
     section('Serial Number', hex(certificateFields(c).serial)),
     section('Not Before', localDateString(rt, c.notBefore)),
     section('Not After', localDateString(rt, c.notAfter)),
-    section('Thumbprint', hex(createHash('sha1').update(certificateFields(c).node.raw).digest())),
+    section('Thumbprint', thumbprintOf(certificateFields(c).node)),
   ].join('\n');
 }
 
@@ -131,7 +132,7 @@ export const X509CertificateType = defineType({
     Equals: (_rt, c: CertificateModel, args) => sameCertificate(c, args[0]),
     /** .NET's: the first four bytes of the SHA-1 thumbprint, big-endian. */
     GetHashCode: (_rt, c: CertificateModel) =>
-      createHash('sha1').update(certificateFields(c).node.raw).digest().readInt32BE(0),
+      Number.parseInt(thumbprintOf(certificateFields(c).node).slice(0, 8), 16) | 0,
     /** ToString() is the type's name; ToString(true) the summary (X509Certificate2's ToString() is the summary). */
     ToString: (rt, c: CertificateModel, args) =>
       args[0] === true ? summary(rt, c) : 'System.Security.Cryptography.X509Certificates.X509Certificate',

@@ -85,6 +85,7 @@ export function decryptionKeys(
         );
         continue;
       }
+      c.usesCertificate(certificateId);
       keys.push({
         ...base,
         key: (run) => {

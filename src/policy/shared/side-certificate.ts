@@ -64,6 +64,8 @@ export function compileSideCertificate(
       `authentication-certificate/@thumbprint must be a SHA-1 thumbprint (40 hexadecimal digits), got "${literalThumbprint}"`,
     );
   }
+  // A literal id names the one certificate; a thumbprint or a computed id may be any of them.
+  if (!child.has('body')) c.usesCertificate(typeof literalId === 'string' ? literalId : undefined);
   const body = child.rawGetter('body', true);
   if (body !== undefined) {
     const password = child.getter('password');

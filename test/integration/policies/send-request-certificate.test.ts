@@ -1,9 +1,8 @@
-import { createHash, X509Certificate } from 'node:crypto';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { getCACertificates, setDefaultCACertificates, type TLSSocket } from 'node:tls';
+import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { thumbprintOf } from '../../../src/certificate-thumbprint.js';
 import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
+import { type MutualTlsPartner, startMutualTlsPartner } from '../../doubles/mutual-tls-partner.js';
 import { type CertificateWorkshop, certificateWorkshop } from '../../processes/certificates.js';
 import { type GatewayStack, startGateway } from '../../processes/gateway.js';
 import { apiYaml, policy } from '../../processes/gateway-files.js';
@@ -17,59 +16,34 @@ import { apiYaml, policy } from '../../processes/gateway-files.js';
  */
 describe('send-request with authentication-certificate, against a server that requires a client certificate', () => {
   let workshop: CertificateWorkshop;
-  let partner: Server;
+  let partner: MutualTlsPartner;
   let backend: EchoBackend;
   let gateway: GatewayStack;
-  let handshakes = 0;
-  const defaultCas = getCACertificates('default');
 
   beforeAll(async () => {
     workshop = await certificateWorkshop();
-    const serverCa = await workshop.authority('server-ca', '/CN=Server CA');
-    const clientCa = await workshop.authority('client-ca', '/CN=Client CA');
-    const server = await serverCa.issue({
-      name: 'partner',
-      subject: '/CN=partner',
-      ips: ['127.0.0.1'],
-      usage: 'server',
-    });
-    const gatewayClient = await clientCa.issue({
+    // A partner service that requires a client certificate from its client CA and says whose it got.
+    partner = await startMutualTlsPartner(workshop);
+    const gatewayClient = await partner.clientCa.issue({
       name: 'gateway-client',
       subject: '/CN=gateway-client',
       usage: 'client',
     });
-    const blobClient = await clientCa.issue({
+    const blobClient = await partner.clientCa.issue({
       name: 'blob-client',
       subject: '/CN=blob-client',
       usage: 'client',
     });
     const pfx = (await workshop.pkcs12(blobClient, 's3cret')).toString('base64');
     const legacy = (await workshop.pkcs12(blobClient, 's3cret', { legacy: true })).toString('base64');
-    const thumbprint = createHash('sha1')
-      .update(new X509Certificate(gatewayClient.pem).raw)
-      .digest('hex')
-      .match(/../g)!
-      .join(':');
-
-    // A partner service that requires a client certificate from clientCa and says whose it got.
-    partner = createServer(
-      { cert: server.pem, key: server.key, ca: clientCa.pem, requestCert: true, rejectUnauthorized: true },
-      (request, response) => {
-        const peer = (request.socket as TLSSocket).getPeerCertificate();
-        response.end(peer.subject?.CN ?? 'none');
-      },
-    );
-    partner.on('secureConnection', () => handshakes++);
-    await new Promise<void>((resolve) => partner.listen(0, '127.0.0.1', resolve));
-    const url = `https://127.0.0.1:${(partner.address() as AddressInfo).port}/whoami`;
-    // The engine runs in this process: it trusts the partner's CA as an operator's NODE_EXTRA_CA_CERTS would.
-    setDefaultCACertificates([...defaultCas, serverCa.pem]);
+    // As the Azure portal shows it: hex pairs with colons.
+    const thumbprint = thumbprintOf(new X509Certificate(gatewayClient.pem)).match(/../g)!.join(':');
 
     backend = await startEchoBackend();
     const call = (certificate: string) =>
       policy({
         inbound: `<send-request mode="new" response-variable-name="answer" timeout="10">
-      <set-url>${url}</set-url>
+      <set-url>${partner.url}</set-url>
       ${certificate}
     </send-request>
     <return-response>
@@ -112,11 +86,9 @@ ${apiYaml('side', backend.url, [
   });
 
   afterAll(async () => {
-    setDefaultCACertificates(defaultCas);
     await gateway?.stop();
     await backend?.close();
-    partner?.closeAllConnections();
-    await new Promise((resolve) => partner?.close(resolve));
+    await partner?.close();
     await workshop?.remove();
   });
 
@@ -126,13 +98,13 @@ ${apiYaml('side', backend.url, [
   };
 
   it('presents the store certificate named by certificate-id, and reuses its connection', async () => {
-    const before = handshakes;
+    const before = partner.handshakes;
     expect(await get('by-id')).toEqual({ status: 200, body: 'gateway-client' });
     expect(await get('by-id')).toEqual({ status: 200, body: 'gateway-client' });
     expect(await get('by-id')).toEqual({ status: 200, body: 'gateway-client' });
     // One connection kept for the certificate (a second only if a request came before undici took the first back).
-    expect(handshakes - before).toBeGreaterThanOrEqual(1);
-    expect(handshakes - before).toBeLessThan(3);
+    expect(partner.handshakes - before).toBeGreaterThanOrEqual(1);
+    expect(partner.handshakes - before).toBeLessThan(3);
   });
 
   it('presents the store certificate named by its thumbprint', async () => {
@@ -149,10 +121,10 @@ ${apiYaml('side', backend.url, [
   });
 
   it('fails into on-error, before connecting, with a body it cannot open', async () => {
-    const before = handshakes;
+    const before = partner.handshakes;
     expect(await get('wrong-password')).toEqual({ status: 502, body: 'send-request CertificateInvalid' });
     // Node's OpenSSL 3 reads no RC2-encrypted PKCS #12 (docs/differences.md).
     expect(await get('legacy-body')).toEqual({ status: 502, body: 'send-request CertificateInvalid' });
-    expect(handshakes).toBe(before);
+    expect(partner.handshakes).toBe(before);
   });
 });

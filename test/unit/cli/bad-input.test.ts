@@ -27,6 +27,13 @@ describe.concurrent('portcullis on bad input', { timeout: 60_000 }, () => {
       'good.xml':
         '<policies><inbound /><backend><forward-request /></backend><outbound /><on-error /></policies>',
       'broken-gateway.yaml': 'apis: [\n',
+      // The certificate its backend is given is not there: refused before anything starts, where it is named.
+      'missing-certificate.yaml': [
+        'apis: [{ id: courses, urlSuffix: courses, serviceUrl: "https://127.0.0.1:1" }]',
+        'tls:',
+        '  certificates: { partner: { certificate: nowhere.pem, key: nowhere.key } }',
+        '  backends: { courses: { certificateId: partner } }',
+      ].join('\n'),
     };
     for (const [name, text] of Object.entries(files)) await writeFile(path.join(directory, name), text);
   });
@@ -80,6 +87,12 @@ describe.concurrent('portcullis on bad input', { timeout: 60_000 }, () => {
       ['up', '--config', 'missing.yaml'],
       'stderr',
       /^portcullis up: cannot read missing\.yaml \(ENOENT\)$/,
+    ],
+    [
+      'up: a certificate a backend uses that cannot be read',
+      ['up', '--config', 'missing-certificate.yaml'],
+      'stderr',
+      /^\/.*\/missing-certificate\.yaml:3:\d+: tls\.certificates\.partner\.certificate: certificate file "nowhere\.pem" cannot be read \(.*\): ENOENT$/,
     ],
     [
       'envoy-config: malformed YAML',

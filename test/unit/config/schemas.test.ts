@@ -101,8 +101,10 @@ describe('the schema registry', () => {
     // The importers read the definition from the disk.
     const dir = mkdtempSync(path.join(tmpdir(), 'portcullis-wsdl-'));
     writeFileSync(path.join(dir, 'shop.wsdl'), wsdl);
-    const compiled = compileGateway(await loadConfigText(text, path.join(dir, 'gateway.yaml')));
+    const loaded = await loadConfigText(text, path.join(dir, 'gateway.yaml'));
+    // The import read the file once, schemas with operations: the compile does not read it again.
     rmSync(dir, { recursive: true });
+    const compiled = compileGateway(loaded);
     const operation = compiled.catalog.apis[0]!.operations[0]!;
     expect(operation.definition.soap?.bodyElement).toEqual({ namespace: 'urn:shop', localName: 'Ping' });
     expect(operation.definition.xmlSchemas?.name).toBe('shop');

@@ -66,6 +66,24 @@ describe('the running configuration snapshot', () => {
     );
   });
 
+  it("holds a WSDL definition's schemas as the import read them (a child does not read the file)", async () => {
+    await writeFile(
+      path.join(directory, 'calculator.wsdl'),
+      await readFile(path.join(import.meta.dirname, '../../fixtures/catalog/wsdl/calculator-1.1.wsdl')),
+    );
+    await writeFile(
+      configFile,
+      'apis:\n  - id: calc\n    urlSuffix: calc\n    serviceUrl: http://127.0.0.1:1\n    definition: { format: wsdl, file: calculator.wsdl }\n',
+    );
+    const loaded = await loadConfigFile(configFile);
+    expect(loaded.definitionSchemas.get('calc')).toHaveLength(1);
+    const snapshotFile = path.join(state, 'running.json');
+    await writeRunningSnapshot(snapshotFile, (await runningSnapshot(loaded)).text);
+    await writeFile(path.join(directory, 'calculator.wsdl'), '<definitions');
+
+    expect((await loadRunningSnapshot(snapshotFile)).definitionSchemas).toEqual(loaded.definitionSchemas);
+  });
+
   it('gives Envoy copies of the running TLS files, named by their content', async () => {
     const loaded = await loadConfigFile(configFile);
     const plan = await planRuntime(loaded.config, { directory });

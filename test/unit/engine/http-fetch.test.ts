@@ -1,11 +1,9 @@
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { getCACertificates, setDefaultCACertificates, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchWithTimeout } from '../../../src/engine/http-fetch.js';
 import type { ClientCertificate } from '../../../src/policy/index.js';
 import { type EchoBackend, startEchoBackend } from '../../doubles/echo-backend.js';
 import { type HttpProxyDouble, startHttpProxy } from '../../doubles/http-proxy.js';
+import { type MutualTlsPartner, startMutualTlsPartner } from '../../doubles/mutual-tls-partner.js';
 import { type CertificateWorkshop, certificateWorkshop } from '../../processes/certificates.js';
 
 // send-request's <proxy>: https://learn.microsoft.com/azure/api-management/proxy-policy
@@ -66,24 +64,14 @@ describe('fetchWithTimeout through an HTTP proxy', () => {
 // send-request's <authentication-certificate>: https://learn.microsoft.com/azure/api-management/authentication-certificate-policy
 describe('fetchWithTimeout with a client certificate', () => {
   let workshop: CertificateWorkshop;
-  let partner: Server;
-  let partnerUrl: string;
+  let partner: MutualTlsPartner;
   let proxy: HttpProxyDouble;
   let presented: ClientCertificate;
-  let handshakes = 0;
-  const defaultCas = getCACertificates('default');
 
   beforeAll(async () => {
     workshop = await certificateWorkshop();
-    const serverCa = await workshop.authority('server-ca', '/CN=Server CA');
-    const clientCa = await workshop.authority('client-ca', '/CN=Client CA');
-    const server = await serverCa.issue({
-      name: 'partner',
-      subject: '/CN=partner',
-      ips: ['127.0.0.1'],
-      usage: 'server',
-    });
-    const client = await clientCa.issue({ name: 'gateway', subject: '/CN=gateway', usage: 'client' });
+    partner = await startMutualTlsPartner(workshop);
+    const client = await partner.clientCa.issue({ name: 'gateway', subject: '/CN=gateway', usage: 'client' });
     presented = {
       kind: 'pem',
       certificate: client.pem,
@@ -91,21 +79,10 @@ describe('fetchWithTimeout with a client certificate', () => {
       poolKey: 'store:gateway',
       label: 'certificate "gateway"',
     };
-    partner = createServer(
-      { cert: server.pem, key: server.key, ca: clientCa.pem, requestCert: true, rejectUnauthorized: true },
-      (request, response) =>
-        response.end((request.socket as TLSSocket).getPeerCertificate().subject?.CN ?? 'none'),
-    );
-    partner.on('secureConnection', () => handshakes++);
-    await new Promise<void>((resolve) => partner.listen(0, '127.0.0.1', resolve));
-    partnerUrl = `https://127.0.0.1:${(partner.address() as AddressInfo).port}/whoami`;
-    setDefaultCACertificates([...defaultCas, serverCa.pem]);
     proxy = await startHttpProxy();
   });
   afterAll(async () => {
-    setDefaultCACertificates(defaultCas);
-    partner?.closeAllConnections();
-    await new Promise((resolve) => partner?.close(resolve));
+    await partner?.close();
     await proxy?.close();
     await workshop?.remove();
   });
@@ -113,7 +90,7 @@ describe('fetchWithTimeout with a client certificate', () => {
   const get = (certificate: ClientCertificate | undefined, via?: HttpProxyDouble) =>
     fetchWithTimeout({
       method: 'GET',
-      url: partnerUrl,
+      url: partner.url,
       headers: [],
       timeoutMs: 5000,
       ...(certificate ? { clientCertificate: certificate } : {}),
@@ -121,28 +98,28 @@ describe('fetchWithTimeout with a client certificate', () => {
     });
 
   it('presents it, over the connections kept for it', async () => {
-    const before = handshakes;
+    const before = partner.handshakes;
     for (let i = 0; i < 10; i++) expect((await get(presented)).body.toString()).toBe('gateway');
     // Sequential requests: the pool's connection is reused once undici has taken it back after an answer.
-    expect(handshakes - before).toBeGreaterThanOrEqual(1);
-    expect(handshakes - before).toBeLessThan(10);
+    expect(partner.handshakes - before).toBeGreaterThanOrEqual(1);
+    expect(partner.handshakes - before).toBeLessThan(10);
     // A request without a certificate never gets one of those connections: the server refuses its handshake.
     await expect(get(undefined)).rejects.toThrow();
   });
 
   it('presents it to the target through a proxy’s CONNECT tunnel', async () => {
     expect((await get(presented, proxy)).body.toString()).toBe('gateway');
-    expect(proxy.received.at(-1)).toMatchObject({ method: 'CONNECT', target: partnerUrl.split('/')[2] });
+    expect(proxy.received.at(-1)).toMatchObject({ method: 'CONNECT', target: partner.url.split('/')[2] });
   });
 
   it('keeps a bounded number of connection pools: the least recently used is closed, and connects anew', async () => {
     const named = (i: number): ClientCertificate => ({ ...presented, poolKey: `store:gateway-${i}` });
     expect((await get(named(0))).status).toBe(200);
-    const before = handshakes;
+    const before = partner.handshakes;
     for (let i = 1; i <= 32; i++) expect((await get(named(i))).status).toBe(200);
-    expect(handshakes - before).toBe(32);
+    expect(partner.handshakes - before).toBe(32);
     // Pool 0 was the least recently used of 33: closed, so its next request makes a new handshake.
     expect((await get(named(0))).status).toBe(200);
-    expect(handshakes - before).toBe(33);
+    expect(partner.handshakes - before).toBe(33);
   });
 });

@@ -56,6 +56,13 @@ describe('WSDL 1.1', () => {
           },
         },
       ],
+      // The schemas of its types, cut from the text read for the operations (validate-content's, at load).
+      xmlSchemas: [
+        expect.objectContaining({
+          uri: `${path.join(fixtures, 'calculator-1.1.wsdl')}#schema1`,
+          targetNamespace: 'http://tempuri.org/messages',
+        }),
+      ],
     });
   });
 

@@ -75,6 +75,28 @@ describe('authentication-certificate in a side request: load-time checks', () =>
     ]);
   });
 
+  it('tells the compile which certificates of the store it can use: one by its literal id, any by thumbprint', () => {
+    const used = (certificate: string) => {
+      const ids: (string | undefined)[] = [];
+      compilePolicyDocument(
+        readPolicyDocument(policies({ inbound: sendRequest(certificate) }), {
+          file: 'api.xml',
+          namedValues: new Map(),
+        }),
+        { scope: 'api', usesCertificate: (id) => ids.push(id) },
+      );
+      return ids;
+    };
+    expect(used('<authentication-certificate certificate-id="partner" />')).toEqual(['partner']);
+    expect(used(`<authentication-certificate thumbprint="${THUMBPRINT}" />`)).toEqual([undefined]);
+    expect(
+      used('<authentication-certificate certificate-id="@((string)context.Variables[&quot;id&quot;])" />'),
+    ).toEqual([undefined]);
+    expect(
+      used('<authentication-certificate body="@(Convert.FromBase64String(&quot;AA==&quot;))" />'),
+    ).toEqual([]);
+  });
+
   it('refuses, at file:line:col, a certificate-id the gateway’s certificate store does not have', () => {
     const xml = policies({
       inbound: sendRequest('\n  <authentication-certificate certificate-id="missing" />\n'),
