@@ -133,18 +133,6 @@ function traceWriter(services: PolicyServices, context: () => PolicyContext): (m
     });
 }
 
-const clocks = new WeakMap<PolicyServices, () => number>();
-
-/** The services' clock as a function, one per services object. */
-function clockOf(services: PolicyServices): () => number {
-  let now = clocks.get(services);
-  if (now === undefined) {
-    now = () => services.clock.now();
-    clocks.set(services, now);
-  }
-  return now;
-}
-
 /** created → request → forwarded → response → done (see the file comment). */
 type RunState = 'created' | 'request' | 'forwarded' | 'response' | 'done';
 
@@ -189,7 +177,8 @@ export class PipelineRun {
       timestamp: new Date(services.clock.now()),
       tracing: request.tracing ?? false,
       onTrace: traceWriter(services, () => context),
-      now: clockOf(services),
+      // One closure per run: the engine's services object is its request's own, nothing to share it with.
+      now: () => services.clock.now(),
     });
     const secrets = new RequestSecrets(pipeline.secrets ?? [], request, context.variables);
     this.run = new RunContext(context, services, secrets);

@@ -42,9 +42,20 @@ export const rewriteUri = defineElement({
   compile(node) {
     const template = node.getter('template');
     const copyUnmatched = node.getter('copy-unmatched-params');
+    // What an operation's template says is read once per operation (a scope above the operation serves several),
+    // not on every request.
+    const byTemplate = new Map<string, { wildcards: Set<string>; queryNames: Set<string> }>();
+    const namesOf = (urlTemplate: string) => {
+      let names = byTemplate.get(urlTemplate);
+      if (names === undefined) {
+        names = { wildcards: wildcardNames(urlTemplate), queryNames: templateQueryNames(urlTemplate) };
+        byTemplate.set(urlTemplate, names);
+      }
+      return names;
+    };
     return (run) => {
       const request = run.context.request;
-      const wildcards = wildcardNames(run.context.operation.urlTemplate);
+      const { wildcards, queryNames } = namesOf(run.context.operation.urlTemplate);
       const filled = template(run).replace(PARAM, (_, name: string) => {
         const matched = request.matchedParameters.get(name) ?? request.url.query.get(name)?.[0];
         if (matched === undefined) return '';
@@ -59,9 +70,8 @@ export const rewriteUri = defineElement({
         for (const [k, v] of new URLSearchParams(filled.slice(q + 1))) query.append(k, v);
       }
       if (copyUnmatched(run)) {
-        const matched = templateQueryNames(run.context.operation.urlTemplate);
         for (const [name, values] of request.url.query.entries()) {
-          if (!matched.has(name) && !query.has(name)) query.set(name, values);
+          if (!queryNames.has(name) && !query.has(name)) query.set(name, values);
         }
       }
       const path = decodeUrlPath(rawPath);
