@@ -6,11 +6,7 @@ import {
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
-  LoggingMessageNotificationSchema,
-  type Progress,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { freePort } from '../../src/config/plan.js';
@@ -21,6 +17,7 @@ import {
   startMcpUpstream,
   startModernMcpUpstream,
 } from '../doubles/mcp-upstream.js';
+import { expectStepsStreamed } from '../processes/mcp-steps.js';
 import { type Stack, startStack, USERS } from '../processes/stack.js';
 import { until } from '../processes/wait.js';
 
@@ -193,28 +190,7 @@ describe('an upstream MCP server that speaks only 2026-07-28', () => {
     for (const request of modern.requests) expect(request.headers.authorization).toBeUndefined();
 
     // Progress under the client's own token and log messages at the client's level, while the tool still waits.
-    await client.setLoggingLevel('info');
-    const logs: unknown[] = [];
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-      logs.push(notification.params);
-    });
-    const progress: Progress[] = [];
-    const pending = client.callTool({ name: 'modern__count_steps', arguments: { steps: 3 } }, undefined, {
-      onprogress: (update) => progress.push(update),
-    });
-    await until(
-      () => progress.length === 1 && logs.length === 1,
-      "the first step's progress and log",
-      10_000,
-    );
-    openStepsGate();
-    expect(text(await pending)).toBe('3 steps');
-    expect(progress).toEqual(
-      [1, 2, 3].map((step) => ({ progress: step, total: 3, message: `step ${step}` })),
-    );
-    expect(logs).toEqual(
-      [1, 2, 3].map((step) => ({ level: 'info', logger: 'steps', data: `step ${step} done` })),
-    );
+    await expectStepsStreamed(client, 'modern__count_steps', openStepsGate);
     // 2026-07-28 has no logging/setLevel: the level went with the call.
     expect(modern.requests.some((request) => request.rpc === 'logging/setLevel')).toBe(false);
 

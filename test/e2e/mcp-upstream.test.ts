@@ -4,7 +4,6 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import {
   LoggingMessageNotificationSchema,
   McpError,
-  type Progress,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { decodeJwt } from 'jose';
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { HeadlessProvider } from '../doubles/mcp-oauth-provider.js';
 import { type McpUpstream, startLockedUpstream, startMcpUpstream } from '../doubles/mcp-upstream.js';
+import { expectStepsStreamed } from '../processes/mcp-steps.js';
 import { type Stack, startStack, USERS } from '../processes/stack.js';
 import { until } from '../processes/wait.js';
 
@@ -283,29 +283,8 @@ describe('remote MCP servers aggregated into /v1/mcp', () => {
 
   it("an upstream call's progress and log messages reach the client as they happen, under its own progress token", async () => {
     const { client } = await connect(USERS.alice);
-    await client.setLoggingLevel('info');
-    const logs: unknown[] = [];
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-      logs.push(notification.params);
-    });
-    const progress: Progress[] = [];
-    const pending = client.callTool({ name: 'weather__get_steps', arguments: { steps: 3 } }, undefined, {
-      onprogress: (update) => progress.push(update),
-    });
     // The first step's notifications arrive while the upstream tool still waits: streamed, not buffered.
-    await until(
-      () => progress.length === 1 && logs.length === 1,
-      "the first step's progress and log",
-      10_000,
-    );
-    openStepsGate();
-    expect(text(await pending)).toBe('3 steps');
-    expect(progress).toEqual(
-      [1, 2, 3].map((step) => ({ progress: step, total: 3, message: `step ${step}` })),
-    );
-    expect(logs).toEqual(
-      [1, 2, 3].map((step) => ({ level: 'info', logger: 'steps', data: `step ${step} done` })),
-    );
+    await expectStepsStreamed(client, 'weather__get_steps', openStepsGate);
     // The client's level reached its upstream session (the server filters its own messages by it).
     expect(weather.requests.some((request) => request.rpc === 'logging/setLevel')).toBe(true);
     await client.close();

@@ -109,6 +109,17 @@ describe('an MCP server API tool filter at its own URL', () => {
     const call = (name: string, id: unknown = 7) =>
       json({ jsonrpc: '2.0', id, method: 'tools/call', params: { name } });
     const read = ['read:tools-work'];
+    /** A server's answer to `tools/list` (id 1): one tool marked read-only, one not. */
+    const listing = {
+      jsonrpc: '2.0',
+      id: 1,
+      result: {
+        tools: [
+          { name: 'get_forecast', inputSchema: {}, annotations: { readOnlyHint: true } },
+          { name: 'set_alert', inputSchema: {} },
+        ],
+      },
+    };
 
     it('refuses a listed write tool to a read-only token with 403 insufficient_scope and the step-up challenge', () => {
       const rules = of(['set_*']);
@@ -138,16 +149,6 @@ describe('an MCP server API tool filter at its own URL', () => {
       const rules = of('annotations');
       // Not seen in a listing yet: a write tool, as an unmarked tool is.
       expect(rules.inspect(call('get_forecast'), read).kind).toBe('refused');
-      const listing = {
-        jsonrpc: '2.0',
-        id: 1,
-        result: {
-          tools: [
-            { name: 'get_forecast', inputSchema: {}, annotations: { readOnlyHint: true } },
-            { name: 'set_alert', inputSchema: {} },
-          ],
-        },
-      };
       expect(rules.reshape(json(listing), 'application/json', new Set(['number:1']))).toBeUndefined();
       expect(rules.inspect(call('get_forecast'), read).kind).toBe('pass');
       expect(rules.inspect(call('set_alert'), read).kind).toBe('refused');
@@ -168,16 +169,6 @@ describe('an MCP server API tool filter at its own URL', () => {
       const [one, two] = [mcpToolFiltersOf(config, hints), mcpToolFiltersOf(config, hints)].map(
         (filters) => filters.get('weather')!,
       );
-      const listing = {
-        jsonrpc: '2.0',
-        id: 1,
-        result: {
-          tools: [
-            { name: 'get_forecast', inputSchema: {}, annotations: { readOnlyHint: true } },
-            { name: 'set_alert', inputSchema: {} },
-          ],
-        },
-      };
       one!.reshape(json(listing), 'application/json', new Set(['number:1']));
       expect(shared).toEqual(
         new Map([
