@@ -119,6 +119,7 @@ function responsePhaseOnlyOnFailure(filter: ExtProcFilter): MatchedExtProcFilter
                       header_name: ':status',
                     },
                   },
+                  // A regex here must match the whole value (`^[1-4]` matches no status).
                   value_match: { safe_regex: { regex: '[1-4][0-9][0-9]', google_re2: {} } },
                 },
               },
