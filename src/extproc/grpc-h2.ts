@@ -25,11 +25,6 @@ function frame(message: Uint8Array): Buffer {
 }
 
 const responseHeaders = { ':status': 200, 'content-type': 'application/grpc' } as const;
-/**
- * The same headers as a raw list, for the one `respond` every call makes: Node copies and checks a headers object
- * name by name on every response, a list it only flattens (~1 µs a call less, node:http2 on Node 24).
- */
-const rawResponseHeaders: readonly string[] = [':status', '200', 'content-type', 'application/grpc'];
 
 /**
  * Envoy resets every ext_proc stream with INTERNAL_ERROR once it is done with it (its graceful close is off: see
@@ -96,7 +91,7 @@ export class GrpcServerCall<In, Out> extends EventEmitter {
     if (!this.writable) return false;
     if (!this.headersSent) {
       this.headersSent = true;
-      this.stream.respond(rawResponseHeaders, { waitForTrailers: true });
+      this.stream.respond(responseHeaders, { waitForTrailers: true });
     }
     return this.stream.write(frame(this.encode(message)));
   }
