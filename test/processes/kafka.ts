@@ -144,7 +144,11 @@ export async function startKafka(
       '',
     ].join('\n'),
   );
-  const clusterId = randomBytes(16).toString('base64url');
+  // A base64url id starting with "-" would be read by the storage tool as an option (as Kafka's own random ids
+  // avoid): the first byte's top bit cleared keeps the first character in A–Z, a–f.
+  const idBytes = randomBytes(16);
+  idBytes[0] = idBytes[0]! & 0x7f;
+  const clusterId = idBytes.toString('base64url');
   const format = spawnSync(
     'java',
     java(['kafka.tools.StorageTool', 'format', '--cluster-id', clusterId, '--config', properties]),
