@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiopsError, exportApiops, importApiops } from '../../../src/catalog/apiops/index.js';
+import { emptyDocument } from '../../../src/catalog/apiops/model.js';
 
 const sample = fileURLToPath(new URL('../../fixtures/apiops/sample-artifacts', import.meta.url));
 const headerQueryVersions = fileURLToPath(
@@ -590,6 +591,7 @@ describe('export apiops', () => {
       ...extra,
     });
     const document = {
+      ...emptyDocument(),
       apis: [
         mcpApi('weather', 'https://mcp.weather.example/mcp', {
           policy: 'weather.xml',
@@ -599,14 +601,6 @@ describe('export apiops', () => {
         mcpApi('bare', 'https://bare.example'),
         mcpApi('ruled', 'http://127.0.0.1:9000/mcp', { mcp: { tools: ['get_*'], writeTools: ['set_*'] } }),
       ],
-      products: [],
-      backends: [],
-      users: [],
-      groups: [],
-      subscriptions: [],
-      versionSets: [],
-      namedValues: {},
-      fragments: {},
     };
     const exported = exportApiops(document, {
       policyText: () => '<policies><inbound><base /></inbound></policies>',
@@ -664,6 +658,7 @@ describe('export apiops', () => {
   it('writes a WebSocket API as API Management has one: type websocket, a ws(s) service URL, no specification', () => {
     const exported = exportApiops(
       {
+        ...emptyDocument(),
         apis: [
           {
             id: 'chat',
@@ -673,14 +668,6 @@ describe('export apiops', () => {
             operations: [{ id: 'onHandshake', method: 'GET', urlTemplate: '/', policy: 'handshake.xml' }],
           },
         ],
-        products: [],
-        backends: [],
-        users: [],
-        groups: [],
-        subscriptions: [],
-        versionSets: [],
-        namedValues: {},
-        fragments: {},
       },
       { policyText: () => '<policies />', fileText: () => '' },
     );
@@ -696,6 +683,7 @@ describe('export apiops', () => {
   it('writes a GraphQL API as API Management has one: type graphql, its schema as specification.graphql', () => {
     const exported = exportApiops(
       {
+        ...emptyDocument(),
         apis: [
           {
             id: 'space',
@@ -706,14 +694,6 @@ describe('export apiops', () => {
             policy: 'space.xml',
           },
         ],
-        products: [],
-        backends: [],
-        users: [],
-        groups: [],
-        subscriptions: [],
-        versionSets: [],
-        namedValues: {},
-        fragments: {},
       },
       {
         policyText: () => '<policies />',
@@ -732,15 +712,10 @@ describe('export apiops', () => {
   it('writes secrets only to the secrets sections, and Key Vault references back as Key Vault', () => {
     const exported = exportApiops(
       {
-        apis: [],
-        products: [],
-        backends: [],
-        users: [],
-        groups: [],
+        ...emptyDocument(),
         subscriptions: [
           { id: 's1', scope: 'all', primaryKey: 'a-primary-key-of-16+', user: 'u1', state: 'active' },
         ],
-        versionSets: [],
         namedValues: {
           plain: 'visible',
           hidden: { value: 'the-secret', secret: true },
@@ -750,7 +725,6 @@ describe('export apiops', () => {
             keyVault: { secretIdentifier: 'https://vault.example/secrets/v' },
           },
         },
-        fragments: {},
       },
       { policyText: (source) => source, fileText: () => '' },
     );
