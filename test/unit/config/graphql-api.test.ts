@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileGateway } from '../../../src/config/gateway.js';
-import { loadConfigText } from '../../../src/config/load.js';
+import { inMemoryGateway } from './harness.js';
 
 /**
  * GraphQL pass-through APIs at load (https://learn.microsoft.com/azure/api-management/graphql-api): the schema read
@@ -8,18 +7,7 @@ import { loadConfigText } from '../../../src/config/load.js';
  * may not say.
  */
 const DIR = '/tmp/portcullis-graphql';
-const FILE = `${DIR}/gateway.yaml`;
-const load = async (text: string, files: Record<string, string> = {}) =>
-  compileGateway(
-    await loadConfigText(
-      text,
-      FILE,
-      new Map([
-        [FILE, text],
-        ...Object.entries(files).map(([name, body]) => [`${DIR}/${name}`, body] as const),
-      ]),
-    ),
-  );
+const load = inMemoryGateway(DIR);
 
 const SDL = 'type Query {\n  hello: String\n}\n';
 const graphqlApi = (extra = '') => `apis:

@@ -4,24 +4,14 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkGatewayFile, compileGateway } from '../../../src/config/gateway.js';
 import { loadConfigText } from '../../../src/config/load.js';
+import { inMemoryGateway } from './harness.js';
 
 /**
  * The schema registry (`schemas:`), API Management's Schemas that validate-content's `schema-id` names
  * (learn.microsoft.com/azure/api-management/validate-content-policy, "Schemas for content validation").
  */
 const DIR = '/tmp/portcullis-schemas';
-const FILE = `${DIR}/gateway.yaml`;
-const load = async (text: string, files: Record<string, string> = {}) =>
-  compileGateway(
-    await loadConfigText(
-      text,
-      FILE,
-      new Map([
-        [FILE, text],
-        ...Object.entries(files).map(([name, body]) => [`${DIR}/${name}`, body] as const),
-      ]),
-    ),
-  );
+const load = inMemoryGateway(DIR);
 
 const gateway = (schemas: string, schemaId = 'order') => `schemas:
 ${schemas}

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileGateway } from '../../../src/config/gateway.js';
-import { loadConfigText } from '../../../src/config/load.js';
+import { inMemoryGateway } from './harness.js';
 
 /**
  * WebSocket APIs at load (https://learn.microsoft.com/azure/api-management/websocket-api): one operation,
@@ -8,18 +7,7 @@ import { loadConfigText } from '../../../src/config/load.js';
  * API and operation scopes, and skipped when inherited from the global or a product scope.
  */
 const DIR = '/tmp/portcullis-websocket';
-const FILE = `${DIR}/gateway.yaml`;
-const load = async (text: string, files: Record<string, string> = {}) =>
-  compileGateway(
-    await loadConfigText(
-      text,
-      FILE,
-      new Map([
-        [FILE, text],
-        ...Object.entries(files).map(([name, body]) => [`${DIR}/${name}`, body] as const),
-      ]),
-    ),
-  );
+const load = inMemoryGateway(DIR);
 
 const sections = (inbound: string) =>
   `<policies>\n  <inbound>\n    <base />\n    ${inbound}\n  </inbound>\n  <backend><base /></backend><outbound><base /></outbound><on-error><base /></on-error>\n</policies>\n`;
