@@ -8,7 +8,12 @@ import {
   type SessionStore,
   SessionStoreUnavailableError,
 } from '../mcp/index.js';
-import type { RedisClient, RedisConnection } from '../state/redis-connection.js';
+import {
+  type RedisClient,
+  type RedisConnection,
+  type RedisScripts,
+  withScripts,
+} from '../state/redis-connection.js';
 import { RedisStreamLeases } from './mcp-redis-stream-leases.js';
 
 /*
@@ -127,18 +132,14 @@ type ScriptedRedis = RedisClient & {
   ): Promise<string>;
 };
 
-function scripted(client: RedisClient): ScriptedRedis {
-  const redis = client as ScriptedRedis;
-  if (typeof redis.portcullisMcpAcquire !== 'function') {
-    client.defineCommand('portcullisMcpCreate', { numberOfKeys: 2, lua: CREATE });
-    client.defineCommand('portcullisMcpAcquire', { numberOfKeys: 1, lua: ACQUIRE });
-    client.defineCommand('portcullisMcpRelease', { numberOfKeys: 1, lua: RELEASE });
-    client.defineCommand('portcullisMcpMarkInitialized', { numberOfKeys: 1, lua: MARK_INITIALIZED });
-    client.defineCommand('portcullisMcpAppend', { numberOfKeys: 1, lua: APPEND });
-    client.defineCommand('portcullisMcpClaim', { numberOfKeys: 1, lua: CLAIM });
-  }
-  return redis;
-}
+const scripts: RedisScripts = {
+  portcullisMcpCreate: { numberOfKeys: 2, lua: CREATE },
+  portcullisMcpAcquire: { numberOfKeys: 1, lua: ACQUIRE },
+  portcullisMcpRelease: { numberOfKeys: 1, lua: RELEASE },
+  portcullisMcpMarkInitialized: { numberOfKeys: 1, lua: MARK_INITIALIZED },
+  portcullisMcpAppend: { numberOfKeys: 1, lua: APPEND },
+  portcullisMcpClaim: { numberOfKeys: 1, lua: CLAIM },
+};
 
 export interface RedisSessionStoreOptions {
   /** A session unused for this long is forgotten (default 1 h, as in-process). */
@@ -190,7 +191,7 @@ export class RedisSessionStore implements SessionStore {
 
   constructor(connection: RedisConnection, options: RedisSessionStoreOptions = {}) {
     this.#connection = connection;
-    this.#redis = scripted(connection.client);
+    this.#redis = withScripts<ScriptedRedis>(connection.client, scripts);
     this.#idleMs = options.idleTimeoutMs ?? 60 * 60 * 1000;
     this.#perOwner = options.maxSessionsPerSubject ?? 100;
     this.#leaseMs = options.slotLeaseMs ?? 5 * 60 * 1000;

@@ -1,5 +1,10 @@
 import { SessionStoreUnavailableError, type StreamLeases } from '../mcp/index.js';
-import type { RedisClient, RedisConnection } from '../state/redis-connection.js';
+import {
+  type RedisClient,
+  type RedisConnection,
+  type RedisScripts,
+  withScripts,
+} from '../state/redis-connection.js';
 
 /*
  * The leases on upstream GET streams (StreamLeases, mcp/transport/session-store.ts) in the Redis of `state.redis`.
@@ -80,16 +85,12 @@ type LeaseRedis = RedisClient & {
   portcullisLeaseLapsed(a: string, b: string, c: string, limit: number): Promise<string[]>;
 };
 
-function scripted(client: RedisClient): LeaseRedis {
-  const redis = client as LeaseRedis;
-  if (typeof redis.portcullisLeaseTake !== 'function') {
-    client.defineCommand('portcullisLeaseTake', { numberOfKeys: 3, lua: TAKE });
-    client.defineCommand('portcullisLeaseRenew', { numberOfKeys: 3, lua: RENEW });
-    client.defineCommand('portcullisLeaseRelease', { numberOfKeys: 3, lua: RELEASE });
-    client.defineCommand('portcullisLeaseLapsed', { numberOfKeys: 3, lua: LAPSED });
-  }
-  return redis;
-}
+const scripts: RedisScripts = {
+  portcullisLeaseTake: { numberOfKeys: 3, lua: TAKE },
+  portcullisLeaseRenew: { numberOfKeys: 3, lua: RENEW },
+  portcullisLeaseRelease: { numberOfKeys: 3, lua: RELEASE },
+  portcullisLeaseLapsed: { numberOfKeys: 3, lua: LAPSED },
+};
 
 /** The upstream GET stream leases over the service's shared Redis connection. */
 export class RedisStreamLeases implements StreamLeases {
@@ -98,7 +99,7 @@ export class RedisStreamLeases implements StreamLeases {
 
   constructor(connection: RedisConnection) {
     this.#connection = connection;
-    this.#redis = scripted(connection.client);
+    this.#redis = withScripts<LeaseRedis>(connection.client, scripts);
   }
 
   async #run<T>(what: string, operation: (redis: LeaseRedis) => Promise<T>): Promise<T> {

@@ -9,6 +9,20 @@ export const ioredis = lazyPackage<typeof IORedis>('ioredis');
 
 export type RedisClient = Redis | Cluster;
 
+/** Lua scripts by the command name they get: how many of their arguments are keys (prefixed, and routed in a Cluster). */
+export type RedisScripts = Readonly<Record<string, { readonly numberOfKeys: number; readonly lua: string }>>;
+
+/**
+ * `client` with `scripts` as commands of its own, defined once per client (ioredis loads each lazily: EVALSHA, then
+ * EVAL after a Redis restart lost it); `T` is the client's type with those commands.
+ */
+export function withScripts<T extends RedisClient>(client: RedisClient, scripts: RedisScripts): T {
+  const [first] = Object.keys(scripts);
+  if (first !== undefined && typeof (client as unknown as Record<string, unknown>)[first] !== 'function')
+    for (const [name, script] of Object.entries(scripts)) client.defineCommand(name, script);
+  return client as T;
+}
+
 /** Where to connect: one Redis (`url`), or a Redis Cluster found from any of its nodes (`cluster`). */
 export type RedisTarget = { readonly url: string } | { readonly cluster: readonly string[] };
 

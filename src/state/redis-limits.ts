@@ -9,7 +9,12 @@ import {
   type SlidingWindowRequest,
   type SlidingWindowResult,
 } from './limits.js';
-import type { RedisClient, RedisConnection } from './redis-connection.js';
+import {
+  type RedisClient,
+  type RedisConnection,
+  type RedisScripts,
+  withScripts,
+} from './redis-connection.js';
 
 /*
  * Each operation is one Lua script, so a read-decide-write is atomic across every engine process. Time is Redis's
@@ -137,15 +142,11 @@ type ScriptedRedis = RedisClient & {
   portcullisAcquire(key: string, ...args: (string | number)[]): Promise<number>;
 };
 
-function define(client: RedisClient): ScriptedRedis {
-  const scripted = client as ScriptedRedis;
-  if (typeof scripted.portcullisSliding !== 'function') {
-    client.defineCommand('portcullisSliding', { numberOfKeys: 1, lua: SLIDING_WINDOW });
-    client.defineCommand('portcullisQuota', { numberOfKeys: 1, lua: QUOTA });
-    client.defineCommand('portcullisAcquire', { numberOfKeys: 1, lua: ACQUIRE });
-  }
-  return scripted;
-}
+const scripts: RedisScripts = {
+  portcullisSliding: { numberOfKeys: 1, lua: SLIDING_WINDOW },
+  portcullisQuota: { numberOfKeys: 1, lua: QUOTA },
+  portcullisAcquire: { numberOfKeys: 1, lua: ACQUIRE },
+};
 
 const MODES: Record<CountMode, string> = { consume: 'consume', check: 'check', add: 'add' };
 
@@ -154,7 +155,7 @@ export class RedisLimitStore implements LimitStore {
   readonly #redis: ScriptedRedis;
 
   constructor(private readonly connection: RedisConnection) {
-    this.#redis = define(connection.client);
+    this.#redis = withScripts<ScriptedRedis>(connection.client, scripts);
   }
 
   async slidingWindow(request: SlidingWindowRequest): Promise<SlidingWindowResult> {

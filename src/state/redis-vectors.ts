@@ -1,4 +1,9 @@
-import type { RedisClient, RedisConnection } from './redis-connection.js';
+import {
+  type RedisClient,
+  type RedisConnection,
+  type RedisScripts,
+  withScripts,
+} from './redis-connection.js';
 import {
   decodeVectorEntry,
   encodeVectorEntry,
@@ -65,14 +70,10 @@ type ScriptedRedis = RedisClient & {
   ): Promise<number>;
 };
 
-function define(client: RedisClient): ScriptedRedis {
-  const scripted = client as ScriptedRedis;
-  if (typeof scripted.portcullisVectorAdd !== 'function') {
-    client.defineCommand('portcullisVectorScan', { numberOfKeys: 2, lua: SCAN });
-    client.defineCommand('portcullisVectorAdd', { numberOfKeys: 3, lua: ADD });
-  }
-  return scripted;
-}
+const scripts: RedisScripts = {
+  portcullisVectorScan: { numberOfKeys: 2, lua: SCAN },
+  portcullisVectorAdd: { numberOfKeys: 3, lua: ADD },
+};
 
 /**
  * Vectors in Redis, shared by every engine process: a lookup is one script returning the partition's live
@@ -82,7 +83,7 @@ export class RedisVectorStore implements VectorStore {
   readonly #redis: ScriptedRedis;
 
   constructor(private readonly connection: RedisConnection) {
-    this.#redis = define(connection.client);
+    this.#redis = withScripts<ScriptedRedis>(connection.client, scripts);
   }
 
   async nearest(

@@ -1,5 +1,10 @@
 import type { ChainableCommander } from 'ioredis';
-import type { RedisClient, RedisConnection } from '../../state/redis-connection.js';
+import {
+  type RedisClient,
+  type RedisConnection,
+  type RedisScripts,
+  withScripts,
+} from '../../state/redis-connection.js';
 import { digest } from '../crypto.js';
 import { deepFreeze, type SealedKind, seal, unseal } from './records.js';
 import type {
@@ -106,16 +111,12 @@ type ScriptedRedis = RedisClient & {
   portcullisAuthIncrement(key: string, now: number, window: number): Promise<[number, number]>;
 };
 
-function scripted(client: RedisClient): ScriptedRedis {
-  const redis = client as ScriptedRedis;
-  if (typeof redis.portcullisAuthConsume !== 'function') {
-    client.defineCommand('portcullisAuthConsume', { numberOfKeys: 1, lua: CONSUME });
-    client.defineCommand('portcullisAuthAddToken', { numberOfKeys: 2, lua: ADD_ACCESS_TOKEN });
-    client.defineCommand('portcullisAuthRevoke', { numberOfKeys: 2, lua: REVOKE_GRANT });
-    client.defineCommand('portcullisAuthIncrement', { numberOfKeys: 1, lua: INCREMENT });
-  }
-  return redis;
-}
+const scripts: RedisScripts = {
+  portcullisAuthConsume: { numberOfKeys: 1, lua: CONSUME },
+  portcullisAuthAddToken: { numberOfKeys: 2, lua: ADD_ACCESS_TOKEN },
+  portcullisAuthRevoke: { numberOfKeys: 2, lua: REVOKE_GRANT },
+  portcullisAuthIncrement: { numberOfKeys: 1, lua: INCREMENT },
+};
 
 /** What every store shares: the connection, the clock, the key namespace. */
 class Base {
@@ -125,7 +126,7 @@ class Base {
     readonly now: Clock,
     readonly namespace: string,
   ) {
-    this.redis = scripted(connection.client);
+    this.redis = withScripts<ScriptedRedis>(connection.client, scripts);
   }
 
   /** Seconds until `expiresAt` by the server's clock; ≤ 0 means already expired (nothing to store). */
